@@ -1,0 +1,23 @@
+#ifndef EMBER_KERNELS_CPU_COPY_H_
+#define EMBER_KERNELS_CPU_COPY_H_
+
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+
+namespace ember::kernels::cpu {
+
+// Strided copy with a dtype conversion:
+//   dst[i] = Convert<dst type>(src[i])   for every index i of `shape`.
+// src: elements of src_dtype at src + sum(i[d] * src_strides[d]) (strides in elements;
+//      0 where src is broadcast).
+// dst: elements of dst_dtype at dst + sum(i[d] * dst_strides[d]); overwritten.
+// dst must not overlap src unless both describe the very same elements.
+void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides,
+              DType dst_dtype, void* dst, IntSpan dst_strides);
+
+// dst[i] = value converted to `dtype`, for every index i of `shape` (strided as above).
+void Fill(IntSpan shape, DType dtype, void* dst, IntSpan strides, const Scalar& value);
+
+}  // namespace ember::kernels::cpu
+
+#endif  // EMBER_KERNELS_CPU_COPY_H_

@@ -1,0 +1,140 @@
+#include "tensor/random.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ember {
+
+std::array<uint32_t, 4> Generator::Philox(std::array<uint32_t, 4> c, std::array<uint32_t, 2> k) {
+  constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;  // round multipliers
+  constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;  // key schedule
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = static_cast<uint64_t>(kMul0) * c[0];
+    const uint64_t p1 = static_cast<uint64_t>(kMul1) * c[2];
+    c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<uint32_t>(p1),
+         static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<uint32_t>(p0)};
+    k[0] += kWeyl0;
+    k[1] += kWeyl1;
+  }
+  return c;
+}
+
+void Generator::ManualSeed(uint64_t seed) {
+  seed_ = seed;
+  offset_ = 0;
+  block_ready_ = false;
+}
+
+void Generator::set_offset(uint64_t offset) {
+  offset_ = offset;
+  block_ready_ = false;
+}
+
+uint32_t Generator::NextUint32() {
+  // Word w is word w % 4 of the block for counter w / 4 (a 64-bit count in the
+  // counter's low two words).
+  if (offset_ % 4 == 0 || !block_ready_) {
+    const uint64_t block = offset_ / 4;
+    block_ = Philox({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
+                    {static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32)});
+    block_ready_ = true;
+  }
+  return block_[offset_++ % 4];
+}
+
+uint64_t Generator::NextUint64() {
+  const uint64_t high = NextUint32();
+  return (high << 32) | NextUint32();
+}
+
+double Generator::NextUniform(int bits) {
+  const uint64_t word = bits <= 32 ? NextUint32() >> (32 - bits) : NextUint64() >> (64 - bits);
+  return std::ldexp(static_cast<double>(word), -bits);
+}
+
+uint64_t Generator::NextBelow(uint64_t range) {
+  // Accept only draws below the largest multiple of range that fits in 2^64.
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() -
+                         (std::numeric_limits<uint64_t>::max() % range + 1) % range;
+  uint64_t draw;
+  do {
+    draw = NextUint64();
+  } while (draw > limit);
+  return draw % range;
+}
+
+Generator& DefaultGenerator() {
+  static Generator* const generator = new Generator(0);
+  return *generator;
+}
+
+void ManualSeed(uint64_t seed) { DefaultGenerator().ManualSeed(seed); }
+
+namespace {
+
+int MantissaBits(DType dtype) {
+  switch (dtype) {
+    case DType::kF64: return 53;
+    case DType::kF32: return 24;
+    case DType::kF16: return 11;
+    case DType::kBF16: return 8;
+    default: EMBER_THROW("random: dtype ", DTypeName(dtype), " is not a floating-point type");
+  }
+}
+
+// Fills a new tensor with draw(), element by element in row-major order.
+template <typename Draw>
+Tensor Generate(IntSpan shape, DType dtype, Draw&& draw) {
+  Tensor t = Empty(shape, dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) out[i] = Convert<T>(draw());
+  });
+  return t;
+}
+
+}  // namespace
+
+Tensor Rand(IntSpan shape, Generator& gen, DType dtype) {
+  const int bits = MantissaBits(dtype);
+  return Generate(shape, dtype, [&] { return gen.NextUniform(bits); });
+}
+
+Tensor Uniform(IntSpan shape, double low, double high, Generator& gen, DType dtype) {
+  EMBER_CHECK(low <= high, "uniform: low ", low, " is greater than high ", high);
+  const int bits = MantissaBits(dtype);
+  return Generate(shape, dtype, [&] { return low + (high - low) * gen.NextUniform(bits); });
+}
+
+Tensor Randn(IntSpan shape, Generator& gen, DType dtype) { return Normal(shape, 0, 1, gen, dtype); }
+
+Tensor Normal(IntSpan shape, double mean, double std, Generator& gen, DType dtype) {
+  EMBER_CHECK(std >= 0, "normal: std must be non-negative, got ", std);
+  MantissaBits(dtype);  // checks the dtype
+  // Box-Muller: u1 in (0, 1], u2 in [0, 1) give two independent N(0, 1) values
+  //   r = sqrt(-2 ln u1), z0 = r cos(2 pi u2), z1 = r sin(2 pi u2).
+  bool have_spare = false;
+  double spare = 0;
+  return Generate(shape, dtype, [&] {
+    if (have_spare) {
+      have_spare = false;
+      return mean + std * spare;
+    }
+    const double u1 = 1.0 - gen.NextUniform(53), u2 = gen.NextUniform(53);
+    const double r = std::sqrt(-2.0 * std::log(u1)), theta = 2.0 * M_PI * u2;
+    spare = r * std::sin(theta);
+    have_spare = true;
+    return mean + std * r * std::cos(theta);
+  });
+}
+
+Tensor RandInt(int64_t low, int64_t high, IntSpan shape, Generator& gen, DType dtype) {
+  EMBER_CHECK(low < high, "randint: low ", low, " must be less than high ", high);
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  return Generate(shape, dtype, [&] {
+    return static_cast<int64_t>(static_cast<uint64_t>(low) + gen.NextBelow(range));
+  });
+}
+
+}  // namespace ember

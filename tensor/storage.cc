@@ -1,0 +1,54 @@
+#include "tensor/storage.h"
+
+#include <cstdlib>
+
+#include "base/error.h"
+
+namespace ember {
+
+void* CpuAllocator::Allocate(int64_t nbytes) {
+  EMBER_CHECK(nbytes >= 0, "allocate: negative size ", nbytes, " bytes");
+  if (nbytes == 0) return nullptr;
+  // aligned_alloc wants a multiple of the alignment.
+  const int64_t padded = (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+  void* data = std::aligned_alloc(kStorageAlignment, padded);
+  EMBER_CHECK(data != nullptr, "allocate: out of memory asking for ", nbytes, " bytes (",
+              live_bytes(), " bytes already live)");
+  const int64_t live = live_bytes_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  int64_t peak = peak_bytes_.load(std::memory_order_relaxed);
+  while (live > peak && !peak_bytes_.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+  allocation_count_.fetch_add(1, std::memory_order_relaxed);
+  return data;
+}
+
+void CpuAllocator::Deallocate(void* data, int64_t nbytes) {
+  if (data == nullptr) return;
+  std::free(data);
+  live_bytes_.fetch_sub(nbytes, std::memory_order_relaxed);
+}
+
+CpuAllocator& GetCpuAllocator() {
+  static CpuAllocator* const allocator = new CpuAllocator();  // never destroyed
+  return *allocator;
+}
+
+Allocator& GetAllocator(Device device) {
+  EMBER_CHECK(device.is_cpu(), "no allocator for device ", device.ToString(),
+              ": this build of ember has CPU storage only");
+  return GetCpuAllocator();
+}
+
+Storage::Impl::Impl(int64_t nbytes, Allocator& allocator)
+    : data(allocator.Allocate(nbytes)), nbytes(nbytes), allocator(&allocator) {}
+
+Storage::Impl::~Impl() { allocator->Deallocate(data, nbytes); }
+
+Storage::Storage(int64_t nbytes, Allocator& allocator)
+    : impl_(std::make_shared<Impl>(nbytes, allocator)) {}
+
+Storage Storage::Allocate(int64_t nbytes, Device device) {
+  return Storage(nbytes, GetAllocator(device));
+}
+
+}  // namespace ember

@@ -1,0 +1,91 @@
+#ifndef EMBER_TENSOR_STORAGE_H_
+#define EMBER_TENSOR_STORAGE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "tensor/device.h"
+
+namespace ember {
+
+// Every buffer is aligned to this many bytes (a cache line; enough for any SIMD
+// load, including AVX-512).
+inline constexpr int64_t kStorageAlignment = 64;
+
+// Hands out raw device memory. Storage calls Deallocate with the same size it asked
+// Allocate for, so an allocator can keep exact byte counts.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Returns kStorageAlignment-aligned memory, or nullptr for nbytes == 0. Throws
+  // ember::Error when the memory is not available.
+  virtual void* Allocate(int64_t nbytes) = 0;
+  virtual void Deallocate(void* data, int64_t nbytes) = 0;
+  virtual Device device() const = 0;
+};
+
+// Host memory, with counters of what it has handed out, so that memory use can be
+// reported and tested (a steady-state training step should allocate nothing new).
+// Thread-safe.
+class CpuAllocator final : public Allocator {
+ public:
+  void* Allocate(int64_t nbytes) override;
+  void Deallocate(void* data, int64_t nbytes) override;
+  Device device() const override { return Device::Cpu(); }
+
+  // Bytes allocated and not yet freed.
+  int64_t live_bytes() const { return live_bytes_.load(std::memory_order_relaxed); }
+  // The largest live_bytes() seen since the start or the last ResetPeak().
+  int64_t peak_bytes() const { return peak_bytes_.load(std::memory_order_relaxed); }
+  // How many Allocate calls returned memory (nbytes > 0), ever.
+  int64_t allocation_count() const { return allocation_count_.load(std::memory_order_relaxed); }
+  void ResetPeak() { peak_bytes_.store(live_bytes(), std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> live_bytes_{0};
+  std::atomic<int64_t> peak_bytes_{0};
+  std::atomic<int64_t> allocation_count_{0};
+};
+
+// The process's CPU allocator.
+CpuAllocator& GetCpuAllocator();
+
+// The allocator for `device`. Throws ember::Error for a device this build has no
+// backend for.
+Allocator& GetAllocator(Device device);
+
+// A reference-counted buffer of bytes on one device. Copies share the buffer; the
+// last copy to go frees it through the allocator that made it.
+class Storage {
+ public:
+  Storage() = default;  // holds nothing
+  Storage(int64_t nbytes, Allocator& allocator);
+  // Allocates nbytes on `device`.
+  static Storage Allocate(int64_t nbytes, Device device = Device::Cpu());
+
+  bool defined() const { return impl_ != nullptr; }
+  void* data() const { return impl_ ? impl_->data : nullptr; }
+  int64_t nbytes() const { return impl_ ? impl_->nbytes : 0; }
+  Device device() const { return impl_ ? impl_->allocator->device() : Device::Cpu(); }
+  // Number of Storage handles sharing this buffer.
+  long use_count() const { return impl_.use_count(); }
+  bool is_same(const Storage& other) const { return impl_ == other.impl_; }
+
+ private:
+  struct Impl {
+    Impl(int64_t nbytes, Allocator& allocator);
+    ~Impl();
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
+
+    void* data;
+    int64_t nbytes;
+    Allocator* allocator;
+  };
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace ember
+
+#endif  // EMBER_TENSOR_STORAGE_H_

@@ -1,0 +1,88 @@
+#include "tensor/storage.h"
+
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "gtest/gtest.h"
+
+namespace ember {
+namespace {
+
+TEST(StorageTest, AlignedAndCounted) {
+  CpuAllocator& cpu = GetCpuAllocator();
+  const int64_t live = cpu.live_bytes(), count = cpu.allocation_count();
+  {
+    Storage a = Storage::Allocate(100);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % kStorageAlignment, 0u);
+    EXPECT_EQ(a.nbytes(), 100);
+    EXPECT_EQ(a.device(), Device::Cpu());
+    std::memset(a.data(), 0xab, 100);  // the whole buffer is usable
+    EXPECT_EQ(cpu.live_bytes(), live + 100);
+    Storage b = Storage::Allocate(28);
+    EXPECT_EQ(cpu.live_bytes(), live + 128);
+    EXPECT_GE(cpu.peak_bytes(), live + 128);
+    EXPECT_EQ(cpu.allocation_count(), count + 2);
+  }
+  EXPECT_EQ(cpu.live_bytes(), live);
+}
+
+TEST(StorageTest, CopiesShareAndTheLastOneFrees) {
+  CpuAllocator& cpu = GetCpuAllocator();
+  const int64_t live = cpu.live_bytes();
+  Storage a = Storage::Allocate(64);
+  Storage b = a;
+  EXPECT_TRUE(a.is_same(b));
+  EXPECT_EQ(a.data(), b.data());
+  EXPECT_EQ(a.use_count(), 2);
+  a = Storage();
+  EXPECT_FALSE(a.defined());
+  EXPECT_EQ(cpu.live_bytes(), live + 64);  // b still holds it
+  b = Storage();
+  EXPECT_EQ(cpu.live_bytes(), live);
+}
+
+TEST(StorageTest, PeakResets) {
+  CpuAllocator& cpu = GetCpuAllocator();
+  { Storage big = Storage::Allocate(1 << 20); }
+  EXPECT_GE(cpu.peak_bytes(), cpu.live_bytes() + (1 << 20));
+  cpu.ResetPeak();
+  EXPECT_EQ(cpu.peak_bytes(), cpu.live_bytes());
+}
+
+TEST(StorageTest, ZeroBytesAllocatesNothing) {
+  const int64_t count = GetCpuAllocator().allocation_count();
+  Storage empty = Storage::Allocate(0);
+  EXPECT_TRUE(empty.defined());
+  EXPECT_EQ(empty.data(), nullptr);
+  EXPECT_EQ(GetCpuAllocator().allocation_count(), count);
+}
+
+TEST(StorageTest, CountersAreThreadSafe) {
+  CpuAllocator& cpu = GetCpuAllocator();
+  const int64_t live = cpu.live_bytes();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([] {
+      for (int i = 0; i < 2000; ++i) Storage s = Storage::Allocate(1 + i % 100);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(cpu.live_bytes(), live);
+}
+
+TEST(StorageTest, ErrorsNameTheProblem) {
+  try {
+    Storage::Allocate(8, Device::Cuda(0));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "no allocator for device cuda:0: this build of ember has CPU storage only");
+  }
+  EXPECT_THROW(Storage::Allocate(-1), Error);
+  EXPECT_THROW(Storage::Allocate(int64_t{1} << 62), Error);  // out of memory, not a crash
+}
+
+}  // namespace
+}  // namespace ember

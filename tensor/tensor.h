@@ -1,0 +1,165 @@
+#ifndef EMBER_TENSOR_TENSOR_H_
+#define EMBER_TENSOR_TENSOR_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "tensor/device.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+#include "tensor/storage.h"
+
+namespace ember {
+
+// A tensor is a view: storage + offset (in elements) + shape + strides + dtype.
+//
+// Tensor is a handle: copying one shares the same tensor (as a Python reference to a
+// torch.Tensor does), so what is set on one copy is seen through all. The view
+// methods below make a new tensor over the same storage and never copy data (but
+// Reshape and Flatten, where no view can express the result, as in PyTorch).
+//
+// Wrong shapes, dims, indices or dtypes throw ember::Error naming the op and shapes.
+class Tensor {
+ public:
+  // An undefined tensor (defined() is false); most methods throw on it.
+  Tensor() = default;
+  // A view of `storage`; throws if the view reaches outside it.
+  Tensor(Storage storage, int64_t offset_elements, IntSpan shape, IntSpan strides, DType dtype);
+
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const { return impl().dtype; }
+  Device device() const { return impl().storage.device(); }
+  const Shape& shape() const { return impl().shape; }
+  const Strides& strides() const { return impl().strides; }
+  int64_t dim() const { return static_cast<int64_t>(shape().size()); }
+  // Size and stride of one dimension (negative counts from the end).
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t numel() const { return impl().numel; }
+  int64_t itemsize() const { return ItemSize(dtype()); }
+  // Elements between the storage's start and element [0, ..., 0].
+  int64_t offset_elements() const { return impl().offset_elements; }
+  const Storage& storage() const { return impl().storage; }
+  bool is_contiguous() const;
+  // Whether both handles are the same tensor (not merely equal values).
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  // Pointer to element [0, ..., 0]. data<T>() checks that T is the tensor's type.
+  void* raw_data() const;
+  template <typename T>
+  T* data() const {
+    EMBER_CHECK(dtype() == kDTypeOf<T>, "data: tensor has dtype ", DTypeName(dtype()), ", not ",
+                DTypeName(kDTypeOf<T>));
+    return static_cast<T*>(raw_data());
+  }
+
+  // One element, converted to T (bounds-checked; for tests and small reads).
+  template <typename T = double>
+  T at(IntSpan index) const {
+    const void* element = ElementPointer(index);
+    return VisitDType(dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      return Convert<T>(*static_cast<const S*>(element));
+    });
+  }
+  // The only element of a one-element tensor, converted to T.
+  template <typename T = double>
+  T item() const {
+    EMBER_CHECK(numel() == 1, "item: tensor of shape ", ShapeToString(shape()),
+                " has ", numel(), " elements, not 1");
+    return at<T>(Shape(dim(), 0));
+  }
+  // All elements in row-major order, converted to T.
+  template <typename T>
+  std::vector<T> ToVector() const {
+    std::vector<T> out;
+    out.reserve(numel());
+    for (NdIndexIterator it(shape()); !it.done(); it.Next()) out.push_back(at<T>(it.index()));
+    return out;
+  }
+
+  // ---- Views (share storage; never copy) ----
+
+  // The same elements in row-major order under a new shape (one size may be -1, to be
+  // inferred). Throws if the strides cannot express it: see Reshape.
+  Tensor View(IntSpan shape) const;
+  // View when possible, otherwise a contiguous copy.
+  Tensor Reshape(IntSpan shape) const;
+  // Dimension d of the result is dimension dims[d] of this tensor.
+  Tensor Permute(IntSpan dims) const;
+  Tensor Transpose(int64_t dim0, int64_t dim1) const;
+  // Python slicing x[start:end:step] along `dim`: start and end may be negative
+  // (counting from the end) and are clamped to [0, size]; step must be positive.
+  static constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
+  Tensor Slice(int64_t dim, int64_t start = 0, int64_t end = kEnd, int64_t step = 1) const;
+  // Elements [start, start + length) of `dim`; unlike Slice, out of range throws.
+  Tensor Narrow(int64_t dim, int64_t start, int64_t length) const;
+  // Element `index` of `dim`, removing that dimension.
+  Tensor Select(int64_t dim, int64_t index) const;
+  // Broadcasts size-1 dimensions to `shape` (stride 0), and prepends new ones; -1
+  // keeps a size.
+  Tensor Expand(IntSpan shape) const;
+  Tensor BroadcastTo(IntSpan shape) const;
+  // Removes every size-1 dimension; or `dim` alone, when its size is 1.
+  Tensor Squeeze() const;
+  Tensor Squeeze(int64_t dim) const;
+  // Inserts a size-1 dimension at `dim` (in [-dim()-1, dim()]).
+  Tensor Unsqueeze(int64_t dim) const;
+  // Merges dimensions start_dim..end_dim into one (a copy where no view can).
+  Tensor Flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  // Pieces of `split_size` along `dim` (the last may be smaller).
+  std::vector<Tensor> Split(int64_t split_size, int64_t dim = 0) const;
+  // Pieces of the given sizes along `dim`; they must add up to its size.
+  std::vector<Tensor> SplitWithSizes(IntSpan sizes, int64_t dim = 0) const;
+  // At most `chunks` pieces of ceil(size / chunks) along `dim`, as torch.chunk.
+  std::vector<Tensor> Chunk(int64_t chunks, int64_t dim = 0) const;
+
+  // ---- Copies ----
+
+  // This tensor if already contiguous, otherwise a contiguous copy.
+  Tensor Contiguous() const;
+  // A contiguous copy with its own storage.
+  Tensor Clone() const;
+  // The values converted to `dtype` (this tensor itself when it has that dtype).
+  Tensor To(DType dtype) const;
+  // Sets every element to `value`, in place; returns *this.
+  const Tensor& Fill(const Scalar& value) const;
+  // Copies `src` into this tensor in place, broadcasting it to this shape and
+  // converting its dtype; returns *this.
+  const Tensor& CopyFrom(const Tensor& src) const;
+
+  // PyTorch-style text: tensor([[1.0000, 2.0000]], dtype=f32).
+  std::string ToString() const;
+
+ private:
+  struct Impl {
+    Storage storage;
+    int64_t offset_elements;
+    Shape shape;
+    Strides strides;
+    DType dtype;
+    int64_t numel;
+  };
+  const Impl& impl() const;
+  // A view of the same storage with another offset, shape and strides.
+  Tensor MakeView(int64_t offset_elements, Shape shape, Strides strides) const;
+  const void* ElementPointer(IntSpan index) const;
+
+  std::shared_ptr<const Impl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
+
+// A new contiguous tensor whose values are whatever the memory held (see
+// tensor/creation.h for zeros, ones, ranges and lists).
+Tensor Empty(IntSpan shape, DType dtype = DType::kF32, Device device = Device::Cpu());
+
+}  // namespace ember
+
+#endif  // EMBER_TENSOR_TENSOR_H_

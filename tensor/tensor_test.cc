@@ -1,0 +1,151 @@
+#include "tensor/tensor.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tensor/creation.h"
+
+namespace ember {
+namespace {
+
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TensorTest, Metadata) {
+  const Tensor t = Empty({2, 3, 4}, DType::kF64);
+  EXPECT_TRUE(t.defined());
+  EXPECT_EQ(t.dtype(), DType::kF64);
+  EXPECT_EQ(t.device(), Device::Cpu());
+  EXPECT_EQ(t.dim(), 3);
+  EXPECT_EQ(t.numel(), 24);
+  EXPECT_EQ(t.itemsize(), 8);
+  EXPECT_EQ(t.size(-1), 4);
+  EXPECT_EQ(t.stride(0), 12);
+  EXPECT_EQ(t.strides(), (Strides{12, 4, 1}));
+  EXPECT_EQ(t.offset_elements(), 0);
+  EXPECT_EQ(t.storage().nbytes(), 24 * 8);
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % kStorageAlignment, 0u);
+  EXPECT_EQ(ErrorOf([&] { t.size(3); }),
+            "size: dimension 3 is out of range for a 3-d tensor (expected -3 to 2)");
+}
+
+TEST(TensorTest, HandlesShareTheTensor) {
+  const Tensor a = Zeros({3});
+  const Tensor b = a;  // a handle, like a Python reference
+  EXPECT_TRUE(a.is_same(b));
+  b.Fill(2);
+  EXPECT_EQ(a.at({1}), 2.0);
+  EXPECT_FALSE(a.is_same(a.View({3})));
+  EXPECT_FALSE(Tensor().defined());
+  EXPECT_EQ(ErrorOf([] { Tensor().numel(); }), "the tensor is undefined (default-constructed)");
+}
+
+TEST(TensorTest, ElementAccessIsCheckedAndConverts) {
+  const Tensor t = FromList({{1.5, 2.5, 3.5}, {4.5, 5.5, 6.5}});
+  EXPECT_EQ(t.at({1, 2}), 6.5);
+  EXPECT_EQ(t.at<int>({0, 1}), 2);
+  EXPECT_EQ(t.data<float>()[4], 5.5f);
+  EXPECT_EQ(t.Select(1, 1).ToVector<float>(), (std::vector<float>{2.5f, 5.5f}));
+  EXPECT_EQ(t.Select(0, 1).Select(0, 0).item(), 4.5);
+  EXPECT_EQ(ErrorOf([&] { t.at({2, 0}); }),
+            "at: index 2 is out of bounds for dimension 0 with size 2 (shape [2, 3])");
+  EXPECT_EQ(ErrorOf([&] { t.at({0}); }), "at: index [0] has 1 entries for a 2-d tensor of shape [2, 3]");
+  EXPECT_EQ(ErrorOf([&] { t.data<double>(); }), "data: tensor has dtype f32, not f64");
+  EXPECT_EQ(ErrorOf([&] { t.item(); }), "item: tensor of shape [2, 3] has 6 elements, not 1");
+}
+
+TEST(TensorTest, ConstructorRejectsViewsOutsideTheStorage) {
+  Storage storage = Storage::Allocate(6 * sizeof(float));
+  EXPECT_NO_THROW(Tensor(storage, 2, {2, 2}, {2, 1}, DType::kF32));
+  EXPECT_EQ(ErrorOf([&] { Tensor(storage, 3, {2, 2}, {2, 1}, DType::kF32); }),
+            "tensor: a view of shape [2, 2], strides [2, 1] and offset 3 needs 28 bytes but the "
+            "storage has 24");
+  EXPECT_EQ(ErrorOf([&] { Tensor(storage, 0, {2}, {-1}, DType::kF32); }),
+            "tensor: negative stride in [-1]");
+  EXPECT_EQ(ErrorOf([&] { Tensor(storage, 0, {2}, {1, 1}, DType::kF32); }),
+            "tensor: shape [2] and strides [1, 1] have different lengths");
+  EXPECT_NO_THROW(Tensor(storage, 100, {0, 5}, {5, 1}, DType::kF32));  // no element to reach
+}
+
+TEST(TensorTest, CloneContiguousAndTo) {
+  const Tensor t = Arange(6).View({2, 3}).Transpose(0, 1);
+  const Tensor c = t.Contiguous();
+  EXPECT_TRUE(c.is_contiguous());
+  EXPECT_FALSE(c.storage().is_same(t.storage()));
+  EXPECT_EQ(c.ToVector<int64_t>(), (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
+  const Tensor already = Arange(4);
+  EXPECT_TRUE(already.Contiguous().is_same(already));
+  const Tensor clone = already.Clone();
+  clone.Fill(9);
+  EXPECT_EQ(already.at({0}), 0.0);  // a clone owns its memory
+  EXPECT_TRUE(already.To(DType::kI64).is_same(already));
+  const Tensor f = FromList({-1.7, 0.2, 2.5, 300.0}).To(DType::kU8);
+  EXPECT_EQ(f.dtype(), DType::kU8);
+  EXPECT_EQ(f.ToVector<int>(), (std::vector<int>{0, 0, 2, 255}));  // truncate, saturate
+  const Tensor h = FromList({1.0, 1.0009765625, 65520.0}).To(DType::kF16);
+  EXPECT_EQ(h.ToVector<float>(), (std::vector<float>{1.0f, 1.0009765625f, INFINITY}));
+  EXPECT_EQ(FromList({0.0, 0.5}).To(DType::kBool).ToVector<bool>(), (std::vector<bool>{false, true}));
+}
+
+TEST(TensorTest, FillWritesOnlyTheView) {
+  const Tensor t = Zeros({3, 4}, DType::kI32);
+  t.Slice(1, 0, Tensor::kEnd, 2).Fill(5);
+  EXPECT_EQ(t.ToVector<int>(), (std::vector<int>{5, 0, 5, 0, 5, 0, 5, 0, 5, 0, 5, 0}));
+  t.Fill(int64_t{1} << 40);  // converted like a cast: wraps to 0 in i32
+  EXPECT_EQ(t.at<int64_t>({0, 0}), 0);
+  const Tensor big = Zeros({1}, DType::kI64);
+  big.Fill(int64_t{9007199254740993});  // kept exact
+  EXPECT_EQ(big.at<int64_t>({0}), 9007199254740993);
+}
+
+TEST(TensorTest, CopyFromBroadcastsConvertsAndHandlesOverlap) {
+  const Tensor dst = Zeros({2, 3});
+  dst.CopyFrom(FromList({1, 2, 3}));
+  EXPECT_EQ(dst.ToVector<float>(), (std::vector<float>{1, 2, 3, 1, 2, 3}));
+  EXPECT_EQ(ErrorOf([&] { dst.CopyFrom(Zeros({2})); }),
+            "copy: shapes [2] and [2, 3] cannot be broadcast (dimension -1: 2 vs 3)");
+  EXPECT_EQ(ErrorOf([&] { dst.CopyFrom(Zeros({4, 2, 3})); }),
+            "copy: a source of shape [4, 2, 3] cannot be broadcast to the destination's shape [2, 3]");
+  EXPECT_EQ(ErrorOf([&] { Zeros({1}).Expand({3}).CopyFrom(Ones({3})); }),
+            "copy: the destination of shape [3] and strides [0] writes several elements to one "
+            "memory location");
+  // Overlapping source and destination: x[1:] = x[:-1] must read the old values.
+  const Tensor x = Arange(6);
+  x.Slice(0, 1).CopyFrom(x.Slice(0, 0, 5));
+  EXPECT_EQ(x.ToVector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 2, 3, 4}));
+  const Tensor y = Arange(6);
+  y.Slice(0, 0, 5).CopyFrom(y.Slice(0, 1));
+  EXPECT_EQ(y.ToVector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4, 5, 5}));
+  // In-place transpose of a square matrix through a copy.
+  const Tensor m = Arange(4).View({2, 2});
+  m.CopyFrom(m.Transpose(0, 1));
+  EXPECT_EQ(m.ToVector<int64_t>(), (std::vector<int64_t>{0, 2, 1, 3}));
+}
+
+TEST(TensorTest, MemoryIsReturnedWhenTheLastViewGoes) {
+  CpuAllocator& cpu = GetCpuAllocator();
+  const int64_t live = cpu.live_bytes();
+  {
+    Tensor view;
+    {
+      const Tensor t = Zeros({256, 256});
+      EXPECT_EQ(cpu.live_bytes(), live + 256 * 256 * 4);
+      view = t.Select(0, 3);
+    }
+    EXPECT_EQ(cpu.live_bytes(), live + 256 * 256 * 4);  // the view keeps it alive
+  }
+  EXPECT_EQ(cpu.live_bytes(), live);
+}
+
+}  // namespace
+}  // namespace ember
