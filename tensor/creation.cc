@@ -30,7 +30,11 @@ Tensor Arange(const Scalar& start, const Scalar& end, const Scalar& step,
   EMBER_CHECK((delta > 0 && last >= first) || (delta < 0 && last <= first), "arange: end ",
               end.ToString(), " cannot be reached from start ", start.ToString(), " with step ",
               step.ToString());
-  const int64_t count = static_cast<int64_t>(std::ceil((last - first) / delta));
+  // Integers count exactly (a double cannot tell 2^60 from 2^60 + 3).
+  const int64_t count =
+      integral ? (end.to<int64_t>() - start.to<int64_t>() + step.to<int64_t>() +
+                  (delta > 0 ? -1 : 1)) / step.to<int64_t>()
+               : static_cast<int64_t>(std::ceil((last - first) / delta));
   Tensor t = Empty({count}, out_dtype);
   VisitDType(out_dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -48,14 +52,21 @@ Tensor Arange(const Scalar& start, const Scalar& end, const Scalar& step,
 Tensor Linspace(double start, double end, int64_t steps, DType dtype) {
   EMBER_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   Tensor t = Empty({steps}, dtype);
-  const double delta = steps > 1 ? (end - start) / (steps - 1) : 0;
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    // PyTorch's arithmetic, to give its exact values: in float for f32, f16 and bf16,
+    // in double otherwise, with fused multiply-adds; the first half counts up from
+    // start and the second down from end, so that both ends are exact.
+    using Acc = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, Float16> ||
+                                       std::is_same_v<T, BFloat16>,
+                                   float, double>;
+    const Acc a = static_cast<Acc>(start), b = static_cast<Acc>(end);
+    const Acc delta = steps > 1 ? (b - a) / static_cast<Acc>(steps - 1) : Acc(0);
     T* out = t.data<T>();
-    // The first half counts up from start and the second down from end, as PyTorch
-    // does, so both ends are exact.
     for (int64_t i = 0; i < steps; ++i) {
-      out[i] = Convert<T>(i < steps / 2 ? start + i * delta : end - (steps - 1 - i) * delta);
+      out[i] = Convert<T>(i < steps / 2 || steps == 1
+                              ? std::fma(static_cast<Acc>(i), delta, a)
+                              : std::fma(-static_cast<Acc>(steps - 1 - i), delta, b));
     }
   });
   return t;

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs every top-level component's tests on its own (bazel test //<component>/...),
+# so that a change's blast radius shows as one PASS/FAIL line per component; then
+# the same tests under AddressSanitizer, and the consumer workspace in
+# examples/consumer that depends on @ember//tensor alone. Ends with one line
+# "components: N passed, M failed" and exits non-zero if anything failed.
+#
+#   tools/ci/components.sh              # everything
+#   tools/ci/components.sh tensor base  # only these components (no asan, no consumer)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+logs="$(mktemp -d)"
+passed=0
+failed=0
+
+# run NAME COMMAND...: runs the command with its output in a log, prints one line.
+run() {
+  local name="$1"
+  shift
+  local start=$SECONDS
+  if "$@" >"$logs/$name.log" 2>&1; then
+    passed=$((passed + 1))
+    printf 'PASS  %-16s %4ds\n' "$name" $((SECONDS - start))
+  else
+    failed=$((failed + 1))
+    printf 'FAIL  %-16s %4ds  (log follows)\n' "$name" $((SECONDS - start))
+    tail -n 60 "$logs/$name.log" | sed 's/^/      /'
+  fi
+}
+
+if [ $# -gt 0 ]; then
+  components=("$@")
+else
+  components=()
+  for dir in */; do
+    dir="${dir%/}"
+    case "$dir" in third_party | examples | bazel-*) continue ;; esac
+    [ -n "$(find "$dir" -name BUILD -print -quit)" ] && components+=("$dir")
+  done
+fi
+
+for c in "${components[@]}"; do
+  run "$c" bazel test "//$c/..."
+done
+
+if [ $# -eq 0 ]; then
+  run asan bazel test --config=asan //...
+  run consumer bash -c 'cd examples/consumer && bazel test //... && bazel run //:hello'
+fi
+
+echo "components: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
