@@ -77,6 +77,7 @@ def _cuda_impl(rctx):
     """CUDA from a local toolkit; only targets built with --config=cuda reach it."""
     root = rctx.os.environ.get("CUDA_PATH", "/usr/local/cuda")
     rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
+    rctx.file("defs.bzl", 'NVCC = "%s/bin/nvcc"\n' % root)
     if not rctx.path(root + "/bin/nvcc").exists:
         # Fails only when a --config=cuda build reaches it.
         rctx.file("BUILD", """package(default_visibility = ["//visibility:public"])
@@ -85,13 +86,11 @@ genrule(
     outs = ["missing.h"],
     cmd = "echo 'No CUDA toolkit at {root} (set CUDA_PATH), so --config=cuda cannot build.' >&2; exit 1",
 )
-alias(name = "nvcc", actual = ":missing")
 cc_library(name = "cudart", hdrs = [":missing"])
 cc_library(name = "cublas", hdrs = [":missing"])
 """.format(root = root))
         return
     rctx.symlink(root + "/include", "include")
-    rctx.symlink(root + "/bin/nvcc", "nvcc")
     rctx.file("BUILD", """package(default_visibility = ["//visibility:public"])
 cc_library(
     name = "cudart",
@@ -104,7 +103,6 @@ cc_library(
     linkopts = ["-L{root}/lib64", "-lcublas", "-lcublasLt"],
     deps = [":cudart"],
 )
-exports_files(["nvcc"])
 """.format(root = root))
 
 _cuda = repository_rule(

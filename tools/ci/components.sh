@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every top-level component's tests on its own (bazel test //<component>/...),
 # so that a change's blast radius shows as one PASS/FAIL line per component; then
-# the same tests under AddressSanitizer, and the consumer workspace in
-# examples/consumer that depends on @ember//tensor alone. Ends with one line
+# the same tests under AddressSanitizer, the CUDA targets built with nvcc (when a
+# toolkit is installed; their tests skip without a GPU), and the consumer workspace
+# in examples/consumer that depends on @ember//tensor alone. Ends with one line
 # "components: N passed, M failed" and exits non-zero if anything failed.
 #
 #   tools/ci/components.sh              # everything
@@ -46,6 +47,11 @@ done
 
 if [ $# -eq 0 ]; then
   run asan bazel test --config=asan //...
+  if [ -x "${CUDA_PATH:-/usr/local/cuda}/bin/nvcc" ]; then
+    run cuda bazel test --config=cuda //kernels/cuda/...
+  else
+    echo "SKIP  cuda              (no CUDA toolkit at ${CUDA_PATH:-/usr/local/cuda})"
+  fi
   run consumer bash -c 'cd examples/consumer && bazel test //... && bazel run //:hello'
 fi
 
