@@ -25,11 +25,11 @@ namespace internal {
 
 // EMBER_CHECK(cond, parts...): if `cond` is false, throws ember::Error whose message
 // is absl::StrCat(parts...). The parts are only evaluated on failure.
-#define EMBER_CHECK(cond, ...)                                             \
-  do {                                                                     \
-    if (__builtin_expect(!(cond), 0)) {                                    \
-      ::ember::internal::ThrowError(::absl::StrCat(__VA_ARGS__));          \
-    }                                                                      \
+#define EMBER_CHECK(cond, ...)                                    \
+  do {                                                            \
+    if (__builtin_expect(!(cond), 0)) {                           \
+      ::ember::internal::ThrowError(::absl::StrCat(__VA_ARGS__)); \
+    }                                                             \
   } while (0)
 
 // EMBER_THROW(parts...): throws ember::Error unconditionally.

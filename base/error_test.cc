@@ -30,9 +30,7 @@ TEST(ErrorTest, CheckEvaluatesTheMessageOnlyOnFailure) {
   EXPECT_EQ(calls, 1);
 }
 
-TEST(ErrorTest, ThrowIsAStdException) {
-  EXPECT_THROW(EMBER_THROW("op: bad"), std::runtime_error);
-}
+TEST(ErrorTest, ThrowIsAStdException) { EXPECT_THROW(EMBER_THROW("op: bad"), std::runtime_error); }
 
 }  // namespace
 }  // namespace ember

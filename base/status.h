@@ -11,10 +11,10 @@
 
 // RETURN_IF_ERROR(expr): returns the status of `expr` from the enclosing function
 // when it is not OK.
-#define RETURN_IF_ERROR(expr)                            \
-  do {                                                   \
-    ::absl::Status ember_status_ = (expr);               \
-    if (!ember_status_.ok()) return ember_status_;       \
+#define RETURN_IF_ERROR(expr)                      \
+  do {                                             \
+    ::absl::Status ember_status_ = (expr);         \
+    if (!ember_status_.ok()) return ember_status_; \
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates the StatusOr `expr`; returns its status when

@@ -20,13 +20,14 @@ int main(int argc, char** argv) {
     const Tensor x = ember::Arange(12).View({3, 4});
     std::cout << "x = Arange(12).View({3, 4})\n" << x << "\n\n";
     std::cout << "x.Transpose(0, 1), strides " << ember::ShapeToString(x.Transpose(0, 1).strides())
-              << " (a view: no copy)\n" << x.Transpose(0, 1) << "\n\n";
-    std::cout << "x.Slice(1, 0, Tensor::kEnd, 2)  (x[:, ::2])\n" << x.Slice(1, 0, Tensor::kEnd, 2)
-              << "\n\n";
+              << " (a view: no copy)\n"
+              << x.Transpose(0, 1) << "\n\n";
+    std::cout << "x.Slice(1, 0, Tensor::kEnd, 2)  (x[:, ::2])\n"
+              << x.Slice(1, 0, Tensor::kEnd, 2) << "\n\n";
     x.Select(0, 1).Fill(-1);
     std::cout << "after x.Select(0, 1).Fill(-1), x is\n" << x << "\n\n";
-    std::cout << "Linspace(0, 1, 5).To(bf16)\n" << ember::Linspace(0, 1, 5).To(ember::DType::kBF16)
-              << "\n\n";
+    std::cout << "Linspace(0, 1, 5).To(bf16)\n"
+              << ember::Linspace(0, 1, 5).To(ember::DType::kBF16) << "\n\n";
     ember::Generator gen(absl::GetFlag(FLAGS_seed));
     std::cout << "Randn({2, 3}) with seed " << gen.seed() << "\n"
               << ember::Randn({2, 3}, gen) << "\n\n";

@@ -20,8 +20,8 @@ Tensor Arange(const Scalar& end) { return Arange(0, end); }
 
 Tensor Arange(const Scalar& start, const Scalar& end, const Scalar& step,
               std::optional<DType> dtype) {
-  const bool integral = !start.is_floating_point() && !end.is_floating_point() &&
-                        !step.is_floating_point();
+  const bool integral =
+      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
   const DType out_dtype = dtype.value_or(integral ? DType::kI64 : DType::kF32);
   const double first = start.to<double>(), last = end.to<double>(), delta = step.to<double>();
   EMBER_CHECK(delta != 0, "arange: step must be nonzero");
@@ -32,9 +32,10 @@ Tensor Arange(const Scalar& start, const Scalar& end, const Scalar& step,
               step.ToString());
   // Integers count exactly (a double cannot tell 2^60 from 2^60 + 3).
   const int64_t count =
-      integral ? (end.to<int64_t>() - start.to<int64_t>() + step.to<int64_t>() +
-                  (delta > 0 ? -1 : 1)) / step.to<int64_t>()
-               : static_cast<int64_t>(std::ceil((last - first) / delta));
+      integral
+          ? (end.to<int64_t>() - start.to<int64_t>() + step.to<int64_t>() + (delta > 0 ? -1 : 1)) /
+                step.to<int64_t>()
+          : static_cast<int64_t>(std::ceil((last - first) / delta));
   Tensor t = Empty({count}, out_dtype);
   VisitDType(out_dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -94,7 +95,8 @@ Shape ListShape(const NestedList& list) {
 }
 
 // Checks that every part of the list has `shape`, and appends its numbers in order.
-void Flatten(const NestedList& list, const Shape& shape, size_t depth, std::vector<Scalar>* values) {
+void Flatten(const NestedList& list, const Shape& shape, size_t depth,
+             std::vector<Scalar>* values) {
   if (depth == shape.size()) {
     EMBER_CHECK(list.is_leaf(), "from_list: ragged nested list (a list at depth ", depth,
                 " where shape ", ShapeToString(shape), " wants a number)");
@@ -103,8 +105,8 @@ void Flatten(const NestedList& list, const Shape& shape, size_t depth, std::vect
   }
   EMBER_CHECK(!list.is_leaf() && static_cast<int64_t>(list.items().size()) == shape[depth],
               "from_list: ragged nested list (", list.is_leaf() ? "a number" : "a list of ",
-              list.is_leaf() ? "" : absl::StrCat(list.items().size(), " items"), " at depth ", depth,
-              " where shape ", ShapeToString(shape), " wants ", shape[depth], " items)");
+              list.is_leaf() ? "" : absl::StrCat(list.items().size(), " items"), " at depth ",
+              depth, " where shape ", ShapeToString(shape), " wants ", shape[depth], " items)");
   for (const NestedList& item : list.items()) Flatten(item, shape, depth + 1, values);
 }
 

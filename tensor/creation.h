@@ -46,7 +46,7 @@ class NestedList {
  public:
   NestedList(const Scalar& value) : value_(value) {}  // NOLINT: a leaf
   template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
-  NestedList(T value) : value_(Scalar(value)) {}  // NOLINT
+  NestedList(T value) : value_(Scalar(value)) {}                          // NOLINT
   NestedList(std::initializer_list<NestedList> items) : items_(items) {}  // NOLINT
 
   bool is_leaf() const { return value_.has_value(); }

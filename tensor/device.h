@@ -2,9 +2,9 @@
 #define EMBER_TENSOR_DEVICE_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace ember {
 
@@ -19,9 +19,7 @@ struct Device {
   static Device Cuda(int index = 0) { return {DeviceType::kCuda, index}; }
 
   bool is_cpu() const { return type == DeviceType::kCpu; }
-  bool operator==(const Device& other) const {
-    return type == other.type && index == other.index;
-  }
+  bool operator==(const Device& other) const { return type == other.type && index == other.index; }
   bool operator!=(const Device& other) const { return !(*this == other); }
 
   // "cpu" or "cuda:N".

@@ -5,22 +5,30 @@
 namespace ember {
 
 int64_t ItemSize(DType dtype) {
-  return VisitDType(dtype, [](auto tag) -> int64_t {
-    return sizeof(typename decltype(tag)::type);
-  });
+  return VisitDType(dtype,
+                    [](auto tag) -> int64_t { return sizeof(typename decltype(tag)::type); });
 }
 
 absl::string_view DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kBF16: return "bf16";
-    case DType::kF16: return "f16";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
-    case DType::kU8: return "u8";
-    case DType::kU16: return "u16";
-    case DType::kBool: return "bool";
+    case DType::kF32:
+      return "f32";
+    case DType::kF64:
+      return "f64";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF16:
+      return "f16";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
+    case DType::kU8:
+      return "u8";
+    case DType::kU16:
+      return "u16";
+    case DType::kBool:
+      return "bool";
   }
   return "unknown";
 }
@@ -40,9 +48,12 @@ bool IsFloatingPoint(DType dtype) {
 
 std::string Scalar::ToString() const {
   switch (kind_) {
-    case Kind::kFloat: return absl::StrCat(double_);
-    case Kind::kInt: return absl::StrCat(int_);
-    case Kind::kBool: return int_ ? "true" : "false";
+    case Kind::kFloat:
+      return absl::StrCat(double_);
+    case Kind::kInt:
+      return absl::StrCat(int_);
+    case Kind::kBool:
+      return int_ ? "true" : "false";
   }
   return "";
 }

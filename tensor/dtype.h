@@ -6,10 +6,10 @@
 #include <cstring>
 #include <limits>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <type_traits>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "base/error.h"
 
 namespace ember {
@@ -69,15 +69,42 @@ struct Float16 {
 
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kF32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kF64; };
-template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::kBF16; };
-template <> struct DTypeOf<Float16> { static constexpr DType value = DType::kF16; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kI32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kI64; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kU8; };
-template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::kU16; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kF32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kF64;
+};
+template <>
+struct DTypeOf<BFloat16> {
+  static constexpr DType value = DType::kBF16;
+};
+template <>
+struct DTypeOf<Float16> {
+  static constexpr DType value = DType::kF16;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kI32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kI64;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kU8;
+};
+template <>
+struct DTypeOf<uint16_t> {
+  static constexpr DType value = DType::kU16;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
 template <typename T>
 inline constexpr DType kDTypeOf = DTypeOf<T>::value;
 
@@ -91,15 +118,24 @@ struct TypeTag {
 template <typename Fn>
 decltype(auto) VisitDType(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::kF32: return fn(TypeTag<float>{});
-    case DType::kF64: return fn(TypeTag<double>{});
-    case DType::kBF16: return fn(TypeTag<BFloat16>{});
-    case DType::kF16: return fn(TypeTag<Float16>{});
-    case DType::kI32: return fn(TypeTag<int32_t>{});
-    case DType::kI64: return fn(TypeTag<int64_t>{});
-    case DType::kU8: return fn(TypeTag<uint8_t>{});
-    case DType::kU16: return fn(TypeTag<uint16_t>{});
-    case DType::kBool: return fn(TypeTag<bool>{});
+    case DType::kF32:
+      return fn(TypeTag<float>{});
+    case DType::kF64:
+      return fn(TypeTag<double>{});
+    case DType::kBF16:
+      return fn(TypeTag<BFloat16>{});
+    case DType::kF16:
+      return fn(TypeTag<Float16>{});
+    case DType::kI32:
+      return fn(TypeTag<int32_t>{});
+    case DType::kI64:
+      return fn(TypeTag<int64_t>{});
+    case DType::kU8:
+      return fn(TypeTag<uint8_t>{});
+    case DType::kU16:
+      return fn(TypeTag<uint16_t>{});
+    case DType::kBool:
+      return fn(TypeTag<bool>{});
   }
   EMBER_THROW("unknown dtype ", static_cast<int>(dtype));
 }
@@ -113,8 +149,7 @@ decltype(auto) VisitDType(DType dtype, Fn&& fn) {
 // - integer to narrower integer: wraps modulo 2^bits.
 template <typename To, typename From>
 To Convert(From value) {
-  constexpr bool kFromHalf =
-      std::is_same_v<From, BFloat16> || std::is_same_v<From, Float16>;
+  constexpr bool kFromHalf = std::is_same_v<From, BFloat16> || std::is_same_v<From, Float16>;
   if constexpr (std::is_same_v<To, From>) {
     return value;
   } else if constexpr (kFromHalf) {
@@ -161,9 +196,12 @@ class Scalar {
   template <typename T>
   T to() const {
     switch (kind_) {
-      case Kind::kFloat: return Convert<T>(double_);
-      case Kind::kInt: return Convert<T>(int_);
-      case Kind::kBool: return Convert<T>(int_ != 0);
+      case Kind::kFloat:
+        return Convert<T>(double_);
+      case Kind::kInt:
+        return Convert<T>(int_);
+      case Kind::kBool:
+        return Convert<T>(int_ != 0);
     }
     return T();
   }

@@ -32,7 +32,8 @@ TEST(DTypeTest, SizesAndNames) {
 
 TEST(DTypeTest, VisitDTypeGivesTheCppType) {
   for (DType dtype : kAllDTypes) {
-    const DType seen = VisitDType(dtype, [](auto tag) { return kDTypeOf<typename decltype(tag)::type>; });
+    const DType seen =
+        VisitDType(dtype, [](auto tag) { return kDTypeOf<typename decltype(tag)::type>; });
     EXPECT_EQ(seen, dtype);
   }
 }
@@ -66,8 +67,18 @@ uint16_t ReferenceRound(double magnitude, uint16_t inf_bits, ValueFn value) {
 
 std::vector<float> TestFloats() {
   std::mt19937 rng(1234);
-  std::vector<float> values = {0.0f, -0.0f, 1.0f, -2.0f, 65504.0f, 65519.99f, 65520.0f,
-                               0x1p-24f, 0x1p-25f, 0x1.8p-25f, 0x1p-14f, 3.0e38f,
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               1.0f,
+                               -2.0f,
+                               65504.0f,
+                               65519.99f,
+                               65520.0f,
+                               0x1p-24f,
+                               0x1p-25f,
+                               0x1.8p-25f,
+                               0x1p-14f,
+                               3.0e38f,
                                std::numeric_limits<float>::max(),
                                std::numeric_limits<float>::denorm_min(),
                                std::numeric_limits<float>::infinity(),
@@ -103,9 +114,9 @@ TEST(Float16Test, KnownValues) {
   EXPECT_EQ(Float16::FromFloat(-2.0f).bits, 0xc000);
   EXPECT_EQ(Float16::FromFloat(65504.0f).bits, 0x7bff);
   EXPECT_EQ(Float16::FromFloat(0x1p-24f).bits, 0x0001);
-  EXPECT_EQ(Float16::FromFloat(0x1p-25f).bits, 0x0000);  // tie goes to even (zero)
+  EXPECT_EQ(Float16::FromFloat(0x1p-25f).bits, 0x0000);    // tie goes to even (zero)
   EXPECT_EQ(Float16::FromFloat(0x1.8p-24f).bits, 0x0002);  // tie goes to even (2)
-  EXPECT_EQ(Float16::FromFloat(65520.0f).bits, 0x7c00);  // tie with "65536": inf
+  EXPECT_EQ(Float16::FromFloat(65520.0f).bits, 0x7c00);    // tie with "65536": inf
   EXPECT_FLOAT_EQ(Float16{0x3555}.ToFloat(), 0.333251953125f);
 }
 

@@ -61,17 +61,23 @@ class Formatter {
 
   std::string Raw(const Tensor& element) const {
     switch (mode_) {
-      case kInteger: return absl::StrCat(element.item<int64_t>());
-      case kBool: return element.item<bool>() ? "True" : "False";
-      default: break;
+      case kInteger:
+        return absl::StrCat(element.item<int64_t>());
+      case kBool:
+        return element.item<bool>() ? "True" : "False";
+      default:
+        break;
     }
     const double v = element.item<double>();
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     switch (mode_) {
-      case kWholeFloat: return absl::StrFormat("%.0f.", v);
-      case kFixed: return absl::StrFormat("%.4f", v);
-      default: return absl::StrFormat("%.4e", v);
+      case kWholeFloat:
+        return absl::StrFormat("%.0f.", v);
+      case kFixed:
+        return absl::StrFormat("%.4f", v);
+      default:
+        return absl::StrFormat("%.4e", v);
     }
   }
 
@@ -118,8 +124,8 @@ std::string Body(const Tensor& t, int64_t indent, bool summarize, const Formatte
       }
     }
     if (!line.empty()) lines.push_back(absl::StrJoin(line, ", "));
-    return absl::StrCat("[", absl::StrJoin(lines, absl::StrCat(",\n", std::string(indent + 1, ' '))),
-                        "]");
+    return absl::StrCat(
+        "[", absl::StrJoin(lines, absl::StrCat(",\n", std::string(indent + 1, ' '))), "]");
   }
   std::vector<std::string> slices;
   for (int64_t i : shown) {

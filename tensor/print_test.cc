@@ -70,7 +70,8 @@ TEST(PrintTest, MatchesPyTorch) {
 
 TEST(PrintTest, OtherDTypesAndStreams) {
   EXPECT_EQ(Arange(3, 6, 1, DType::kI32).ToString(), "tensor([3, 4, 5], dtype=i32)");
-  EXPECT_EQ(FromList({-1.5, 2.0}, DType::kBF16).ToString(), "tensor([-1.5000,  2.0000], dtype=bf16)");
+  EXPECT_EQ(FromList({-1.5, 2.0}, DType::kBF16).ToString(),
+            "tensor([-1.5000,  2.0000], dtype=bf16)");
   EXPECT_EQ(FromList({1.0, 2.0}).Transpose(0, 0).ToString(), "tensor([1., 2.], dtype=f32)");
   std::ostringstream os;
   os << Zeros({1}, DType::kF64);

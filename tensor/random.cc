@@ -6,7 +6,7 @@
 namespace ember {
 
 std::array<uint32_t, 4> Generator::Philox(std::array<uint32_t, 4> c, std::array<uint32_t, 2> k) {
-  constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;  // round multipliers
+  constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;    // round multipliers
   constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;  // key schedule
   for (int round = 0; round < 10; ++round) {
     const uint64_t p0 = static_cast<uint64_t>(kMul0) * c[0];
@@ -74,11 +74,16 @@ namespace {
 
 int MantissaBits(DType dtype) {
   switch (dtype) {
-    case DType::kF64: return 53;
-    case DType::kF32: return 24;
-    case DType::kF16: return 11;
-    case DType::kBF16: return 8;
-    default: EMBER_THROW("random: dtype ", DTypeName(dtype), " is not a floating-point type");
+    case DType::kF64:
+      return 53;
+    case DType::kF32:
+      return 24;
+    case DType::kF16:
+      return 11;
+    case DType::kBF16:
+      return 8;
+    default:
+      EMBER_THROW("random: dtype ", DTypeName(dtype), " is not a floating-point type");
   }
 }
 

@@ -15,19 +15,19 @@ TEST(PhiloxTest, KnownAnswers) {
   // Random123's known-answer vectors for philox4x32-10 (kat_vectors).
   EXPECT_EQ(Generator::Philox({0, 0, 0, 0}, {0, 0}),
             (std::array<uint32_t, 4>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
-  EXPECT_EQ(Generator::Philox({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
-                              {0xffffffff, 0xffffffff}),
-            (std::array<uint32_t, 4>{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
-  EXPECT_EQ(Generator::Philox({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
-                              {0xa4093822, 0x299f31d0}),
-            (std::array<uint32_t, 4>{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+  EXPECT_EQ(
+      Generator::Philox({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}),
+      (std::array<uint32_t, 4>{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(
+      Generator::Philox({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}),
+      (std::array<uint32_t, 4>{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
 }
 
 TEST(GeneratorTest, StreamIsTheBlocksInOrder) {
   Generator gen(0x123456789abcdefULL);
   for (uint64_t block = 0; block < 3; ++block) {
-    const auto words = Generator::Philox({static_cast<uint32_t>(block), 0, 0, 0},
-                                         {0x89abcdef, 0x01234567});
+    const auto words =
+        Generator::Philox({static_cast<uint32_t>(block), 0, 0, 0}, {0x89abcdef, 0x01234567});
     for (uint32_t w : words) EXPECT_EQ(gen.NextUint32(), w);
   }
   EXPECT_EQ(gen.offset(), 12u);
@@ -122,7 +122,8 @@ TEST(RandomTensorTest, RandIntCoversTheRangeOnly) {
     ++counts[x + 2];
   }
   for (int c : counts) EXPECT_GT(c, 800);
-  const int64_t lo = std::numeric_limits<int64_t>::lowest(), hi = std::numeric_limits<int64_t>::max();
+  const int64_t lo = std::numeric_limits<int64_t>::lowest(),
+                hi = std::numeric_limits<int64_t>::max();
   EXPECT_NO_THROW(RandInt(lo, hi, {10}, gen));
   EXPECT_EQ(RandInt(0, 10, {3}, gen, DType::kU8).dtype(), DType::kU8);
   try {

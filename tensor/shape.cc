@@ -17,8 +17,8 @@ int64_t NumElements(IntSpan shape, absl::string_view op) {
   int64_t count = 1;
   for (int64_t size : shape) {
     EMBER_CHECK(size >= 0, op, ": negative size ", size, " in shape ", ShapeToString(shape));
-    EMBER_CHECK(!__builtin_mul_overflow(count, size, &count), op, ": shape ",
-                ShapeToString(shape), " has more elements than int64 can count");
+    EMBER_CHECK(!__builtin_mul_overflow(count, size, &count), op, ": shape ", ShapeToString(shape),
+                " has more elements than int64 can count");
   }
   return count;
 }
@@ -52,8 +52,8 @@ int64_t FlatIndex(IntSpan index, IntSpan strides) {
 
 int64_t NormalizeDim(int64_t dim, int64_t ndim, absl::string_view op) {
   const int64_t low = ndim == 0 ? -1 : -ndim, high = ndim == 0 ? 0 : ndim - 1;
-  EMBER_CHECK(dim >= low && dim <= high, op, ": dimension ", dim, " is out of range for a ",
-              ndim, "-d tensor (expected ", low, " to ", high, ")");
+  EMBER_CHECK(dim >= low && dim <= high, op, ": dimension ", dim, " is out of range for a ", ndim,
+              "-d tensor (expected ", low, " to ", high, ")");
   return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
 }
 
@@ -76,8 +76,8 @@ Shape BroadcastShapes(absl::Span<const Shape> shapes, absl::string_view op) {
         const std::string last = names.back();
         names.pop_back();
         EMBER_THROW(op, ": shapes ", absl::StrJoin(names, ", "), " and ", last,
-                    " cannot be broadcast (dimension ", -static_cast<int64_t>(i) - 1, ": ",
-                    merged, " vs ", size, ")");
+                    " cannot be broadcast (dimension ", -static_cast<int64_t>(i) - 1, ": ", merged,
+                    " vs ", size, ")");
       }
       merged = size;
     }

@@ -4,19 +4,13 @@
 #include <vector>
 
 #include "base/error.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace ember {
 namespace {
 
-std::string ErrorOf(void (*fn)()) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using ::testing::ThrowsMessage;
 
 TEST(ShapeTest, NumElementsAndStrings) {
   EXPECT_EQ(NumElements({}), 1);
@@ -24,9 +18,17 @@ TEST(ShapeTest, NumElementsAndStrings) {
   EXPECT_EQ(NumElements({2, 0, 4}), 0);
   EXPECT_EQ(ShapeToString({2, 3}), "[2, 3]");
   EXPECT_EQ(ShapeToString({}), "[]");
-  EXPECT_EQ(ErrorOf([] { NumElements({2, -1}, "zeros"); }), "zeros: negative size -1 in shape [2, -1]");
-  EXPECT_EQ(ErrorOf([] { NumElements({1LL << 40, 1LL << 40}); }),
-            "shape: shape [1099511627776, 1099511627776] has more elements than int64 can count");
+  EXPECT_THAT(
+      [] {
+        NumElements({2, -1}, "zeros");
+      },
+      ThrowsMessage<Error>("zeros: negative size -1 in shape [2, -1]"));
+  EXPECT_THAT(
+      [] {
+        NumElements({1LL << 40, 1LL << 40});
+      },
+      ThrowsMessage<Error>(
+          "shape: shape [1099511627776, 1099511627776] has more elements than int64 can count"));
 }
 
 TEST(ShapeTest, ContiguousStridesAndContiguity) {
@@ -34,7 +36,7 @@ TEST(ShapeTest, ContiguousStridesAndContiguity) {
   EXPECT_EQ(ContiguousStrides({}), Strides{});
   EXPECT_EQ(ContiguousStrides({2, 0, 3}), (Strides{3, 3, 1}));
   EXPECT_TRUE(IsContiguous({2, 3, 4}, {12, 4, 1}));
-  EXPECT_FALSE(IsContiguous({2, 3}, {1, 2}));  // transposed
+  EXPECT_FALSE(IsContiguous({2, 3}, {1, 2}));        // transposed
   EXPECT_TRUE(IsContiguous({2, 1, 3}, {3, 99, 1}));  // size-1 strides do not matter
   EXPECT_TRUE(IsContiguous({2, 0, 3}, {7, 7, 7}));   // empty
   EXPECT_FALSE(IsContiguous({2, 3}, {0, 1}));        // broadcast
@@ -47,10 +49,12 @@ TEST(ShapeTest, FlatIndexAndNormalizeDim) {
   EXPECT_EQ(NormalizeDim(-1, 3, "sum"), 2);
   EXPECT_EQ(NormalizeDim(0, 0, "sum"), 0);  // a scalar accepts 0 and -1, as PyTorch
   EXPECT_EQ(NormalizeDim(-1, 0, "sum"), 0);
-  EXPECT_EQ(ErrorOf([] { NormalizeDim(3, 3, "sum"); }),
-            "sum: dimension 3 is out of range for a 3-d tensor (expected -3 to 2)");
-  EXPECT_EQ(ErrorOf([] { NormalizeDim(-4, 3, "sum"); }),
-            "sum: dimension -4 is out of range for a 3-d tensor (expected -3 to 2)");
+  EXPECT_THAT(
+      [] { NormalizeDim(3, 3, "sum"); },
+      ThrowsMessage<Error>("sum: dimension 3 is out of range for a 3-d tensor (expected -3 to 2)"));
+  EXPECT_THAT([] { NormalizeDim(-4, 3, "sum"); },
+              ThrowsMessage<Error>(
+                  "sum: dimension -4 is out of range for a 3-d tensor (expected -3 to 2)"));
 }
 
 TEST(ShapeTest, BroadcastFollowsNumpyRules) {
@@ -60,10 +64,18 @@ TEST(ShapeTest, BroadcastFollowsNumpyRules) {
   EXPECT_EQ(BroadcastShapes({1}, {0}), (Shape{0}));
   EXPECT_EQ(BroadcastShapes(std::vector<Shape>{{8, 1, 6, 1}, {7, 1, 5}, {1, 1}}),
             (Shape{8, 7, 6, 5}));
-  EXPECT_EQ(ErrorOf([] { BroadcastShapes({2, 3}, {4}, "add"); }),
-            "add: shapes [2, 3] and [4] cannot be broadcast (dimension -1: 3 vs 4)");
-  EXPECT_EQ(ErrorOf([] { BroadcastShapes(std::vector<Shape>{{2, 3}, {1}, {5, 1}}, "where"); }),
-            "where: shapes [2, 3], [1] and [5, 1] cannot be broadcast (dimension -2: 2 vs 5)");
+  EXPECT_THAT(
+      [] {
+        BroadcastShapes({2, 3}, {4}, "add");
+      },
+      ThrowsMessage<Error>(
+          "add: shapes [2, 3] and [4] cannot be broadcast (dimension -1: 3 vs 4)"));
+  EXPECT_THAT(
+      [] {
+        BroadcastShapes(std::vector<Shape>{{2, 3}, {1}, {5, 1}}, "where");
+      },
+      ThrowsMessage<Error>(
+          "where: shapes [2, 3], [1] and [5, 1] cannot be broadcast (dimension -2: 2 vs 5)"));
 }
 
 TEST(ShapeTest, BroadcastMatchesABruteForceRule) {

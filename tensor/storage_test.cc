@@ -78,7 +78,8 @@ TEST(StorageTest, ErrorsNameTheProblem) {
     Storage::Allocate(8, Device::Cuda(0));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "no allocator for device cuda:0: this build of ember has CPU storage only");
+    EXPECT_STREQ(e.what(),
+                 "no allocator for device cuda:0: this build of ember has CPU storage only");
   }
   EXPECT_THROW(Storage::Allocate(-1), Error);
   EXPECT_THROW(Storage::Allocate(int64_t{1} << 62), Error);  // out of memory, not a crash

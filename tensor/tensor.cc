@@ -70,8 +70,8 @@ std::optional<Strides> ViewStrides(IntSpan old_shape, IntSpan old_strides, IntSp
 
 Tensor::Tensor(Storage storage, int64_t offset_elements, IntSpan shape, IntSpan strides,
                DType dtype) {
-  EMBER_CHECK(shape.size() == strides.size(), "tensor: shape ", ShapeToString(shape), " and strides ",
-              ShapeToString(strides), " have different lengths");
+  EMBER_CHECK(shape.size() == strides.size(), "tensor: shape ", ShapeToString(shape),
+              " and strides ", ShapeToString(strides), " have different lengths");
   const int64_t numel = NumElements(shape, "tensor");
   EMBER_CHECK(offset_elements >= 0, "tensor: negative offset ", offset_elements);
   int64_t last = offset_elements;  // the furthest element, when there is one
@@ -81,8 +81,8 @@ Tensor::Tensor(Storage storage, int64_t offset_elements, IntSpan shape, IntSpan 
   }
   const int64_t needed = numel == 0 ? 0 : (last + 1) * ItemSize(dtype);
   EMBER_CHECK(needed <= storage.nbytes(), "tensor: a view of shape ", ShapeToString(shape),
-              ", strides ", ShapeToString(strides), " and offset ", offset_elements, " needs ", needed,
-              " bytes but the storage has ", storage.nbytes());
+              ", strides ", ShapeToString(strides), " and offset ", offset_elements, " needs ",
+              needed, " bytes but the storage has ", storage.nbytes());
   impl_ = std::make_shared<const Impl>(Impl{std::move(storage), offset_elements,
                                             Shape(shape.begin(), shape.end()),
                                             Strides(strides.begin(), strides.end()), dtype, numel});
@@ -147,7 +147,8 @@ Tensor Tensor::Reshape(IntSpan requested) const {
 
 Tensor Tensor::Permute(IntSpan dims) const {
   EMBER_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute: ", ShapeToString(dims),
-              " does not name each of the ", dim(), " dimensions of shape ", ShapeToString(shape()));
+              " does not name each of the ", dim(), " dimensions of shape ",
+              ShapeToString(shape()));
   Shape new_shape(dim());
   Strides new_strides(dim());
   std::vector<bool> seen(dim(), false);
@@ -194,8 +195,8 @@ Tensor Tensor::Narrow(int64_t dim, int64_t start, int64_t length) const {
   EMBER_CHECK(start >= -size && start <= size, "narrow: start ", start,
               " is out of range for dimension ", dim, " of size ", size);
   if (start < 0) start += size;
-  EMBER_CHECK(length >= 0 && start + length <= size, "narrow: start ", start, " + length ",
-              length, " exceeds dimension ", dim, " of size ", size);
+  EMBER_CHECK(length >= 0 && start + length <= size, "narrow: start ", start, " + length ", length,
+              " exceeds dimension ", dim, " of size ", size);
   return Slice(dim, start, start + length);
 }
 
@@ -217,16 +218,17 @@ Tensor Tensor::Select(int64_t dim, int64_t index) const {
 
 Tensor Tensor::Expand(IntSpan requested) const {
   const int64_t ndim = static_cast<int64_t>(requested.size());
-  EMBER_CHECK(ndim >= dim(), "expand: shape ", ShapeToString(requested), " has fewer dimensions than ",
-              ShapeToString(shape()));
+  EMBER_CHECK(ndim >= dim(), "expand: shape ", ShapeToString(requested),
+              " has fewer dimensions than ", ShapeToString(shape()));
   Shape new_shape(ndim);
   Strides new_strides(ndim);
   const int64_t lead = ndim - dim();  // new leading dimensions
   for (int64_t d = 0; d < ndim; ++d) {
     const int64_t want = requested[d];
     if (d < lead) {
-      EMBER_CHECK(want >= 0, "expand: size ", want, " is not allowed for the new leading dimension ",
-                  d, " in ", ShapeToString(requested));
+      EMBER_CHECK(want >= 0, "expand: size ", want,
+                  " is not allowed for the new leading dimension ", d, " in ",
+                  ShapeToString(requested));
       new_shape[d] = want;
       new_strides[d] = 0;
       continue;
@@ -323,8 +325,8 @@ std::vector<Tensor> Tensor::SplitWithSizes(IntSpan sizes, int64_t dim) const {
 std::vector<Tensor> Tensor::Split(int64_t split_size, int64_t dim) const {
   EMBER_CHECK(this->dim() > 0, "split: cannot split a 0-d tensor");
   const int64_t size = shape()[NormalizeDim(dim, this->dim(), "split")];
-  EMBER_CHECK(split_size > 0 || (split_size == 0 && size == 0), "split: split_size must be positive, got ",
-              split_size);
+  EMBER_CHECK(split_size > 0 || (split_size == 0 && size == 0),
+              "split: split_size must be positive, got ", split_size);
   Shape sizes;
   for (int64_t start = 0; start < size; start += split_size) {
     sizes.push_back(std::min(split_size, size - start));
@@ -358,7 +360,8 @@ Tensor Tensor::To(DType dtype) const {
 }
 
 const Tensor& Tensor::Fill(const Scalar& value) const {
-  EMBER_CHECK(device().is_cpu(), "fill: tensors on ", device().ToString(), " are not supported yet");
+  EMBER_CHECK(device().is_cpu(), "fill: tensors on ", device().ToString(),
+              " are not supported yet");
   kernels::cpu::Fill(shape(), dtype(), raw_data(), strides(), value);
   return *this;
 }

@@ -71,8 +71,8 @@ class Tensor {
   // The only element of a one-element tensor, converted to T.
   template <typename T = double>
   T item() const {
-    EMBER_CHECK(numel() == 1, "item: tensor of shape ", ShapeToString(shape()),
-                " has ", numel(), " elements, not 1");
+    EMBER_CHECK(numel() == 1, "item: tensor of shape ", ShapeToString(shape()), " has ", numel(),
+                " elements, not 1");
     return at<T>(Shape(dim(), 0));
   }
   // All elements in row-major order, converted to T.

@@ -1,24 +1,17 @@
 #include "tensor/tensor.h"
 
 #include <cmath>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
 
 namespace ember {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using ::testing::ThrowsMessage;
 
 TEST(TensorTest, Metadata) {
   const Tensor t = Empty({2, 3, 4}, DType::kF64);
@@ -35,8 +28,9 @@ TEST(TensorTest, Metadata) {
   EXPECT_EQ(t.storage().nbytes(), 24 * 8);
   EXPECT_TRUE(t.is_contiguous());
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % kStorageAlignment, 0u);
-  EXPECT_EQ(ErrorOf([&] { t.size(3); }),
-            "size: dimension 3 is out of range for a 3-d tensor (expected -3 to 2)");
+  EXPECT_THAT([&] { t.size(3); },
+              ThrowsMessage<Error>(
+                  "size: dimension 3 is out of range for a 3-d tensor (expected -3 to 2)"));
 }
 
 TEST(TensorTest, HandlesShareTheTensor) {
@@ -47,7 +41,8 @@ TEST(TensorTest, HandlesShareTheTensor) {
   EXPECT_EQ(a.at({1}), 2.0);
   EXPECT_FALSE(a.is_same(a.View({3})));
   EXPECT_FALSE(Tensor().defined());
-  EXPECT_EQ(ErrorOf([] { Tensor().numel(); }), "the tensor is undefined (default-constructed)");
+  EXPECT_THAT([] { Tensor().numel(); },
+              ThrowsMessage<Error>("the tensor is undefined (default-constructed)"));
 }
 
 TEST(TensorTest, ElementAccessIsCheckedAndConverts) {
@@ -57,23 +52,37 @@ TEST(TensorTest, ElementAccessIsCheckedAndConverts) {
   EXPECT_EQ(t.data<float>()[4], 5.5f);
   EXPECT_EQ(t.Select(1, 1).ToVector<float>(), (std::vector<float>{2.5f, 5.5f}));
   EXPECT_EQ(t.Select(0, 1).Select(0, 0).item(), 4.5);
-  EXPECT_EQ(ErrorOf([&] { t.at({2, 0}); }),
-            "at: index 2 is out of bounds for dimension 0 with size 2 (shape [2, 3])");
-  EXPECT_EQ(ErrorOf([&] { t.at({0}); }), "at: index [0] has 1 entries for a 2-d tensor of shape [2, 3]");
-  EXPECT_EQ(ErrorOf([&] { t.data<double>(); }), "data: tensor has dtype f32, not f64");
-  EXPECT_EQ(ErrorOf([&] { t.item(); }), "item: tensor of shape [2, 3] has 6 elements, not 1");
+  EXPECT_THAT(
+      [&] {
+        t.at({2, 0});
+      },
+      ThrowsMessage<Error>(
+          "at: index 2 is out of bounds for dimension 0 with size 2 (shape [2, 3])"));
+  EXPECT_THAT([&] { t.at({0}); },
+              ThrowsMessage<Error>("at: index [0] has 1 entries for a 2-d tensor of shape [2, 3]"));
+  EXPECT_THAT([&] { t.data<double>(); },
+              ThrowsMessage<Error>("data: tensor has dtype f32, not f64"));
+  EXPECT_THAT([&] { t.item(); },
+              ThrowsMessage<Error>("item: tensor of shape [2, 3] has 6 elements, not 1"));
 }
 
 TEST(TensorTest, ConstructorRejectsViewsOutsideTheStorage) {
   Storage storage = Storage::Allocate(6 * sizeof(float));
   EXPECT_NO_THROW(Tensor(storage, 2, {2, 2}, {2, 1}, DType::kF32));
-  EXPECT_EQ(ErrorOf([&] { Tensor(storage, 3, {2, 2}, {2, 1}, DType::kF32); }),
-            "tensor: a view of shape [2, 2], strides [2, 1] and offset 3 needs 28 bytes but the "
-            "storage has 24");
-  EXPECT_EQ(ErrorOf([&] { Tensor(storage, 0, {2}, {-1}, DType::kF32); }),
-            "tensor: negative stride in [-1]");
-  EXPECT_EQ(ErrorOf([&] { Tensor(storage, 0, {2}, {1, 1}, DType::kF32); }),
-            "tensor: shape [2] and strides [1, 1] have different lengths");
+  EXPECT_THAT(
+      [&] {
+        Tensor(storage, 3, {2, 2}, {2, 1}, DType::kF32);
+      },
+      ThrowsMessage<Error>(
+          "tensor: a view of shape [2, 2], strides [2, 1] and offset 3 needs 28 bytes but the "
+          "storage has 24"));
+  EXPECT_THAT([&] { Tensor(storage, 0, {2}, {-1}, DType::kF32); },
+              ThrowsMessage<Error>("tensor: negative stride in [-1]"));
+  EXPECT_THAT(
+      [&] {
+        Tensor(storage, 0, {2}, {1, 1}, DType::kF32);
+      },
+      ThrowsMessage<Error>("tensor: shape [2] and strides [1, 1] have different lengths"));
   EXPECT_NO_THROW(Tensor(storage, 100, {0, 5}, {5, 1}, DType::kF32));  // no element to reach
 }
 
@@ -94,7 +103,8 @@ TEST(TensorTest, CloneContiguousAndTo) {
   EXPECT_EQ(f.ToVector<int>(), (std::vector<int>{0, 0, 2, 255}));  // truncate, saturate
   const Tensor h = FromList({1.0, 1.0009765625, 65520.0}).To(DType::kF16);
   EXPECT_EQ(h.ToVector<float>(), (std::vector<float>{1.0f, 1.0009765625f, INFINITY}));
-  EXPECT_EQ(FromList({0.0, 0.5}).To(DType::kBool).ToVector<bool>(), (std::vector<bool>{false, true}));
+  EXPECT_EQ(FromList({0.0, 0.5}).To(DType::kBool).ToVector<bool>(),
+            (std::vector<bool>{false, true}));
 }
 
 TEST(TensorTest, FillWritesOnlyTheView) {
@@ -112,13 +122,20 @@ TEST(TensorTest, CopyFromBroadcastsConvertsAndHandlesOverlap) {
   const Tensor dst = Zeros({2, 3});
   dst.CopyFrom(FromList({1, 2, 3}));
   EXPECT_EQ(dst.ToVector<float>(), (std::vector<float>{1, 2, 3, 1, 2, 3}));
-  EXPECT_EQ(ErrorOf([&] { dst.CopyFrom(Zeros({2})); }),
-            "copy: shapes [2] and [2, 3] cannot be broadcast (dimension -1: 2 vs 3)");
-  EXPECT_EQ(ErrorOf([&] { dst.CopyFrom(Zeros({4, 2, 3})); }),
-            "copy: a source of shape [4, 2, 3] cannot be broadcast to the destination's shape [2, 3]");
-  EXPECT_EQ(ErrorOf([&] { Zeros({1}).Expand({3}).CopyFrom(Ones({3})); }),
-            "copy: the destination of shape [3] and strides [0] writes several elements to one "
-            "memory location");
+  EXPECT_THAT([&] { dst.CopyFrom(Zeros({2})); },
+              ThrowsMessage<Error>(
+                  "copy: shapes [2] and [2, 3] cannot be broadcast (dimension -1: 2 vs 3)"));
+  EXPECT_THAT(
+      [&] {
+        dst.CopyFrom(Zeros({4, 2, 3}));
+      },
+      ThrowsMessage<Error>("copy: a source of shape [4, 2, 3] cannot be broadcast to the "
+                           "destination's shape [2, 3]"));
+  EXPECT_THAT(
+      [&] { Zeros({1}).Expand({3}).CopyFrom(Ones({3})); },
+      ThrowsMessage<Error>(
+          "copy: the destination of shape [3] and strides [0] writes several elements to one "
+          "memory location"));
   // Overlapping source and destination: x[1:] = x[:-1] must read the old values.
   const Tensor x = Arange(6);
   x.Slice(0, 1).CopyFrom(x.Slice(0, 0, 5));

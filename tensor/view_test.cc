@@ -9,12 +9,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
 #include "tensor/tensor.h"
 
 namespace ember {
 namespace {
+
+using ::testing::ThrowsMessage;
 
 // The model: a shape and the element numbers in row-major order.
 struct Ref {
@@ -308,11 +311,17 @@ TEST_F(ViewChainTest, RandomChainsMatchTheBruteForceModel) {
 
 TEST(ViewTest, ViewsShareStorageAndSeeWrites) {
   const Tensor base = Arange(24).View({2, 3, 4});
-  const std::vector<Tensor> views = {
-      base.View({6, 4}),       base.Permute({2, 0, 1}), base.Transpose(0, 2),
-      base.Slice(2, 1, 4, 2),  base.Narrow(1, 1, 2),    base.Select(1, 2),
-      base.Unsqueeze(1).Expand({2, 5, 3, 4}),           base.Unsqueeze(0).Squeeze(),
-      base.Flatten(1),         base.Split(2, 2)[1],     base.Chunk(3, 1)[2]};
+  const std::vector<Tensor> views = {base.View({6, 4}),
+                                     base.Permute({2, 0, 1}),
+                                     base.Transpose(0, 2),
+                                     base.Slice(2, 1, 4, 2),
+                                     base.Narrow(1, 1, 2),
+                                     base.Select(1, 2),
+                                     base.Unsqueeze(1).Expand({2, 5, 3, 4}),
+                                     base.Unsqueeze(0).Squeeze(),
+                                     base.Flatten(1),
+                                     base.Split(2, 2)[1],
+                                     base.Chunk(3, 1)[2]};
   for (const Tensor& v : views) {
     EXPECT_TRUE(v.storage().is_same(base.storage())) << v.ToString();
   }
@@ -352,7 +361,7 @@ TEST(ViewTest, ZeroSizeDimensions) {
   EXPECT_EQ(t.numel(), 0);
   EXPECT_TRUE(t.is_contiguous());
   EXPECT_EQ(t.View({0, 5}).shape(), (Shape{0, 5}));
-  EXPECT_EQ(t.View({-1, 3}).shape(), (Shape{0, 3}) );
+  EXPECT_EQ(t.View({-1, 3}).shape(), (Shape{0, 3}));
   EXPECT_EQ(t.Permute({2, 1, 0}).shape(), (Shape{2, 0, 3}));
   EXPECT_EQ(t.Select(0, 2).shape(), (Shape{0, 2}));
   EXPECT_EQ(t.Expand({4, 3, 0, 2}).shape(), (Shape{4, 3, 0, 2}));
@@ -373,29 +382,59 @@ TEST(ViewTest, BadViewsThrowNamingTheOpAndShapes) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message([&] { t.View({4, 2}); }), "view: shape [4, 2] is invalid for input of size 6");
-  EXPECT_EQ(message([&] { t.View({-1, -1}); }), "view: only one dimension can be -1 in [-1, -1]");
-  EXPECT_EQ(message([&] { t.Permute({0, 0}); }), "permute: dimension 0 repeats in [0, 0]");
-  EXPECT_EQ(message([&] { t.Permute({0}); }),
-            "permute: [0] does not name each of the 2 dimensions of shape [2, 3]");
-  EXPECT_EQ(message([&] { t.Transpose(0, 2); }),
-            "transpose: dimension 2 is out of range for a 2-d tensor (expected -2 to 1)");
-  EXPECT_EQ(message([&] { t.Select(1, 3); }),
-            "select: index 3 is out of range for dimension 1 of size 3 (shape [2, 3])");
-  EXPECT_EQ(message([&] { t.Narrow(1, 2, 2); }),
-            "narrow: start 2 + length 2 exceeds dimension 1 of size 3");
-  EXPECT_EQ(message([&] { t.Slice(0, 0, 2, 0); }), "slice: step must be positive, got 0");
-  EXPECT_EQ(message([&] { t.Expand({3, 3}); }),
-            "expand: cannot expand shape [2, 3] to [3, 3] (dimension 0: 2 to 3; only size-1 "
-            "dimensions can grow)");
-  EXPECT_EQ(message([&] { t.BroadcastTo({3}); }), "broadcast_to: cannot broadcast shape [2, 3] to [3]");
-  EXPECT_EQ(message([&] { t.BroadcastTo({2, 2}); }),
-            "broadcast_to: shapes [2, 3] and [2, 2] cannot be broadcast (dimension -1: 3 vs 2)");
-  EXPECT_EQ(message([&] { t.SplitWithSizes({1, 1}, 1); }),
-            "split: sizes [1, 1] add up to 2, not to the size 3 of dimension 1");
-  EXPECT_EQ(message([&] { t.Chunk(0); }), "chunk: number of chunks must be positive, got 0");
-  EXPECT_EQ(message([&] { t.Unsqueeze(4); }),
-            "unsqueeze: dimension 4 is out of range for a 3-d tensor (expected -3 to 2)");
+  EXPECT_THAT(
+      [&] {
+        t.View({4, 2});
+      },
+      ThrowsMessage<Error>("view: shape [4, 2] is invalid for input of size 6"));
+  EXPECT_THAT(
+      [&] {
+        t.View({-1, -1});
+      },
+      ThrowsMessage<Error>("view: only one dimension can be -1 in [-1, -1]"));
+  EXPECT_THAT(
+      [&] {
+        t.Permute({0, 0});
+      },
+      ThrowsMessage<Error>("permute: dimension 0 repeats in [0, 0]"));
+  EXPECT_THAT(
+      [&] { t.Permute({0}); },
+      ThrowsMessage<Error>("permute: [0] does not name each of the 2 dimensions of shape [2, 3]"));
+  EXPECT_THAT([&] { t.Transpose(0, 2); },
+              ThrowsMessage<Error>(
+                  "transpose: dimension 2 is out of range for a 2-d tensor (expected -2 to 1)"));
+  EXPECT_THAT([&] { t.Select(1, 3); },
+              ThrowsMessage<Error>(
+                  "select: index 3 is out of range for dimension 1 of size 3 (shape [2, 3])"));
+  EXPECT_THAT([&] { t.Narrow(1, 2, 2); },
+              ThrowsMessage<Error>("narrow: start 2 + length 2 exceeds dimension 1 of size 3"));
+  EXPECT_THAT([&] { t.Slice(0, 0, 2, 0); },
+              ThrowsMessage<Error>("slice: step must be positive, got 0"));
+  EXPECT_THAT(
+      [&] {
+        t.Expand({3, 3});
+      },
+      ThrowsMessage<Error>(
+          "expand: cannot expand shape [2, 3] to [3, 3] (dimension 0: 2 to 3; only size-1 "
+          "dimensions can grow)"));
+  EXPECT_THAT([&] { t.BroadcastTo({3}); },
+              ThrowsMessage<Error>("broadcast_to: cannot broadcast shape [2, 3] to [3]"));
+  EXPECT_THAT(
+      [&] {
+        t.BroadcastTo({2, 2});
+      },
+      ThrowsMessage<Error>(
+          "broadcast_to: shapes [2, 3] and [2, 2] cannot be broadcast (dimension -1: 3 vs 2)"));
+  EXPECT_THAT(
+      [&] {
+        t.SplitWithSizes({1, 1}, 1);
+      },
+      ThrowsMessage<Error>("split: sizes [1, 1] add up to 2, not to the size 3 of dimension 1"));
+  EXPECT_THAT([&] { t.Chunk(0); },
+              ThrowsMessage<Error>("chunk: number of chunks must be positive, got 0"));
+  EXPECT_THAT([&] { t.Unsqueeze(4); },
+              ThrowsMessage<Error>(
+                  "unsqueeze: dimension 4 is out of range for a 3-d tensor (expected -3 to 2)"));
 }
 
 }  // namespace

@@ -17,10 +17,9 @@ Loop Coalesce(IntSpan shape, IntSpan a_strides, IntSpan b_strides) {
   Loop loop;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
-    const bool mergeable =
-        !loop.shape.empty() &&
-        loop.strides[0].back() == a_strides[d] * shape[d] &&
-        loop.strides[1].back() == b_strides[d] * shape[d];
+    const bool mergeable = !loop.shape.empty() &&
+                           loop.strides[0].back() == a_strides[d] * shape[d] &&
+                           loop.strides[1].back() == b_strides[d] * shape[d];
     if (mergeable) {
       loop.shape.back() *= shape[d];
       loop.strides[0].back() = a_strides[d];
@@ -54,8 +53,8 @@ void ForEachRow(const Loop& loop, Inner&& inner) {
 
 }  // namespace
 
-void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides,
-              DType dst_dtype, void* dst, IntSpan dst_strides) {
+void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides, DType dst_dtype,
+              void* dst, IntSpan dst_strides) {
   if (NumElements(shape) == 0) return;
   const Loop loop = Coalesce(shape, src_strides, dst_strides);
   VisitDType(src_dtype, [&](auto src_tag) {

@@ -12,8 +12,8 @@ namespace ember::kernels::cpu {
 //      0 where src is broadcast).
 // dst: elements of dst_dtype at dst + sum(i[d] * dst_strides[d]); overwritten.
 // dst must not overlap src unless both describe the very same elements.
-void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides,
-              DType dst_dtype, void* dst, IntSpan dst_strides);
+void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides, DType dst_dtype,
+              void* dst, IntSpan dst_strides);
 
 // dst[i] = value converted to `dtype`, for every index i of `shape` (strided as above).
 void Fill(IntSpan shape, DType dtype, void* dst, IntSpan strides, const Scalar& value);

@@ -20,7 +20,9 @@ struct Layout {
 };
 
 Layout RandomLayout(std::mt19937& rng, const Shape& shape, bool allow_broadcast) {
-  auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
   const size_t n = shape.size();
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
@@ -32,7 +34,8 @@ Layout RandomLayout(std::mt19937& rng, const Shape& shape, bool allow_broadcast)
     layout.strides[d] = allow_broadcast && uniform(0, 4) == 0 ? 0 : stride;
     stride *= shape[d] + uniform(0, 1);  // sometimes padded
   }
-  for (size_t d = 0; d < n; ++d) layout.span += std::max<int64_t>(shape[d] - 1, 0) * layout.strides[d];
+  for (size_t d = 0; d < n; ++d)
+    layout.span += std::max<int64_t>(shape[d] - 1, 0) * layout.strides[d];
   return layout;
 }
 
@@ -49,19 +52,24 @@ template <typename S, typename D>
 void CheckCopies(std::mt19937& rng) {
   for (int trial = 0; trial < 200; ++trial) {
     Shape shape(std::uniform_int_distribution<int>(0, 4)(rng));
-    for (int64_t& s : shape) s = std::uniform_int_distribution<int>(0, 9)(rng) == 0 ? 0 : std::uniform_int_distribution<int>(1, 7)(rng);
+    for (int64_t& s : shape)
+      s = std::uniform_int_distribution<int>(0, 9)(rng) == 0
+              ? 0
+              : std::uniform_int_distribution<int>(1, 7)(rng);
     const Layout in = RandomLayout(rng, shape, /*allow_broadcast=*/true);
     const Layout out = RandomLayout(rng, shape, /*allow_broadcast=*/false);
     const std::unique_ptr<S[]> src = RandomValues<S>(rng, in.span);
     std::unique_ptr<D[]> dst = RandomValues<D>(rng, out.span), expected(new D[out.span]);
     std::copy(dst.get(), dst.get() + out.span, expected.get());
     for (NdIndexIterator it(shape); !it.done(); it.Next()) {
-      expected[FlatIndex(it.index(), out.strides)] = Convert<D>(src[FlatIndex(it.index(), in.strides)]);
+      expected[FlatIndex(it.index(), out.strides)] =
+          Convert<D>(src[FlatIndex(it.index(), in.strides)]);
     }
     CopyCast(shape, kDTypeOf<S>, src.get(), in.strides, kDTypeOf<D>, dst.get(), out.strides);
     ASSERT_EQ(0, std::memcmp(dst.get(), expected.get(), out.span * sizeof(D)))
-        << DTypeName(kDTypeOf<S>) << " -> " << DTypeName(kDTypeOf<D>) << " shape " << ShapeToString(shape)
-        << " src strides " << ShapeToString(in.strides) << " dst strides " << ShapeToString(out.strides);
+        << DTypeName(kDTypeOf<S>) << " -> " << DTypeName(kDTypeOf<D>) << " shape "
+        << ShapeToString(shape) << " src strides " << ShapeToString(in.strides) << " dst strides "
+        << ShapeToString(out.strides);
   }
 }
 

@@ -32,11 +32,16 @@ cudaError_t Launch(void* dst, uint64_t bits, const FillLayout& layout) {
 cudaError_t LaunchFill(void* dst, int element_bytes, uint64_t bits, const FillLayout& layout) {
   if (layout.numel == 0) return cudaSuccess;
   switch (element_bytes) {
-    case 1: return Launch<uint8_t>(dst, bits, layout);
-    case 2: return Launch<uint16_t>(dst, bits, layout);
-    case 4: return Launch<uint32_t>(dst, bits, layout);
-    case 8: return Launch<uint64_t>(dst, bits, layout);
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return Launch<uint8_t>(dst, bits, layout);
+    case 2:
+      return Launch<uint16_t>(dst, bits, layout);
+    case 4:
+      return Launch<uint32_t>(dst, bits, layout);
+    case 8:
+      return Launch<uint64_t>(dst, bits, layout);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

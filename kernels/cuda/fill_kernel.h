@@ -4,9 +4,9 @@
 // The device side of fill.h, kept free of ember's host headers so that nvcc compiles
 // only CUDA and the standard library.
 
-#include <cstdint>
-
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 namespace ember::kernels::cuda::internal {
 

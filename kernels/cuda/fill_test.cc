@@ -32,9 +32,9 @@ TEST_F(CudaFillTest, MatchesTheCpuKernelOnStridedLayouts) {
     Strides strides;
     int64_t span;  // elements the buffer needs
   };
-  const std::vector<Case> cases = {
-      {{1000}, {1}, 1000}, {{3, 4}, {8, 2}, 24}, {{2, 1, 5}, {10, 99, 2}, 20},
-      {{}, {}, 1},         {{4, 0}, {1, 1}, 4},  {{2, 3, 4}, {1, 2, 6}, 24}};
+  const std::vector<Case> cases = {{{1000}, {1}, 1000},          {{3, 4}, {8, 2}, 24},
+                                   {{2, 1, 5}, {10, 99, 2}, 20}, {{}, {}, 1},
+                                   {{4, 0}, {1, 1}, 4},          {{2, 3, 4}, {1, 2, 6}, 24}};
   for (DType dtype : kAllDTypes) {
     for (const Case& c : cases) {
       const int64_t nbytes = c.span * ItemSize(dtype);
