@@ -44,6 +44,13 @@ bool IsContiguous(IntSpan shape, IntSpan strides) {
   return true;
 }
 
+int64_t SpanElements(IntSpan shape, IntSpan strides) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  int64_t span = 1;
+  for (size_t d = 0; d < shape.size(); ++d) span += (shape[d] - 1) * strides[d];
+  return span;
+}
+
 int64_t FlatIndex(IntSpan index, IntSpan strides) {
   int64_t offset = 0;
   for (size_t d = 0; d < index.size(); ++d) offset += index[d] * strides[d];

@@ -31,6 +31,10 @@ Strides ContiguousStrides(IntSpan shape);
 // size-1 dimensions do not matter, and an empty tensor is contiguous.
 bool IsContiguous(IntSpan shape, IntSpan strides);
 
+// Elements from the first element of (shape, strides) to one past its furthest:
+// 1 + sum((shape[d] - 1) * strides[d]), or 0 when there are no elements.
+int64_t SpanElements(IntSpan shape, IntSpan strides);
+
 // Offset in elements of the element at `index`: sum of index[d] * strides[d].
 int64_t FlatIndex(IntSpan index, IntSpan strides);
 

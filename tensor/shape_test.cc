@@ -43,6 +43,15 @@ TEST(ShapeTest, ContiguousStridesAndContiguity) {
   EXPECT_FALSE(IsContiguous({2, 3}, {4, 1}));        // padded rows
 }
 
+TEST(ShapeTest, SpanElements) {
+  EXPECT_EQ(SpanElements({2, 3}, {3, 1}), 6);
+  EXPECT_EQ(SpanElements({2, 3}, {1, 2}), 6);   // transposed
+  EXPECT_EQ(SpanElements({2, 3}, {8, 2}), 13);  // strided rows: 1 + 8 + 4
+  EXPECT_EQ(SpanElements({4, 3}, {0, 1}), 3);   // broadcast
+  EXPECT_EQ(SpanElements({}, {}), 1);
+  EXPECT_EQ(SpanElements({5, 0}, {1, 1}), 0);
+}
+
 TEST(ShapeTest, FlatIndexAndNormalizeDim) {
   EXPECT_EQ(FlatIndex({1, 2, 3}, {12, 4, 1}), 23);
   EXPECT_EQ(FlatIndex({1, 2}, {0, 5}), 10);

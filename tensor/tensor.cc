@@ -21,8 +21,8 @@ Shape InferSize(IntSpan requested, int64_t numel, absl::string_view op) {
       EMBER_CHECK(!infer, op, ": only one dimension can be -1 in ", ShapeToString(requested));
       infer = d;
     } else {
-      EMBER_CHECK(shape[d] >= 0, op, ": invalid size ", shape[d], " in ", ShapeToString(requested));
-      known *= shape[d];
+      EMBER_CHECK(shape[d] >= 0 && !__builtin_mul_overflow(known, shape[d], &known), op,
+                  ": invalid size ", shape[d], " in ", ShapeToString(requested));
     }
   }
   if (infer) {
@@ -74,12 +74,11 @@ Tensor::Tensor(Storage storage, int64_t offset_elements, IntSpan shape, IntSpan 
               " and strides ", ShapeToString(strides), " have different lengths");
   const int64_t numel = NumElements(shape, "tensor");
   EMBER_CHECK(offset_elements >= 0, "tensor: negative offset ", offset_elements);
-  int64_t last = offset_elements;  // the furthest element, when there is one
-  for (size_t d = 0; d < shape.size(); ++d) {
-    EMBER_CHECK(strides[d] >= 0, "tensor: negative stride in ", ShapeToString(strides));
-    if (shape[d] > 0) last += (shape[d] - 1) * strides[d];
+  for (int64_t stride : strides) {
+    EMBER_CHECK(stride >= 0, "tensor: negative stride in ", ShapeToString(strides));
   }
-  const int64_t needed = numel == 0 ? 0 : (last + 1) * ItemSize(dtype);
+  const int64_t span = SpanElements(shape, strides);
+  const int64_t needed = span == 0 ? 0 : (offset_elements + span) * ItemSize(dtype);
   EMBER_CHECK(needed <= storage.nbytes(), "tensor: a view of shape ", ShapeToString(shape),
               ", strides ", ShapeToString(strides), " and offset ", offset_elements, " needs ",
               needed, " bytes but the storage has ", storage.nbytes());
@@ -369,9 +368,8 @@ const Tensor& Tensor::Fill(const Scalar& value) const {
 namespace {
 // [first, last) bytes of the storage that a tensor's elements can touch.
 std::pair<int64_t, int64_t> ByteRange(const Tensor& t) {
-  int64_t last = t.offset_elements();
-  for (int64_t d = 0; d < t.dim(); ++d) last += (t.shape()[d] - 1) * t.strides()[d];
-  return {t.offset_elements() * t.itemsize(), (last + 1) * t.itemsize()};
+  const int64_t span = SpanElements(t.shape(), t.strides());
+  return {t.offset_elements() * t.itemsize(), (t.offset_elements() + span) * t.itemsize()};
 }
 }  // namespace
 

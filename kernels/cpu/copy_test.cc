@@ -16,7 +16,7 @@ namespace {
 struct Layout {
   Shape shape;
   Strides strides;
-  int64_t span = 1;  // elements the buffer needs
+  int64_t span = 0;  // elements the buffer needs
 };
 
 Layout RandomLayout(std::mt19937& rng, const Shape& shape, bool allow_broadcast) {
@@ -27,15 +27,14 @@ Layout RandomLayout(std::mt19937& rng, const Shape& shape, bool allow_broadcast)
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), rng);
-  Layout layout{shape, Strides(n), 1};
+  Layout layout{shape, Strides(n)};
   int64_t stride = uniform(1, 2);  // 2: every other element
   for (size_t i = n; i-- > 0;) {
     const size_t d = order[i];
     layout.strides[d] = allow_broadcast && uniform(0, 4) == 0 ? 0 : stride;
     stride *= shape[d] + uniform(0, 1);  // sometimes padded
   }
-  for (size_t d = 0; d < n; ++d)
-    layout.span += std::max<int64_t>(shape[d] - 1, 0) * layout.strides[d];
+  layout.span = SpanElements(shape, layout.strides);
   return layout;
 }
 
