@@ -1,0 +1,86 @@
+#ifndef EMBER_KERNELS_CPU_INTERNAL_STRIDED_H_
+#define EMBER_KERNELS_CPU_INTERNAL_STRIDED_H_
+
+#include <array>
+#include <cstdint>
+
+#include "tensor/shape.h"
+
+namespace ember::kernels::cpu::internal {
+
+// A loop nest over N operands of one shape, each with its own strides (in elements;
+// 0 where an operand is broadcast). Dimensions of size 1 are dropped, and
+// neighbouring dimensions merged where every operand steps through them as one
+// (stride[d] == stride[d + 1] * size[d + 1]), so contiguous operands become a single
+// row. The innermost dimension is last; there is always at least one.
+template <size_t N>
+struct StridedLoop {
+  Shape shape;
+  std::array<Strides, N> strides;
+
+  int64_t row_length() const { return shape.back(); }
+  // Number of rows: the product of all sizes but the last.
+  int64_t rows() const {
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
+    return rows;
+  }
+};
+
+template <size_t N>
+StridedLoop<N> Coalesce(IntSpan shape, const std::array<IntSpan, N>& strides) {
+  StridedLoop<N> loop;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool mergeable = !loop.shape.empty();
+    for (size_t k = 0; k < N && mergeable; ++k) {
+      mergeable = loop.strides[k].back() == strides[k][d] * shape[d];
+    }
+    if (mergeable) {
+      loop.shape.back() *= shape[d];
+      for (size_t k = 0; k < N; ++k) loop.strides[k].back() = strides[k][d];
+    } else {
+      loop.shape.push_back(shape[d]);
+      for (size_t k = 0; k < N; ++k) loop.strides[k].push_back(strides[k][d]);
+    }
+  }
+  if (loop.shape.empty()) {  // a scalar, or all sizes 1: one element
+    loop.shape.push_back(1);
+    for (size_t k = 0; k < N; ++k) loop.strides[k].push_back(1);
+  }
+  return loop;
+}
+
+// Calls fn(offsets, n, inner_strides) for each row in [row_begin, row_end): offsets[k]
+// is operand k's offset (in elements) of the row's first element, n the row length
+// and inner_strides[k] operand k's stride along the row.
+template <size_t N, typename Fn>
+void ForEachRow(const StridedLoop<N>& loop, int64_t row_begin, int64_t row_end, Fn&& fn) {
+  const size_t outer = loop.shape.size() - 1;
+  Shape index(outer);
+  int64_t r = row_begin;
+  for (size_t d = outer; d-- > 0;) {  // unravel row_begin
+    index[d] = r % loop.shape[d];
+    r /= loop.shape[d];
+  }
+  std::array<int64_t, N> offsets, inner;
+  for (size_t k = 0; k < N; ++k) {
+    offsets[k] = FlatIndex(index, IntSpan(loop.strides[k].data(), outer));
+    inner[k] = loop.strides[k][outer];
+  }
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    fn(offsets, loop.shape[outer], inner);
+    for (size_t d = outer; d-- > 0;) {  // odometer step, keeping the offsets current
+      if (++index[d] < loop.shape[d]) {
+        for (size_t k = 0; k < N; ++k) offsets[k] += loop.strides[k][d];
+        break;
+      }
+      for (size_t k = 0; k < N; ++k) offsets[k] -= (loop.shape[d] - 1) * loop.strides[k][d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace ember::kernels::cpu::internal
+
+#endif  // EMBER_KERNELS_CPU_INTERNAL_STRIDED_H_

@@ -1,0 +1,90 @@
+#include "kernels/cpu/thread_pool.h"
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+TEST(ThreadPoolTest, CoversTheRangeOnceInEqualChunks) {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.num_threads(), threads);
+    for (int64_t n : {0, 1, 2, 7, 100, 1001}) {
+      for (int64_t grain : {1, 10, 1000}) {
+        std::vector<std::atomic<int>> hits(n);
+        std::mutex mutex;
+        std::set<std::pair<int64_t, int64_t>> chunks;
+        pool.ParallelFor(n, grain, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) hits[i]++;
+          std::lock_guard<std::mutex> lock(mutex);
+          chunks.insert({begin, end});
+        });
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
+        if (n == 0) continue;
+        // The cut: ceil(n / k) per chunk, k = min(threads, ceil(n / grain)).
+        const int64_t k = std::min<int64_t>(threads, (n + grain - 1) / grain);
+        const int64_t size = (n + k - 1) / k;
+        for (const auto& [begin, end] : chunks) {
+          EXPECT_EQ(begin % size, 0);
+          EXPECT_EQ(end, std::min(n, begin + size));
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadPoolTest, UsesSeveralThreadsAndNestsSerially) {
+  ThreadPool pool(3);
+  std::mutex mutex;
+  std::set<std::thread::id> ids;
+  std::atomic<int64_t> inner_total{0};
+  pool.ParallelFor(3, 1, [&](int64_t, int64_t) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ids.insert(std::this_thread::get_id());
+    }
+    // A nested loop runs serially on this thread instead of waiting on the pool.
+    pool.ParallelFor(10, 1, [&](int64_t b, int64_t e) {
+      EXPECT_EQ(b, 0);
+      EXPECT_EQ(e, 10);
+      inner_total += e - b;
+    });
+  });
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(inner_total.load(), 30);
+}
+
+TEST(ThreadPoolTest, ManyLoopsAndConcurrentCallers) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> total{0};
+  auto work = [&] {
+    for (int i = 0; i < 500; ++i) {
+      pool.ParallelFor(64, 1, [&](int64_t b, int64_t e) { total += e - b; });
+    }
+  };
+  std::thread other(work);
+  work();
+  other.join();
+  EXPECT_EQ(total.load(), 2 * 500 * 64);
+}
+
+TEST(ThreadPoolTest, DefaultPoolCanBeResized) {
+  const int before = NumThreads();
+  SetNumThreads(3);
+  EXPECT_EQ(NumThreads(), 3);
+  std::atomic<int64_t> total{0};
+  ParallelFor(100, 1, [&](int64_t b, int64_t e) { total += e - b; });
+  EXPECT_EQ(total.load(), 100);
+  SetNumThreads(before);
+  EXPECT_EQ(NumThreads(), before);
+}
+
+}  // namespace
+}  // namespace ember::kernels::cpu
