@@ -1,0 +1,251 @@
+// Elementwise unary kernels (see unary.h), with Highway's dynamic dispatch: this file
+// is compiled once per SIMD target, and each call runs the best target the CPU has.
+
+#include "kernels/cpu/unary.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "base/error.h"
+#include "kernels/cpu/thread_pool.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/unary.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// out[i] = op(d, in_0[i], ...) over n elements: whole vectors, then the tail copied
+// into zero-padded vectors, so that every element takes the same code path.
+template <typename T, class Op, typename... In>
+void Map(int64_t n, T* out, const Op& op, const In*... in) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(op(d, hn::LoadU(d, in + i)...), d, out + i);
+  if (i == n) return;
+  constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(T);
+  const size_t tail_bytes = static_cast<size_t>(n - i) * sizeof(T);
+  HWY_ALIGN T result[kMaxLanes];
+  auto load_tail = [&](const T* src) {
+    HWY_ALIGN T padded[kMaxLanes] = {};
+    std::memcpy(padded, src + i, tail_bytes);
+    return hn::Load(d, padded);
+  };
+  hn::Store(op(d, load_tail(in)...), d, result);
+  std::memcpy(out + i, result, tail_bytes);
+}
+
+// sqrt(2 / pi) and the cubic coefficient of GPT-2's GELU.
+constexpr double kGeluBeta = 0.7978845608028654;
+constexpr double kGeluKappa = 0.044715;
+
+// One exported function per op and dtype (HWY_EXPORT needs plain functions).
+#define EMBER_UNARY(Name, ...)                                                  \
+  template <typename T>                                                        \
+  void Name##Impl(int64_t n, const T* in, T* out) {                            \
+    Map(n, out, [](auto d, auto x) { return __VA_ARGS__; }, in);               \
+  }                                                                            \
+  void Name##F32(int64_t n, const float* in, float* out) { Name##Impl(n, in, out); } \
+  void Name##F64(int64_t n, const double* in, double* out) { Name##Impl(n, in, out); }
+
+EMBER_UNARY(Neg, hn::Neg(x))
+EMBER_UNARY(Abs, hn::Abs(x))
+EMBER_UNARY(Exp, hn::Exp(d, x))
+EMBER_UNARY(Log, hn::Log(d, x))
+EMBER_UNARY(Sqrt, hn::Sqrt(x))
+EMBER_UNARY(Rsqrt, hn::Div(hn::Set(d, 1), hn::Sqrt(x)))
+EMBER_UNARY(Reciprocal, hn::Div(hn::Set(d, 1), x))
+EMBER_UNARY(Square, hn::Mul(x, x))
+EMBER_UNARY(Cube, hn::Mul(hn::Mul(x, x), x))
+EMBER_UNARY(Tanh, hn::Tanh(d, x))
+// 1 / (1 + e^-x): e^-x overflows to inf for x < -88 (f32), giving exactly 0.
+EMBER_UNARY(Sigmoid, hn::Div(hn::Set(d, 1), hn::Add(hn::Set(d, 1), hn::Exp(d, hn::Neg(x)))))
+// x < 0 ? 0 : x, so that NaN passes through (as torch.relu), unlike max(x, 0).
+EMBER_UNARY(Relu, hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x))
+EMBER_UNARY(GeluTanh,
+            hn::Mul(hn::Mul(hn::Set(d, 0.5), x),
+                    hn::Add(hn::Set(d, 1),
+                            hn::Tanh(d, hn::Mul(hn::Set(d, kGeluBeta),
+                                                hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x),
+                                                           hn::Mul(x, x), x))))))
+#undef EMBER_UNARY
+
+// grad_in[i] = op(d, a[i], grad_out[i]).
+#define EMBER_BACKWARD(Name, ...)                                                      \
+  template <typename T>                                                               \
+  void Name##Impl(int64_t n, const T* a, const T* g, T* out) {                        \
+    Map(n, out, [](auto d, auto a, auto g) { return __VA_ARGS__; }, a, g);             \
+  }                                                                                   \
+  void Name##F32(int64_t n, const float* a, const float* g, float* out) {             \
+    Name##Impl(n, a, g, out);                                                         \
+  }                                                                                   \
+  void Name##F64(int64_t n, const double* a, const double* g, double* out) {          \
+    Name##Impl(n, a, g, out);                                                         \
+  }
+
+EMBER_BACKWARD(ReluBackward, hn::IfThenElseZero(hn::Gt(a, hn::Zero(d)), g))
+EMBER_BACKWARD(TanhBackward, hn::Mul(g, hn::NegMulAdd(a, a, hn::Set(d, 1))))
+EMBER_BACKWARD(SigmoidBackward, hn::Mul(g, hn::Mul(a, hn::Sub(hn::Set(d, 1), a))))
+EMBER_BACKWARD(GeluTanhBackward, [&] {
+  const auto x = a;
+  const auto x_sq = hn::Mul(x, x);
+  const auto t = hn::Tanh(d, hn::Mul(hn::Set(d, kGeluBeta),
+                                     hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)));
+  const auto half = hn::Set(d, 0.5);
+  const auto left_derivative = hn::Mul(half, hn::Add(hn::Set(d, 1), t));
+  const auto right_derivative =
+      hn::Mul(hn::Mul(hn::Mul(half, x), hn::NegMulAdd(t, t, hn::Set(d, 1))),
+              hn::Mul(hn::Set(d, kGeluBeta), hn::MulAdd(hn::Set(d, 3 * kGeluKappa), x_sq,
+                                                        hn::Set(d, 1))));
+  return hn::Mul(g, hn::Add(left_derivative, right_derivative));
+}())
+#undef EMBER_BACKWARD
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ember::kernels::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels::cpu {
+namespace {
+
+// Below this many elements a loop stays on one thread.
+constexpr int64_t kGrain = 32768;
+
+void CheckFloat(const char* op, DType dtype) {
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
+              " is not supported (f32 or f64)");
+}
+
+template <typename T>
+using UnaryFn = void (*)(int64_t, const T*, T*);
+template <typename T>
+using BackwardFn = void (*)(int64_t, const T*, const T*, T*);
+
+void RunUnary(const char* op, DType dtype, int64_t n, const void* in, void* out,
+              UnaryFn<float> f32, UnaryFn<double> f64) {
+  CheckFloat(op, dtype);
+  ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+    if (dtype == DType::kF32) {
+      f32(e - b, static_cast<const float*>(in) + b, static_cast<float*>(out) + b);
+    } else {
+      f64(e - b, static_cast<const double*>(in) + b, static_cast<double*>(out) + b);
+    }
+  });
+}
+
+void RunBackward(const char* op, DType dtype, int64_t n, const void* a, const void* g, void* out,
+                 BackwardFn<float> f32, BackwardFn<double> f64) {
+  CheckFloat(op, dtype);
+  ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+    if (dtype == DType::kF32) {
+      f32(e - b, static_cast<const float*>(a) + b, static_cast<const float*>(g) + b,
+          static_cast<float*>(out) + b);
+    } else {
+      f64(e - b, static_cast<const double*>(a) + b, static_cast<const double*>(g) + b,
+          static_cast<double*>(out) + b);
+    }
+  });
+}
+
+// out[i] = fn(a[i], g[i]) in double, for the ops with no SIMD form (g may be null).
+template <typename Fn>
+void ScalarMap(const char* op, DType dtype, int64_t n, const void* a, const void* g, void* out,
+               const Fn& fn) {
+  CheckFloat(op, dtype);
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = static_cast<const T*>(a);
+    const T* grad = static_cast<const T*>(g);
+    T* y = static_cast<T*>(out);
+    ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        y[i] = static_cast<T>(fn(static_cast<double>(x[i]), grad ? static_cast<double>(grad[i]) : 0.0));
+      }
+    });
+  };
+  if (dtype == DType::kF32) {
+    run(0.0f);
+  } else {
+    run(0.0);
+  }
+}
+
+constexpr double kSqrtHalf = 0.70710678118654752440;     // 1 / sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
+
+}  // namespace
+
+#define EMBER_DEFINE_UNARY(Name)                                                     \
+  HWY_EXPORT(Name##F32);                                                            \
+  HWY_EXPORT(Name##F64);                                                            \
+  void Name(DType dtype, int64_t n, const void* in, void* out) {                    \
+    RunUnary(#Name, dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(Name##F32),            \
+             &HWY_DYNAMIC_DISPATCH(Name##F64));                                     \
+  }
+EMBER_DEFINE_UNARY(Neg)
+EMBER_DEFINE_UNARY(Abs)
+EMBER_DEFINE_UNARY(Exp)
+EMBER_DEFINE_UNARY(Log)
+EMBER_DEFINE_UNARY(Sqrt)
+EMBER_DEFINE_UNARY(Rsqrt)
+EMBER_DEFINE_UNARY(Reciprocal)
+EMBER_DEFINE_UNARY(Square)
+EMBER_DEFINE_UNARY(Tanh)
+EMBER_DEFINE_UNARY(Sigmoid)
+EMBER_DEFINE_UNARY(Relu)
+EMBER_DEFINE_UNARY(GeluTanh)
+#undef EMBER_DEFINE_UNARY
+
+HWY_EXPORT(CubeF32);
+HWY_EXPORT(CubeF64);
+
+#define EMBER_DEFINE_BACKWARD(Name)                                                          \
+  HWY_EXPORT(Name##F32);                                                                    \
+  HWY_EXPORT(Name##F64);                                                                    \
+  void Name(DType dtype, int64_t n, const void* a, const void* grad_out, void* grad_in) {   \
+    RunBackward(#Name, dtype, n, a, grad_out, grad_in, &HWY_DYNAMIC_DISPATCH(Name##F32),    \
+                &HWY_DYNAMIC_DISPATCH(Name##F64));                                          \
+  }
+EMBER_DEFINE_BACKWARD(ReluBackward)
+EMBER_DEFINE_BACKWARD(TanhBackward)
+EMBER_DEFINE_BACKWARD(SigmoidBackward)
+EMBER_DEFINE_BACKWARD(GeluTanhBackward)
+#undef EMBER_DEFINE_BACKWARD
+
+void GeluErf(DType dtype, int64_t n, const void* in, void* out) {
+  ScalarMap("GeluErf", dtype, n, in, nullptr, out,
+            [](double x, double) { return 0.5 * x * std::erfc(-x * kSqrtHalf); });
+}
+
+void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
+  ScalarMap("GeluErfBackward", dtype, n, x, grad_out, grad_in, [](double x, double g) {
+    const double cdf = 0.5 * std::erfc(-x * kSqrtHalf);
+    const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
+    return g * (cdf + x * pdf);
+  });
+}
+
+void PowScalar(DType dtype, int64_t n, const void* in, double exponent, void* out) {
+  if (exponent == 2) return Square(dtype, n, in, out);
+  if (exponent == 3) {
+    return RunUnary("PowScalar", dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(CubeF32),
+                    &HWY_DYNAMIC_DISPATCH(CubeF64));
+  }
+  if (exponent == 0.5) return Sqrt(dtype, n, in, out);
+  if (exponent == -0.5) return Rsqrt(dtype, n, in, out);
+  if (exponent == -1) return Reciprocal(dtype, n, in, out);
+  ScalarMap("PowScalar", dtype, n, in, nullptr, out, [exponent](double x, double) {
+    // pow(x, 0) is 1 even for NaN, and pow(x, 1) is x, as in PyTorch.
+    return std::pow(x, exponent);
+  });
+}
+
+}  // namespace ember::kernels::cpu
+#endif  // HWY_ONCE
