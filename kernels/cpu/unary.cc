@@ -9,11 +9,14 @@
 #include "base/error.h"
 #include "kernels/cpu/thread_pool.h"
 
+// clang-format off: foreach_target.h must come first, and re-includes this file
+// once per target.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/unary.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
@@ -46,11 +49,11 @@ constexpr double kGeluBeta = 0.7978845608028654;
 constexpr double kGeluKappa = 0.044715;
 
 // One exported function per op and dtype (HWY_EXPORT needs plain functions).
-#define EMBER_UNARY(Name, ...)                                                  \
-  template <typename T>                                                        \
-  void Name##Impl(int64_t n, const T* in, T* out) {                            \
-    Map(n, out, [](auto d, auto x) { return __VA_ARGS__; }, in);               \
-  }                                                                            \
+#define EMBER_UNARY(Name, ...)                                                       \
+  template <typename T>                                                              \
+  void Name##Impl(int64_t n, const T* in, T* out) {                                  \
+    Map(n, out, [](auto d, auto x) { return __VA_ARGS__; }, in);                     \
+  }                                                                                  \
   void Name##F32(int64_t n, const float* in, float* out) { Name##Impl(n, in, out); } \
   void Name##F64(int64_t n, const double* in, double* out) { Name##Impl(n, in, out); }
 
@@ -77,16 +80,17 @@ EMBER_UNARY(GeluTanh,
 #undef EMBER_UNARY
 
 // grad_in[i] = op(d, a[i], grad_out[i]).
-#define EMBER_BACKWARD(Name, ...)                                                      \
-  template <typename T>                                                               \
-  void Name##Impl(int64_t n, const T* a, const T* g, T* out) {                        \
-    Map(n, out, [](auto d, auto a, auto g) { return __VA_ARGS__; }, a, g);             \
-  }                                                                                   \
-  void Name##F32(int64_t n, const float* a, const float* g, float* out) {             \
-    Name##Impl(n, a, g, out);                                                         \
-  }                                                                                   \
-  void Name##F64(int64_t n, const double* a, const double* g, double* out) {          \
-    Name##Impl(n, a, g, out);                                                         \
+#define EMBER_BACKWARD(Name, ...)                                            \
+  template <typename T>                                                      \
+  void Name##Impl(int64_t n, const T* a, const T* g, T* out) {               \
+    Map(                                                                     \
+        n, out, [](auto d, auto a, auto g) { return __VA_ARGS__; }, a, g);   \
+  }                                                                          \
+  void Name##F32(int64_t n, const float* a, const float* g, float* out) {    \
+    Name##Impl(n, a, g, out);                                                \
+  }                                                                          \
+  void Name##F64(int64_t n, const double* a, const double* g, double* out) { \
+    Name##Impl(n, a, g, out);                                                \
   }
 
 EMBER_BACKWARD(ReluBackward, hn::IfThenElseZero(hn::Gt(a, hn::Zero(d)), g))
@@ -95,14 +99,13 @@ EMBER_BACKWARD(SigmoidBackward, hn::Mul(g, hn::Mul(a, hn::Sub(hn::Set(d, 1), a))
 EMBER_BACKWARD(GeluTanhBackward, [&] {
   const auto x = a;
   const auto x_sq = hn::Mul(x, x);
-  const auto t = hn::Tanh(d, hn::Mul(hn::Set(d, kGeluBeta),
-                                     hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)));
+  const auto t = hn::Tanh(
+      d, hn::Mul(hn::Set(d, kGeluBeta), hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)));
   const auto half = hn::Set(d, 0.5);
   const auto left_derivative = hn::Mul(half, hn::Add(hn::Set(d, 1), t));
-  const auto right_derivative =
-      hn::Mul(hn::Mul(hn::Mul(half, x), hn::NegMulAdd(t, t, hn::Set(d, 1))),
-              hn::Mul(hn::Set(d, kGeluBeta), hn::MulAdd(hn::Set(d, 3 * kGeluKappa), x_sq,
-                                                        hn::Set(d, 1))));
+  const auto right_derivative = hn::Mul(
+      hn::Mul(hn::Mul(half, x), hn::NegMulAdd(t, t, hn::Set(d, 1))),
+      hn::Mul(hn::Set(d, kGeluBeta), hn::MulAdd(hn::Set(d, 3 * kGeluKappa), x_sq, hn::Set(d, 1))));
   return hn::Mul(g, hn::Add(left_derivative, right_derivative));
 }())
 #undef EMBER_BACKWARD
@@ -128,8 +131,8 @@ using UnaryFn = void (*)(int64_t, const T*, T*);
 template <typename T>
 using BackwardFn = void (*)(int64_t, const T*, const T*, T*);
 
-void RunUnary(const char* op, DType dtype, int64_t n, const void* in, void* out,
-              UnaryFn<float> f32, UnaryFn<double> f64) {
+void RunUnary(const char* op, DType dtype, int64_t n, const void* in, void* out, UnaryFn<float> f32,
+              UnaryFn<double> f64) {
   CheckFloat(op, dtype);
   ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
     if (dtype == DType::kF32) {
@@ -166,7 +169,8 @@ void ScalarMap(const char* op, DType dtype, int64_t n, const void* a, const void
     T* y = static_cast<T*>(out);
     ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        y[i] = static_cast<T>(fn(static_cast<double>(x[i]), grad ? static_cast<double>(grad[i]) : 0.0));
+        y[i] = static_cast<T>(
+            fn(static_cast<double>(x[i]), grad ? static_cast<double>(grad[i]) : 0.0));
       }
     });
   };
@@ -177,17 +181,17 @@ void ScalarMap(const char* op, DType dtype, int64_t n, const void* a, const void
   }
 }
 
-constexpr double kSqrtHalf = 0.70710678118654752440;     // 1 / sqrt(2)
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
+constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 
 }  // namespace
 
-#define EMBER_DEFINE_UNARY(Name)                                                     \
-  HWY_EXPORT(Name##F32);                                                            \
-  HWY_EXPORT(Name##F64);                                                            \
-  void Name(DType dtype, int64_t n, const void* in, void* out) {                    \
-    RunUnary(#Name, dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(Name##F32),            \
-             &HWY_DYNAMIC_DISPATCH(Name##F64));                                     \
+#define EMBER_DEFINE_UNARY(Name)                                         \
+  HWY_EXPORT(Name##F32);                                                 \
+  HWY_EXPORT(Name##F64);                                                 \
+  void Name(DType dtype, int64_t n, const void* in, void* out) {         \
+    RunUnary(#Name, dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(Name##F32), \
+             &HWY_DYNAMIC_DISPATCH(Name##F64));                          \
   }
 EMBER_DEFINE_UNARY(Neg)
 EMBER_DEFINE_UNARY(Abs)
@@ -206,12 +210,12 @@ EMBER_DEFINE_UNARY(GeluTanh)
 HWY_EXPORT(CubeF32);
 HWY_EXPORT(CubeF64);
 
-#define EMBER_DEFINE_BACKWARD(Name)                                                          \
-  HWY_EXPORT(Name##F32);                                                                    \
-  HWY_EXPORT(Name##F64);                                                                    \
-  void Name(DType dtype, int64_t n, const void* a, const void* grad_out, void* grad_in) {   \
-    RunBackward(#Name, dtype, n, a, grad_out, grad_in, &HWY_DYNAMIC_DISPATCH(Name##F32),    \
-                &HWY_DYNAMIC_DISPATCH(Name##F64));                                          \
+#define EMBER_DEFINE_BACKWARD(Name)                                                       \
+  HWY_EXPORT(Name##F32);                                                                  \
+  HWY_EXPORT(Name##F64);                                                                  \
+  void Name(DType dtype, int64_t n, const void* a, const void* grad_out, void* grad_in) { \
+    RunBackward(#Name, dtype, n, a, grad_out, grad_in, &HWY_DYNAMIC_DISPATCH(Name##F32),  \
+                &HWY_DYNAMIC_DISPATCH(Name##F64));                                        \
   }
 EMBER_DEFINE_BACKWARD(ReluBackward)
 EMBER_DEFINE_BACKWARD(TanhBackward)

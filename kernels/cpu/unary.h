@@ -43,8 +43,10 @@ void GeluTanhBackward(DType dtype, int64_t n, const void* x, const void* grad_ou
 // d/dx GELU_erf = Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi).
 void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in);
 // From the forward's output y:
-void TanhBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in);     // 1 - y^2
-void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in);  // y (1 - y)
+void TanhBackward(DType dtype, int64_t n, const void* y, const void* grad_out,
+                  void* grad_in);  // 1 - y^2
+void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out,
+                     void* grad_in);  // y (1 - y)
 
 }  // namespace ember::kernels::cpu
 

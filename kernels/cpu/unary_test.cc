@@ -30,7 +30,7 @@ struct Tolerance {
 };
 constexpr Tolerance kExact = {0, 0, 0, 0};
 constexpr Tolerance kOneRounding = {1.2e-7, 0, 2.3e-16, 0};  // two roundings: 1 ulp
-constexpr Tolerance kMath = {1e-6, 1e-37, 1e-14, 1e-300};     // Highway's Exp/Log/Tanh
+constexpr Tolerance kMath = {1e-6, 1e-37, 1e-14, 1e-300};    // Highway's Exp/Log/Tanh
 // Several roundings; near GELU's left tail, 1 + tanh(u) cancels in f32 (as in PyTorch).
 constexpr Tolerance kComposed = {3e-6, 4e-6, 3e-14, 1e-13};
 // std::erfc in double, then rounded. In f64 the tail of erfc (and the zero of
@@ -76,9 +76,9 @@ void CheckUnary(const char* name, const Kernel& kernel, double (*reference)(doub
       for (int64_t i = 0; i < n; ++i) {
         const double want = reference(in[i]);
         const double want_rounded = static_cast<T>(want);
-        ASSERT_TRUE(rtol == 0 && atol == 0 ? (out[i] == want_rounded ||
-                                              (std::isnan(want) && std::isnan(out[i])))
-                                           : Close(out[i], want, rtol, atol))
+        ASSERT_TRUE(rtol == 0 && atol == 0
+                        ? (out[i] == want_rounded || (std::isnan(want) && std::isnan(out[i])))
+                        : Close(out[i], want, rtol, atol))
             << name << " " << DTypeName(kDTypeOf<T>) << " on " << target << ", n=" << n
             << ", x=" << in[i] << ": got " << out[i] << ", want " << want;
       }
@@ -87,8 +87,9 @@ void CheckUnary(const char* name, const Kernel& kernel, double (*reference)(doub
 }
 
 template <typename T>
-void CheckBackward(const char* name, const BackwardKernel& kernel, double (*reference)(double, double),
-                   double (*forward)(double), double lo, double hi, Tolerance tol) {
+void CheckBackward(const char* name, const BackwardKernel& kernel,
+                   double (*reference)(double, double), double (*forward)(double), double lo,
+                   double hi, Tolerance tol) {
   const bool f32 = std::is_same_v<T, float>;
   const double rtol = f32 ? tol.rtol32 : tol.rtol64, atol = f32 ? tol.atol32 : tol.atol64;
   std::mt19937 rng(23);
@@ -111,10 +112,10 @@ void CheckBackward(const char* name, const BackwardKernel& kernel, double (*refe
   });
 }
 
-#define CHECK_UNARY(Name, lo, hi, tol)                          \
-  TEST(UnaryTest, Name) {                                       \
-    CheckUnary<float>(#Name, Name, ref::Name, lo, hi, tol);     \
-    CheckUnary<double>(#Name, Name, ref::Name, lo, hi, tol);    \
+#define CHECK_UNARY(Name, lo, hi, tol)                       \
+  TEST(UnaryTest, Name) {                                    \
+    CheckUnary<float>(#Name, Name, ref::Name, lo, hi, tol);  \
+    CheckUnary<double>(#Name, Name, ref::Name, lo, hi, tol); \
   }
 
 CHECK_UNARY(Neg, -10, 10, kExact)
@@ -131,10 +132,10 @@ CHECK_UNARY(Sigmoid, -30, 30, kComposed)
 CHECK_UNARY(GeluTanh, -12, 12, kComposed)
 CHECK_UNARY(GeluErf, -12, 12, kErf)
 
-#define CHECK_BACKWARD(Name, forward, lo, hi, tol)                           \
-  TEST(UnaryBackwardTest, Name) {                                           \
-    CheckBackward<float>(#Name, Name, ref::Name, forward, lo, hi, tol);     \
-    CheckBackward<double>(#Name, Name, ref::Name, forward, lo, hi, tol);    \
+#define CHECK_BACKWARD(Name, forward, lo, hi, tol)                       \
+  TEST(UnaryBackwardTest, Name) {                                        \
+    CheckBackward<float>(#Name, Name, ref::Name, forward, lo, hi, tol);  \
+    CheckBackward<double>(#Name, Name, ref::Name, forward, lo, hi, tol); \
   }
 
 CHECK_BACKWARD(ReluBackward, nullptr, -5, 5, kExact)

@@ -21,9 +21,7 @@ inline double Relu(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }
 
 // GELU(x) = x Phi(x); the tanh form approximates Phi(x) by
 // 0.5 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-inline double GeluTanhInner(double x) {
-  return std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
-}
+inline double GeluTanhInner(double x) { return std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x); }
 inline double GeluTanh(double x) { return 0.5 * x * (1.0 + std::tanh(GeluTanhInner(x))); }
 // Phi(x) = 0.5 (1 + erf(x / sqrt 2)) = 0.5 erfc(-x / sqrt 2); erfc does not cancel for x < 0.
 inline double Phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
