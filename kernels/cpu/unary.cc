@@ -4,7 +4,6 @@
 #include "kernels/cpu/unary.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "base/error.h"
 #include "kernels/cpu/thread_pool.h"
@@ -16,6 +15,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "kernels/cpu/internal/map-inl.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -23,26 +23,7 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// out[i] = op(d, in_0[i], ...) over n elements: whole vectors, then the tail copied
-// into zero-padded vectors, so that every element takes the same code path.
-template <typename T, class Op, typename... In>
-void Map(int64_t n, T* out, const Op& op, const In*... in) {
-  const hn::ScalableTag<T> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(op(d, hn::LoadU(d, in + i)...), d, out + i);
-  if (i == n) return;
-  constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(T);
-  const size_t tail_bytes = static_cast<size_t>(n - i) * sizeof(T);
-  HWY_ALIGN T result[kMaxLanes];
-  auto load_tail = [&](const T* src) {
-    HWY_ALIGN T padded[kMaxLanes] = {};
-    std::memcpy(padded, src + i, tail_bytes);
-    return hn::Load(d, padded);
-  };
-  hn::Store(op(d, load_tail(in)...), d, result);
-  std::memcpy(out + i, result, tail_bytes);
-}
+using internal::HWY_NAMESPACE::Map;
 
 // sqrt(2 / pi) and the cubic coefficient of GPT-2's GELU.
 constexpr double kGeluBeta = 0.7978845608028654;

@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "hwy/highway.h"
-#include "hwy/targets.h"
+#include "kernels/cpu/internal/for_each_target.h"
 #include "kernels/reference/unary.h"
 
 namespace ember::kernels::cpu {
@@ -53,14 +52,7 @@ bool Close(double got, double want, double rtol, double atol) {
   return std::fabs(got - want) <= rtol * std::fabs(want) + atol;
 }
 
-// Runs `body` once per SIMD target this binary was compiled for and this CPU has.
-void ForEachTarget(const std::function<void(const std::string&)>& body) {
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    body(hwy::TargetName(target));
-  }
-  hwy::SetSupportedTargetsForTest(0);
-}
+using internal::ForEachTarget;
 
 template <typename T>
 void CheckUnary(const char* name, const Kernel& kernel, double (*reference)(double), double lo,
