@@ -11,8 +11,8 @@
 #include "kernels/cpu/internal/strided.h"
 #include "kernels/cpu/thread_pool.h"
 
-// clang-format off: foreach_target.h must come first, and re-includes this file
-// once per target.
+// hwy/foreach_target.h must come first: it re-includes this file once per target.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/binary.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -265,23 +265,23 @@ void Comparison(const char* op, DType dtype, IntSpan shape, StridedIn a, Strided
 
 }  // namespace
 
-#define EMBER_DEFINE_ARITHMETIC(Name, IntOp, integers)                                     \
-  HWY_EXPORT(Name##RowF32);                                                                \
-  HWY_EXPORT(Name##RowF64);                                                                \
-  void Name(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {             \
-    Arithmetic<IntOp>(#Name, dtype, shape, a, b, out, &HWY_DYNAMIC_DISPATCH(Name##RowF32), \
-                      &HWY_DYNAMIC_DISPATCH(Name##RowF64), integers);                      \
+#define EMBER_DEFINE_ARITHMETIC(Name, name, IntOp, integers)                              \
+  HWY_EXPORT(Name##RowF32);                                                               \
+  HWY_EXPORT(Name##RowF64);                                                               \
+  void Name(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {            \
+    Arithmetic<IntOp>(name, dtype, shape, a, b, out, &HWY_DYNAMIC_DISPATCH(Name##RowF32), \
+                      &HWY_DYNAMIC_DISPATCH(Name##RowF64), integers);                     \
   }
-EMBER_DEFINE_ARITHMETIC(Add, IntAdd, true)
-EMBER_DEFINE_ARITHMETIC(Sub, IntSub, true)
-EMBER_DEFINE_ARITHMETIC(Mul, IntMul, true)
-EMBER_DEFINE_ARITHMETIC(Div, NoIntegers, false)
-EMBER_DEFINE_ARITHMETIC(Maximum, IntMax, true)
-EMBER_DEFINE_ARITHMETIC(Minimum, IntMin, true)
+EMBER_DEFINE_ARITHMETIC(Add, "add", IntAdd, true)
+EMBER_DEFINE_ARITHMETIC(Sub, "sub", IntSub, true)
+EMBER_DEFINE_ARITHMETIC(Mul, "mul", IntMul, true)
+EMBER_DEFINE_ARITHMETIC(Div, "div", NoIntegers, false)
+EMBER_DEFINE_ARITHMETIC(Maximum, "maximum", IntMax, true)
+EMBER_DEFINE_ARITHMETIC(Minimum, "minimum", IntMin, true)
 #undef EMBER_DEFINE_ARITHMETIC
 
 void Pow(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  CheckDType("Pow", dtype, /*integers=*/false);
+  CheckDType("pow", dtype, /*integers=*/false);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
@@ -297,22 +297,22 @@ void Pow(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
 }
 
 void Eq(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("Eq", dtype, shape, a, b, out, [](auto x, auto y) { return x == y; });
+  Comparison("eq", dtype, shape, a, b, out, [](auto x, auto y) { return x == y; });
 }
 void Ne(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("Ne", dtype, shape, a, b, out, [](auto x, auto y) { return x != y; });
+  Comparison("ne", dtype, shape, a, b, out, [](auto x, auto y) { return x != y; });
 }
 void Lt(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("Lt", dtype, shape, a, b, out, [](auto x, auto y) { return x < y; });
+  Comparison("lt", dtype, shape, a, b, out, [](auto x, auto y) { return x < y; });
 }
 void Le(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("Le", dtype, shape, a, b, out, [](auto x, auto y) { return x <= y; });
+  Comparison("le", dtype, shape, a, b, out, [](auto x, auto y) { return x <= y; });
 }
 void Gt(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("Gt", dtype, shape, a, b, out, [](auto x, auto y) { return x > y; });
+  Comparison("gt", dtype, shape, a, b, out, [](auto x, auto y) { return x > y; });
 }
 void Ge(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("Ge", dtype, shape, a, b, out, [](auto x, auto y) { return x >= y; });
+  Comparison("ge", dtype, shape, a, b, out, [](auto x, auto y) { return x >= y; });
 }
 
 void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, StridedIn b, void* out) {

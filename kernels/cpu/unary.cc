@@ -8,8 +8,8 @@
 #include "base/error.h"
 #include "kernels/cpu/thread_pool.h"
 
-// clang-format off: foreach_target.h must come first, and re-includes this file
-// once per target.
+// hwy/foreach_target.h must come first: it re-includes this file once per target.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/unary.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -33,7 +33,8 @@ constexpr double kGeluKappa = 0.044715;
 #define EMBER_UNARY(Name, ...)                                                       \
   template <typename T>                                                              \
   void Name##Impl(int64_t n, const T* in, T* out) {                                  \
-    Map(n, out, [](auto d, auto x) { return __VA_ARGS__; }, in);                     \
+    Map(                                                                             \
+        n, out, [](auto d, auto x) { return __VA_ARGS__; }, in);                     \
   }                                                                                  \
   void Name##F32(int64_t n, const float* in, float* out) { Name##Impl(n, in, out); } \
   void Name##F64(int64_t n, const double* in, double* out) { Name##Impl(n, in, out); }
@@ -167,50 +168,50 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 
 }  // namespace
 
-#define EMBER_DEFINE_UNARY(Name)                                         \
-  HWY_EXPORT(Name##F32);                                                 \
-  HWY_EXPORT(Name##F64);                                                 \
-  void Name(DType dtype, int64_t n, const void* in, void* out) {         \
-    RunUnary(#Name, dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(Name##F32), \
-             &HWY_DYNAMIC_DISPATCH(Name##F64));                          \
+#define EMBER_DEFINE_UNARY(Name, name)                                  \
+  HWY_EXPORT(Name##F32);                                                \
+  HWY_EXPORT(Name##F64);                                                \
+  void Name(DType dtype, int64_t n, const void* in, void* out) {        \
+    RunUnary(name, dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(Name##F32), \
+             &HWY_DYNAMIC_DISPATCH(Name##F64));                         \
   }
-EMBER_DEFINE_UNARY(Neg)
-EMBER_DEFINE_UNARY(Abs)
-EMBER_DEFINE_UNARY(Exp)
-EMBER_DEFINE_UNARY(Log)
-EMBER_DEFINE_UNARY(Sqrt)
-EMBER_DEFINE_UNARY(Rsqrt)
-EMBER_DEFINE_UNARY(Reciprocal)
-EMBER_DEFINE_UNARY(Square)
-EMBER_DEFINE_UNARY(Tanh)
-EMBER_DEFINE_UNARY(Sigmoid)
-EMBER_DEFINE_UNARY(Relu)
-EMBER_DEFINE_UNARY(GeluTanh)
+EMBER_DEFINE_UNARY(Neg, "neg")
+EMBER_DEFINE_UNARY(Abs, "abs")
+EMBER_DEFINE_UNARY(Exp, "exp")
+EMBER_DEFINE_UNARY(Log, "log")
+EMBER_DEFINE_UNARY(Sqrt, "sqrt")
+EMBER_DEFINE_UNARY(Rsqrt, "rsqrt")
+EMBER_DEFINE_UNARY(Reciprocal, "reciprocal")
+EMBER_DEFINE_UNARY(Square, "square")
+EMBER_DEFINE_UNARY(Tanh, "tanh")
+EMBER_DEFINE_UNARY(Sigmoid, "sigmoid")
+EMBER_DEFINE_UNARY(Relu, "relu")
+EMBER_DEFINE_UNARY(GeluTanh, "gelu_tanh")
 #undef EMBER_DEFINE_UNARY
 
 HWY_EXPORT(CubeF32);
 HWY_EXPORT(CubeF64);
 
-#define EMBER_DEFINE_BACKWARD(Name)                                                       \
+#define EMBER_DEFINE_BACKWARD(Name, name)                                                 \
   HWY_EXPORT(Name##F32);                                                                  \
   HWY_EXPORT(Name##F64);                                                                  \
   void Name(DType dtype, int64_t n, const void* a, const void* grad_out, void* grad_in) { \
-    RunBackward(#Name, dtype, n, a, grad_out, grad_in, &HWY_DYNAMIC_DISPATCH(Name##F32),  \
+    RunBackward(name, dtype, n, a, grad_out, grad_in, &HWY_DYNAMIC_DISPATCH(Name##F32),   \
                 &HWY_DYNAMIC_DISPATCH(Name##F64));                                        \
   }
-EMBER_DEFINE_BACKWARD(ReluBackward)
-EMBER_DEFINE_BACKWARD(TanhBackward)
-EMBER_DEFINE_BACKWARD(SigmoidBackward)
-EMBER_DEFINE_BACKWARD(GeluTanhBackward)
+EMBER_DEFINE_BACKWARD(ReluBackward, "relu_backward")
+EMBER_DEFINE_BACKWARD(TanhBackward, "tanh_backward")
+EMBER_DEFINE_BACKWARD(SigmoidBackward, "sigmoid_backward")
+EMBER_DEFINE_BACKWARD(GeluTanhBackward, "gelu_tanh_backward")
 #undef EMBER_DEFINE_BACKWARD
 
 void GeluErf(DType dtype, int64_t n, const void* in, void* out) {
-  ScalarMap("GeluErf", dtype, n, in, nullptr, out,
+  ScalarMap("gelu_erf", dtype, n, in, nullptr, out,
             [](double x, double) { return 0.5 * x * std::erfc(-x * kSqrtHalf); });
 }
 
 void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
-  ScalarMap("GeluErfBackward", dtype, n, x, grad_out, grad_in, [](double x, double g) {
+  ScalarMap("gelu_erf_backward", dtype, n, x, grad_out, grad_in, [](double x, double g) {
     const double cdf = 0.5 * std::erfc(-x * kSqrtHalf);
     const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
     return g * (cdf + x * pdf);
@@ -220,13 +221,13 @@ void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out
 void PowScalar(DType dtype, int64_t n, const void* in, double exponent, void* out) {
   if (exponent == 2) return Square(dtype, n, in, out);
   if (exponent == 3) {
-    return RunUnary("PowScalar", dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(CubeF32),
+    return RunUnary("pow", dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(CubeF32),
                     &HWY_DYNAMIC_DISPATCH(CubeF64));
   }
   if (exponent == 0.5) return Sqrt(dtype, n, in, out);
   if (exponent == -0.5) return Rsqrt(dtype, n, in, out);
   if (exponent == -1) return Reciprocal(dtype, n, in, out);
-  ScalarMap("PowScalar", dtype, n, in, nullptr, out, [exponent](double x, double) {
+  ScalarMap("pow", dtype, n, in, nullptr, out, [exponent](double x, double) {
     // pow(x, 0) is 1 even for NaN, and pow(x, 1) is x, as in PyTorch.
     return std::pow(x, exponent);
   });

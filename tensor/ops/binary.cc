@@ -1,0 +1,132 @@
+#include "tensor/ops/binary.h"
+
+#include "kernels/cpu/binary.h"
+
+namespace ember {
+namespace {
+
+namespace cpu = kernels::cpu;
+using Kernel = void (*)(DType, IntSpan, cpu::StridedIn, cpu::StridedIn, void*);
+
+void CheckCpu(const char* op, const Tensor& t) {
+  EMBER_CHECK(t.device().is_cpu(), op, ": tensors on ", t.device().ToString(),
+              " are not supported yet");
+}
+
+// A 0-d tensor holding `value` as `dtype`.
+Tensor ScalarTensor(const Scalar& value, DType dtype) {
+  Tensor t = Empty({}, dtype);
+  t.Fill(value);
+  return t;
+}
+
+// The dtype of `t` op `s`: t's, but f32 for a floating Scalar with an integer tensor.
+DType WithScalar(const Tensor& t, const Scalar& s) {
+  return s.is_floating_point() && !IsFloatingPoint(t.dtype()) ? DType::kF32 : t.dtype();
+}
+
+// The dtype the kernel runs in: bf16 and f16 compute in f32.
+DType ComputeDType(DType dtype) {
+  return dtype == DType::kBF16 || dtype == DType::kF16 ? DType::kF32 : dtype;
+}
+
+// Broadcasts a and b (same dtype) and runs the kernel into a new tensor of out_dtype.
+Tensor Run(const char* op, const Tensor& a, const Tensor& b, Kernel kernel, bool comparison) {
+  CheckCpu(op, a);
+  CheckCpu(op, b);
+  EMBER_CHECK(a.dtype() == b.dtype(), op, ": dtypes differ (", DTypeName(a.dtype()), " of shape ",
+              ShapeToString(a.shape()), " and ", DTypeName(b.dtype()), " of shape ",
+              ShapeToString(b.shape()), "); convert one with To()");
+  const Shape shape = BroadcastShapes(a.shape(), b.shape(), op);
+  const DType compute = ComputeDType(a.dtype());
+  const Tensor x = a.To(compute).Expand(shape), y = b.To(compute).Expand(shape);
+  Tensor out = Empty(shape, comparison ? DType::kBool : compute);
+  kernel(compute, shape, {x.raw_data(), x.strides()}, {y.raw_data(), y.strides()}, out.raw_data());
+  return comparison ? out : out.To(a.dtype());
+}
+
+Tensor Arithmetic(const char* op, const Tensor& a, const Tensor& b, Kernel kernel) {
+  return Run(op, a, b, kernel, /*comparison=*/false);
+}
+
+Tensor Arithmetic(const char* op, const Tensor& a, const Scalar& b, Kernel kernel) {
+  const DType dtype = WithScalar(a, b);
+  return Run(op, a.To(dtype), ScalarTensor(b, dtype), kernel, false);
+}
+
+Tensor Arithmetic(const char* op, const Scalar& a, const Tensor& b, Kernel kernel) {
+  const DType dtype = WithScalar(b, a);
+  return Run(op, ScalarTensor(a, dtype), b.To(dtype), kernel, false);
+}
+
+Tensor Compare(const char* op, const Tensor& a, const Tensor& b, Kernel kernel) {
+  return Run(op, a, b, kernel, /*comparison=*/true);
+}
+
+Tensor Compare(const char* op, const Tensor& a, const Scalar& b, Kernel kernel) {
+  const DType dtype = WithScalar(a, b);
+  return Run(op, a.To(dtype), ScalarTensor(b, dtype), kernel, true);
+}
+
+}  // namespace
+
+Tensor Add(const Tensor& a, const Tensor& b) { return Arithmetic("add", a, b, cpu::Add); }
+Tensor Sub(const Tensor& a, const Tensor& b) { return Arithmetic("sub", a, b, cpu::Sub); }
+Tensor Mul(const Tensor& a, const Tensor& b) { return Arithmetic("mul", a, b, cpu::Mul); }
+Tensor Div(const Tensor& a, const Tensor& b) { return Arithmetic("div", a, b, cpu::Div); }
+Tensor Pow(const Tensor& a, const Tensor& b) { return Arithmetic("pow", a, b, cpu::Pow); }
+Tensor Maximum(const Tensor& a, const Tensor& b) {
+  return Arithmetic("maximum", a, b, cpu::Maximum);
+}
+Tensor Minimum(const Tensor& a, const Tensor& b) {
+  return Arithmetic("minimum", a, b, cpu::Minimum);
+}
+
+Tensor Add(const Tensor& a, const Scalar& b) { return Arithmetic("add", a, b, cpu::Add); }
+Tensor Sub(const Tensor& a, const Scalar& b) { return Arithmetic("sub", a, b, cpu::Sub); }
+Tensor Sub(const Scalar& a, const Tensor& b) { return Arithmetic("sub", a, b, cpu::Sub); }
+Tensor Mul(const Tensor& a, const Scalar& b) { return Arithmetic("mul", a, b, cpu::Mul); }
+Tensor Div(const Tensor& a, const Scalar& b) { return Arithmetic("div", a, b, cpu::Div); }
+Tensor Div(const Scalar& a, const Tensor& b) { return Arithmetic("div", a, b, cpu::Div); }
+Tensor Maximum(const Tensor& a, const Scalar& b) {
+  return Arithmetic("maximum", a, b, cpu::Maximum);
+}
+Tensor Minimum(const Tensor& a, const Scalar& b) {
+  return Arithmetic("minimum", a, b, cpu::Minimum);
+}
+
+Tensor Eq(const Tensor& a, const Tensor& b) { return Compare("eq", a, b, cpu::Eq); }
+Tensor Ne(const Tensor& a, const Tensor& b) { return Compare("ne", a, b, cpu::Ne); }
+Tensor Lt(const Tensor& a, const Tensor& b) { return Compare("lt", a, b, cpu::Lt); }
+Tensor Le(const Tensor& a, const Tensor& b) { return Compare("le", a, b, cpu::Le); }
+Tensor Gt(const Tensor& a, const Tensor& b) { return Compare("gt", a, b, cpu::Gt); }
+Tensor Ge(const Tensor& a, const Tensor& b) { return Compare("ge", a, b, cpu::Ge); }
+Tensor Eq(const Tensor& a, const Scalar& b) { return Compare("eq", a, b, cpu::Eq); }
+Tensor Ne(const Tensor& a, const Scalar& b) { return Compare("ne", a, b, cpu::Ne); }
+Tensor Lt(const Tensor& a, const Scalar& b) { return Compare("lt", a, b, cpu::Lt); }
+Tensor Le(const Tensor& a, const Scalar& b) { return Compare("le", a, b, cpu::Le); }
+Tensor Gt(const Tensor& a, const Scalar& b) { return Compare("gt", a, b, cpu::Gt); }
+Tensor Ge(const Tensor& a, const Scalar& b) { return Compare("ge", a, b, cpu::Ge); }
+
+Tensor Where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  for (const Tensor* t : {&condition, &a, &b}) CheckCpu("where", *t);
+  EMBER_CHECK(condition.dtype() == DType::kBool, "where: condition must be bool, got ",
+              DTypeName(condition.dtype()));
+  EMBER_CHECK(a.dtype() == b.dtype(), "where: dtypes differ (", DTypeName(a.dtype()), " and ",
+              DTypeName(b.dtype()), ")");
+  const Shape shape = BroadcastShapes({condition.shape(), a.shape(), b.shape()}, "where");
+  const Tensor c = condition.Expand(shape), x = a.Expand(shape), y = b.Expand(shape);
+  Tensor out = Empty(shape, a.dtype());
+  cpu::Where(a.dtype(), shape, {c.raw_data(), c.strides()}, {x.raw_data(), x.strides()},
+             {y.raw_data(), y.strides()}, out.raw_data());
+  return out;
+}
+
+Tensor MaskedFill(const Tensor& x, const Tensor& mask, const Scalar& value) {
+  EMBER_CHECK(BroadcastShapes(mask.shape(), x.shape(), "masked_fill") == x.shape(),
+              "masked_fill: mask of shape ", ShapeToString(mask.shape()),
+              " cannot be broadcast to the input's shape ", ShapeToString(x.shape()));
+  return Where(mask, ScalarTensor(value, x.dtype()), x);
+}
+
+}  // namespace ember
