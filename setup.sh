@@ -9,6 +9,7 @@ packages=(
   bazel-bootstrap bazel-rules-java g++ pkg-config   # Bazel 4.2.3 and the toolchain
   libabsl-dev libhwy-dev libeigen3-dev libre2-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev        # tests and benchmarks
+  libopenblas-dev                                   # a benchmark's comparator
 )
 
 sudo=""

@@ -1,0 +1,120 @@
+// Gemm on every compiled SIMD target against the float64 triple loop: edge sizes
+// around the register tile and cache blocks, transposed and padded operands,
+// accumulation, and independence from the thread count.
+
+#include "kernels/cpu/matmul.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/cpu/internal/for_each_target.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/reference/matmul.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+using internal::ForEachTarget;
+
+struct Case {
+  int64_t m, k, n;
+  bool a_transposed, b_transposed;
+  int64_t pad;  // extra elements per row of each operand's memory
+};
+
+template <typename T>
+void CheckGemm(const Case& c, bool accumulate, std::mt19937& rng, const std::string& target) {
+  std::uniform_real_distribution<double> dist(-1, 1);
+  // A is stored [m, k] row-major or, transposed, [k, m]; likewise B.
+  const int64_t a_rows = c.a_transposed ? c.k : c.m, a_cols = c.a_transposed ? c.m : c.k;
+  const int64_t b_rows = c.b_transposed ? c.n : c.k, b_cols = c.b_transposed ? c.k : c.n;
+  const int64_t lda = a_cols + c.pad, ldb = b_cols + c.pad, ldc = c.n + c.pad;
+  std::vector<T> a(std::max<int64_t>(a_rows * lda, 1)), b(std::max<int64_t>(b_rows * ldb, 1));
+  for (T& v : a) v = static_cast<T>(dist(rng));
+  for (T& v : b) v = static_cast<T>(dist(rng));
+  std::vector<T> out(std::max<int64_t>(c.m * ldc, 1));
+  for (T& v : out) v = static_cast<T>(dist(rng));
+  const std::vector<T> before = out;
+  const MatrixIn ma = c.a_transposed ? MatrixIn{a.data(), 1, lda} : MatrixIn{a.data(), lda, 1};
+  const MatrixIn mb = c.b_transposed ? MatrixIn{b.data(), 1, ldb} : MatrixIn{b.data(), ldb, 1};
+  Gemm(kDTypeOf<T>, c.m, c.k, c.n, ma, mb, out.data(), ldc, accumulate);
+  std::vector<double> scale;
+  const std::vector<double> want =
+      reference::Matmul(c.m, c.k, c.n, static_cast<const T*>(ma.data), ma.row_stride, ma.col_stride,
+                        static_cast<const T*>(mb.data), mb.row_stride, mb.col_stride, &scale);
+  // The classic bound for a sum of k rounded products: |error| <= k eps sum |a b|.
+  const double eps = std::is_same_v<T, float> ? 0x1p-24 : 0x1p-53;
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const double got = out[i * ldc + j];
+      if (j >= c.n) {  // padding is never written
+        ASSERT_EQ(got, before[i * ldc + j]);
+        continue;
+      }
+      const double initial = accumulate ? static_cast<double>(before[i * ldc + j]) : 0.0;
+      const double expected = initial + want[i * c.n + j];
+      const double bound = (c.k + 2) * eps * (scale[i * c.n + j] + std::fabs(initial)) + 1e-300;
+      ASSERT_LE(std::fabs(got - expected), bound)
+          << DTypeName(kDTypeOf<T>) << " on " << target << ": m=" << c.m << " k=" << c.k
+          << " n=" << c.n << " at (" << i << ", " << j << ")" << (accumulate ? " accumulate" : "");
+    }
+  }
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (int64_t m : {1, 5, 6, 7, 13, 97, 200}) {
+    for (int64_t n : {1, 15, 16, 17, 33, 70}) {
+      for (int64_t k : {0, 1, 3, 255, 256, 300}) {
+        cases.push_back({m, k, n, (m + n) % 2 == 0, (m + k) % 3 == 0, (n + k) % 2});
+      }
+    }
+  }
+  cases.push_back({3, 5, 2100, false, false, 0});  // more columns than one packed block
+  return cases;
+}
+
+TEST(GemmTest, MatchesTheTripleLoopOnEveryTarget) {
+  std::mt19937 rng(8);
+  const std::vector<Case> cases = Cases();
+  ForEachTarget([&](const std::string& target) {
+    for (const Case& c : cases) {
+      CheckGemm<float>(c, /*accumulate=*/false, rng, target);
+      CheckGemm<double>(c, /*accumulate=*/c.m % 2 == 1, rng, target);
+    }
+  });
+}
+
+TEST(GemmTest, AccumulatesIntoC) {
+  std::mt19937 rng(9);
+  for (const Case& c : {Case{13, 300, 17, false, true, 3}, Case{7, 0, 5, false, false, 0}}) {
+    CheckGemm<float>(c, /*accumulate=*/true, rng, "best");
+  }
+}
+
+TEST(GemmTest, ResultsDoNotDependOnTheThreadCount) {
+  const int64_t m = 300, k = 500, n = 130;
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> a(m * k), b(k * n), c1(m * n), c3(m * n);
+  for (float& v : a) v = dist(rng);
+  for (float& v : b) v = dist(rng);
+  const int threads = NumThreads();
+  SetNumThreads(1);
+  Gemm(DType::kF32, m, k, n, {a.data(), k, 1}, {b.data(), n, 1}, c1.data(), n, false);
+  SetNumThreads(3);
+  Gemm(DType::kF32, m, k, n, {a.data(), k, 1}, {b.data(), n, 1}, c3.data(), n, false);
+  SetNumThreads(threads);
+  EXPECT_EQ(c1, c3);
+}
+
+TEST(GemmTest, RejectsIntegerDTypes) {
+  int32_t x = 1;
+  EXPECT_THROW(Gemm(DType::kI32, 1, 1, 1, {&x, 1, 1}, {&x, 1, 1}, &x, 1, false), Error);
+}
+
+}  // namespace
+}  // namespace ember::kernels::cpu
