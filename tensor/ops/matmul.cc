@@ -1,0 +1,60 @@
+#include "tensor/ops/matmul.h"
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace ember {
+
+Tensor Matmul(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.device().is_cpu() && b.device().is_cpu(), "matmul: tensors on ",
+              a.device().ToString(), " and ", b.device().ToString(), " are not supported yet");
+  EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1,
+              "matmul: both operands need at least 1 dimension, got shapes ",
+              ShapeToString(a.shape()), " and ", ShapeToString(b.shape()));
+  EMBER_CHECK(a.dtype() == b.dtype(), "matmul: dtypes differ (", DTypeName(a.dtype()), " and ",
+              DTypeName(b.dtype()), ")");
+  EMBER_CHECK(IsFloatingPoint(a.dtype()), "matmul: expected floating-point tensors, got dtype ",
+              DTypeName(a.dtype()));
+  // Vectors become matrices: a row [1, k] on the left, a column [k, 1] on the right.
+  const Tensor x = a.dim() == 1 ? a.Unsqueeze(0) : a;
+  const Tensor y = b.dim() == 1 ? b.Unsqueeze(1) : b;
+  const int64_t m = x.size(-2), k = x.size(-1), n = y.size(-1);
+  EMBER_CHECK(y.size(-2) == k, "matmul: shapes ", ShapeToString(a.shape()), " and ",
+              ShapeToString(b.shape()), " cannot be multiplied (", k, " != ", y.size(-2), ")");
+  const Shape batch = BroadcastShapes(
+      IntSpan(x.shape()).subspan(0, x.dim() - 2), IntSpan(y.shape()).subspan(0, y.dim() - 2),
+      absl::StrCat("matmul: the batch dimensions of ", ShapeToString(a.shape()), " and ",
+                   ShapeToString(b.shape()), ", as"));
+  const DType compute = a.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  Shape x_shape = batch, y_shape = batch, out_shape = batch;
+  x_shape.insert(x_shape.end(), {m, k});
+  y_shape.insert(y_shape.end(), {k, n});
+  out_shape.insert(out_shape.end(), {m, n});
+  const Tensor xb = x.To(compute).Expand(x_shape), yb = y.To(compute).Expand(y_shape);
+  Tensor out = Empty(out_shape, compute);
+  const int64_t batches = NumElements(batch), item = ItemSize(compute);
+  const Strides x_batch(xb.strides().begin(), xb.strides().end() - 2);
+  const Strides y_batch(yb.strides().begin(), yb.strides().end() - 2);
+  // Many small products (attention heads) go one per thread; a single large one
+  // splits inside Gemm (a nested ParallelFor runs serially).
+  kernels::cpu::ParallelFor(batches, 1, [&](int64_t begin, int64_t end) {
+    Shape index(batch.size());
+    for (int64_t i = begin; i < end; ++i) {
+      for (int64_t d = static_cast<int64_t>(batch.size()) - 1, rest = i; d >= 0; --d) {
+        index[d] = rest % batch[d];
+        rest /= batch[d];
+      }
+      const char* xp = static_cast<const char*>(xb.raw_data()) + FlatIndex(index, x_batch) * item;
+      const char* yp = static_cast<const char*>(yb.raw_data()) + FlatIndex(index, y_batch) * item;
+      char* op = static_cast<char*>(out.raw_data()) + i * m * n * item;
+      kernels::cpu::Gemm(compute, m, k, n, {xp, xb.stride(-2), xb.stride(-1)},
+                         {yp, yb.stride(-2), yb.stride(-1)}, op, n, /*accumulate=*/false);
+    }
+  });
+  if (a.dim() == 1) out = out.Squeeze(-2);
+  if (b.dim() == 1) out = out.Squeeze(-1);
+  return out.To(a.dtype());
+}
+
+}  // namespace ember

@@ -1,0 +1,20 @@
+#ifndef EMBER_TENSOR_OPS_MATMUL_H_
+#define EMBER_TENSOR_OPS_MATMUL_H_
+
+#include "tensor/tensor.h"
+
+namespace ember {
+
+// Matrix product with torch.matmul's rules:
+// - 1-d x 1-d: the dot product (a 0-d tensor);
+// - 2-d x 2-d: the matrix product [m, k] x [k, n] -> [m, n];
+// - a 1-d operand is a row (left) or column (right) vector, removed from the result;
+// - more dimensions: a batch of matrices, with the batch dimensions broadcast
+//   ([b, 1, m, k] x [h, k, n] -> [b, h, m, n]).
+// Operands may be any views (a transposed operand is read in place, not copied).
+// f32 and f64; bf16 and f16 compute in f32. The result is contiguous.
+Tensor Matmul(const Tensor& a, const Tensor& b);
+
+}  // namespace ember
+
+#endif  // EMBER_TENSOR_OPS_MATMUL_H_
