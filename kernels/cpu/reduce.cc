@@ -1,0 +1,270 @@
+// Reductions (see reduce.h): SIMD sums and extrema in Highway, compiled once per
+// target; ArgMax and Var are plain loops.
+
+#include "kernels/cpu/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "base/error.h"
+#include "kernels/cpu/thread_pool.h"
+
+// hwy/foreach_target.h must come first: it re-includes this file once per target.
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/reduce.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// clang-format on
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Loads elements [i, n) of x (fewer than a vector) padded with `fill`.
+template <class D, typename T = hn::TFromD<D>>
+auto LoadTail(D d, const T* x, int64_t i, int64_t n, T fill) {
+  HWY_ALIGN T padded[HWY_MAX_BYTES / sizeof(T)];
+  std::fill(padded, padded + hn::Lanes(d), fill);
+  std::memcpy(padded, x + i, static_cast<size_t>(n - i) * sizeof(T));
+  return hn::Load(d, padded);
+}
+
+// Sum of n <= kSumBlock contiguous elements: four vector accumulators, then lanes.
+template <typename T>
+T SumBlock(const T* x, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto s0 = hn::Zero(d), s1 = s0, s2 = s0, s3 = s0;
+  int64_t i = 0;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    s0 = hn::Add(s0, hn::LoadU(d, x + i));
+    s1 = hn::Add(s1, hn::LoadU(d, x + i + lanes));
+    s2 = hn::Add(s2, hn::LoadU(d, x + i + 2 * lanes));
+    s3 = hn::Add(s3, hn::LoadU(d, x + i + 3 * lanes));
+  }
+  for (; i + lanes <= n; i += lanes) s0 = hn::Add(s0, hn::LoadU(d, x + i));
+  if (i < n) s1 = hn::Add(s1, LoadTail(d, x, i, n, T(0)));
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+}
+
+// Pairwise: split at a block boundary near the middle, so the tree depends on n only.
+template <typename T>
+T PairwiseSum(const T* x, int64_t n) {
+  if (n <= kSumBlock) return SumBlock(x, n);
+  const int64_t half = (n / kSumBlock + 1) / 2 * kSumBlock;
+  return PairwiseSum(x, half) + PairwiseSum(x + half, n - half);
+}
+
+template <typename T, bool kMax>
+T Extremum(const T* x, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const T identity =
+      kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  auto best = hn::Set(d, identity);
+  auto nan = hn::Zero(d);  // a NaN lane marks a NaN seen (x + x keeps NaN, else finite)
+  auto step = [&](auto v) {
+    best = kMax ? hn::Max(best, v) : hn::Min(best, v);
+    nan = hn::IfThenElse(hn::IsNaN(v), v, nan);
+  };
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) step(hn::LoadU(d, x + i));
+  if (i < n) step(LoadTail(d, x, i, n, identity));
+  if (!hn::AllFalse(d, hn::IsNaN(nan))) return std::numeric_limits<T>::quiet_NaN();
+  return hn::GetLane(kMax ? hn::MaxOfLanes(d, best) : hn::MinOfLanes(d, best));
+}
+
+// out[c] = sum of rows [lo, hi) of column c, pairwise over the rows; scratch holds
+// one row per level of the tree.
+template <typename T>
+void SumColumnRange(const T* x, int64_t ld, int64_t lo, int64_t hi, int64_t cols, T* out,
+                    T* scratch) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  if (hi - lo <= 16) {
+    std::memcpy(out, x + lo * ld, static_cast<size_t>(cols) * sizeof(T));
+    for (int64_t i = lo + 1; i < hi; ++i) {
+      const T* row = x + i * ld;
+      int64_t c = 0;
+      for (; c + lanes <= cols; c += lanes) {
+        hn::StoreU(hn::Add(hn::LoadU(d, out + c), hn::LoadU(d, row + c)), d, out + c);
+      }
+      for (; c < cols; ++c) out[c] += row[c];
+    }
+    return;
+  }
+  const int64_t mid = lo + (hi - lo) / 2;
+  SumColumnRange(x, ld, lo, mid, cols, out, scratch + cols);
+  SumColumnRange(x, ld, mid, hi, cols, scratch, scratch + cols);
+  int64_t c = 0;
+  for (; c + lanes <= cols; c += lanes) {
+    hn::StoreU(hn::Add(hn::LoadU(d, out + c), hn::LoadU(d, scratch + c)), d, out + c);
+  }
+  for (; c < cols; ++c) out[c] += scratch[c];
+}
+
+#define EMBER_REDUCE_TYPES(Name, ...)                                                 \
+  template <typename T>                                                               \
+  void Name##Impl(int64_t rows, int64_t n, const T* x, int64_t ld, T* out)            \
+      __VA_ARGS__ void Name##F32(int64_t rows, int64_t n, const float* x, int64_t ld, \
+                                 float* out) {                                        \
+    Name##Impl(rows, n, x, ld, out);                                                  \
+  }                                                                                   \
+  void Name##F64(int64_t rows, int64_t n, const double* x, int64_t ld, double* out) { \
+    Name##Impl(rows, n, x, ld, out);                                                  \
+  }
+EMBER_REDUCE_TYPES(SumRows, {
+  for (int64_t r = 0; r < rows; ++r) out[r] = PairwiseSum(x + r * ld, n);
+})
+EMBER_REDUCE_TYPES(MaxRows, {
+  for (int64_t r = 0; r < rows; ++r) out[r] = Extremum<T, true>(x + r * ld, n);
+})
+EMBER_REDUCE_TYPES(MinRows, {
+  for (int64_t r = 0; r < rows; ++r) out[r] = Extremum<T, false>(x + r * ld, n);
+})
+#undef EMBER_REDUCE_TYPES
+
+template <typename T>
+void SumColumnsImpl(int64_t n, int64_t cols, const T* x, int64_t ld, T* out) {
+  if (n == 0) {
+    std::fill(out, out + cols, T(0));
+    return;
+  }
+  int64_t levels = 1;  // of the pairwise tree over rows, each needing a scratch row
+  for (int64_t m = n; m > 16; m = (m + 1) / 2) ++levels;
+  std::vector<T> scratch(static_cast<size_t>(cols * levels));
+  SumColumnRange(x, ld, 0, n, cols, out, scratch.data());
+}
+void SumColumnsF32(int64_t n, int64_t cols, const float* x, int64_t ld, float* out) {
+  SumColumnsImpl(n, cols, x, ld, out);
+}
+void SumColumnsF64(int64_t n, int64_t cols, const double* x, int64_t ld, double* out) {
+  SumColumnsImpl(n, cols, x, ld, out);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ember::kernels::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels::cpu {
+namespace {
+
+constexpr int64_t kGrain = 32768;  // elements per thread, at least
+
+template <typename T>
+using RowsFn = void (*)(int64_t, int64_t, const T*, int64_t, T*);
+
+void CheckFloat(const char* op, DType dtype) {
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
+              " is not supported (f32 or f64)");
+}
+
+// Splits rows across the pool; each chunk calls fn on its rows.
+void RunRows(const char* op, DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
+             void* out, RowsFn<float> f32, RowsFn<double> f64) {
+  CheckFloat(op, dtype);
+  ParallelFor(
+      rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+        if (dtype == DType::kF32) {
+          f32(e - b, n, static_cast<const float*>(x) + b * ld, ld, static_cast<float*>(out) + b);
+        } else {
+          f64(e - b, n, static_cast<const double*>(x) + b * ld, ld, static_cast<double*>(out) + b);
+        }
+      });
+}
+
+}  // namespace
+
+HWY_EXPORT(SumRowsF32);
+HWY_EXPORT(SumRowsF64);
+HWY_EXPORT(MaxRowsF32);
+HWY_EXPORT(MaxRowsF64);
+HWY_EXPORT(MinRowsF32);
+HWY_EXPORT(MinRowsF64);
+HWY_EXPORT(SumColumnsF32);
+HWY_EXPORT(SumColumnsF64);
+
+void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
+  RunRows("sum", dtype, rows, n, x, ld, out, &HWY_DYNAMIC_DISPATCH(SumRowsF32),
+          &HWY_DYNAMIC_DISPATCH(SumRowsF64));
+}
+
+void MaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
+  EMBER_CHECK(n >= 1 || rows == 0, "max: cannot reduce an empty row");
+  RunRows("max", dtype, rows, n, x, ld, out, &HWY_DYNAMIC_DISPATCH(MaxRowsF32),
+          &HWY_DYNAMIC_DISPATCH(MaxRowsF64));
+}
+
+void MinRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
+  EMBER_CHECK(n >= 1 || rows == 0, "min: cannot reduce an empty row");
+  RunRows("min", dtype, rows, n, x, ld, out, &HWY_DYNAMIC_DISPATCH(MinRowsF32),
+          &HWY_DYNAMIC_DISPATCH(MinRowsF64));
+}
+
+void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
+  CheckFloat("sum", dtype);
+  // Threads take ranges of columns; each sums its columns over all n rows.
+  ParallelFor(cols, std::max<int64_t>(64, kGrain / std::max<int64_t>(n, 1)),
+              [&](int64_t b, int64_t e) {
+                if (dtype == DType::kF32) {
+                  HWY_DYNAMIC_DISPATCH(SumColumnsF32)
+                  (n, e - b, static_cast<const float*>(x) + b, ld, static_cast<float*>(out) + b);
+                } else {
+                  HWY_DYNAMIC_DISPATCH(SumColumnsF64)
+                  (n, e - b, static_cast<const double*>(x) + b, ld, static_cast<double*>(out) + b);
+                }
+              });
+}
+
+void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t* out) {
+  CheckFloat("argmax", dtype);
+  EMBER_CHECK(n >= 1 || rows == 0, "argmax: cannot reduce an empty row");
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
+                  [&](int64_t b, int64_t e) {
+                    for (int64_t r = b; r < e; ++r) {
+                      const T* row = static_cast<const T*>(x) + r * ld;
+                      int64_t best = 0;
+                      for (int64_t i = 1; i < n && !std::isnan(row[best]); ++i) {
+                        if (row[i] > row[best] || std::isnan(row[i])) best = i;
+                      }
+                      out[r] = best;
+                    }
+                  });
+    }
+  });
+}
+
+void VarRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t correction,
+             void* out) {
+  CheckFloat("var", dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
+                  [&](int64_t b, int64_t e) {
+                    for (int64_t r = b; r < e; ++r) {
+                      const T* row = static_cast<const T*>(x) + r * ld;
+                      double mean = 0, squares = 0;
+                      for (int64_t i = 0; i < n; ++i) mean += row[i];
+                      mean /= n;
+                      for (int64_t i = 0; i < n; ++i) squares += (row[i] - mean) * (row[i] - mean);
+                      // n - correction <= 0 gives inf or NaN, as in PyTorch.
+                      static_cast<T*>(out)[r] =
+                          static_cast<T>(squares / static_cast<double>(n - correction));
+                    }
+                  });
+    }
+  });
+}
+
+}  // namespace ember::kernels::cpu
+#endif  // HWY_ONCE
