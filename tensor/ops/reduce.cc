@@ -1,0 +1,144 @@
+#include "tensor/ops/reduce.h"
+
+#include <vector>
+
+#include "kernels/cpu/reduce.h"
+
+namespace ember {
+namespace {
+
+namespace cpu = kernels::cpu;
+
+// The split of x's dimensions into kept and reduced ones.
+struct Plan {
+  Shape kept_dims, reduced_dims;  // dimension numbers, ascending
+  Shape out_shape;                // the result's shape (keepdim or not)
+  int64_t rows = 1, n = 1;        // kept and reduced element counts
+};
+
+Plan MakePlan(const char* op, const Tensor& x, IntSpan dims, bool keepdim) {
+  EMBER_CHECK(x.device().is_cpu(), op, ": tensors on ", x.device().ToString(),
+              " are not supported yet");
+  EMBER_CHECK(IsFloatingPoint(x.dtype()), op, ": expected a floating-point tensor, got dtype ",
+              DTypeName(x.dtype()), " (shape ", ShapeToString(x.shape()), ")");
+  std::vector<bool> reduced(x.dim(), dims.empty());
+  for (int64_t d : dims) {
+    const int64_t dim = NormalizeDim(d, x.dim(), op);
+    EMBER_CHECK(x.dim() == 0 || !reduced[dim], op, ": dimension ", d, " appears twice in ",
+                ShapeToString(dims));
+    if (x.dim() > 0) reduced[dim] = true;
+  }
+  Plan plan;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (reduced[d]) {
+      plan.reduced_dims.push_back(d);
+      plan.n *= x.size(d);
+      if (keepdim) plan.out_shape.push_back(1);
+    } else {
+      plan.kept_dims.push_back(d);
+      plan.rows *= x.size(d);
+      plan.out_shape.push_back(x.size(d));
+    }
+  }
+  return plan;
+}
+
+// x as a [rows, n] matrix with contiguous rows (a view when the layout allows, a
+// copy otherwise), in the dtype the kernels compute in.
+Tensor AsRows(const Tensor& x, const Plan& plan) {
+  Shape order = plan.kept_dims;
+  order.insert(order.end(), plan.reduced_dims.begin(), plan.reduced_dims.end());
+  const DType compute = x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  const Tensor permuted = x.To(compute).Permute(order);
+  const Tensor rows = permuted.Reshape({plan.rows, plan.n});
+  if (plan.n <= 1 || rows.stride(1) == 1) return rows;
+  return permuted.Contiguous().View({plan.rows, plan.n});
+}
+
+using RowsKernel = void (*)(DType, int64_t, int64_t, const void*, int64_t, void*);
+
+Tensor ReduceRows(const char* op, const Tensor& x, const Plan& plan, RowsKernel kernel) {
+  const Tensor rows = AsRows(x, plan);
+  Tensor out = Empty({plan.rows}, rows.dtype());
+  kernel(rows.dtype(), plan.rows, plan.n, rows.raw_data(), rows.stride(0), out.raw_data());
+  return out.View(plan.out_shape).To(x.dtype());
+}
+
+void CheckNonEmpty(const char* op, const Tensor& x, const Plan& plan) {
+  for (int64_t d : plan.reduced_dims) {
+    EMBER_CHECK(x.size(d) > 0, op, ": cannot reduce over dimension ", d, " of size 0 (shape ",
+                ShapeToString(x.shape()), ")");
+  }
+}
+
+}  // namespace
+
+Tensor Sum(const Tensor& x, IntSpan dims, bool keepdim) {
+  const Plan plan = MakePlan("sum", x, dims, keepdim);
+  // Reducing leading dimensions of a row-major tensor (a gradient summed over a
+  // batch) reads down the columns in place.
+  const Shape& lead = plan.reduced_dims;
+  bool leading = !lead.empty() && plan.rows > 1;
+  for (size_t i = 0; i < lead.size(); ++i) leading = leading && lead[i] == static_cast<int64_t>(i);
+  if (leading && x.dtype() != DType::kBF16 && x.dtype() != DType::kF16) {
+    const Tensor matrix = x.Reshape({plan.n, plan.rows});
+    if (matrix.stride(1) == 1) {
+      Tensor out = Empty({plan.rows}, x.dtype());
+      cpu::SumColumns(x.dtype(), plan.n, plan.rows, matrix.raw_data(), matrix.stride(0),
+                      out.raw_data());
+      return out.View(plan.out_shape);
+    }
+  }
+  return ReduceRows("sum", x, plan, cpu::SumRows);
+}
+
+Tensor Mean(const Tensor& x, IntSpan dims, bool keepdim) {
+  const Plan plan = MakePlan("mean", x, dims, keepdim);
+  const DType compute = x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  Tensor sum = Sum(x.To(compute), dims, keepdim);
+  // n == 0 gives 0 / 0 = NaN, as torch.mean.
+  VisitDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      T* data = sum.data<T>();
+      for (int64_t i = 0; i < sum.numel(); ++i) data[i] /= static_cast<T>(plan.n);
+    }
+  });
+  return sum.To(x.dtype());
+}
+
+Tensor Max(const Tensor& x, IntSpan dims, bool keepdim) {
+  const Plan plan = MakePlan("max", x, dims, keepdim);
+  CheckNonEmpty("max", x, plan);
+  return ReduceRows("max", x, plan, cpu::MaxRows);
+}
+
+Tensor Min(const Tensor& x, IntSpan dims, bool keepdim) {
+  const Plan plan = MakePlan("min", x, dims, keepdim);
+  CheckNonEmpty("min", x, plan);
+  return ReduceRows("min", x, plan, cpu::MinRows);
+}
+
+Tensor Var(const Tensor& x, IntSpan dims, int64_t correction, bool keepdim) {
+  const Plan plan = MakePlan("var", x, dims, keepdim);
+  EMBER_CHECK(correction >= 0, "var: correction must be non-negative, got ", correction);
+  const Tensor rows = AsRows(x, plan);
+  Tensor out = Empty({plan.rows}, rows.dtype());
+  cpu::VarRows(rows.dtype(), plan.rows, plan.n, rows.raw_data(), rows.stride(0), correction,
+               out.raw_data());
+  return out.View(plan.out_shape).To(x.dtype());
+}
+
+Tensor ArgMax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  const Tensor source = dim ? x : x.Reshape({-1});
+  const int64_t d = dim.value_or(0);
+  const Plan plan = MakePlan("argmax", source, {d}, dim ? keepdim : false);
+  CheckNonEmpty("argmax", source, plan);
+  const Tensor rows = AsRows(source, plan);
+  Tensor out = Empty({plan.rows}, DType::kI64);
+  cpu::ArgMaxRows(rows.dtype(), plan.rows, plan.n, rows.raw_data(), rows.stride(0),
+                  out.data<int64_t>());
+  return out.View(plan.out_shape);
+}
+
+}  // namespace ember
