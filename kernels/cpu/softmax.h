@@ -1,0 +1,43 @@
+#ifndef EMBER_KERNELS_CPU_SOFTMAX_H_
+#define EMBER_KERNELS_CPU_SOFTMAX_H_
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace ember::kernels::cpu {
+
+// Softmax-family kernels over the rows of contiguous [rows, n] matrices, f32 or f64.
+// All work from the row maximum m and s = sum_j exp(x_j - m): subtracting m keeps
+// exp from overflowing, and is exact for the entries that carry the probability, so
+// results stay accurate even for logits in the thousands. (log-sum-exp = m + log s.)
+// Outputs are overwritten; rows are split across the thread pool.
+
+// y = exp(x - m) / s.                     x, y: [rows, n]  (a row of all -inf gives NaN)
+void Softmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y);
+// y = (x - m) - log s.                    x, y: [rows, n]
+void LogSoftmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y);
+// From y = softmax(x): dx = y * (dy - sum_j dy_j y_j).        y, dy, dx: [rows, n]
+void SoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy, void* dx);
+// From y = log_softmax(x): dx = dy - exp(y) * sum_j dy_j.     y, dy, dx: [rows, n]
+void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy,
+                        void* dx);
+
+// Cross entropy of logits against integer targets, never forming a one-hot:
+//   loss_r = log-sum-exp_r - x[r, t_r] = (m_r - x[r, t_r]) + log s_r
+// (0 where t_r == ignore_index). logits: [rows, n]; targets: int64 [rows], each in
+// [0, n) or ignore_index (checked by the caller); losses, row_max (m), sum_exp (s):
+// [rows] of dtype, overwritten; the backward pass takes m and s back.
+void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
+                         const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
+                         void* sum_exp);
+// d loss_r / d x[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) * grad[r], 0 for
+// ignored rows. grad: [rows] (each row's upstream gradient: 1 / count for a mean);
+// dlogits: [rows, n], overwritten.
+void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
+                          const int64_t* targets, int64_t ignore_index, const void* row_max,
+                          const void* sum_exp, const void* grad, void* dlogits);
+
+}  // namespace ember::kernels::cpu
+
+#endif  // EMBER_KERNELS_CPU_SOFTMAX_H_
