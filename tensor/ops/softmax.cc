@@ -1,0 +1,116 @@
+#include "tensor/ops/softmax.h"
+
+#include "kernels/cpu/softmax.h"
+#include "tensor/creation.h"
+
+namespace ember {
+namespace {
+
+namespace cpu = kernels::cpu;
+
+DType ComputeDType(const char* op, const Tensor& x) {
+  EMBER_CHECK(x.device().is_cpu(), op, ": tensors on ", x.device().ToString(),
+              " are not supported yet");
+  EMBER_CHECK(IsFloatingPoint(x.dtype()), op, ": expected a floating-point tensor, got dtype ",
+              DTypeName(x.dtype()), " (shape ", ShapeToString(x.shape()), ")");
+  return x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+}
+
+// Rows of the last dimension (a 0-d tensor is one row of one).
+int64_t RowLength(const Tensor& x) { return x.dim() == 0 ? 1 : x.size(-1); }
+
+using RowsKernel = void (*)(DType, int64_t, int64_t, const void*, void*);
+using RowsBackwardKernel = void (*)(DType, int64_t, int64_t, const void*, const void*, void*);
+
+Tensor Forward(const char* op, const Tensor& x, RowsKernel kernel) {
+  const DType compute = ComputeDType(op, x);
+  const Tensor in = x.To(compute).Contiguous();
+  const int64_t n = RowLength(x);
+  Tensor out = Empty(x.shape(), compute);
+  kernel(compute, n == 0 ? 0 : x.numel() / n, n, in.raw_data(), out.raw_data());
+  return out.To(x.dtype());
+}
+
+Tensor Backward(const char* op, const Tensor& y, const Tensor& dy, RowsBackwardKernel kernel) {
+  const DType compute = ComputeDType(op, y);
+  EMBER_CHECK(y.shape() == dy.shape() && y.dtype() == dy.dtype(), op, ": dy (",
+              DTypeName(dy.dtype()), ", shape ", ShapeToString(dy.shape()),
+              ") does not match the output (", DTypeName(y.dtype()), ", shape ",
+              ShapeToString(y.shape()), ")");
+  const Tensor a = y.To(compute).Contiguous(), g = dy.To(compute).Contiguous();
+  const int64_t n = RowLength(y);
+  Tensor out = Empty(y.shape(), compute);
+  kernel(compute, n == 0 ? 0 : y.numel() / n, n, a.raw_data(), g.raw_data(), out.raw_data());
+  return out.To(y.dtype());
+}
+
+// Checks logits [rows, classes] and targets [rows] and returns the count of rows that
+// are not ignored.
+int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  ComputeDType("cross_entropy", logits);
+  EMBER_CHECK(logits.dim() == 2 && targets.dim() == 1 && targets.size(0) == logits.size(0),
+              "cross_entropy: expected logits [rows, classes] and targets [rows], got ",
+              ShapeToString(logits.shape()), " and ", ShapeToString(targets.shape()));
+  EMBER_CHECK(targets.dtype() == DType::kI64, "cross_entropy: targets must be i64, got ",
+              DTypeName(targets.dtype()));
+  const Tensor t = targets.Contiguous();
+  const int64_t* data = t.data<int64_t>();
+  const int64_t classes = logits.size(1);
+  int64_t count = 0;
+  for (int64_t r = 0; r < t.numel(); ++r) {
+    if (data[r] == ignore_index) continue;
+    EMBER_CHECK(data[r] >= 0 && data[r] < classes, "cross_entropy: target ", data[r], " at row ", r,
+                " is out of range for ", classes, " classes");
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+Tensor Softmax(const Tensor& x) { return Forward("softmax", x, cpu::Softmax); }
+Tensor LogSoftmax(const Tensor& x) { return Forward("log_softmax", x, cpu::LogSoftmax); }
+Tensor SoftmaxBackward(const Tensor& y, const Tensor& dy) {
+  return Backward("softmax_backward", y, dy, cpu::SoftmaxBackward);
+}
+Tensor LogSoftmaxBackward(const Tensor& y, const Tensor& dy) {
+  return Backward("log_softmax_backward", y, dy, cpu::LogSoftmaxBackward);
+}
+
+CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  const int64_t count = CheckCrossEntropy(logits, targets, ignore_index);
+  const DType compute = logits.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  const Tensor x = logits.To(compute).Contiguous(), t = targets.Contiguous();
+  const int64_t rows = x.size(0), classes = x.size(1);
+  Tensor losses = Empty({rows}, compute);
+  CrossEntropyResult result{Tensor(), Empty({rows}, compute), Empty({rows}, compute), count};
+  cpu::CrossEntropyForward(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
+                           losses.raw_data(), result.row_max.raw_data(), result.sum_exp.raw_data());
+  // The mean over counted rows, summed in double.
+  double total = 0;
+  VisitDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      for (int64_t r = 0; r < rows; ++r) total += losses.data<T>()[r];
+    }
+  });
+  result.loss = Full({}, count == 0 ? NAN : total / count, logits.dtype());
+  return result;
+}
+
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
+                            const CrossEntropyResult& forward, double grad, int64_t ignore_index) {
+  CheckCrossEntropy(logits, targets, ignore_index);
+  const DType compute = forward.row_max.dtype();
+  const Tensor x = logits.To(compute).Contiguous(), t = targets.Contiguous();
+  const int64_t rows = x.size(0), classes = x.size(1);
+  // Each counted row's loss enters the mean with weight 1 / count.
+  const Tensor row_grad = Full({rows}, forward.count == 0 ? 0.0 : grad / forward.count, compute);
+  Tensor dlogits = Empty({rows, classes}, compute);
+  cpu::CrossEntropyBackward(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
+                            forward.row_max.raw_data(), forward.sum_exp.raw_data(),
+                            row_grad.raw_data(), dlogits.raw_data());
+  return dlogits.To(logits.dtype());
+}
+
+}  // namespace ember

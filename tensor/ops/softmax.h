@@ -1,0 +1,37 @@
+#ifndef EMBER_TENSOR_OPS_SOFTMAX_H_
+#define EMBER_TENSOR_OPS_SOFTMAX_H_
+
+// Softmax, log-softmax and cross entropy over the last dimension (kernels in
+// kernels/cpu/softmax.h). Floating-point tensors; bf16 and f16 compute in f32.
+
+#include "tensor/tensor.h"
+
+namespace ember {
+
+Tensor Softmax(const Tensor& x);
+Tensor LogSoftmax(const Tensor& x);
+// Gradients from the forward's output y and the upstream gradient dy (same shape).
+Tensor SoftmaxBackward(const Tensor& y, const Tensor& dy);
+Tensor LogSoftmaxBackward(const Tensor& y, const Tensor& dy);
+
+// What CrossEntropy keeps for its backward pass.
+struct CrossEntropyResult {
+  Tensor loss;     // 0-d: the mean over the rows whose target is not ignore_index
+  Tensor row_max;  // [rows]: each row's largest logit
+  Tensor sum_exp;  // [rows]: sum_j exp(logit_j - row_max)
+  int64_t count;   // rows that count (0 gives a NaN loss, as PyTorch)
+};
+
+// The mean cross entropy of logits [rows, classes] against int64 targets [rows]
+// (torch.nn.functional.cross_entropy with reduction='mean'). A target outside
+// [0, classes) that is not ignore_index throws ember::Error naming it.
+CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets,
+                                int64_t ignore_index = -100);
+// d loss / d logits for an upstream gradient `grad` of the mean loss (a number).
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
+                            const CrossEntropyResult& forward, double grad = 1.0,
+                            int64_t ignore_index = -100);
+
+}  // namespace ember
+
+#endif  // EMBER_TENSOR_OPS_SOFTMAX_H_

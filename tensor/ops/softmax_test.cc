@@ -1,0 +1,112 @@
+#include "tensor/ops/softmax.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensor/creation.h"
+
+namespace ember {
+namespace {
+
+using ::testing::ThrowsMessage;
+
+// The inputs of tools/reference/softmax_ops.py.
+constexpr int64_t kRows = 5, kCols = 11;
+Tensor X() {
+  std::vector<float> x;
+  for (int i = 0; i < kRows; ++i) {
+    for (int j = 0; j < kCols; ++j) {
+      x.push_back(static_cast<float>(std::sin(0.7 * i + 1.3 * j) * 4 + (i == 3 ? 500 : 0)));
+    }
+  }
+  return FromVector(x, {kRows, kCols});
+}
+Tensor DY() {
+  std::vector<float> dy;
+  for (int i = 0; i < kRows; ++i) {
+    for (int j = 0; j < kCols; ++j) dy.push_back(static_cast<float>(std::cos(0.3 * i - 0.9 * j)));
+  }
+  return FromVector(dy, {kRows, kCols});
+}
+const Tensor kTargets = FromList({3, 0, -100, 10, 7});
+
+std::map<std::string, std::vector<double>> Reference() {
+  std::ifstream file("tensor/ops/testdata/softmax_reference.txt");
+  EXPECT_TRUE(file.good());
+  std::map<std::string, std::vector<double>> values;
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream in(line);
+    std::string name;
+    in >> name;
+    for (double v; in >> v;) values[name].push_back(v);
+  }
+  return values;
+}
+
+void ExpectClose(const Tensor& got, const std::vector<double>& want, double tol,
+                 const std::string& name) {
+  const std::vector<double> values = got.ToVector<double>();
+  ASSERT_EQ(values.size(), want.size()) << name;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(values[i], want[i], tol * (1 + std::fabs(want[i]))) << name << " element " << i;
+  }
+}
+
+TEST(SoftmaxOpsTest, MatchesPyTorch) {
+  const auto reference = Reference();
+  const Tensor y = Softmax(X()), logy = LogSoftmax(X());
+  ExpectClose(y, reference.at("softmax"), 1e-6, "softmax");
+  ExpectClose(logy, reference.at("log_softmax"), 1e-6, "log_softmax");
+  ExpectClose(SoftmaxBackward(y, DY()), reference.at("softmax_grad"), 1e-6, "softmax_grad");
+  ExpectClose(LogSoftmaxBackward(logy, DY()), reference.at("log_softmax_grad"), 1e-6,
+              "log_softmax_grad");
+  const CrossEntropyResult ce = CrossEntropy(X(), kTargets);
+  EXPECT_EQ(ce.count, 4);
+  ExpectClose(ce.loss, reference.at("cross_entropy"), 1e-6, "cross_entropy");
+  ExpectClose(CrossEntropyBackward(X(), kTargets, ce, 2.5), reference.at("cross_entropy_grad"),
+              1e-6, "cross_entropy_grad");
+}
+
+TEST(SoftmaxOpsTest, AnyLeadingShapeAndF64) {
+  const Tensor x = X().To(DType::kF64).View({5, 1, 11}).Expand({5, 2, 11});
+  const Tensor y = Softmax(x);
+  EXPECT_EQ(y.shape(), (Shape{5, 2, 11}));
+  EXPECT_EQ(y.dtype(), DType::kF64);
+  EXPECT_NEAR(y.Select(0, 4).Select(0, 1).ToVector<double>()[3],
+              Softmax(X()).Select(0, 4).ToVector<double>()[3], 1e-6);
+  // All-ignored targets: the mean over no rows is NaN, and the gradient is zero.
+  const CrossEntropyResult none = CrossEntropy(X(), Full({5}, -100, DType::kI64));
+  EXPECT_TRUE(std::isnan(none.loss.item()));
+  for (float g : CrossEntropyBackward(X(), Full({5}, -100, DType::kI64), none).ToVector<float>()) {
+    EXPECT_EQ(g, 0.0f);
+  }
+}
+
+TEST(SoftmaxOpsTest, ErrorsNameTheProblem) {
+  EXPECT_THAT(
+      [] {
+        CrossEntropy(X(), FromList({1, 2, 3, 4, 11}));
+      },
+      ThrowsMessage<Error>("cross_entropy: target 11 at row 4 is out of range for 11 classes"));
+  EXPECT_THAT(
+      [] {
+        CrossEntropy(X(), FromList({1, 2}));
+      },
+      ThrowsMessage<Error>("cross_entropy: expected logits [rows, classes] and targets [rows], "
+                           "got [5, 11] and [2]"));
+  EXPECT_THAT([] { CrossEntropy(X(), Zeros({5})); },
+              ThrowsMessage<Error>("cross_entropy: targets must be i64, got f32"));
+  EXPECT_THAT(
+      [] { Softmax(Arange(3)); },
+      ThrowsMessage<Error>("softmax: expected a floating-point tensor, got dtype i64 (shape [3])"));
+}
+
+}  // namespace
+}  // namespace ember
