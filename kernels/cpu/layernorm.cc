@@ -1,0 +1,250 @@
+// LayerNorm forward and backward (see layernorm.h) in Highway SIMD, compiled once per
+// target.
+
+#include "kernels/cpu/layernorm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "kernels/cpu/thread_pool.h"
+
+// hwy/foreach_target.h must come first: it re-includes this file once per target.
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/layernorm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// clang-format on
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// sum_j f(j, vector of a[j..], vector of b[j..]) over j < n; the tail is scalar
+// through f_scalar. Two accumulators.
+template <typename T, class F, class FScalar>
+T Accumulate(int64_t n, const T* a, const T* b, const F& f, const FScalar& f_scalar) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto s0 = hn::Zero(d), s1 = s0;
+  int64_t j = 0;
+  for (; j + 2 * lanes <= n; j += 2 * lanes) {
+    s0 = hn::Add(s0, f(d, hn::LoadU(d, a + j), hn::LoadU(d, b + j)));
+    s1 = hn::Add(s1, f(d, hn::LoadU(d, a + j + lanes), hn::LoadU(d, b + j + lanes)));
+  }
+  for (; j + lanes <= n; j += lanes)
+    s0 = hn::Add(s0, f(d, hn::LoadU(d, a + j), hn::LoadU(d, b + j)));
+  T sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+  for (; j < n; ++j) sum += f_scalar(a[j], b[j]);
+  return sum;
+}
+
+template <typename T>
+void ForwardImpl(int64_t rows, int64_t c, const T* x, const T* w, const T* b, T eps, T* y, T* mean,
+                 T* rstd) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t r = 0; r < rows; ++r, x += c, y += c) {
+    const T mu = Accumulate(
+                     c, x, x, [](auto, auto v, auto) { return v; }, [](T v, T) { return v; }) /
+                 static_cast<T>(c);
+    const auto vmu = hn::Set(d, mu);
+    const T var = Accumulate(
+                      c, x, x,
+                      [&](auto, auto v, auto) {
+                        const auto centered = hn::Sub(v, vmu);
+                        return hn::Mul(centered, centered);
+                      },
+                      [mu](T v, T) { return (v - mu) * (v - mu); }) /
+                  static_cast<T>(c);
+    const T s = T(1) / std::sqrt(var + eps);
+    mean[r] = mu;
+    rstd[r] = s;
+    const auto vs = hn::Set(d, s);
+    int64_t j = 0;
+    for (; j + lanes <= c; j += lanes) {
+      auto v = hn::Mul(hn::Mul(hn::Sub(hn::LoadU(d, x + j), vmu), vs), hn::LoadU(d, w + j));
+      if (b) v = hn::Add(v, hn::LoadU(d, b + j));
+      hn::StoreU(v, d, y + j);
+    }
+    for (; j < c; ++j) y[j] = (x[j] - mu) * s * w[j] + (b ? b[j] : T(0));
+  }
+}
+
+// dx for rows [0, rows).
+template <typename T>
+void BackwardInputImpl(int64_t rows, int64_t c, const T* x, const T* w, const T* mean,
+                       const T* rstd, const T* dy, T* dx) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t r = 0; r < rows; ++r, x += c, dy += c, dx += c) {
+    const T mu = mean[r], s = rstd[r];
+    const auto vmu = hn::Set(d, mu), vs = hn::Set(d, s);
+    // mean_j(g) and mean_j(g xhat), with g = dy w.
+    const T g_mean = Accumulate(
+                         c, dy, w, [](auto, auto g, auto wv) { return hn::Mul(g, wv); },
+                         [](T g, T wv) { return g * wv; }) /
+                     static_cast<T>(c);
+    T gx_mean = 0;
+    {
+      auto acc = hn::Zero(d);
+      int64_t j = 0;
+      for (; j + lanes <= c; j += lanes) {
+        const auto xhat = hn::Mul(hn::Sub(hn::LoadU(d, x + j), vmu), vs);
+        acc = hn::MulAdd(hn::Mul(hn::LoadU(d, dy + j), hn::LoadU(d, w + j)), xhat, acc);
+      }
+      gx_mean = hn::GetLane(hn::SumOfLanes(d, acc));
+      for (; j < c; ++j) gx_mean += dy[j] * w[j] * (x[j] - mu) * s;
+      gx_mean /= static_cast<T>(c);
+    }
+    const auto vg = hn::Set(d, g_mean), vgx = hn::Set(d, gx_mean);
+    int64_t j = 0;
+    for (; j + lanes <= c; j += lanes) {
+      const auto xhat = hn::Mul(hn::Sub(hn::LoadU(d, x + j), vmu), vs);
+      const auto g = hn::Mul(hn::LoadU(d, dy + j), hn::LoadU(d, w + j));
+      hn::StoreU(hn::Mul(vs, hn::NegMulAdd(xhat, vgx, hn::Sub(g, vg))), d, dx + j);
+    }
+    for (; j < c; ++j) {
+      const T xhat = (x[j] - mu) * s;
+      dx[j] = s * ((dy[j] * w[j] - g_mean) - xhat * gx_mean);
+    }
+  }
+}
+
+// dweight and dbias for columns [begin, end), summing over all rows in order.
+template <typename T>
+void BackwardParamsImpl(int64_t rows, int64_t c, int64_t begin, int64_t end, const T* x,
+                        const T* mean, const T* rstd, const T* dy, T* dw, T* db) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  std::fill(dw + begin, dw + end, T(0));
+  if (db) std::fill(db + begin, db + end, T(0));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * c;
+    const T* gr = dy + r * c;
+    const auto vmu = hn::Set(d, mean[r]), vs = hn::Set(d, rstd[r]);
+    int64_t j = begin;
+    for (; j + lanes <= end; j += lanes) {
+      const auto g = hn::LoadU(d, gr + j);
+      const auto xhat = hn::Mul(hn::Sub(hn::LoadU(d, xr + j), vmu), vs);
+      hn::StoreU(hn::MulAdd(g, xhat, hn::LoadU(d, dw + j)), d, dw + j);
+      if (db) hn::StoreU(hn::Add(hn::LoadU(d, db + j), g), d, db + j);
+    }
+    for (; j < end; ++j) {
+      dw[j] += gr[j] * (xr[j] - mean[r]) * rstd[r];
+      if (db) db[j] += gr[j];
+    }
+  }
+}
+
+void ForwardF32(int64_t rows, int64_t c, const float* x, const float* w, const float* b, float eps,
+                float* y, float* mean, float* rstd) {
+  ForwardImpl(rows, c, x, w, b, eps, y, mean, rstd);
+}
+void ForwardF64(int64_t rows, int64_t c, const double* x, const double* w, const double* b,
+                double eps, double* y, double* mean, double* rstd) {
+  ForwardImpl(rows, c, x, w, b, eps, y, mean, rstd);
+}
+void BackwardInputF32(int64_t rows, int64_t c, const float* x, const float* w, const float* mean,
+                      const float* rstd, const float* dy, float* dx) {
+  BackwardInputImpl(rows, c, x, w, mean, rstd, dy, dx);
+}
+void BackwardInputF64(int64_t rows, int64_t c, const double* x, const double* w, const double* mean,
+                      const double* rstd, const double* dy, double* dx) {
+  BackwardInputImpl(rows, c, x, w, mean, rstd, dy, dx);
+}
+void BackwardParamsF32(int64_t rows, int64_t c, int64_t begin, int64_t end, const float* x,
+                       const float* mean, const float* rstd, const float* dy, float* dw,
+                       float* db) {
+  BackwardParamsImpl(rows, c, begin, end, x, mean, rstd, dy, dw, db);
+}
+void BackwardParamsF64(int64_t rows, int64_t c, int64_t begin, int64_t end, const double* x,
+                       const double* mean, const double* rstd, const double* dy, double* dw,
+                       double* db) {
+  BackwardParamsImpl(rows, c, begin, end, x, mean, rstd, dy, dw, db);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ember::kernels::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels::cpu {
+namespace {
+
+constexpr int64_t kGrain = 16384;  // elements per thread, at least
+
+void CheckFloat(const char* op, DType dtype) {
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
+              " is not supported (f32 or f64)");
+}
+
+template <typename T>
+const T* P(const void* p, int64_t offset = 0) {
+  return p ? static_cast<const T*>(p) + offset : nullptr;
+}
+template <typename T>
+T* P(void* p, int64_t offset = 0) {
+  return p ? static_cast<T*>(p) + offset : nullptr;
+}
+
+}  // namespace
+
+HWY_EXPORT(ForwardF32);
+HWY_EXPORT(ForwardF64);
+HWY_EXPORT(BackwardInputF32);
+HWY_EXPORT(BackwardInputF64);
+HWY_EXPORT(BackwardParamsF32);
+HWY_EXPORT(BackwardParamsF64);
+
+void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
+                      const void* bias, double eps, void* y, void* mean, void* rstd) {
+  CheckFloat("layer_norm", dtype);
+  ParallelFor(
+      rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(c, 1)), [&](int64_t b, int64_t e) {
+        if (dtype == DType::kF32) {
+          HWY_DYNAMIC_DISPATCH(ForwardF32)
+          (e - b, c, P<float>(x, b * c), P<float>(weight), P<float>(bias), static_cast<float>(eps),
+           P<float>(y, b * c), P<float>(mean, b), P<float>(rstd, b));
+        } else {
+          HWY_DYNAMIC_DISPATCH(ForwardF64)
+          (e - b, c, P<double>(x, b * c), P<double>(weight), P<double>(bias), eps,
+           P<double>(y, b * c), P<double>(mean, b), P<double>(rstd, b));
+        }
+      });
+}
+
+void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
+                       const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
+                       void* dbias) {
+  CheckFloat("layer_norm_backward", dtype);
+  ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(c, 1)),
+              [&](int64_t b, int64_t e) {
+                if (dtype == DType::kF32) {
+                  HWY_DYNAMIC_DISPATCH(BackwardInputF32)
+                  (e - b, c, P<float>(x, b * c), P<float>(weight), P<float>(mean, b),
+                   P<float>(rstd, b), P<float>(dy, b * c), P<float>(dx, b * c));
+                } else {
+                  HWY_DYNAMIC_DISPATCH(BackwardInputF64)
+                  (e - b, c, P<double>(x, b * c), P<double>(weight), P<double>(mean, b),
+                   P<double>(rstd, b), P<double>(dy, b * c), P<double>(dx, b * c));
+                }
+              });
+  ParallelFor(c, std::max<int64_t>(16, kGrain / std::max<int64_t>(rows, 1)),
+              [&](int64_t b, int64_t e) {
+                if (dtype == DType::kF32) {
+                  HWY_DYNAMIC_DISPATCH(BackwardParamsF32)
+                  (rows, c, b, e, P<float>(x), P<float>(mean), P<float>(rstd), P<float>(dy),
+                   P<float>(dweight), P<float>(dbias));
+                } else {
+                  HWY_DYNAMIC_DISPATCH(BackwardParamsF64)
+                  (rows, c, b, e, P<double>(x), P<double>(mean), P<double>(rstd), P<double>(dy),
+                   P<double>(dweight), P<double>(dbias));
+                }
+              });
+}
+
+}  // namespace ember::kernels::cpu
+#endif  // HWY_ONCE

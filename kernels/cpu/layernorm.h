@@ -1,0 +1,30 @@
+#ifndef EMBER_KERNELS_CPU_LAYERNORM_H_
+#define EMBER_KERNELS_CPU_LAYERNORM_H_
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace ember::kernels::cpu {
+
+// Layer normalisation over the rows of a contiguous [rows, c] matrix, f32 or f64:
+//   mean = sum_j x_j / c,  var = sum_j (x_j - mean)^2 / c  (two passes),
+//   rstd = 1 / sqrt(var + eps),  xhat = (x - mean) rstd,  y = xhat w + b.
+// weight w, bias b: [c] (bias may be null); y: [rows, c]; mean, rstd: [rows] (saved
+// for the backward pass). All outputs overwritten.
+void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
+                      const void* bias, double eps, void* y, void* mean, void* rstd);
+
+// The gradients, from the saved mean and rstd:
+//   g = dy w,  dx = rstd (g - mean_j(g) - xhat mean_j(g xhat)),
+//   dweight = sum_rows dy xhat,  dbias = sum_rows dy.
+// dx: [rows, c]; dweight, dbias: [c] (dbias may be null); all overwritten. dx is split
+// over rows and the parameter gradients over columns, so no result depends on the
+// thread count.
+void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
+                       const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
+                       void* dbias);
+
+}  // namespace ember::kernels::cpu
+
+#endif  // EMBER_KERNELS_CPU_LAYERNORM_H_
