@@ -1,0 +1,120 @@
+// The fused AdamW step (see adamw.h) in Highway SIMD, compiled once per target.
+
+#include "kernels/cpu/adamw.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "kernels/cpu/thread_pool.h"
+
+// The per-step constants, in the parameter's type as PyTorch applies them. Defined
+// once, outside the per-target namespaces (this file is compiled once per target).
+#ifndef EMBER_KERNELS_CPU_ADAMW_CONSTANTS_
+#define EMBER_KERNELS_CPU_ADAMW_CONSTANTS_
+namespace ember::kernels::cpu {
+template <typename T>
+struct Constants {
+  T decay, beta1, one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size;
+};
+}  // namespace ember::kernels::cpu
+#endif
+
+// hwy/foreach_target.h must come first: it re-includes this file once per target.
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/adamw.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// clang-format on
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <typename T>
+void StepImpl(int64_t n, T* p, const T* g, T* m, T* v, const Constants<T>& k) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto update = [&](auto pv, auto gv, auto mv, auto vv, auto* po, auto* mo, auto* vo) {
+    pv = hn::Mul(pv, hn::Set(d, k.decay));
+    mv = hn::Add(hn::Mul(mv, hn::Set(d, k.beta1)), hn::Mul(gv, hn::Set(d, k.one_minus_beta1)));
+    vv = hn::Add(hn::Mul(vv, hn::Set(d, k.beta2)),
+                 hn::Mul(hn::Mul(gv, gv), hn::Set(d, k.one_minus_beta2)));
+    const auto denom = hn::Add(hn::Div(hn::Sqrt(vv), hn::Set(d, k.bc2_sqrt)), hn::Set(d, k.eps));
+    pv = hn::Add(pv, hn::Mul(hn::Set(d, k.neg_step_size), hn::Div(mv, denom)));
+    hn::StoreU(pv, d, po);
+    hn::StoreU(mv, d, mo);
+    hn::StoreU(vv, d, vo);
+  };
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    update(hn::LoadU(d, p + i), hn::LoadU(d, g + i), hn::LoadU(d, m + i), hn::LoadU(d, v + i),
+           p + i, m + i, v + i);
+  }
+  for (; i < n; ++i) {  // the same operations, one element at a time
+    const T pv = p[i] * k.decay;
+    m[i] = m[i] * k.beta1 + g[i] * k.one_minus_beta1;
+    v[i] = v[i] * k.beta2 + g[i] * g[i] * k.one_minus_beta2;
+    p[i] = pv + k.neg_step_size * (m[i] / (std::sqrt(v[i]) / k.bc2_sqrt + k.eps));
+  }
+}
+
+void StepF32(int64_t n, float* p, const float* g, float* m, float* v, const Constants<float>& k) {
+  StepImpl(n, p, g, m, v, k);
+}
+void StepF64(int64_t n, double* p, const double* g, double* m, double* v,
+             const Constants<double>& k) {
+  StepImpl(n, p, g, m, v, k);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ember::kernels::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels::cpu {
+
+HWY_EXPORT(StepF32);
+HWY_EXPORT(StepF64);
+
+void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
+               const AdamWHyper& h) {
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, "adamw: dtype ", DTypeName(dtype),
+              " is not supported (f32 or f64)");
+  EMBER_CHECK(h.step >= 1, "adamw: step must start at 1, got ", h.step);
+  // Python computes these in double, then the tensor ops cast them to the dtype.
+  const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
+  const double bias_correction2 = 1 - std::pow(h.beta2, static_cast<double>(h.step));
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const Constants<T> k{static_cast<T>(1 - h.lr * h.weight_decay),
+                         static_cast<T>(h.beta1),
+                         static_cast<T>(1 - h.beta1),
+                         static_cast<T>(h.beta2),
+                         static_cast<T>(1 - h.beta2),
+                         static_cast<T>(std::sqrt(bias_correction2)),
+                         static_cast<T>(h.eps),
+                         static_cast<T>(-(h.lr / bias_correction1))};
+    ParallelFor(n, 65536, [&](int64_t b, int64_t e) {
+      T* pp = static_cast<T*>(p) + b;
+      const T* gp = static_cast<const T*>(g) + b;
+      T* mp = static_cast<T*>(m) + b;
+      T* vp = static_cast<T*>(v) + b;
+      if constexpr (std::is_same_v<T, float>) {
+        HWY_DYNAMIC_DISPATCH(StepF32)(e - b, pp, gp, mp, vp, k);
+      } else {
+        HWY_DYNAMIC_DISPATCH(StepF64)(e - b, pp, gp, mp, vp, k);
+      }
+    });
+  };
+  if (dtype == DType::kF32) {
+    run(0.0f);
+  } else {
+    run(0.0);
+  }
+}
+
+}  // namespace ember::kernels::cpu
+#endif  // HWY_ONCE

@@ -1,0 +1,28 @@
+#ifndef EMBER_KERNELS_CPU_ADAMW_H_
+#define EMBER_KERNELS_CPU_ADAMW_H_
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace ember::kernels::cpu {
+
+struct AdamWHyper {
+  double lr, beta1, beta2, eps, weight_decay;
+  int64_t step;  // 1 for the first update
+};
+
+// One AdamW step (Loshchilov & Hutter's decoupled weight decay) in a single pass over
+// parameter p, gradient g and the moments m, v, all [n] of dtype (f32 or f64),
+// contiguous; p, m, v updated in place. The arithmetic is torch.optim.AdamW's
+// (PyTorch 1.13, single-tensor path), operation for operation:
+//   p = p * (1 - lr wd)
+//   m = m beta1 + (1 - beta1) g
+//   v = v beta2 + (1 - beta2) g g
+//   p = p - (lr / (1 - beta1^t)) m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
+               const AdamWHyper& hyper);
+
+}  // namespace ember::kernels::cpu
+
+#endif  // EMBER_KERNELS_CPU_ADAMW_H_
