@@ -1,0 +1,21 @@
+#ifndef EMBER_TENSOR_OPS_ADAMW_H_
+#define EMBER_TENSOR_OPS_ADAMW_H_
+
+// The fused AdamW update on tensors (kernel in kernels/cpu/adamw.h); optim/ builds
+// the optimizer on it.
+
+#include "kernels/cpu/adamw.h"
+#include "tensor/tensor.h"
+
+namespace ember {
+
+using AdamWHyper = kernels::cpu::AdamWHyper;
+
+// Updates param, exp_avg and exp_avg_sq in place from grad: all four contiguous, of
+// one shape and one dtype (f32 or f64).
+void AdamWStep(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
+               const Tensor& exp_avg_sq, const AdamWHyper& hyper);
+
+}  // namespace ember
+
+#endif  // EMBER_TENSOR_OPS_ADAMW_H_

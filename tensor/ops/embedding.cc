@@ -1,0 +1,51 @@
+#include "tensor/ops/embedding.h"
+
+#include "kernels/cpu/embedding.h"
+#include "tensor/creation.h"
+
+namespace ember {
+namespace {
+
+// Contiguous ids, each checked against the vocabulary size.
+Tensor CheckIds(const char* op, const Tensor& ids, int64_t vocab) {
+  EMBER_CHECK(ids.dtype() == DType::kI64, op, ": ids must be i64, got ", DTypeName(ids.dtype()));
+  const Tensor flat = ids.Contiguous();
+  const int64_t* data = flat.data<int64_t>();
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    EMBER_CHECK(data[i] >= 0 && data[i] < vocab, op, ": id ", data[i], " at position ", i,
+                " is out of range for a vocabulary of ", vocab);
+  }
+  return flat;
+}
+
+}  // namespace
+
+Tensor Embedding(const Tensor& weight, const Tensor& ids) {
+  EMBER_CHECK(weight.dim() == 2, "embedding: weight must be [vocab, dim], got ",
+              ShapeToString(weight.shape()));
+  const Tensor flat = CheckIds("embedding", ids, weight.size(0));
+  const Tensor w = weight.Contiguous();
+  Shape shape = ids.shape();
+  shape.push_back(weight.size(1));
+  Tensor out = Empty(shape, weight.dtype());
+  kernels::cpu::EmbeddingForward(weight.dtype(), flat.numel(), weight.size(1), w.raw_data(),
+                                 flat.data<int64_t>(), out.raw_data());
+  return out;
+}
+
+Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab) {
+  const Tensor flat = CheckIds("embedding_backward", ids, vocab);
+  EMBER_CHECK(IsFloatingPoint(dout.dtype()) && dout.dim() == ids.dim() + 1 &&
+                  IntSpan(dout.shape()).subspan(0, ids.dim()) == IntSpan(ids.shape()),
+              "embedding_backward: dout of shape ", ShapeToString(dout.shape()),
+              " does not match ids of shape ", ShapeToString(ids.shape()), " plus [dim]");
+  const DType compute = dout.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  const int64_t dim = dout.size(-1);
+  const Tensor g = dout.To(compute).Contiguous();
+  Tensor dweight = Zeros({vocab, dim}, compute);
+  kernels::cpu::EmbeddingBackward(compute, flat.numel(), dim, flat.data<int64_t>(), g.raw_data(),
+                                  dweight.raw_data());
+  return dweight.To(dout.dtype());
+}
+
+}  // namespace ember

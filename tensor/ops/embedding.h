@@ -1,0 +1,20 @@
+#ifndef EMBER_TENSOR_OPS_EMBEDDING_H_
+#define EMBER_TENSOR_OPS_EMBEDDING_H_
+
+// Embedding lookup and its gradient (kernels in kernels/cpu/embedding.h).
+
+#include "tensor/tensor.h"
+
+namespace ember {
+
+// weight [vocab, dim] looked up at ids (i64, any shape): the result is ids' shape
+// plus [dim]. An id outside [0, vocab) throws ember::Error naming it.
+Tensor Embedding(const Tensor& weight, const Tensor& ids);
+
+// The gradient of weight: zeros of weight's shape with each row of dout added at its
+// id (repeated ids sum). dout: ids' shape plus [dim].
+Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab);
+
+}  // namespace ember
+
+#endif  // EMBER_TENSOR_OPS_EMBEDDING_H_

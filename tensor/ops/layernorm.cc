@@ -1,0 +1,62 @@
+#include "tensor/ops/layernorm.h"
+
+#include "kernels/cpu/layernorm.h"
+
+namespace ember {
+namespace {
+
+DType Check(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  EMBER_CHECK(x.device().is_cpu(), "layer_norm: tensors on ", x.device().ToString(),
+              " are not supported yet");
+  EMBER_CHECK(IsFloatingPoint(x.dtype()),
+              "layer_norm: expected a floating-point tensor, got dtype ", DTypeName(x.dtype()));
+  EMBER_CHECK(x.dim() >= 1, "layer_norm: the input needs at least 1 dimension");
+  const int64_t c = x.size(-1);
+  EMBER_CHECK(weight.dim() == 1 && weight.size(0) == c && weight.dtype() == x.dtype(),
+              "layer_norm: weight must be [", c, "] of ", DTypeName(x.dtype()), ", got ",
+              ShapeToString(weight.shape()), " of ", DTypeName(weight.dtype()));
+  EMBER_CHECK(
+      !bias.defined() || (bias.dim() == 1 && bias.size(0) == c && bias.dtype() == x.dtype()),
+      "layer_norm: bias must be [", c, "] of ", DTypeName(x.dtype()), ", got ",
+      bias.defined() ? ShapeToString(bias.shape()) : "", " of ",
+      bias.defined() ? DTypeName(bias.dtype()) : "");
+  return x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+}
+
+}  // namespace
+
+LayerNormResult LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  const DType compute = Check(x, weight, bias);
+  const int64_t c = x.size(-1), rows = c == 0 ? 0 : x.numel() / c;
+  const Tensor in = x.To(compute).Contiguous(), w = weight.To(compute).Contiguous();
+  const Tensor b = bias.defined() ? bias.To(compute).Contiguous() : Tensor();
+  LayerNormResult result{Empty(x.shape(), compute), Empty({rows}, compute), Empty({rows}, compute)};
+  kernels::cpu::LayerNormForward(compute, rows, c, in.raw_data(), w.raw_data(),
+                                 b.defined() ? b.raw_data() : nullptr, eps, result.y.raw_data(),
+                                 result.mean.raw_data(), result.rstd.raw_data());
+  result.y = result.y.To(x.dtype());
+  return result;
+}
+
+LayerNormGrads LayerNormBackward(const Tensor& x, const Tensor& weight, bool has_bias,
+                                 const LayerNormResult& forward, const Tensor& dy) {
+  const DType compute = Check(x, weight, Tensor());
+  EMBER_CHECK(dy.shape() == x.shape(), "layer_norm_backward: dy of shape ",
+              ShapeToString(dy.shape()), " does not match the input's shape ",
+              ShapeToString(x.shape()));
+  const int64_t c = x.size(-1), rows = c == 0 ? 0 : x.numel() / c;
+  const Tensor in = x.To(compute).Contiguous(), w = weight.To(compute).Contiguous();
+  const Tensor g = dy.To(compute).Contiguous();
+  LayerNormGrads grads{Empty(x.shape(), compute), Empty({c}, compute),
+                       has_bias ? Empty({c}, compute) : Tensor()};
+  kernels::cpu::LayerNormBackward(compute, rows, c, in.raw_data(), w.raw_data(),
+                                  forward.mean.raw_data(), forward.rstd.raw_data(), g.raw_data(),
+                                  grads.dx.raw_data(), grads.dweight.raw_data(),
+                                  has_bias ? grads.dbias.raw_data() : nullptr);
+  grads.dx = grads.dx.To(x.dtype());
+  grads.dweight = grads.dweight.To(x.dtype());
+  if (has_bias) grads.dbias = grads.dbias.To(x.dtype());
+  return grads;
+}
+
+}  // namespace ember

@@ -1,0 +1,30 @@
+#ifndef EMBER_TENSOR_OPS_LAYERNORM_H_
+#define EMBER_TENSOR_OPS_LAYERNORM_H_
+
+// Layer normalisation over the last dimension (kernel in kernels/cpu/layernorm.h),
+// as torch.nn.functional.layer_norm with normalized_shape = [C].
+
+#include "tensor/tensor.h"
+
+namespace ember {
+
+struct LayerNormResult {
+  Tensor y;     // x's shape
+  Tensor mean;  // [rows]: saved for the backward pass
+  Tensor rstd;  // [rows]: 1 / sqrt(var + eps)
+};
+
+// x: [..., C]; weight: [C]; bias: [C] or undefined (no bias).
+LayerNormResult LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                          double eps = 1e-5);
+
+struct LayerNormGrads {
+  Tensor dx, dweight, dbias;  // dbias undefined when the forward had no bias
+};
+
+LayerNormGrads LayerNormBackward(const Tensor& x, const Tensor& weight, bool has_bias,
+                                 const LayerNormResult& forward, const Tensor& dy);
+
+}  // namespace ember
+
+#endif  // EMBER_TENSOR_OPS_LAYERNORM_H_
