@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every top-level component's tests on its own (bazel test //<component>/...),
 # so that a change's blast radius shows as one PASS/FAIL line per component; then
-# the same tests under AddressSanitizer, the CUDA targets built with nvcc (when a
+# everything again optimised (-O3: the vectorised paths differ) and under
+# AddressSanitizer, the CUDA targets built with nvcc (when a
 # toolkit is installed; their tests skip without a GPU), and the consumer workspace
 # in examples/consumer that depends on @ember//tensor alone. Ends with one line
 # "components: N passed, M failed" and exits non-zero if anything failed.
@@ -46,6 +47,7 @@ for c in "${components[@]}"; do
 done
 
 if [ $# -eq 0 ]; then
+  run opt bazel test --config=opt //...
   run asan bazel test --config=asan //...
   if [ -x "${CUDA_PATH:-/usr/local/cuda}/bin/nvcc" ]; then
     run cuda bazel test --config=cuda //kernels/cuda/...
