@@ -1,0 +1,142 @@
+// The fused kernels at GPT-2 activation shapes, next to a plain copy of the same
+// bytes (the memory-bandwidth limit):
+//   bazel run -c opt //kernels/cpu:nn_benchmark
+// tools/reference/bench_torch_ops.py times PyTorch on the same shapes.
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "kernels/cpu/layernorm.h"
+#include "kernels/cpu/softmax.h"
+#include "kernels/cpu/unary.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+std::vector<float> Random(int64_t n, float lo, float hi) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Bytes that must cross memory at least once: inputs read plus outputs written.
+void SetBytes(benchmark::State& state, int64_t bytes) {
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void BM_Copy(benchmark::State& state) {
+  const int64_t n = state.range(0) * state.range(1);
+  const std::vector<float> x = Random(n, -1, 1);
+  std::vector<float> y(n);
+  for (auto _ : state) {
+    std::memcpy(y.data(), x.data(), n * sizeof(float));
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, 2 * n * 4);
+}
+
+void BM_SoftmaxForward(benchmark::State& state) {
+  const int64_t rows = state.range(0), n = state.range(1);
+  const std::vector<float> x = Random(rows * n, -10, 10);
+  std::vector<float> y(rows * n);
+  for (auto _ : state) Softmax(DType::kF32, rows, n, x.data(), y.data());
+  SetBytes(state, 2 * rows * n * 4);
+}
+
+void BM_CrossEntropyForwardBackward(benchmark::State& state) {
+  const int64_t rows = state.range(0), n = state.range(1);
+  const std::vector<float> x = Random(rows * n, -10, 10);
+  std::vector<int64_t> targets(rows);
+  for (int64_t r = 0; r < rows; ++r) targets[r] = (r * 7919) % n;
+  std::vector<float> losses(rows), row_max(rows), sum_exp(rows), grad(rows, 1.0f / rows);
+  std::vector<float> dx(rows * n);
+  for (auto _ : state) {
+    CrossEntropyForward(DType::kF32, rows, n, x.data(), targets.data(), -100, losses.data(),
+                        row_max.data(), sum_exp.data());
+    CrossEntropyBackward(DType::kF32, rows, n, x.data(), targets.data(), -100, row_max.data(),
+                         sum_exp.data(), grad.data(), dx.data());
+  }
+  SetBytes(state, 3 * rows * n * 4);  // logits read twice, dlogits written once
+}
+
+void BM_LayerNormForward(benchmark::State& state) {
+  const int64_t rows = state.range(0), c = state.range(1);
+  const std::vector<float> x = Random(rows * c, -2, 2), w = Random(c, 0.5, 1.5),
+                           b = Random(c, -1, 1);
+  std::vector<float> y(rows * c), mean(rows), rstd(rows);
+  for (auto _ : state) {
+    LayerNormForward(DType::kF32, rows, c, x.data(), w.data(), b.data(), 1e-5, y.data(),
+                     mean.data(), rstd.data());
+  }
+  SetBytes(state, 2 * rows * c * 4);
+}
+
+void BM_LayerNormBackward(benchmark::State& state) {
+  const int64_t rows = state.range(0), c = state.range(1);
+  const std::vector<float> x = Random(rows * c, -2, 2), w = Random(c, 0.5, 1.5),
+                           b = Random(c, -1, 1);
+  const std::vector<float> dy = Random(rows * c, -1, 1);
+  std::vector<float> y(rows * c), mean(rows), rstd(rows), dx(rows * c), dw(c), db(c);
+  LayerNormForward(DType::kF32, rows, c, x.data(), w.data(), b.data(), 1e-5, y.data(), mean.data(),
+                   rstd.data());
+  for (auto _ : state) {
+    LayerNormBackward(DType::kF32, rows, c, x.data(), w.data(), mean.data(), rstd.data(), dy.data(),
+                      dx.data(), dw.data(), db.data());
+  }
+  SetBytes(state, 3 * rows * c * 4);
+}
+
+void BM_GeluTanhForward(benchmark::State& state) {
+  const int64_t n = state.range(0) * state.range(1);
+  const std::vector<float> x = Random(n, -4, 4);
+  std::vector<float> y(n);
+  for (auto _ : state) GeluTanh(DType::kF32, n, x.data(), y.data());
+  SetBytes(state, 2 * n * 4);
+}
+
+void BM_GeluTanhBackward(benchmark::State& state) {
+  const int64_t n = state.range(0) * state.range(1);
+  const std::vector<float> x = Random(n, -4, 4), dy = Random(n, -1, 1);
+  std::vector<float> dx(n);
+  for (auto _ : state) GeluTanhBackward(DType::kF32, n, x.data(), dy.data(), dx.data());
+  SetBytes(state, 3 * n * 4);
+}
+
+void Activations(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"rows", "n"})->Args({256, 768})->Args({256, 3072})->Args({256, 50257});
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+BENCHMARK(BM_Copy)->Apply(Activations);
+BENCHMARK(BM_SoftmaxForward)->Apply(Activations);
+BENCHMARK(BM_CrossEntropyForwardBackward)
+    ->Args({256, 50257})
+    ->ArgNames({"rows", "n"})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_LayerNormForward)
+    ->Args({256, 768})
+    ->ArgNames({"rows", "c"})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_LayerNormBackward)
+    ->Args({256, 768})
+    ->ArgNames({"rows", "c"})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_GeluTanhForward)
+    ->Args({256, 3072})
+    ->ArgNames({"rows", "n"})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_GeluTanhBackward)
+    ->Args({256, 3072})
+    ->ArgNames({"rows", "n"})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace ember::kernels::cpu
