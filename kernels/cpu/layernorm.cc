@@ -246,18 +246,23 @@ void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, cons
                    P<double>(rstd, b), P<double>(dy, b * c), P<double>(dx, b * c));
                 }
               });
-  ParallelFor(c, std::max<int64_t>(16, kGrain / std::max<int64_t>(rows, 1)),
-              [&](int64_t b, int64_t e) {
-                if (dtype == DType::kF32) {
-                  HWY_DYNAMIC_DISPATCH(BackwardParamsF32)
-                  (rows, c, b, e, P<float>(x), P<float>(mean), P<float>(rstd), P<float>(dy),
-                   P<float>(dweight), P<float>(dbias));
-                } else {
-                  HWY_DYNAMIC_DISPATCH(BackwardParamsF64)
-                  (rows, c, b, e, P<double>(x), P<double>(mean), P<double>(rstd), P<double>(dy),
-                   P<double>(dweight), P<double>(dbias));
-                }
-              });
+  // Threads take blocks of 64 columns (a multiple of any target's two vectors), so
+  // whether a column is summed in a vector or in the scalar tail depends on c alone.
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (c + kBlock - 1) / kBlock;
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(rows * kBlock, 1));
+  ParallelFor(blocks, grain, [&](int64_t first, int64_t last) {
+    const int64_t b = first * kBlock, e = std::min(c, last * kBlock);
+    if (dtype == DType::kF32) {
+      HWY_DYNAMIC_DISPATCH(BackwardParamsF32)(rows, c, b, e, P<float>(x), P<float>(mean),
+                                              P<float>(rstd), P<float>(dy), P<float>(dweight),
+                                              P<float>(dbias));
+    } else {
+      HWY_DYNAMIC_DISPATCH(BackwardParamsF64)(rows, c, b, e, P<double>(x), P<double>(mean),
+                                              P<double>(rstd), P<double>(dy), P<double>(dweight),
+                                              P<double>(dbias));
+    }
+  });
 }
 
 }  // namespace ember::kernels::cpu
