@@ -1,0 +1,55 @@
+#include "tensor/ops/sampling.h"
+
+#include <vector>
+
+#include "kernels/cpu/sampling.h"
+
+namespace ember {
+namespace {
+
+DType ComputeDType(const char* op, const Tensor& x) {
+  EMBER_CHECK(x.device().is_cpu(), op, ": tensors on ", x.device().ToString(),
+              " are not supported yet");
+  EMBER_CHECK(IsFloatingPoint(x.dtype()) && x.dim() >= 1, op,
+              ": expected a floating-point tensor with at least 1 dimension, got ",
+              DTypeName(x.dtype()), " of shape ", ShapeToString(x.shape()));
+  return x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+}
+
+}  // namespace
+
+TopKResult TopK(const Tensor& x, int64_t k) {
+  const DType compute = ComputeDType("topk", x);
+  const int64_t n = x.size(-1), rows = n == 0 ? 0 : x.numel() / n;
+  EMBER_CHECK(k >= 1 && k <= n, "topk: k = ", k, " is out of range for a last dimension of ", n);
+  const Tensor in = x.To(compute).Contiguous();
+  Shape shape = x.shape();
+  shape.back() = k;
+  TopKResult result{Empty(shape, compute), Empty(shape, DType::kI64)};
+  kernels::cpu::TopKRows(compute, rows, n, k, in.raw_data(), result.values.raw_data(),
+                         result.indices.data<int64_t>());
+  result.values = result.values.To(x.dtype());
+  return result;
+}
+
+Tensor Multinomial(const Tensor& probs, Generator& gen) {
+  const DType compute = ComputeDType("multinomial", probs);
+  const int64_t n = probs.size(-1), rows = n == 0 ? 0 : probs.numel() / n;
+  const Tensor in = probs.To(compute).Contiguous();
+  for (double w : in.ToVector<double>()) {
+    EMBER_CHECK(w >= 0, "multinomial: weights must be non-negative and not NaN, got ", w);
+  }
+  std::vector<double> uniform(rows);
+  for (double& u : uniform) u = gen.NextUniform(53);
+  const Shape shape(probs.shape().begin(), probs.shape().end() - 1);
+  Tensor out = Empty(shape, DType::kI64);
+  kernels::cpu::MultinomialRows(compute, rows, n, in.raw_data(), uniform.data(),
+                                out.data<int64_t>());
+  const int64_t* picked = out.data<int64_t>();
+  for (int64_t r = 0; r < rows; ++r) {
+    EMBER_CHECK(picked[r] >= 0, "multinomial: row ", r, " has no positive weight");
+  }
+  return out;
+}
+
+}  // namespace ember

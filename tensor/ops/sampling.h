@@ -1,0 +1,27 @@
+#ifndef EMBER_TENSOR_OPS_SAMPLING_H_
+#define EMBER_TENSOR_OPS_SAMPLING_H_
+
+// Sampling helpers for generation (kernels in kernels/cpu/sampling.h); the greedy
+// choice is ArgMax in reduce.h.
+
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+namespace ember {
+
+struct TopKResult {
+  Tensor values;   // x's shape with the last dimension k, largest first
+  Tensor indices;  // the same shape, i64
+};
+
+// The k largest entries along the last dimension (ties: lower index first).
+TopKResult TopK(const Tensor& x, int64_t k);
+
+// One index (i64) per row of probs [..., n], drawn with weights proportional to the
+// row (non-negative; need not sum to 1), using one uniform number from `gen` per row.
+// A row of all zeros or with a negative or NaN weight throws ember::Error.
+Tensor Multinomial(const Tensor& probs, Generator& gen = DefaultGenerator());
+
+}  // namespace ember
+
+#endif  // EMBER_TENSOR_OPS_SAMPLING_H_
