@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
 // The per-step constants, in the parameter's type as PyTorch applies them. Defined
@@ -81,8 +82,7 @@ HWY_EXPORT(StepF64);
 
 void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
                const AdamWHyper& h) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, "adamw: dtype ", DTypeName(dtype),
-              " is not supported (f32 or f64)");
+  internal::CheckFloatDType("adamw", dtype);
   EMBER_CHECK(h.step >= 1, "adamw: step must start at 1, got ", h.step);
   // Python computes these in double, then the tensor ops cast them to the dtype.
   const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace ember::kernels::cpu {
@@ -25,8 +26,7 @@ void EmbeddingForward(DType dtype, int64_t n, int64_t dim, const void* weight, c
 
 void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, const void* dout,
                        void* dweight) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, "embedding_backward: dtype ",
-              DTypeName(dtype), " is not supported (f32 or f64)");
+  internal::CheckFloatDType("embedding_backward", dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {

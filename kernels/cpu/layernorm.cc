@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -190,11 +191,6 @@ namespace {
 
 constexpr int64_t kGrain = 16384;  // elements per thread, at least
 
-void CheckFloat(const char* op, DType dtype) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
-              " is not supported (f32 or f64)");
-}
-
 template <typename T>
 const T* P(const void* p, int64_t offset = 0) {
   return p ? static_cast<const T*>(p) + offset : nullptr;
@@ -215,7 +211,7 @@ HWY_EXPORT(BackwardParamsF64);
 
 void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                       const void* bias, double eps, void* y, void* mean, void* rstd) {
-  CheckFloat("layer_norm", dtype);
+  internal::CheckFloatDType("layer_norm", dtype);
   ParallelFor(
       rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(c, 1)), [&](int64_t b, int64_t e) {
         if (dtype == DType::kF32) {
@@ -233,7 +229,7 @@ void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const
 void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                        const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
                        void* dbias) {
-  CheckFloat("layer_norm_backward", dtype);
+  internal::CheckFloatDType("layer_norm_backward", dtype);
   ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(c, 1)),
               [&](int64_t b, int64_t e) {
                 if (dtype == DType::kF32) {

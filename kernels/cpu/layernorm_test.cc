@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/for_each_target.h"
+#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/reference/layernorm.h"
 
@@ -18,22 +18,15 @@ namespace {
 
 namespace ref = ::ember::kernels::reference;
 using internal::ForEachTarget;
-
-template <typename T>
-std::vector<T> Random(int64_t n, double lo, double hi, std::mt19937& rng) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(dist(rng));
-  return v;
-}
+using internal::RandomVector;
 
 template <typename T>
 void Check(const std::string& target, int64_t rows, int64_t c, bool with_bias, std::mt19937& rng) {
   const double tol = std::is_same_v<T, float> ? 3e-5 : 1e-11, eps = 1e-5;
-  std::vector<T> x = Random<T>(rows * c, -2, 3, rng);
+  std::vector<T> x = RandomVector<T>(rows * c, -2, 3, rng);
   for (int64_t j = 0; j < c; ++j) x[j] += 100;  // row 0: a large mean
-  const std::vector<T> w = Random<T>(c, 0.5, 1.5, rng), b = Random<T>(c, -1, 1, rng);
-  const std::vector<T> dy = Random<T>(rows * c, -1, 1, rng);
+  const std::vector<T> w = RandomVector<T>(c, 0.5, 1.5, rng), b = RandomVector<T>(c, -1, 1, rng);
+  const std::vector<T> dy = RandomVector<T>(rows * c, -1, 1, rng);
   std::vector<T> y(rows * c), mean(rows), rstd(rows), dx(rows * c), dw(c), db(c);
   LayerNormForward(kDTypeOf<T>, rows, c, x.data(), w.data(), with_bias ? b.data() : nullptr, eps,
                    y.data(), mean.data(), rstd.data());
@@ -78,8 +71,8 @@ TEST(LayerNormTest, MatchesTheReferenceOnEveryTarget) {
 TEST(LayerNormTest, GradientsDoNotDependOnTheThreadCount) {
   const int64_t rows = 64, c = 781;  // not a multiple of any vector: scalar tails too
   std::mt19937 rng(42);
-  const std::vector<float> x = Random<float>(rows * c, -1, 1, rng), w(c, 1.0f);
-  const std::vector<float> dy = Random<float>(rows * c, -1, 1, rng);
+  const std::vector<float> x = RandomVector<float>(rows * c, -1, 1, rng), w(c, 1.0f);
+  const std::vector<float> dy = RandomVector<float>(rows * c, -1, 1, rng);
   std::vector<float> y(rows * c), mean(rows), rstd(rows);
   LayerNormForward(DType::kF32, rows, c, x.data(), w.data(), nullptr, 1e-5, y.data(), mean.data(),
                    rstd.data());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -197,8 +198,7 @@ HWY_EXPORT(GemmF64);
 
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, "matmul: dtype ", DTypeName(dtype),
-              " is not supported (f32 or f64)");
+  internal::CheckFloatDType("matmul", dtype);
   if (m == 0 || n == 0) return;
   if (dtype == DType::kF32) {
     HWY_DYNAMIC_DISPATCH(GemmF32)

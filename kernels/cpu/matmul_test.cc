@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/for_each_target.h"
+#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/reference/matmul.h"
 

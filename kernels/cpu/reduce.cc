@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -160,15 +161,10 @@ constexpr int64_t kGrain = 32768;  // elements per thread, at least
 template <typename T>
 using RowsFn = void (*)(int64_t, int64_t, const T*, int64_t, T*);
 
-void CheckFloat(const char* op, DType dtype) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
-              " is not supported (f32 or f64)");
-}
-
 // Splits rows across the pool; each chunk calls fn on its rows.
 void RunRows(const char* op, DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
              void* out, RowsFn<float> f32, RowsFn<double> f64) {
-  CheckFloat(op, dtype);
+  internal::CheckFloatDType(op, dtype);
   ParallelFor(
       rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
         if (dtype == DType::kF32) {
@@ -208,7 +204,7 @@ void MinRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, vo
 }
 
 void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
-  CheckFloat("sum", dtype);
+  internal::CheckFloatDType("sum", dtype);
   // Threads take ranges of columns; each sums its columns over all n rows.
   ParallelFor(cols, std::max<int64_t>(64, kGrain / std::max<int64_t>(n, 1)),
               [&](int64_t b, int64_t e) {
@@ -223,7 +219,7 @@ void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld,
 }
 
 void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t* out) {
-  CheckFloat("argmax", dtype);
+  internal::CheckFloatDType("argmax", dtype);
   EMBER_CHECK(n >= 1 || rows == 0, "argmax: cannot reduce an empty row");
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -245,7 +241,7 @@ void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
 
 void VarRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t correction,
              void* out) {
-  CheckFloat("var", dtype);
+  internal::CheckFloatDType("var", dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {

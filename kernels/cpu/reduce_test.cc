@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/for_each_target.h"
+#include "kernels/cpu/internal/testing.h"
 #include "kernels/reference/reduce.h"
 
 namespace ember::kernels::cpu {

@@ -6,15 +6,11 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace ember::kernels::cpu {
 namespace {
-
-void CheckFloat(const char* op, DType dtype) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
-              " is not supported (f32 or f64)");
-}
 
 // Whether a ranks before b: larger first, NaN largest, lower index on ties.
 template <typename T>
@@ -29,7 +25,7 @@ bool Before(const T* row, int64_t a, int64_t b) {
 
 void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, void* values,
               int64_t* indices) {
-  CheckFloat("topk", dtype);
+  internal::CheckFloatDType("topk", dtype);
   EMBER_CHECK(k >= 1 && k <= n, "topk: k = ", k, " is out of range for rows of ", n);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -54,7 +50,7 @@ void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, vo
 
 void MultinomialRows(DType dtype, int64_t rows, int64_t n, const void* probs, const double* uniform,
                      int64_t* out) {
-  CheckFloat("multinomial", dtype);
+  internal::CheckFloatDType("multinomial", dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -232,8 +233,7 @@ constexpr int64_t kGrain = 16384;  // elements per thread, at least
 // gets (begin, end, float tag) and does the pointer arithmetic itself.
 template <typename Fn>
 void SplitRows(const char* op, DType dtype, int64_t rows, int64_t n, const Fn& fn) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
-              " is not supported (f32 or f64)");
+  internal::CheckFloatDType(op, dtype);
   ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
               [&](int64_t b, int64_t e) {
                 if (dtype == DType::kF32) {

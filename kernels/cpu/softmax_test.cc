@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/for_each_target.h"
+#include "kernels/cpu/internal/testing.h"
 #include "kernels/reference/softmax.h"
 
 namespace ember::kernels::cpu {
@@ -17,16 +17,9 @@ namespace {
 
 namespace ref = ::ember::kernels::reference;
 using internal::ForEachTarget;
+using internal::RandomVector;
 
 const std::vector<int64_t> kLengths = {1, 2, 7, 8, 9, 17, 100, 1000};
-
-template <typename T>
-std::vector<T> Random(int64_t n, double lo, double hi, std::mt19937& rng) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(dist(rng));
-  return v;
-}
 
 template <typename T>
 std::vector<double> Row(const std::vector<T>& m, int64_t r, int64_t n) {
@@ -40,10 +33,10 @@ void CheckAll(const std::string& target, std::mt19937& rng) {
     const int64_t rows = 4;
     // Row 0 small, row 1 large values (overflow without the max shift), row 2 with
     // -inf (a masked position), row 3 mixed.
-    std::vector<T> x = Random<T>(rows * n, -5, 5, rng);
+    std::vector<T> x = RandomVector<T>(rows * n, -5, 5, rng);
     for (int64_t j = 0; j < n; ++j) x[n + j] += 1000;
     if (n > 1) x[2 * n + n / 2] = -INFINITY;
-    const std::vector<T> dy = Random<T>(rows * n, -1, 1, rng);
+    const std::vector<T> dy = RandomVector<T>(rows * n, -1, 1, rng);
     std::vector<T> y(rows * n), logy(rows * n), dx(rows * n), dlog(rows * n);
     Softmax(kDTypeOf<T>, rows, n, x.data(), y.data());
     LogSoftmax(kDTypeOf<T>, rows, n, x.data(), logy.data());
@@ -96,7 +89,7 @@ TEST(SoftmaxTest, EverythingMatchesTheReferenceOnEveryTarget) {
 TEST(SoftmaxTest, GptVocabularyRowsSumToOne) {
   const int64_t rows = 3, n = 50257;
   std::mt19937 rng(32);
-  const std::vector<float> x = Random<float>(rows * n, -10, 10, rng);
+  const std::vector<float> x = RandomVector<float>(rows * n, -10, 10, rng);
   std::vector<float> y(rows * n);
   Softmax(DType::kF32, rows, n, x.data(), y.data());
   for (int64_t r = 0; r < rows; ++r) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -103,11 +104,6 @@ namespace {
 // Below this many elements a loop stays on one thread.
 constexpr int64_t kGrain = 32768;
 
-void CheckFloat(const char* op, DType dtype) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
-              " is not supported (f32 or f64)");
-}
-
 template <typename T>
 using UnaryFn = void (*)(int64_t, const T*, T*);
 template <typename T>
@@ -115,7 +111,7 @@ using BackwardFn = void (*)(int64_t, const T*, const T*, T*);
 
 void RunUnary(const char* op, DType dtype, int64_t n, const void* in, void* out, UnaryFn<float> f32,
               UnaryFn<double> f64) {
-  CheckFloat(op, dtype);
+  internal::CheckFloatDType(op, dtype);
   ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
     if (dtype == DType::kF32) {
       f32(e - b, static_cast<const float*>(in) + b, static_cast<float*>(out) + b);
@@ -127,7 +123,7 @@ void RunUnary(const char* op, DType dtype, int64_t n, const void* in, void* out,
 
 void RunBackward(const char* op, DType dtype, int64_t n, const void* a, const void* g, void* out,
                  BackwardFn<float> f32, BackwardFn<double> f64) {
-  CheckFloat(op, dtype);
+  internal::CheckFloatDType(op, dtype);
   ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
     if (dtype == DType::kF32) {
       f32(e - b, static_cast<const float*>(a) + b, static_cast<const float*>(g) + b,
@@ -143,7 +139,7 @@ void RunBackward(const char* op, DType dtype, int64_t n, const void* a, const vo
 template <typename Fn>
 void ScalarMap(const char* op, DType dtype, int64_t n, const void* a, const void* g, void* out,
                const Fn& fn) {
-  CheckFloat(op, dtype);
+  internal::CheckFloatDType(op, dtype);
   auto run = [&](auto zero) {
     using T = decltype(zero);
     const T* x = static_cast<const T*>(a);

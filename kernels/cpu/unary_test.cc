@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/for_each_target.h"
+#include "kernels/cpu/internal/testing.h"
 #include "kernels/reference/unary.h"
 
 namespace ember::kernels::cpu {
@@ -38,14 +38,6 @@ constexpr Tolerance kErf = {1.2e-7, 0, 1e-13, 1e-15};
 
 const std::vector<int64_t> kSizes = {0, 1, 3, 7, 8, 9, 15, 16, 17, 33, 100, 1000, 70001};
 
-template <typename T>
-std::vector<T> RandomInputs(int64_t n, double lo, double hi, std::mt19937& rng) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(dist(rng));
-  return v;
-}
-
 bool Close(double got, double want, double rtol, double atol) {
   if (std::isnan(want)) return std::isnan(got);
   if (std::isinf(want)) return got == want;
@@ -53,6 +45,7 @@ bool Close(double got, double want, double rtol, double atol) {
 }
 
 using internal::ForEachTarget;
+using internal::RandomVector;
 
 template <typename T>
 void CheckUnary(const char* name, const Kernel& kernel, double (*reference)(double), double lo,
@@ -62,7 +55,7 @@ void CheckUnary(const char* name, const Kernel& kernel, double (*reference)(doub
   std::mt19937 rng(17);
   ForEachTarget([&](const std::string& target) {
     for (int64_t n : kSizes) {
-      const std::vector<T> in = RandomInputs<T>(n, lo, hi, rng);
+      const std::vector<T> in = RandomVector<T>(n, lo, hi, rng);
       std::vector<T> out(n, T(-12345));
       kernel(kDTypeOf<T>, n, in.data(), out.data());
       for (int64_t i = 0; i < n; ++i) {
@@ -87,11 +80,11 @@ void CheckBackward(const char* name, const BackwardKernel& kernel,
   std::mt19937 rng(23);
   ForEachTarget([&](const std::string& target) {
     for (int64_t n : kSizes) {
-      std::vector<T> a = RandomInputs<T>(n, lo, hi, rng);
+      std::vector<T> a = RandomVector<T>(n, lo, hi, rng);
       if (forward != nullptr) {
         for (T& v : a) v = static_cast<T>(forward(v));  // backward from the output y
       }
-      const std::vector<T> g = RandomInputs<T>(n, -2, 2, rng);
+      const std::vector<T> g = RandomVector<T>(n, -2, 2, rng);
       std::vector<T> out(n);
       kernel(kDTypeOf<T>, n, a.data(), g.data(), out.data());
       for (int64_t i = 0; i < n; ++i) {
@@ -140,7 +133,7 @@ TEST(UnaryTest, PowScalarForEveryExponentPath) {
   for (double p : {2.0, 3.0, 0.5, -0.5, -1.0, 0.0, 1.0, 1.7, -2.25}) {
     std::mt19937 rng(5);
     for (int64_t n : kSizes) {
-      const std::vector<float> in = RandomInputs<float>(n, 0.1, 10, rng);
+      const std::vector<float> in = RandomVector<float>(n, 0.1, 10, rng);
       std::vector<float> out(n);
       PowScalar(DType::kF32, n, in.data(), p, out.data());
       for (int64_t i = 0; i < n; ++i) {

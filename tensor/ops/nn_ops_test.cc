@@ -1,9 +1,6 @@
 // LayerNorm against PyTorch fixtures; embedding and AdamW through their tensor ops.
 
 #include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,34 +10,12 @@
 #include "tensor/ops/adamw.h"
 #include "tensor/ops/embedding.h"
 #include "tensor/ops/layernorm.h"
+#include "tensor/ops/testing.h"
 
 namespace ember {
 namespace {
 
 using ::testing::ThrowsMessage;
-
-std::map<std::string, std::vector<double>> Reference(const std::string& path) {
-  std::ifstream file(path);
-  EXPECT_TRUE(file.good()) << path;
-  std::map<std::string, std::vector<double>> values;
-  std::string line;
-  while (std::getline(file, line)) {
-    std::istringstream in(line);
-    std::string name;
-    in >> name;
-    for (double v; in >> v;) values[name].push_back(v);
-  }
-  return values;
-}
-
-void ExpectClose(const Tensor& got, const std::vector<double>& want, double tol,
-                 const std::string& name) {
-  const std::vector<double> values = got.ToVector<double>();
-  ASSERT_EQ(values.size(), want.size()) << name;
-  for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(values[i], want[i], tol * (1 + std::fabs(want[i]))) << name << " element " << i;
-  }
-}
 
 TEST(LayerNormOpsTest, MatchesPyTorch) {
   // The inputs of tools/reference/layernorm_ops.py.
@@ -56,15 +31,15 @@ TEST(LayerNormOpsTest, MatchesPyTorch) {
     b.push_back(static_cast<float>(0.05 * j - 0.2));
   }
   const Tensor tx = FromVector(x, {2, 2, 10});  // any leading shape: rows are [..., C]
-  const auto reference = Reference("tensor/ops/testdata/layernorm_reference.txt");
+  const auto reference = testing::ReadFixture("tensor/ops/testdata/layernorm_reference.txt");
   const LayerNormResult forward = LayerNorm(tx, FromVector(w), FromVector(b));
   EXPECT_EQ(forward.y.shape(), (Shape{2, 2, 10}));
-  ExpectClose(forward.y, reference.at("y"), 2e-6, "y");
+  testing::ExpectClose(forward.y, reference.at("y"), 2e-6, "y");
   const LayerNormGrads grads =
       LayerNormBackward(tx, FromVector(w), true, forward, FromVector(dy, {2, 2, 10}));
-  ExpectClose(grads.dx, reference.at("dx"), 2e-6, "dx");
-  ExpectClose(grads.dweight, reference.at("dweight"), 2e-6, "dweight");
-  ExpectClose(grads.dbias, reference.at("dbias"), 2e-6, "dbias");
+  testing::ExpectClose(grads.dx, reference.at("dx"), 2e-6, "dx");
+  testing::ExpectClose(grads.dweight, reference.at("dweight"), 2e-6, "dweight");
+  testing::ExpectClose(grads.dbias, reference.at("dbias"), 2e-6, "dbias");
   EXPECT_FALSE(LayerNormBackward(tx, FromVector(w), false, forward, FromVector(dy, {2, 2, 10}))
                    .dbias.defined());
   EXPECT_THAT([&] { LayerNorm(tx, Ones({9}), Tensor()); },

@@ -1,15 +1,13 @@
 #include "tensor/ops/softmax.h"
 
 #include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
+#include "tensor/ops/testing.h"
 
 namespace ember {
 namespace {
@@ -36,42 +34,20 @@ Tensor DY() {
 }
 const Tensor kTargets = FromList({3, 0, -100, 10, 7});
 
-std::map<std::string, std::vector<double>> Reference() {
-  std::ifstream file("tensor/ops/testdata/softmax_reference.txt");
-  EXPECT_TRUE(file.good());
-  std::map<std::string, std::vector<double>> values;
-  std::string line;
-  while (std::getline(file, line)) {
-    std::istringstream in(line);
-    std::string name;
-    in >> name;
-    for (double v; in >> v;) values[name].push_back(v);
-  }
-  return values;
-}
-
-void ExpectClose(const Tensor& got, const std::vector<double>& want, double tol,
-                 const std::string& name) {
-  const std::vector<double> values = got.ToVector<double>();
-  ASSERT_EQ(values.size(), want.size()) << name;
-  for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(values[i], want[i], tol * (1 + std::fabs(want[i]))) << name << " element " << i;
-  }
-}
-
 TEST(SoftmaxOpsTest, MatchesPyTorch) {
-  const auto reference = Reference();
+  const auto reference = testing::ReadFixture("tensor/ops/testdata/softmax_reference.txt");
   const Tensor y = Softmax(X()), logy = LogSoftmax(X());
-  ExpectClose(y, reference.at("softmax"), 1e-6, "softmax");
-  ExpectClose(logy, reference.at("log_softmax"), 1e-6, "log_softmax");
-  ExpectClose(SoftmaxBackward(y, DY()), reference.at("softmax_grad"), 1e-6, "softmax_grad");
-  ExpectClose(LogSoftmaxBackward(logy, DY()), reference.at("log_softmax_grad"), 1e-6,
-              "log_softmax_grad");
+  testing::ExpectClose(y, reference.at("softmax"), 1e-6, "softmax");
+  testing::ExpectClose(logy, reference.at("log_softmax"), 1e-6, "log_softmax");
+  testing::ExpectClose(SoftmaxBackward(y, DY()), reference.at("softmax_grad"), 1e-6,
+                       "softmax_grad");
+  testing::ExpectClose(LogSoftmaxBackward(logy, DY()), reference.at("log_softmax_grad"), 1e-6,
+                       "log_softmax_grad");
   const CrossEntropyResult ce = CrossEntropy(X(), kTargets);
   EXPECT_EQ(ce.count, 4);
-  ExpectClose(ce.loss, reference.at("cross_entropy"), 1e-6, "cross_entropy");
-  ExpectClose(CrossEntropyBackward(X(), kTargets, ce, 2.5), reference.at("cross_entropy_grad"),
-              1e-6, "cross_entropy_grad");
+  testing::ExpectClose(ce.loss, reference.at("cross_entropy"), 1e-6, "cross_entropy");
+  testing::ExpectClose(CrossEntropyBackward(X(), kTargets, ce, 2.5),
+                       reference.at("cross_entropy_grad"), 1e-6, "cross_entropy_grad");
 }
 
 TEST(SoftmaxOpsTest, AnyLeadingShapeAndF64) {

@@ -1,10 +1,13 @@
-#ifndef EMBER_KERNELS_CPU_INTERNAL_FOR_EACH_TARGET_H_
-#define EMBER_KERNELS_CPU_INTERNAL_FOR_EACH_TARGET_H_
+#ifndef EMBER_KERNELS_CPU_INTERNAL_TESTING_H_
+#define EMBER_KERNELS_CPU_INTERNAL_TESTING_H_
 
-// For kernel tests: run a check on every SIMD target, not only the best one.
+// For kernel tests: run a check on every SIMD target, not only the best one, and
+// draw random inputs.
 
 #include <functional>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "hwy/highway.h"
 #include "hwy/targets.h"
@@ -22,6 +25,15 @@ inline void ForEachTarget(const std::function<void(const std::string&)>& body) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// n values uniform in [lo, hi), drawn in double and rounded to T.
+template <typename T>
+std::vector<T> RandomVector(int64_t n, double lo, double hi, std::mt19937& rng) {
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(dist(rng));
+  return v;
+}
+
 }  // namespace ember::kernels::cpu::internal
 
-#endif  // EMBER_KERNELS_CPU_INTERNAL_FOR_EACH_TARGET_H_
+#endif  // EMBER_KERNELS_CPU_INTERNAL_TESTING_H_
