@@ -130,7 +130,9 @@ Tensor Var(const Tensor& x, IntSpan dims, int64_t correction, bool keepdim) {
 }
 
 Tensor ArgMax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
-  const Tensor source = dim ? x : x.Reshape({-1});
+  // Integers and bools compare exactly as f64 (up to 2^53).
+  const Tensor values = IsFloatingPoint(x.dtype()) ? x : x.To(DType::kF64);
+  const Tensor source = dim ? values : values.Reshape({-1});
   const int64_t d = dim.value_or(0);
   const Plan plan = MakePlan("argmax", source, {d}, dim ? keepdim : false);
   CheckNonEmpty("argmax", source, plan);

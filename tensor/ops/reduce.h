@@ -22,7 +22,7 @@ Tensor Min(const Tensor& x, IntSpan dims = {}, bool keepdim = false);
 // (torch.var's default), 0 the population variance.
 Tensor Var(const Tensor& x, IntSpan dims = {}, int64_t correction = 1, bool keepdim = false);
 // The index (i64) of the first largest value along `dim`; without a dim, of the
-// flattened tensor.
+// flattened tensor. Any dtype (integers and bools too).
 Tensor ArgMax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 
 }  // namespace ember
