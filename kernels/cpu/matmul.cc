@@ -17,6 +17,7 @@
 #define HWY_TARGET_INCLUDE "kernels/cpu/matmul.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "hwy/aligned_allocator.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -122,11 +123,22 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT 
   }
 }
 
-// Per-thread packing buffers, grown once and reused (no allocation per call).
+// Per-thread packing buffers (0: B, 1: A), grown when needed and reused, so that a
+// steady stream of products allocates nothing. Aligned to 64 bytes: a packed row of
+// B is then whole cache lines.
 template <typename T>
-std::vector<T>& Buffer(int which) {
-  thread_local std::vector<T> buffers[2];
-  return buffers[which];
+T* PackBuffer(int which, int64_t items) {
+  struct Slot {
+    hwy::AlignedFreeUniquePtr<T[]> data;
+    int64_t capacity = 0;
+  };
+  thread_local Slot slots[2];
+  Slot& slot = slots[which];
+  if (slot.capacity < items) {
+    slot.data = hwy::AllocateAligned<T>(static_cast<size_t>(items));
+    slot.capacity = items;
+  }
+  return slot.data.get();
 }
 
 template <typename T>
@@ -140,17 +152,15 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
     }
     return;
   }
-  std::vector<T>& packed_b = Buffer<T>(0);
   for (int64_t jc = 0; jc < n; jc += kNc) {
     const int64_t nc = std::min(kNc, n - jc);
     const int64_t nc_padded = (nc + nr - 1) / nr * nr;
     for (int64_t pc = 0; pc < k; pc += kKc) {
       const int64_t kc = std::min(kKc, k - pc);
       const bool add = accumulate || pc > 0;
-      packed_b.resize(static_cast<size_t>(kc * nc_padded));
       // Pack B's panels across the pool, then the row blocks of C.
       const int64_t panels = nc_padded / nr;
-      T* const pb = packed_b.data();
+      T* const pb = PackBuffer<T>(0, kc * nc_padded);
       ParallelFor(panels, 8, [&](int64_t begin, int64_t end) {
         PackB(b + pc * brs + (jc + begin * nr) * bcs, brs, bcs, kc,
               std::min(nc, end * nr) - begin * nr, nr, pb + begin * nr * kc);
@@ -159,14 +169,13 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
       // sliver), each in blocks of at most kMc rows.
       const int64_t slivers = (m + kMr - 1) / kMr;
       ParallelFor(slivers, 1, [&](int64_t begin, int64_t end) {
-        std::vector<T>& packed_a = Buffer<T>(1);
-        packed_a.resize(static_cast<size_t>(kMc * kc));
+        T* const packed_a = PackBuffer<T>(1, kMc * kc);
         for (int64_t ic = begin * kMr; ic < std::min(m, end * kMr); ic += kMc) {
           const int64_t mc = std::min({kMc, m - ic, end * kMr - ic});
-          PackA(a + ic * ars + pc * acs, ars, acs, mc, kc, packed_a.data());
+          PackA(a + ic * ars + pc * acs, ars, acs, mc, kc, packed_a);
           for (int64_t jr = 0; jr < nc; jr += nr) {
             for (int64_t ir = 0; ir < mc; ir += kMr) {
-              MicroKernel(kc, packed_a.data() + ir * kc, pb + jr * kc,
+              MicroKernel(kc, packed_a + ir * kc, pb + jr * kc,
                           c + (ic + ir) * ldc + jc + jr, ldc, std::min(kMr, mc - ir),
                           std::min(nr, nc - jr), add);
             }

@@ -11,6 +11,27 @@ namespace {
 
 thread_local bool in_parallel_region = false;
 
+// A waiting thread spins this many pauses (some tens of microseconds) before it
+// sleeps: kernels issue loops back to back, and waking a sleeping thread costs about
+// as much as a small loop.
+constexpr int kSpinPauses = 4000;
+
+inline void Pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until done() or the spin budget runs out; says whether done() came true.
+template <typename Done>
+bool SpinUntil(const Done& done) {
+  for (int i = 0; i < kSpinPauses; ++i) {
+    if (done()) return true;
+    Pause();
+  }
+  return done();
+}
+
 int ThreadsFromEnvironment() {
   if (const char* env = std::getenv("EMBER_NUM_THREADS")) {
     char* end = nullptr;
@@ -52,10 +73,11 @@ void ThreadPool::RunChunk(int64_t chunk) {
 void ThreadPool::WorkerLoop(int worker) {
   uint64_t seen = 0;
   while (true) {
+    SpinUntil([&] { return generation_.load(std::memory_order_acquire) != seen; });
     std::unique_lock<std::mutex> lock(mutex_);
-    work_ready_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    work_ready_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
     if (stop_) return;
-    seen = generation_;
+    seen = generation_.load();
     // Worker w runs chunk w + 1; the caller runs chunk 0.
     const int64_t chunk = worker + 1;
     if (chunk >= num_chunks_) continue;
@@ -82,13 +104,14 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     n_ = n;
     chunk_size_ = (n + chunks - 1) / chunks;
     num_chunks_ = (n + chunk_size_ - 1) / chunk_size_;
-    pending_ = static_cast<int>(num_chunks_) - 1;
-    ++generation_;
+    pending_.store(static_cast<int>(num_chunks_) - 1);
+    generation_.fetch_add(1, std::memory_order_release);
   }
   work_ready_.notify_all();
   RunChunk(0);
+  SpinUntil([&] { return pending_.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> lock(mutex_);
-  work_done_.wait(lock, [&] { return pending_ == 0; });
+  work_done_.wait(lock, [&] { return pending_.load() == 0; });
   fn_ = nullptr;
 }
 

@@ -1,6 +1,7 @@
 #ifndef EMBER_KERNELS_CPU_THREAD_POOL_H_
 #define EMBER_KERNELS_CPU_THREAD_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -42,8 +43,10 @@ class ThreadPool {
   // The current loop, guarded by mutex_.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0, chunk_size_ = 0, num_chunks_ = 0;
-  uint64_t generation_ = 0;  // bumped per loop so workers see each one once
-  int pending_ = 0;          // workers still running their chunk
+  // Bumped per loop so that workers see each one once; written under mutex_, also
+  // read without it by spinning threads (as is pending_).
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};  // workers still running their chunk
   bool stop_ = false;
 };
 
