@@ -16,6 +16,7 @@
 #define HWY_TARGET_INCLUDE "kernels/cpu/layernorm.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/cpu/internal/map-inl.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -23,24 +24,7 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// sum_j f(j, vector of a[j..], vector of b[j..]) over j < n; the tail is scalar
-// through f_scalar. Two accumulators.
-template <typename T, class F, class FScalar>
-T Accumulate(int64_t n, const T* a, const T* b, const F& f, const FScalar& f_scalar) {
-  const hn::ScalableTag<T> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  auto s0 = hn::Zero(d), s1 = s0;
-  int64_t j = 0;
-  for (; j + 2 * lanes <= n; j += 2 * lanes) {
-    s0 = hn::Add(s0, f(d, hn::LoadU(d, a + j), hn::LoadU(d, b + j)));
-    s1 = hn::Add(s1, f(d, hn::LoadU(d, a + j + lanes), hn::LoadU(d, b + j + lanes)));
-  }
-  for (; j + lanes <= n; j += lanes)
-    s0 = hn::Add(s0, f(d, hn::LoadU(d, a + j), hn::LoadU(d, b + j)));
-  T sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
-  for (; j < n; ++j) sum += f_scalar(a[j], b[j]);
-  return sum;
-}
+using internal::HWY_NAMESPACE::Accumulate;
 
 template <typename T>
 void ForwardImpl(int64_t rows, int64_t c, const T* x, const T* w, const T* b, T eps, T* y, T* mean,
@@ -250,13 +234,13 @@ void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, cons
   ParallelFor(blocks, grain, [&](int64_t first, int64_t last) {
     const int64_t b = first * kBlock, e = std::min(c, last * kBlock);
     if (dtype == DType::kF32) {
-      HWY_DYNAMIC_DISPATCH(BackwardParamsF32)(rows, c, b, e, P<float>(x), P<float>(mean),
-                                              P<float>(rstd), P<float>(dy), P<float>(dweight),
-                                              P<float>(dbias));
+      HWY_DYNAMIC_DISPATCH(BackwardParamsF32)
+      (rows, c, b, e, P<float>(x), P<float>(mean), P<float>(rstd), P<float>(dy), P<float>(dweight),
+       P<float>(dbias));
     } else {
-      HWY_DYNAMIC_DISPATCH(BackwardParamsF64)(rows, c, b, e, P<double>(x), P<double>(mean),
-                                              P<double>(rstd), P<double>(dy), P<double>(dweight),
-                                              P<double>(dbias));
+      HWY_DYNAMIC_DISPATCH(BackwardParamsF64)
+      (rows, c, b, e, P<double>(x), P<double>(mean), P<double>(rstd), P<double>(dy),
+       P<double>(dweight), P<double>(dbias));
     }
   });
 }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "base/error.h"
 #include "kernels/cpu/internal/check.h"

@@ -25,6 +25,7 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using internal::HWY_NAMESPACE::Accumulate;
 using internal::HWY_NAMESPACE::Map;
 
 // Sum over the row of f(d, x_j) (padded lanes excluded), four accumulators.
@@ -126,8 +127,9 @@ void LogSoftmaxImpl(int64_t rows, int64_t n, const T* x, T* y) {
 template <typename T>
 void SoftmaxBackwardImpl(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
   for (int64_t r = 0; r < rows; ++r, y += n, dy += n, dx += n) {
-    T dot = 0;  // sum_j dy_j y_j
-    for (int64_t j = 0; j < n; ++j) dot += dy[j] * y[j];
+    const T dot = Accumulate(
+        n, dy, y, [](auto, auto g, auto yv) { return hn::Mul(g, yv); },
+        [](T g, T yv) { return g * yv; });  // sum_j dy_j y_j
     Map(
         n, dx, [dot](auto d, auto yv, auto g) { return hn::Mul(yv, hn::Sub(g, hn::Set(d, dot))); },
         y, dy);

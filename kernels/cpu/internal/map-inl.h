@@ -1,4 +1,4 @@
-// Map: the loop every elementwise Highway kernel shares. A textual header, included
+// Map and Accumulate: the loops the Highway kernels share. A textual header, included
 // once per SIMD target by a kernel's .cc after hwy/highway.h (Highway's per-target
 // include guard below).
 
@@ -39,6 +39,25 @@ void Map(int64_t n, T* out, const Op& op, const In*... in) {
   };
   hn::Store(op(d, load_tail(in)...), d, result);
   std::memcpy(out + i, result, tail_bytes);
+}
+
+// sum over j < n of f(d, a[j..], b[j..]) on whole vectors, plus f_scalar(a[j], b[j]) on
+// the tail; two accumulators. (A sum like this is not bit-identical to a scalar loop.)
+template <typename T, class F, class FScalar>
+T Accumulate(int64_t n, const T* a, const T* b, const F& f, const FScalar& f_scalar) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto s0 = hn::Zero(d), s1 = s0;
+  int64_t j = 0;
+  for (; j + 2 * lanes <= n; j += 2 * lanes) {
+    s0 = hn::Add(s0, f(d, hn::LoadU(d, a + j), hn::LoadU(d, b + j)));
+    s1 = hn::Add(s1, f(d, hn::LoadU(d, a + j + lanes), hn::LoadU(d, b + j + lanes)));
+  }
+  for (; j + lanes <= n; j += lanes)
+    s0 = hn::Add(s0, f(d, hn::LoadU(d, a + j), hn::LoadU(d, b + j)));
+  T sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+  for (; j < n; ++j) sum += f_scalar(a[j], b[j]);
+  return sum;
 }
 
 }  // namespace HWY_NAMESPACE
