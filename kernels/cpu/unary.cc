@@ -54,12 +54,14 @@ EMBER_UNARY(Tanh, hn::Tanh(d, x))
 EMBER_UNARY(Sigmoid, hn::Div(hn::Set(d, 1), hn::Add(hn::Set(d, 1), hn::Exp(d, hn::Neg(x)))))
 // x < 0 ? 0 : x, so that NaN passes through (as torch.relu), unlike max(x, 0).
 EMBER_UNARY(Relu, hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x))
+// GPT-2's GELU, 0.5 x (1 + tanh u) with u = sqrt(2/pi) (x + 0.044715 x^3), computed
+// as x sigmoid(2u) = x / (1 + e^(-2u)): the same function (1 + tanh u = 2 sigmoid(2u)),
+// with one Exp instead of a Tanh (about twice as fast) and no cancellation in 1 + tanh.
 EMBER_UNARY(GeluTanh,
-            hn::Mul(hn::Mul(hn::Set(d, 0.5), x),
-                    hn::Add(hn::Set(d, 1),
-                            hn::Tanh(d, hn::Mul(hn::Set(d, kGeluBeta),
-                                                hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x),
-                                                           hn::Mul(x, x), x))))))
+            hn::Div(x, hn::Add(hn::Set(d, 1),
+                               hn::Exp(d, hn::Mul(hn::Set(d, -2 * kGeluBeta),
+                                                  hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x),
+                                                             hn::Mul(x, x), x))))))
 #undef EMBER_UNARY
 
 // grad_in[i] = op(d, a[i], grad_out[i]).
@@ -79,17 +81,18 @@ EMBER_UNARY(GeluTanh,
 EMBER_BACKWARD(ReluBackward, hn::IfThenElseZero(hn::Gt(a, hn::Zero(d)), g))
 EMBER_BACKWARD(TanhBackward, hn::Mul(g, hn::NegMulAdd(a, a, hn::Set(d, 1))))
 EMBER_BACKWARD(SigmoidBackward, hn::Mul(g, hn::Mul(a, hn::Sub(hn::Set(d, 1), a))))
+// With s = sigmoid(2u): d/dx [x s] = s + 2 x s (1 - s) u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2).
 EMBER_BACKWARD(GeluTanhBackward, [&] {
   const auto x = a;
   const auto x_sq = hn::Mul(x, x);
-  const auto t = hn::Tanh(
-      d, hn::Mul(hn::Set(d, kGeluBeta), hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)));
-  const auto half = hn::Set(d, 0.5);
-  const auto left_derivative = hn::Mul(half, hn::Add(hn::Set(d, 1), t));
-  const auto right_derivative = hn::Mul(
-      hn::Mul(hn::Mul(half, x), hn::NegMulAdd(t, t, hn::Set(d, 1))),
-      hn::Mul(hn::Set(d, kGeluBeta), hn::MulAdd(hn::Set(d, 3 * kGeluKappa), x_sq, hn::Set(d, 1))));
-  return hn::Mul(g, hn::Add(left_derivative, right_derivative));
+  const auto one = hn::Set(d, 1);
+  const auto s = hn::Div(
+      one,
+      hn::Add(one, hn::Exp(d, hn::Mul(hn::Set(d, -2 * kGeluBeta),
+                                      hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)))));
+  const auto du =
+      hn::Mul(hn::Set(d, 2 * kGeluBeta), hn::MulAdd(hn::Set(d, 3 * kGeluKappa), x_sq, one));
+  return hn::Mul(g, hn::MulAdd(hn::Mul(hn::Mul(x, s), hn::Sub(one, s)), du, s));
 }())
 #undef EMBER_BACKWARD
 

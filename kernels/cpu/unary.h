@@ -23,7 +23,8 @@ void Square(DType dtype, int64_t n, const void* in, void* out);      // x^2
 void Tanh(DType dtype, int64_t n, const void* in, void* out);        // tanh x
 void Sigmoid(DType dtype, int64_t n, const void* in, void* out);     // 1 / (1 + e^-x)
 void Relu(DType dtype, int64_t n, const void* in, void* out);        // max(x, 0); NaN stays NaN
-// GELU, tanh form (GPT-2's): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// GELU, tanh form (GPT-2's): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+// computed as the identical x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)).
 void GeluTanh(DType dtype, int64_t n, const void* in, void* out);
 // GELU, exact form: x Phi(x) = 0.5 x erfc(-x / sqrt(2)) (erfc, not 1 + erf, so that the
 // left tail does not cancel). A scalar loop in double: accurate to f32's last bit, and
