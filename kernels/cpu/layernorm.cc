@@ -67,23 +67,22 @@ void BackwardInputImpl(int64_t rows, int64_t c, const T* x, const T* w, const T*
   for (int64_t r = 0; r < rows; ++r, x += c, dy += c, dx += c) {
     const T mu = mean[r], s = rstd[r];
     const auto vmu = hn::Set(d, mu), vs = hn::Set(d, s);
-    // mean_j(g) and mean_j(g xhat), with g = dy w.
-    const T g_mean = Accumulate(
-                         c, dy, w, [](auto, auto g, auto wv) { return hn::Mul(g, wv); },
-                         [](T g, T wv) { return g * wv; }) /
-                     static_cast<T>(c);
-    T gx_mean = 0;
-    {
-      auto acc = hn::Zero(d);
-      int64_t j = 0;
-      for (; j + lanes <= c; j += lanes) {
-        const auto xhat = hn::Mul(hn::Sub(hn::LoadU(d, x + j), vmu), vs);
-        acc = hn::MulAdd(hn::Mul(hn::LoadU(d, dy + j), hn::LoadU(d, w + j)), xhat, acc);
-      }
-      gx_mean = hn::GetLane(hn::SumOfLanes(d, acc));
-      for (; j < c; ++j) gx_mean += dy[j] * w[j] * (x[j] - mu) * s;
-      gx_mean /= static_cast<T>(c);
+    // mean_j(g) and mean_j(g xhat), with g = dy w, in one pass.
+    auto acc_g = hn::Zero(d), acc_gx = acc_g;
+    int64_t i = 0;
+    for (; i + lanes <= c; i += lanes) {
+      const auto g = hn::Mul(hn::LoadU(d, dy + i), hn::LoadU(d, w + i));
+      acc_g = hn::Add(acc_g, g);
+      acc_gx = hn::MulAdd(g, hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmu), vs), acc_gx);
     }
+    T g_mean = hn::GetLane(hn::SumOfLanes(d, acc_g));
+    T gx_mean = hn::GetLane(hn::SumOfLanes(d, acc_gx));
+    for (; i < c; ++i) {
+      g_mean += dy[i] * w[i];
+      gx_mean += dy[i] * w[i] * ((x[i] - mu) * s);
+    }
+    g_mean /= static_cast<T>(c);
+    gx_mean /= static_cast<T>(c);
     const auto vg = hn::Set(d, g_mean), vgx = hn::Set(d, gx_mean);
     int64_t j = 0;
     for (; j + lanes <= c; j += lanes) {
