@@ -1,15 +1,13 @@
 #include "tensor/ops/layernorm.h"
 
 #include "kernels/cpu/layernorm.h"
+#include "tensor/ops/internal/float_dtype.h"
 
 namespace ember {
 namespace {
 
 DType Check(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  EMBER_CHECK(x.device().is_cpu(), "layer_norm: tensors on ", x.device().ToString(),
-              " are not supported yet");
-  EMBER_CHECK(IsFloatingPoint(x.dtype()),
-              "layer_norm: expected a floating-point tensor, got dtype ", DTypeName(x.dtype()));
+  const DType compute = internal::FloatComputeDType("layer_norm", x);
   EMBER_CHECK(x.dim() >= 1, "layer_norm: the input needs at least 1 dimension");
   const int64_t c = x.size(-1);
   EMBER_CHECK(weight.dim() == 1 && weight.size(0) == c && weight.dtype() == x.dtype(),
@@ -20,7 +18,7 @@ DType Check(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       "layer_norm: bias must be [", c, "] of ", DTypeName(x.dtype()), ", got ",
       bias.defined() ? ShapeToString(bias.shape()) : "", " of ",
       bias.defined() ? DTypeName(bias.dtype()) : "");
-  return x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  return compute;
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "tensor/ops/matmul.h"
 
-#include "absl/strings/str_cat.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -22,10 +21,16 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
   const int64_t m = x.size(-2), k = x.size(-1), n = y.size(-1);
   EMBER_CHECK(y.size(-2) == k, "matmul: shapes ", ShapeToString(a.shape()), " and ",
               ShapeToString(b.shape()), " cannot be multiplied (", k, " != ", y.size(-2), ")");
-  const Shape batch = BroadcastShapes(
-      IntSpan(x.shape()).subspan(0, x.dim() - 2), IntSpan(y.shape()).subspan(0, y.dim() - 2),
-      absl::StrCat("matmul: the batch dimensions of ", ShapeToString(a.shape()), " and ",
-                   ShapeToString(b.shape()), ", as"));
+  // The batch dimensions broadcast; the message names the whole shapes (built only on
+  // failure: matmul is called per attention head).
+  Shape batch;
+  try {
+    batch = BroadcastShapes(IntSpan(x.shape()).subspan(0, x.dim() - 2),
+                            IntSpan(y.shape()).subspan(0, y.dim() - 2), "matmul");
+  } catch (const Error& e) {
+    EMBER_THROW("matmul: the batch dimensions of ", ShapeToString(a.shape()), " and ",
+                ShapeToString(b.shape()), " cannot be broadcast (", e.what(), ")");
+  }
   const DType compute = a.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
   Shape x_shape = batch, y_shape = batch, out_shape = batch;
   x_shape.insert(x_shape.end(), {m, k});

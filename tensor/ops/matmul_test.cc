@@ -80,8 +80,8 @@ TEST(MatmulOpsTest, ErrorsNameTheShapes) {
         Matmul(Zeros({2, 2, 3}), Zeros({3, 3, 1}));
       },
       ThrowsMessage<Error>(
-          "matmul: the batch dimensions of [2, 2, 3] and [3, 3, 1], as: shapes [2] and [3] "
-          "cannot be broadcast (dimension -1: 2 vs 3)"));
+          "matmul: the batch dimensions of [2, 2, 3] and [3, 3, 1] cannot be broadcast (matmul: "
+          "shapes [2] and [3] cannot be broadcast (dimension -1: 2 vs 3))"));
   EXPECT_THAT([] { Matmul(Zeros({}), Zeros({2})); },
               ThrowsMessage<Error>(
                   "matmul: both operands need at least 1 dimension, got shapes [] and [2]"));

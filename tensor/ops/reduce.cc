@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kernels/cpu/reduce.h"
+#include "tensor/ops/internal/float_dtype.h"
 
 namespace ember {
 namespace {
@@ -17,10 +18,7 @@ struct Plan {
 };
 
 Plan MakePlan(const char* op, const Tensor& x, IntSpan dims, bool keepdim) {
-  EMBER_CHECK(x.device().is_cpu(), op, ": tensors on ", x.device().ToString(),
-              " are not supported yet");
-  EMBER_CHECK(IsFloatingPoint(x.dtype()), op, ": expected a floating-point tensor, got dtype ",
-              DTypeName(x.dtype()), " (shape ", ShapeToString(x.shape()), ")");
+  internal::FloatComputeDType(op, x);
   std::vector<bool> reduced(x.dim(), dims.empty());
   for (int64_t d : dims) {
     const int64_t dim = NormalizeDim(d, x.dim(), op);

@@ -95,7 +95,8 @@ TEST(ReduceOpsTest, VarArgMaxMinAndHalfPrecision) {
   EXPECT_EQ(ArgMax(x, 0, true).shape(), (Shape{1, 3}));
   EXPECT_EQ(ArgMax(x).item<int64_t>(), 5);
   EXPECT_EQ(ArgMax(FromList({3.0, 7.0, 7.0})).item<int64_t>(), 1);  // the first maximum
-  EXPECT_EQ(ArgMax(FromList({{4, -2}, {1, 8}}), 1).ToVector<int64_t>(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(ArgMax(FromList({{4, -2}, {1, 8}}), 1).ToVector<int64_t>(),
+            (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(ArgMax(FromList({false, true, true})).item<int64_t>(), 1);
   EXPECT_EQ(Min(x, {0}).ToVector<float>(), (std::vector<float>{1, 2, 3}));
   const Tensor h = Sum(Ones({300}, DType::kBF16));

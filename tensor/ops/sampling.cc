@@ -3,23 +3,14 @@
 #include <vector>
 
 #include "kernels/cpu/sampling.h"
+#include "tensor/ops/internal/float_dtype.h"
 
 namespace ember {
-namespace {
-
-DType ComputeDType(const char* op, const Tensor& x) {
-  EMBER_CHECK(x.device().is_cpu(), op, ": tensors on ", x.device().ToString(),
-              " are not supported yet");
-  EMBER_CHECK(IsFloatingPoint(x.dtype()) && x.dim() >= 1, op,
-              ": expected a floating-point tensor with at least 1 dimension, got ",
-              DTypeName(x.dtype()), " of shape ", ShapeToString(x.shape()));
-  return x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TopKResult TopK(const Tensor& x, int64_t k) {
-  const DType compute = ComputeDType("topk", x);
+  const DType compute = internal::FloatComputeDType("topk", x);
+  EMBER_CHECK(x.dim() >= 1, "topk: expected at least 1 dimension, got a 0-d tensor");
   const int64_t n = x.size(-1), rows = n == 0 ? 0 : x.numel() / n;
   EMBER_CHECK(k >= 1 && k <= n, "topk: k = ", k, " is out of range for a last dimension of ", n);
   const Tensor in = x.To(compute).Contiguous();
@@ -33,12 +24,19 @@ TopKResult TopK(const Tensor& x, int64_t k) {
 }
 
 Tensor Multinomial(const Tensor& probs, Generator& gen) {
-  const DType compute = ComputeDType("multinomial", probs);
+  const DType compute = internal::FloatComputeDType("multinomial", probs);
+  EMBER_CHECK(probs.dim() >= 1, "multinomial: expected at least 1 dimension, got a 0-d tensor");
   const int64_t n = probs.size(-1), rows = n == 0 ? 0 : probs.numel() / n;
   const Tensor in = probs.To(compute).Contiguous();
-  for (double w : in.ToVector<double>()) {
-    EMBER_CHECK(w >= 0, "multinomial: weights must be non-negative and not NaN, got ", w);
-  }
+  VisitDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* w = in.data<T>();
+      for (int64_t i = 0; i < in.numel(); ++i) {
+        EMBER_CHECK(w[i] >= 0, "multinomial: weights must be non-negative and not NaN, got ", w[i]);
+      }
+    }
+  });
   std::vector<double> uniform(rows);
   for (double& u : uniform) u = gen.NextUniform(53);
   const Shape shape(probs.shape().begin(), probs.shape().end() - 1);

@@ -2,19 +2,12 @@
 
 #include "kernels/cpu/softmax.h"
 #include "tensor/creation.h"
+#include "tensor/ops/internal/float_dtype.h"
 
 namespace ember {
 namespace {
 
 namespace cpu = kernels::cpu;
-
-DType ComputeDType(const char* op, const Tensor& x) {
-  EMBER_CHECK(x.device().is_cpu(), op, ": tensors on ", x.device().ToString(),
-              " are not supported yet");
-  EMBER_CHECK(IsFloatingPoint(x.dtype()), op, ": expected a floating-point tensor, got dtype ",
-              DTypeName(x.dtype()), " (shape ", ShapeToString(x.shape()), ")");
-  return x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
-}
 
 // Rows of the last dimension (a 0-d tensor is one row of one).
 int64_t RowLength(const Tensor& x) { return x.dim() == 0 ? 1 : x.size(-1); }
@@ -23,7 +16,7 @@ using RowsKernel = void (*)(DType, int64_t, int64_t, const void*, void*);
 using RowsBackwardKernel = void (*)(DType, int64_t, int64_t, const void*, const void*, void*);
 
 Tensor Forward(const char* op, const Tensor& x, RowsKernel kernel) {
-  const DType compute = ComputeDType(op, x);
+  const DType compute = internal::FloatComputeDType(op, x);
   const Tensor in = x.To(compute).Contiguous();
   const int64_t n = RowLength(x);
   Tensor out = Empty(x.shape(), compute);
@@ -32,7 +25,7 @@ Tensor Forward(const char* op, const Tensor& x, RowsKernel kernel) {
 }
 
 Tensor Backward(const char* op, const Tensor& y, const Tensor& dy, RowsBackwardKernel kernel) {
-  const DType compute = ComputeDType(op, y);
+  const DType compute = internal::FloatComputeDType(op, y);
   EMBER_CHECK(y.shape() == dy.shape() && y.dtype() == dy.dtype(), op, ": dy (",
               DTypeName(dy.dtype()), ", shape ", ShapeToString(dy.shape()),
               ") does not match the output (", DTypeName(y.dtype()), ", shape ",
@@ -47,7 +40,7 @@ Tensor Backward(const char* op, const Tensor& y, const Tensor& dy, RowsBackwardK
 // Checks logits [rows, classes] and targets [rows] and returns the count of rows that
 // are not ignored.
 int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
-  ComputeDType("cross_entropy", logits);
+  internal::FloatComputeDType("cross_entropy", logits);
   EMBER_CHECK(logits.dim() == 2 && targets.dim() == 1 && targets.size(0) == logits.size(0),
               "cross_entropy: expected logits [rows, classes] and targets [rows], got ",
               ShapeToString(logits.shape()), " and ", ShapeToString(targets.shape()));

@@ -1,6 +1,7 @@
 #include "tensor/ops/unary.h"
 
 #include "kernels/cpu/unary.h"
+#include "tensor/ops/internal/float_dtype.h"
 
 namespace ember {
 namespace {
@@ -8,17 +9,9 @@ namespace {
 namespace cpu = kernels::cpu;
 
 // The dtype a kernel runs in: f64 stays f64, the other floats compute in f32.
-DType ComputeDType(const char* op, const Tensor& t) {
-  EMBER_CHECK(t.device().is_cpu(), op, ": tensors on ", t.device().ToString(),
-              " are not supported yet");
-  EMBER_CHECK(IsFloatingPoint(t.dtype()), op, ": expected a floating-point tensor, got dtype ",
-              DTypeName(t.dtype()), " (shape ", ShapeToString(t.shape()), ")");
-  return t.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
-}
-
 template <typename Kernel>
 Tensor Unary(const char* op, const Tensor& x, const Kernel& kernel) {
-  const DType compute = ComputeDType(op, x);
+  const DType compute = internal::FloatComputeDType(op, x);
   const Tensor in = x.To(compute).Contiguous();
   Tensor out = Empty(x.shape(), compute);
   kernel(compute, in.numel(), in.raw_data(), out.raw_data());
@@ -27,7 +20,7 @@ Tensor Unary(const char* op, const Tensor& x, const Kernel& kernel) {
 
 Tensor Backward(const char* op, const Tensor& a, const Tensor& grad_out,
                 void (*kernel)(DType, int64_t, const void*, const void*, void*)) {
-  const DType compute = ComputeDType(op, a);
+  const DType compute = internal::FloatComputeDType(op, a);
   EMBER_CHECK(a.shape() == grad_out.shape(), op, ": grad_out of shape ",
               ShapeToString(grad_out.shape()), " does not match the input's shape ",
               ShapeToString(a.shape()));
