@@ -257,6 +257,16 @@ T* At(void* p, int64_t offset) {
 
 }  // namespace
 
+// Calls the f32 or the f64 export of Name, as T is float or double.
+#define EMBER_CALL_TYPED(Name, T, ...)              \
+  do {                                              \
+    if constexpr (std::is_same_v<T, float>) {       \
+      HWY_DYNAMIC_DISPATCH(Name##F32)(__VA_ARGS__); \
+    } else {                                        \
+      HWY_DYNAMIC_DISPATCH(Name##F64)(__VA_ARGS__); \
+    }                                               \
+  } while (0)
+
 HWY_EXPORT(SoftmaxF32);
 HWY_EXPORT(SoftmaxF64);
 HWY_EXPORT(LogSoftmaxF32);
@@ -273,22 +283,14 @@ HWY_EXPORT(CrossEntropyBackwardF64);
 void Softmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
   SplitRows("softmax", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      HWY_DYNAMIC_DISPATCH(SoftmaxF32)(e - b, n, At<T>(x, b * n), At<T>(y, b * n));
-    } else {
-      HWY_DYNAMIC_DISPATCH(SoftmaxF64)(e - b, n, At<T>(x, b * n), At<T>(y, b * n));
-    }
+    EMBER_CALL_TYPED(Softmax, T, e - b, n, At<T>(x, b * n), At<T>(y, b * n));
   });
 }
 
 void LogSoftmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
   SplitRows("log_softmax", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      HWY_DYNAMIC_DISPATCH(LogSoftmaxF32)(e - b, n, At<T>(x, b * n), At<T>(y, b * n));
-    } else {
-      HWY_DYNAMIC_DISPATCH(LogSoftmaxF64)(e - b, n, At<T>(x, b * n), At<T>(y, b * n));
-    }
+    EMBER_CALL_TYPED(LogSoftmax, T, e - b, n, At<T>(x, b * n), At<T>(y, b * n));
   });
 }
 
@@ -296,13 +298,8 @@ void SoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const 
                      void* dx) {
   SplitRows("softmax_backward", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      HWY_DYNAMIC_DISPATCH(SoftmaxBackwardF32)
-      (e - b, n, At<T>(y, b * n), At<T>(dy, b * n), At<T>(dx, b * n));
-    } else {
-      HWY_DYNAMIC_DISPATCH(SoftmaxBackwardF64)
-      (e - b, n, At<T>(y, b * n), At<T>(dy, b * n), At<T>(dx, b * n));
-    }
+    EMBER_CALL_TYPED(SoftmaxBackward, T, e - b, n, At<T>(y, b * n), At<T>(dy, b * n),
+                     At<T>(dx, b * n));
   });
 }
 
@@ -310,13 +307,8 @@ void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, con
                         void* dx) {
   SplitRows("log_softmax_backward", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      HWY_DYNAMIC_DISPATCH(LogSoftmaxBackwardF32)
-      (e - b, n, At<T>(y, b * n), At<T>(dy, b * n), At<T>(dx, b * n));
-    } else {
-      HWY_DYNAMIC_DISPATCH(LogSoftmaxBackwardF64)
-      (e - b, n, At<T>(y, b * n), At<T>(dy, b * n), At<T>(dx, b * n));
-    }
+    EMBER_CALL_TYPED(LogSoftmaxBackward, T, e - b, n, At<T>(y, b * n), At<T>(dy, b * n),
+                     At<T>(dx, b * n));
   });
 }
 
@@ -325,15 +317,8 @@ void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logit
                          void* sum_exp) {
   SplitRows("cross_entropy", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      HWY_DYNAMIC_DISPATCH(CrossEntropyForwardF32)
-      (e - b, n, At<T>(logits, b * n), targets + b, ignore_index, At<T>(losses, b),
-       At<T>(row_max, b), At<T>(sum_exp, b));
-    } else {
-      HWY_DYNAMIC_DISPATCH(CrossEntropyForwardF64)
-      (e - b, n, At<T>(logits, b * n), targets + b, ignore_index, At<T>(losses, b),
-       At<T>(row_max, b), At<T>(sum_exp, b));
-    }
+    EMBER_CALL_TYPED(CrossEntropyForward, T, e - b, n, At<T>(logits, b * n), targets + b,
+                     ignore_index, At<T>(losses, b), At<T>(row_max, b), At<T>(sum_exp, b));
   });
 }
 
@@ -342,17 +327,13 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
                           const void* sum_exp, const void* grad, void* dlogits) {
   SplitRows("cross_entropy_backward", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      HWY_DYNAMIC_DISPATCH(CrossEntropyBackwardF32)
-      (e - b, n, At<T>(logits, b * n), targets + b, ignore_index, At<T>(row_max, b),
-       At<T>(sum_exp, b), At<T>(grad, b), At<T>(dlogits, b * n));
-    } else {
-      HWY_DYNAMIC_DISPATCH(CrossEntropyBackwardF64)
-      (e - b, n, At<T>(logits, b * n), targets + b, ignore_index, At<T>(row_max, b),
-       At<T>(sum_exp, b), At<T>(grad, b), At<T>(dlogits, b * n));
-    }
+    EMBER_CALL_TYPED(CrossEntropyBackward, T, e - b, n, At<T>(logits, b * n), targets + b,
+                     ignore_index, At<T>(row_max, b), At<T>(sum_exp, b), At<T>(grad, b),
+                     At<T>(dlogits, b * n));
   });
 }
+
+#undef EMBER_CALL_TYPED
 
 }  // namespace ember::kernels::cpu
 #endif  // HWY_ONCE
