@@ -18,6 +18,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "kernels/cpu/internal/exp-inl.h"
 #include "kernels/cpu/internal/map-inl.h"
 // clang-format on
 
@@ -26,6 +27,7 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using internal::HWY_NAMESPACE::Accumulate;
+using internal::HWY_NAMESPACE::ExpNonPositive;
 using internal::HWY_NAMESPACE::Map;
 
 // Sum over the row of f(d, x_j) (padded lanes excluded), four accumulators.
@@ -56,10 +58,17 @@ T RowMax(const T* x, int64_t n) {
   T m = -std::numeric_limits<T>::infinity();
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  auto best = hn::Set(d, m);
+  // Four running maxima: one would wait on the latency of each Max in turn.
+  auto b0 = hn::Set(d, m), b1 = b0, b2 = b0, b3 = b0;
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) best = hn::Max(best, hn::LoadU(d, x + i));
-  m = hn::GetLane(hn::MaxOfLanes(d, best));
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    b0 = hn::Max(b0, hn::LoadU(d, x + i));
+    b1 = hn::Max(b1, hn::LoadU(d, x + i + lanes));
+    b2 = hn::Max(b2, hn::LoadU(d, x + i + 2 * lanes));
+    b3 = hn::Max(b3, hn::LoadU(d, x + i + 3 * lanes));
+  }
+  for (; i + lanes <= n; i += lanes) b0 = hn::Max(b0, hn::LoadU(d, x + i));
+  m = hn::GetLane(hn::MaxOfLanes(d, hn::Max(hn::Max(b0, b1), hn::Max(b2, b3))));
   for (; i < n; ++i) m = std::max(m, x[i]);
   return m;
 }
@@ -74,10 +83,21 @@ T SumExp(const T* x, int64_t n, T m, T* store) {
   const auto shift = hn::Set(d, m);
   auto s0 = hn::Zero(d), s1 = s0;
   int64_t i = 0;
+  // Two independent exp chains per iteration keep both FMA ports busy.
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto e0 = ExpNonPositive(d, hn::Sub(hn::LoadU(d, x + i), shift));
+    const auto e1 = ExpNonPositive(d, hn::Sub(hn::LoadU(d, x + i + lanes), shift));
+    if (store) {
+      hn::StoreU(e0, d, store + i);
+      hn::StoreU(e1, d, store + i + lanes);
+    }
+    s0 = hn::Add(s0, e0);
+    s1 = hn::Add(s1, e1);
+  }
   for (; i + lanes <= n; i += lanes) {
-    const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), shift));
+    const auto e = ExpNonPositive(d, hn::Sub(hn::LoadU(d, x + i), shift));
     if (store) hn::StoreU(e, d, store + i);
-    ((i / lanes) % 2 ? s1 : s0) = hn::Add((i / lanes) % 2 ? s1 : s0, e);
+    s0 = hn::Add(s0, e);
   }
   T sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
   if (i < n) {  // the tail through a padded vector; padding is -inf, so exp gives 0
@@ -85,7 +105,7 @@ T SumExp(const T* x, int64_t n, T m, T* store) {
     HWY_ALIGN T values[HWY_MAX_BYTES / sizeof(T)];
     std::fill(padded, padded + lanes, -std::numeric_limits<T>::infinity());
     std::copy(x + i, x + n, padded);
-    hn::Store(hn::Exp(d, hn::Sub(hn::Load(d, padded), shift)), d, values);
+    hn::Store(ExpNonPositive(d, hn::Sub(hn::Load(d, padded), shift)), d, values);
     for (int64_t j = 0; j < n - i; ++j) {
       sum += values[j];
       if (store) store[i + j] = values[j];
@@ -175,7 +195,7 @@ void CrossEntropyBackwardImpl(int64_t rows, int64_t n, const T* x, const int64_t
     Map(
         n, dx,
         [m, scale](auto d, auto v) {
-          return hn::Mul(hn::Exp(d, hn::Sub(v, hn::Set(d, m))), hn::Set(d, scale));
+          return hn::Mul(ExpNonPositive(d, hn::Sub(v, hn::Set(d, m))), hn::Set(d, scale));
         },
         x);
     dx[targets[r]] -= grad[r];

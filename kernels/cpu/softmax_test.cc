@@ -3,7 +3,10 @@
 
 #include "kernels/cpu/softmax.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -83,6 +86,36 @@ TEST(SoftmaxTest, EverythingMatchesTheReferenceOnEveryTarget) {
   ForEachTarget([&](const std::string& target) {
     CheckAll<float>(target, rng);
     CheckAll<double>(target, rng);
+  });
+}
+
+// The f32 exp behind softmax, over its whole range: in a row [0, x] the second output
+// is e / (1 + e) for e = exp(x), which is exactly e once x < -17 (1 + e rounds to 1).
+// Within 2 ulp of float64 where exp(x) is a normal float, 0 or a subnormal below that.
+TEST(SoftmaxTest, ExpIsAccurateOverItsWholeRange) {
+  const int64_t count = 100003;
+  std::vector<float> x(2 * count, 0.0f), y(2 * count);
+  for (int64_t i = 0; i < count; ++i) x[2 * i + 1] = -104.0f * i / (count - 1);
+  x[2 * (count - 1) + 1] = -INFINITY;
+  ForEachTarget([&](const std::string& target) {
+    Softmax(DType::kF32, count, 2, x.data(), y.data());
+    double worst = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const double e = std::exp(static_cast<double>(x[2 * i + 1]));
+      const double want = e / (1 + e);
+      const float got = y[2 * i + 1];
+      if (want < std::numeric_limits<float>::min()) {
+        ASSERT_LE(got, std::numeric_limits<float>::min()) << target << ", x=" << x[2 * i + 1];
+        continue;
+      }
+      // ulp(want) is 2^-23 * 2^floor(log2 want); two more roundings above x = -17.
+      const double ulp = std::ldexp(1.0, std::ilogb(want) - 23);
+      const double err = std::fabs(got - want) / ulp;
+      worst = std::max(worst, err);
+      ASSERT_LE(err, x[2 * i + 1] < -17 ? 2.0 : 3.0) << target << ", x=" << x[2 * i + 1];
+    }
+    EXPECT_EQ(y[2 * count - 1], 0.0f) << target;  // exp(-inf) is exactly 0
+    std::cout << target << ": worst " << worst << " ulp\n";
   });
 }
 
