@@ -1,9 +1,12 @@
-// ember's Gemm against OpenBLAS's cblas_sgemm at GPT-2's shapes, on 1 and 2 threads:
+// ember's Gemm against OpenBLAS's cblas_sgemm and Eigen's matrix product (built for
+// this CPU, OpenMP threads) at GPT-2's shapes, on 1 and 2 threads:
 //   bazel run -c opt //kernels/cpu:matmul_benchmark
-// Each row reports GFLOP/s (2 M K N per multiply); compare rows of the same shape.
+// Each row reports GFLOP/s (2 M K N per multiply); compare rows of the same shape
+// (tools/reference/gemm_ratio.py prints the ratios).
 
 #include <cblas.h>
 
+#include <Eigen/Core>
 #include <random>
 #include <vector>
 
@@ -52,6 +55,20 @@ void BM_OpenBlas(benchmark::State& state) {
   SetFlops(state, m, k, n);
 }
 
+void BM_Eigen(benchmark::State& state) {
+  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  Eigen::setNbThreads(static_cast<int>(state.range(3)));
+  Operands x(m, k, n);
+  const Eigen::Map<const Matrix> a(x.a.data(), m, k), b(x.b.data(), k, n);
+  Eigen::Map<Matrix> c(x.c.data(), m, n);
+  for (auto _ : state) {
+    c.noalias() = a * b;
+    benchmark::DoNotOptimize(x.c.data());
+  }
+  SetFlops(state, m, k, n);
+}
+
 void Shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "K", "N", "threads"});
   for (int threads : {1, 2}) {
@@ -68,6 +85,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Ember)->Apply(Shapes);
 BENCHMARK(BM_OpenBlas)->Apply(Shapes);
+BENCHMARK(BM_Eigen)->Apply(Shapes);
 
 }  // namespace
 }  // namespace ember::kernels::cpu
