@@ -82,9 +82,9 @@ Tensor::Tensor(Storage storage, int64_t offset_elements, IntSpan shape, IntSpan 
   EMBER_CHECK(needed <= storage.nbytes(), "tensor: a view of shape ", ShapeToString(shape),
               ", strides ", ShapeToString(strides), " and offset ", offset_elements, " needs ",
               needed, " bytes but the storage has ", storage.nbytes());
-  impl_ = std::make_shared<const Impl>(Impl{std::move(storage), offset_elements,
-                                            Shape(shape.begin(), shape.end()),
-                                            Strides(strides.begin(), strides.end()), dtype, numel});
+  impl_ = std::make_shared<const Impl>(
+      Impl{std::move(storage), offset_elements, Shape(shape.begin(), shape.end()),
+           Strides(strides.begin(), strides.end()), dtype, numel, nullptr});
 }
 
 const Tensor::Impl& Tensor::impl() const {
@@ -96,8 +96,8 @@ Tensor Tensor::MakeView(int64_t offset_elements, Shape shape, Strides strides) c
   // No bounds check needed: every view method only narrows or repeats elements.
   const int64_t numel = NumElements(shape);
   Tensor view;
-  view.impl_ = std::make_shared<const Impl>(
-      Impl{storage(), offset_elements, std::move(shape), std::move(strides), dtype(), numel});
+  view.impl_ = std::make_shared<const Impl>(Impl{storage(), offset_elements, std::move(shape),
+                                                 std::move(strides), dtype(), numel, nullptr});
   return view;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -16,6 +17,10 @@
 #include "tensor/storage.h"
 
 namespace ember {
+
+// What autograd records about a tensor (requires_grad, grad, the node that made it).
+// Defined in autograd/; opaque here: the tensor core never sees a gradient.
+struct AutogradMeta;
 
 // A tensor is a view: storage + offset (in elements) + shape + strides + dtype.
 //
@@ -137,6 +142,13 @@ class Tensor {
   // PyTorch-style text: tensor([[1.0000, 2.0000]], dtype=f32).
   std::string ToString() const;
 
+  // The autograd slot, null until autograd fills it; shared by every copy of this
+  // handle (not by views, which are other tensors).
+  const std::shared_ptr<AutogradMeta>& autograd_meta() const { return impl().autograd; }
+  void set_autograd_meta(std::shared_ptr<AutogradMeta> meta) const {
+    impl().autograd = std::move(meta);
+  }
+
  private:
   struct Impl {
     Storage storage;
@@ -145,6 +157,7 @@ class Tensor {
     Strides strides;
     DType dtype;
     int64_t numel;
+    mutable std::shared_ptr<AutogradMeta> autograd;
   };
   const Impl& impl() const;
   // A view of the same storage with another offset, shape and strides.

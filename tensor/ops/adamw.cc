@@ -1,6 +1,6 @@
 #include "tensor/ops/adamw.h"
 
-namespace ember {
+namespace ember::ops {
 
 void AdamWStep(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
                const Tensor& exp_avg_sq, const AdamWHyper& hyper) {
@@ -19,4 +19,4 @@ void AdamWStep(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
                           exp_avg.raw_data(), exp_avg_sq.raw_data(), hyper);
 }
 
-}  // namespace ember
+}  // namespace ember::ops

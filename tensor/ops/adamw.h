@@ -7,7 +7,7 @@
 #include "kernels/cpu/adamw.h"
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 using AdamWHyper = kernels::cpu::AdamWHyper;
 
@@ -16,6 +16,6 @@ using AdamWHyper = kernels::cpu::AdamWHyper;
 void AdamWStep(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
                const Tensor& exp_avg_sq, const AdamWHyper& hyper);
 
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_ADAMW_H_

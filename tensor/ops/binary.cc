@@ -2,7 +2,7 @@
 
 #include "kernels/cpu/binary.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 namespace cpu = kernels::cpu;
@@ -129,4 +129,4 @@ Tensor MaskedFill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   return Where(mask, ScalarTensor(value, x.dtype()), x);
 }
 
-}  // namespace ember
+}  // namespace ember::ops

@@ -11,7 +11,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 Tensor Add(const Tensor& a, const Tensor& b);
 Tensor Sub(const Tensor& a, const Tensor& b);
@@ -49,20 +49,6 @@ Tensor Where(const Tensor& condition, const Tensor& a, const Tensor& b);
 // x with `value` wherever mask (bool, broadcast to x's shape) is true.
 Tensor MaskedFill(const Tensor& x, const Tensor& mask, const Scalar& value);
 
-// Operators, for readable formulas.
-inline Tensor operator+(const Tensor& a, const Tensor& b) { return Add(a, b); }
-inline Tensor operator-(const Tensor& a, const Tensor& b) { return Sub(a, b); }
-inline Tensor operator*(const Tensor& a, const Tensor& b) { return Mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return Div(a, b); }
-inline Tensor operator+(const Tensor& a, const Scalar& b) { return Add(a, b); }
-inline Tensor operator-(const Tensor& a, const Scalar& b) { return Sub(a, b); }
-inline Tensor operator*(const Tensor& a, const Scalar& b) { return Mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Scalar& b) { return Div(a, b); }
-inline Tensor operator+(const Scalar& a, const Tensor& b) { return Add(b, a); }
-inline Tensor operator-(const Scalar& a, const Tensor& b) { return Sub(a, b); }
-inline Tensor operator*(const Scalar& a, const Tensor& b) { return Mul(b, a); }
-inline Tensor operator/(const Scalar& a, const Tensor& b) { return Div(a, b); }
-
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_BINARY_H_

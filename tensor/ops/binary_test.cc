@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 using ::testing::ThrowsMessage;
@@ -16,34 +16,34 @@ TEST(BinaryOpsTest, BroadcastsLikeNumpy) {
   const Tensor a = FromList({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});  // [2, 3]
   const Tensor row = FromList({10.0, 20.0, 30.0});                // [3]
   const Tensor column = FromList({{100.0}, {200.0}});             // [2, 1]
-  EXPECT_EQ((a + row).ToVector<float>(), (std::vector<float>{11, 22, 33, 14, 25, 36}));
-  EXPECT_EQ((a * column).ToVector<float>(), (std::vector<float>{100, 200, 300, 800, 1000, 1200}));
-  const Tensor outer = row.Unsqueeze(1) - column.View({1, 2});  // [3, 1] - [1, 2] = [3, 2]
+  EXPECT_EQ(Add(a, row).ToVector<float>(), (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(Mul(a, column).ToVector<float>(), (std::vector<float>{100, 200, 300, 800, 1000, 1200}));
+  const Tensor outer = Sub(row.Unsqueeze(1), column.View({1, 2}));  // [3, 1] - [1, 2] = [3, 2]
   EXPECT_EQ(outer.shape(), (Shape{3, 2}));
   EXPECT_EQ(outer.ToVector<float>(), (std::vector<float>{-90, -190, -80, -180, -70, -170}));
   // A transposed operand gives the same as its contiguous copy.
   const Tensor t = a.Transpose(0, 1);
-  EXPECT_EQ((t / t.Contiguous()).ToVector<float>(), std::vector<float>(6, 1.0f));
+  EXPECT_EQ(Div(t, t.Contiguous()).ToVector<float>(), std::vector<float>(6, 1.0f));
   EXPECT_EQ(Add(Zeros({0, 3}), row).shape(), (Shape{0, 3}));
 }
 
 TEST(BinaryOpsTest, ScalarsKeepTheTensorsDType) {
   const Tensor i = Arange(4);  // i64
-  EXPECT_EQ((i + 1).dtype(), DType::kI64);
-  EXPECT_EQ((i * 3).ToVector<int64_t>(), (std::vector<int64_t>{0, 3, 6, 9}));
-  const Tensor f = i * 0.5;  // a float scalar with an integer tensor: f32
+  EXPECT_EQ(Add(i, 1).dtype(), DType::kI64);
+  EXPECT_EQ(Mul(i, 3).ToVector<int64_t>(), (std::vector<int64_t>{0, 3, 6, 9}));
+  const Tensor f = Mul(i, 0.5);  // a float scalar with an integer tensor: f32
   EXPECT_EQ(f.dtype(), DType::kF32);
   EXPECT_EQ(f.ToVector<float>(), (std::vector<float>{0, 0.5, 1, 1.5}));
   const Tensor d = Arange(0.0, 3.0, 1.0, DType::kF64);
-  EXPECT_EQ((1.0 / (d + 1)).dtype(), DType::kF64);
-  EXPECT_EQ((1.0 / (d + 1)).ToVector<double>(), (std::vector<double>{1, 0.5, 1.0 / 3}));
-  EXPECT_EQ((10 - i).ToVector<int64_t>(), (std::vector<int64_t>{10, 9, 8, 7}));
+  EXPECT_EQ(Div(1.0, Add(d, 1)).dtype(), DType::kF64);
+  EXPECT_EQ(Div(1.0, Add(d, 1)).ToVector<double>(), (std::vector<double>{1, 0.5, 1.0 / 3}));
+  EXPECT_EQ(Sub(10, i).ToVector<int64_t>(), (std::vector<int64_t>{10, 9, 8, 7}));
   EXPECT_EQ(Maximum(FromList({-1.0, 2.0}), 0).ToVector<float>(), (std::vector<float>{0, 2}));
 }
 
 TEST(BinaryOpsTest, HalfPrecisionComputesInF32) {
   const Tensor a = FromList({1.0, 256.0}, DType::kBF16);
-  const Tensor sum = a + FromList({1.0, 1.0}, DType::kBF16);
+  const Tensor sum = Add(a, FromList({1.0, 1.0}, DType::kBF16));
   EXPECT_EQ(sum.dtype(), DType::kBF16);
   EXPECT_EQ(sum.ToVector<float>(), (std::vector<float>{2, 256}));  // 257 rounds to even in bf16
 }
@@ -95,4 +95,4 @@ TEST(BinaryOpsTest, ErrorsNameTheOpAndShapes) {
 }
 
 }  // namespace
-}  // namespace ember
+}  // namespace ember::ops

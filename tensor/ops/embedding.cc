@@ -3,7 +3,7 @@
 #include "kernels/cpu/embedding.h"
 #include "tensor/creation.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 // Contiguous ids, each checked against the vocabulary size.
@@ -48,4 +48,4 @@ Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab) {
   return dweight.To(dout.dtype());
 }
 
-}  // namespace ember
+}  // namespace ember::ops

@@ -5,7 +5,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 // weight [vocab, dim] looked up at ids (i64, any shape): the result is ids' shape
 // plus [dim]. An id outside [0, vocab) throws ember::Error naming it.
@@ -15,6 +15,6 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids);
 // id (repeated ids sum). dout: ids' shape plus [dim].
 Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab);
 
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_EMBEDDING_H_

@@ -3,7 +3,7 @@
 #include "kernels/cpu/layernorm.h"
 #include "tensor/ops/internal/float_dtype.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 DType Check(const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -57,4 +57,4 @@ LayerNormGrads LayerNormBackward(const Tensor& x, const Tensor& weight, bool has
   return grads;
 }
 
-}  // namespace ember
+}  // namespace ember::ops

@@ -6,7 +6,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 struct LayerNormResult {
   Tensor y;     // x's shape
@@ -25,6 +25,6 @@ struct LayerNormGrads {
 LayerNormGrads LayerNormBackward(const Tensor& x, const Tensor& weight, bool has_bias,
                                  const LayerNormResult& forward, const Tensor& dy);
 
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_LAYERNORM_H_

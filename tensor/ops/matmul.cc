@@ -3,7 +3,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
 
-namespace ember {
+namespace ember::ops {
 
 Tensor Matmul(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.device().is_cpu() && b.device().is_cpu(), "matmul: tensors on ",
@@ -62,4 +62,4 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
   return out.To(a.dtype());
 }
 
-}  // namespace ember
+}  // namespace ember::ops

@@ -3,7 +3,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 // Matrix product with torch.matmul's rules:
 // - 1-d x 1-d: the dot product (a 0-d tensor);
@@ -15,6 +15,6 @@ namespace ember {
 // f32 and f64; bf16 and f16 compute in f32. The result is contiguous.
 Tensor Matmul(const Tensor& a, const Tensor& b);
 
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_MATMUL_H_

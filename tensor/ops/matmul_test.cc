@@ -8,7 +8,7 @@
 #include "tensor/creation.h"
 #include "tensor/random.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 using ::testing::ThrowsMessage;
@@ -93,4 +93,4 @@ TEST(MatmulOpsTest, ErrorsNameTheShapes) {
 }
 
 }  // namespace
-}  // namespace ember
+}  // namespace ember::ops

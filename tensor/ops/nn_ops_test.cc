@@ -12,7 +12,7 @@
 #include "tensor/ops/layernorm.h"
 #include "tensor/ops/testing.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 using ::testing::ThrowsMessage;
@@ -82,4 +82,4 @@ TEST(AdamWOpsTest, UpdatesInPlaceAndChecksShapes) {
 }
 
 }  // namespace
-}  // namespace ember
+}  // namespace ember::ops

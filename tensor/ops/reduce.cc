@@ -5,7 +5,7 @@
 #include "kernels/cpu/reduce.h"
 #include "tensor/ops/internal/float_dtype.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 namespace cpu = kernels::cpu;
@@ -90,6 +90,24 @@ Tensor Sum(const Tensor& x, IntSpan dims, bool keepdim) {
   return ReduceRows("sum", x, plan, cpu::SumRows);
 }
 
+Tensor SumToSize(const Tensor& x, IntSpan shape) {
+  const int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
+  bool broadcasts = lead >= 0;
+  Shape dims;
+  for (int64_t d = 0; broadcasts && d < x.dim(); ++d) {
+    if (d < lead) {
+      dims.push_back(d);
+    } else if (shape[d - lead] != x.size(d)) {
+      broadcasts = shape[d - lead] == 1;
+      dims.push_back(d);
+    }
+  }
+  EMBER_CHECK(broadcasts, "sum_to_size: shape ", ShapeToString(x.shape()),
+              " does not broadcast from ", ShapeToString(shape));
+  if (dims.empty()) return x;
+  return Sum(x, dims, /*keepdim=*/true).View(shape);
+}
+
 Tensor Mean(const Tensor& x, IntSpan dims, bool keepdim) {
   const Plan plan = MakePlan("mean", x, dims, keepdim);
   const DType compute = x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
@@ -141,4 +159,4 @@ Tensor ArgMax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return out.View(plan.out_shape);
 }
 
-}  // namespace ember
+}  // namespace ember::ops

@@ -10,7 +10,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 Tensor Sum(const Tensor& x, IntSpan dims = {}, bool keepdim = false);
 Tensor Mean(const Tensor& x, IntSpan dims = {}, bool keepdim = false);
@@ -21,10 +21,14 @@ Tensor Min(const Tensor& x, IntSpan dims = {}, bool keepdim = false);
 // sum((x - mean)^2) / (N - correction): correction 1 is the unbiased estimate
 // (torch.var's default), 0 the population variance.
 Tensor Var(const Tensor& x, IntSpan dims = {}, int64_t correction = 1, bool keepdim = false);
+// x summed down to `shape`, which x's shape broadcasts from (torch's sum_to_size): over
+// the leading dimensions x has in excess, and over those where `shape` has size 1. The
+// gradient of a broadcast. x itself when the shapes already agree.
+Tensor SumToSize(const Tensor& x, IntSpan shape);
 // The index (i64) of the first largest value along `dim`; without a dim, of the
 // flattened tensor. Any dtype (integers and bools too).
 Tensor ArgMax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_REDUCE_H_

@@ -9,7 +9,7 @@
 #include "tensor/creation.h"
 #include "tensor/random.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 using ::testing::ThrowsMessage;
@@ -126,5 +126,16 @@ TEST(ReduceOpsTest, ErrorsNameTheOp) {
                   "mean: dimension 1 is out of range for a 1-d tensor (expected -1 to 0)"));
 }
 
+TEST(ReduceOpsTest, SumToSizeUndoesABroadcast) {
+  const Tensor x = Arange(0, 24, 1, DType::kF64).View({2, 3, 4});
+  // [3, 1] broadcasts to [2, 3, 4]: sum over dim 0 and dim 2.
+  EXPECT_EQ(SumToSize(x, {3, 1}).ToVector<double>(), (std::vector<double>{60, 92, 124}));
+  EXPECT_EQ(SumToSize(x, {1, 4}).ToVector<double>(), (std::vector<double>{60, 66, 72, 78}));
+  EXPECT_EQ(SumToSize(x, {}).item(), 276);
+  EXPECT_TRUE(SumToSize(x, {2, 3, 4}).is_same(x));
+  EXPECT_THROW(SumToSize(x, {2, 4}), Error);
+  EXPECT_THROW(SumToSize(x, {1, 2, 3, 4, 5}), Error);
+}
+
 }  // namespace
-}  // namespace ember
+}  // namespace ember::ops

@@ -5,7 +5,7 @@
 #include "kernels/cpu/sampling.h"
 #include "tensor/ops/internal/float_dtype.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {}  // namespace
 
 TopKResult TopK(const Tensor& x, int64_t k) {
@@ -50,4 +50,4 @@ Tensor Multinomial(const Tensor& probs, Generator& gen) {
   return out;
 }
 
-}  // namespace ember
+}  // namespace ember::ops

@@ -7,7 +7,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 struct TopKResult {
   Tensor values;   // x's shape with the last dimension k, largest first
@@ -22,6 +22,6 @@ TopKResult TopK(const Tensor& x, int64_t k);
 // A row of all zeros or with a negative or NaN weight throws ember::Error.
 Tensor Multinomial(const Tensor& probs, Generator& gen = DefaultGenerator());
 
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_SAMPLING_H_

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 using ::testing::ThrowsMessage;
@@ -43,4 +43,4 @@ TEST(SamplingOpsTest, MultinomialIsSeeded) {
 }
 
 }  // namespace
-}  // namespace ember
+}  // namespace ember::ops

@@ -4,7 +4,7 @@
 #include "tensor/creation.h"
 #include "tensor/ops/internal/float_dtype.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 namespace cpu = kernels::cpu;
@@ -106,4 +106,4 @@ Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
   return dlogits.To(logits.dtype());
 }
 
-}  // namespace ember
+}  // namespace ember::ops

@@ -6,7 +6,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 Tensor Softmax(const Tensor& x);
 Tensor LogSoftmax(const Tensor& x);
@@ -32,6 +32,6 @@ Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
                             const CrossEntropyResult& forward, double grad = 1.0,
                             int64_t ignore_index = -100);
 
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_SOFTMAX_H_

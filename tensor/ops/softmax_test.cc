@@ -9,7 +9,7 @@
 #include "tensor/creation.h"
 #include "tensor/ops/testing.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 using ::testing::ThrowsMessage;
@@ -85,4 +85,4 @@ TEST(SoftmaxOpsTest, ErrorsNameTheProblem) {
 }
 
 }  // namespace
-}  // namespace ember
+}  // namespace ember::ops

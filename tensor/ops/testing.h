@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "tensor/tensor.h"
 
-namespace ember::testing {
+namespace ember::ops::testing {
 
 inline std::map<std::string, std::vector<double>> ReadFixture(const std::string& path) {
   std::ifstream file(path);
@@ -40,6 +40,6 @@ inline void ExpectClose(const Tensor& got, const std::vector<double>& want, doub
   }
 }
 
-}  // namespace ember::testing
+}  // namespace ember::ops::testing
 
 #endif  // EMBER_TENSOR_OPS_TESTING_H_

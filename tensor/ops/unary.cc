@@ -3,7 +3,7 @@
 #include "kernels/cpu/unary.h"
 #include "tensor/ops/internal/float_dtype.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 namespace cpu = kernels::cpu;
@@ -71,4 +71,4 @@ Tensor SigmoidBackward(const Tensor& y, const Tensor& grad_out) {
   return Backward("sigmoid_backward", y, grad_out, cpu::SigmoidBackward);
 }
 
-}  // namespace ember
+}  // namespace ember::ops

@@ -9,7 +9,7 @@
 
 #include "tensor/tensor.h"
 
-namespace ember {
+namespace ember::ops {
 
 Tensor Neg(const Tensor& x);
 Tensor Abs(const Tensor& x);
@@ -34,6 +34,6 @@ Tensor GeluErfBackward(const Tensor& x, const Tensor& grad_out);
 Tensor TanhBackward(const Tensor& y, const Tensor& grad_out);
 Tensor SigmoidBackward(const Tensor& y, const Tensor& grad_out);
 
-}  // namespace ember
+}  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_UNARY_H_

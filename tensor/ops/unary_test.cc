@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
 
-namespace ember {
+namespace ember::ops {
 namespace {
 
 using ::testing::ThrowsMessage;
@@ -120,4 +120,4 @@ TEST(UnaryOpsTest, ErrorsNameTheOp) {
 }
 
 }  // namespace
-}  // namespace ember
+}  // namespace ember::ops

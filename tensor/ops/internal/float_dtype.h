@@ -4,7 +4,7 @@
 #include "base/error.h"
 #include "tensor/tensor.h"
 
-namespace ember::internal {
+namespace ember::ops::internal {
 
 // For the floating-point ops: checks that `t` is a floating-point CPU tensor
 // (ember::Error naming `op`, the dtype and the shape otherwise) and returns the dtype
@@ -17,6 +17,6 @@ inline DType FloatComputeDType(const char* op, const Tensor& t) {
   return t.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
 }
 
-}  // namespace ember::internal
+}  // namespace ember::ops::internal
 
 #endif  // EMBER_TENSOR_OPS_INTERNAL_FLOAT_DTYPE_H_

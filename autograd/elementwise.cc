@@ -1,0 +1,278 @@
+#include "autograd/elementwise.h"
+
+#include "autograd/engine.h"
+#include "tensor/creation.h"
+#include "tensor/ops/binary.h"
+#include "tensor/ops/reduce.h"
+#include "tensor/ops/unary.h"
+
+namespace ember::autograd {
+namespace {
+
+// A unary function whose backward needs the input x and the output y (as handles
+// outside the graph, so that a node never holds its own output's slot).
+template <typename Forward, typename Backward>
+Tensor Unary(const char* name, const Tensor& x, const Forward& forward, const Backward& backward) {
+  const Tensor y = forward(x);
+  if (!ShouldRecord({x})) return y;
+  return Record(name, y, {x}, [x = Detach(x), y = Detach(y), backward](const Tensor& g) {
+    return std::vector<Tensor>{backward(x, y, g)};
+  });
+}
+
+// 1 where x > 0, -1 where x < 0, else 0, in x's dtype.
+Tensor Sign(const Tensor& x) {
+  return ops::Sub(ops::Gt(x, 0).To(x.dtype()), ops::Lt(x, 0).To(x.dtype()));
+}
+
+// mask ? 1 : 0, plus 0.5 where `tie`, in `dtype`: the share of a maximum's gradient.
+Tensor Share(const Tensor& mask, const Tensor& tie, DType dtype) {
+  return ops::Add(mask.To(dtype), ops::Mul(tie.To(dtype), 0.5));
+}
+
+}  // namespace
+
+Tensor Neg(const Tensor& x) {
+  return Unary(
+      "neg", x, [](const Tensor& x) { return ops::Neg(x); },
+      [](const Tensor&, const Tensor&, const Tensor& g) { return ops::Neg(g); });
+}
+
+Tensor Abs(const Tensor& x) {
+  return Unary(
+      "abs", x, [](const Tensor& x) { return ops::Abs(x); },
+      [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::Mul(g, Sign(x)); });
+}
+
+// d e^x = e^x.
+Tensor Exp(const Tensor& x) {
+  return Unary(
+      "exp", x, [](const Tensor& x) { return ops::Exp(x); },
+      [](const Tensor&, const Tensor& y, const Tensor& g) { return ops::Mul(g, y); });
+}
+
+// d log x = 1 / x.
+Tensor Log(const Tensor& x) {
+  return Unary(
+      "log", x, [](const Tensor& x) { return ops::Log(x); },
+      [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::Div(g, x); });
+}
+
+// d sqrt(x) = 1 / (2 sqrt(x)).
+Tensor Sqrt(const Tensor& x) {
+  return Unary(
+      "sqrt", x, [](const Tensor& x) { return ops::Sqrt(x); },
+      [](const Tensor&, const Tensor& y, const Tensor& g) { return ops::Div(g, ops::Mul(y, 2)); });
+}
+
+// d x^(-1/2) = -x^(-3/2) / 2 = -y^3 / 2.
+Tensor Rsqrt(const Tensor& x) {
+  return Unary(
+      "rsqrt", x, [](const Tensor& x) { return ops::Rsqrt(x); },
+      [](const Tensor&, const Tensor& y, const Tensor& g) {
+        return ops::Mul(g, ops::Mul(ops::Mul(ops::Square(y), y), -0.5));
+      });
+}
+
+// d (1/x) = -1/x^2 = -y^2.
+Tensor Reciprocal(const Tensor& x) {
+  return Unary(
+      "reciprocal", x, [](const Tensor& x) { return ops::Reciprocal(x); },
+      [](const Tensor&, const Tensor& y, const Tensor& g) {
+        return ops::Neg(ops::Mul(g, ops::Square(y)));
+      });
+}
+
+// d x^2 = 2x.
+Tensor Square(const Tensor& x) {
+  return Unary(
+      "square", x, [](const Tensor& x) { return ops::Square(x); },
+      [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::Mul(g, ops::Mul(x, 2)); });
+}
+
+// d tanh = 1 - y^2.
+Tensor Tanh(const Tensor& x) {
+  return Unary(
+      "tanh", x, [](const Tensor& x) { return ops::Tanh(x); },
+      [](const Tensor&, const Tensor& y, const Tensor& g) { return ops::TanhBackward(y, g); });
+}
+
+// d sigmoid = y (1 - y).
+Tensor Sigmoid(const Tensor& x) {
+  return Unary(
+      "sigmoid", x, [](const Tensor& x) { return ops::Sigmoid(x); },
+      [](const Tensor&, const Tensor& y, const Tensor& g) { return ops::SigmoidBackward(y, g); });
+}
+
+Tensor Relu(const Tensor& x) {
+  return Unary(
+      "relu", x, [](const Tensor& x) { return ops::Relu(x); },
+      [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::ReluBackward(x, g); });
+}
+
+Tensor GeluTanh(const Tensor& x) {
+  return Unary(
+      "gelu_tanh", x, [](const Tensor& x) { return ops::GeluTanh(x); },
+      [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::GeluTanhBackward(x, g); });
+}
+
+Tensor GeluErf(const Tensor& x) {
+  return Unary(
+      "gelu_erf", x, [](const Tensor& x) { return ops::GeluErf(x); },
+      [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::GeluErfBackward(x, g); });
+}
+
+// d x^p = p x^(p-1).
+Tensor Pow(const Tensor& x, double exponent) {
+  return Unary(
+      "pow", x, [exponent](const Tensor& x) { return ops::Pow(x, exponent); },
+      [exponent](const Tensor& x, const Tensor&, const Tensor& g) {
+        return ops::Mul(g, ops::Mul(ops::Pow(x, exponent - 1), exponent));
+      });
+}
+
+// ---- Binary ----
+
+Tensor Add(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::Add(a, b);
+  if (!ShouldRecord({a, b})) return out;
+  return Record("add", out, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) {
+    return std::vector<Tensor>{ops::SumToSize(g, sa), ops::SumToSize(g, sb)};
+  });
+}
+
+Tensor Sub(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::Sub(a, b);
+  if (!ShouldRecord({a, b})) return out;
+  return Record("sub", out, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) {
+    return std::vector<Tensor>{ops::SumToSize(g, sa), ops::SumToSize(ops::Neg(g), sb)};
+  });
+}
+
+// d(ab) = b da + a db.
+Tensor Mul(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::Mul(a, b);
+  if (!ShouldRecord({a, b})) return out;
+  const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
+  return Record(
+      "mul", out, {a, b}, [a = Detach(a), b = Detach(b), need_a, need_b](const Tensor& g) {
+        return std::vector<Tensor>{need_a ? ops::SumToSize(ops::Mul(g, b), a.shape()) : Tensor(),
+                                   need_b ? ops::SumToSize(ops::Mul(g, a), b.shape()) : Tensor()};
+      });
+}
+
+// d(a/b) = da / b - (a/b) db / b.
+Tensor Div(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::Div(a, b);
+  if (!ShouldRecord({a, b})) return out;
+  const bool need_b = RequiresGrad(b);
+  return Record("div", out, {a, b},
+                [sa = a.shape(), b = Detach(b), out = Detach(out), need_b](const Tensor& g) {
+                  const Tensor ga = ops::Div(g, b);
+                  return std::vector<Tensor>{
+                      ops::SumToSize(ga, sa),
+                      need_b ? ops::SumToSize(ops::Neg(ops::Mul(ga, out)), b.shape()) : Tensor()};
+                });
+}
+
+// d(a^b) = b a^(b-1) da + a^b log(a) db.
+Tensor Pow(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::Pow(a, b);
+  if (!ShouldRecord({a, b})) return out;
+  const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
+  return Record(
+      "pow", out, {a, b},
+      [a = Detach(a), b = Detach(b), out = Detach(out), need_a, need_b](const Tensor& g) {
+        return std::vector<Tensor>{
+            need_a
+                ? ops::SumToSize(ops::Mul(g, ops::Mul(b, ops::Pow(a, ops::Sub(b, 1)))), a.shape())
+                : Tensor(),
+            need_b ? ops::SumToSize(ops::Mul(g, ops::Mul(out, ops::Log(a))), b.shape()) : Tensor()};
+      });
+}
+
+Tensor Maximum(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::Maximum(a, b);
+  if (!ShouldRecord({a, b})) return out;
+  return Record("maximum", out, {a, b}, [a = Detach(a), b = Detach(b)](const Tensor& g) {
+    const Tensor tie = ops::Eq(a, b);
+    return std::vector<Tensor>{
+        ops::SumToSize(ops::Mul(g, Share(ops::Gt(a, b), tie, g.dtype())), a.shape()),
+        ops::SumToSize(ops::Mul(g, Share(ops::Lt(a, b), tie, g.dtype())), b.shape())};
+  });
+}
+
+Tensor Minimum(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::Minimum(a, b);
+  if (!ShouldRecord({a, b})) return out;
+  return Record("minimum", out, {a, b}, [a = Detach(a), b = Detach(b)](const Tensor& g) {
+    const Tensor tie = ops::Eq(a, b);
+    return std::vector<Tensor>{
+        ops::SumToSize(ops::Mul(g, Share(ops::Lt(a, b), tie, g.dtype())), a.shape()),
+        ops::SumToSize(ops::Mul(g, Share(ops::Gt(a, b), tie, g.dtype())), b.shape())};
+  });
+}
+
+// ---- With a scalar ----
+
+Tensor Add(const Tensor& a, const Scalar& b) {
+  return Unary(
+      "add", a, [&b](const Tensor& a) { return ops::Add(a, b); },
+      [](const Tensor&, const Tensor&, const Tensor& g) { return g; });
+}
+
+Tensor Sub(const Tensor& a, const Scalar& b) {
+  return Unary(
+      "sub", a, [&b](const Tensor& a) { return ops::Sub(a, b); },
+      [](const Tensor&, const Tensor&, const Tensor& g) { return g; });
+}
+
+Tensor Sub(const Scalar& a, const Tensor& b) {
+  return Unary(
+      "sub", b, [&a](const Tensor& b) { return ops::Sub(a, b); },
+      [](const Tensor&, const Tensor&, const Tensor& g) { return ops::Neg(g); });
+}
+
+Tensor Mul(const Tensor& a, const Scalar& b) {
+  return Unary(
+      "mul", a, [&b](const Tensor& a) { return ops::Mul(a, b); },
+      [b](const Tensor&, const Tensor&, const Tensor& g) { return ops::Mul(g, b); });
+}
+
+Tensor Div(const Tensor& a, const Scalar& b) {
+  return Unary(
+      "div", a, [&b](const Tensor& a) { return ops::Div(a, b); },
+      [b](const Tensor&, const Tensor&, const Tensor& g) { return ops::Div(g, b); });
+}
+
+// d(s/b) = -s / b^2 = -y / b.
+Tensor Div(const Scalar& a, const Tensor& b) {
+  return Unary(
+      "div", b, [&a](const Tensor& b) { return ops::Div(a, b); },
+      [](const Tensor& b, const Tensor& y, const Tensor& g) {
+        return ops::Neg(ops::Div(ops::Mul(g, y), b));
+      });
+}
+
+// ---- Selection ----
+
+Tensor Where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::Where(condition, a, b);
+  if (!ShouldRecord({a, b})) return out;
+  return Record("where", out, {a, b},
+                [condition = Detach(condition), sa = a.shape(), sb = b.shape()](const Tensor& g) {
+                  const Tensor zero = Zeros({}, g.dtype());
+                  return std::vector<Tensor>{ops::SumToSize(ops::Where(condition, g, zero), sa),
+                                             ops::SumToSize(ops::Where(condition, zero, g), sb)};
+                });
+}
+
+Tensor MaskedFill(const Tensor& x, const Tensor& mask, const Scalar& value) {
+  const Tensor out = ops::MaskedFill(x, mask, value);
+  if (!ShouldRecord({x})) return out;
+  return Record("masked_fill", out, {x}, [mask = Detach(mask)](const Tensor& g) {
+    return std::vector<Tensor>{ops::MaskedFill(g, mask, 0)};
+  });
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,169 @@
+// The engine's contract: what is recorded, how gradients flow and accumulate, what a
+// released graph frees, and the errors.
+
+#include "autograd/engine.h"
+
+#include <string>
+
+#include "autograd/elementwise.h"
+#include "autograd/functional.h"
+#include "autograd/reduce.h"
+#include "autograd/views.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensor/creation.h"
+#include "tensor/random.h"
+
+namespace ember::autograd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+std::vector<double> Values(const Tensor& t) { return t.ToVector<double>(); }
+
+TEST(EngineTest, GradientsOfASmallGraphByHand) {
+  // y = sum(x * w + x): dy/dx = w + 1, dy/dw = x.
+  const Tensor x = SetRequiresGrad(FromList({1.0, 2.0, 3.0}));
+  const Tensor w = SetRequiresGrad(FromList({4.0, 5.0, 6.0}));
+  const Tensor y = Sum(x * w + x);
+  EXPECT_EQ(y.item(), 38);
+  EXPECT_EQ(GradFnName(y), "sum");
+  Backward(y);
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{5, 6, 7}));
+  EXPECT_EQ(Values(Grad(w)), (std::vector<double>{1, 2, 3}));
+}
+
+TEST(EngineTest, OnlyBranchesThatNeedGradientsAreRecorded) {
+  const Tensor a = FromList({1.0, 2.0}), b = FromList({3.0, 4.0});
+  EXPECT_FALSE(RequiresGrad(a * b));
+  EXPECT_EQ(GradFnName(a * b), "");
+  const Tensor w = SetRequiresGrad(FromList({1.0, 1.0}));
+  const Tensor c = a * b;  // constant branch
+  const Tensor d = c * w;  // recorded
+  EXPECT_FALSE(RequiresGrad(c));
+  EXPECT_TRUE(RequiresGrad(d));
+  EXPECT_FALSE(IsLeaf(d));
+  EXPECT_TRUE(IsLeaf(w));
+  {
+    NoGradGuard no_grad;
+    EXPECT_FALSE(GradModeEnabled());
+    EXPECT_FALSE(RequiresGrad(w * 2));
+  }
+  EXPECT_TRUE(GradModeEnabled());
+  EXPECT_FALSE(RequiresGrad(Detach(d)));
+  EXPECT_EQ(Detach(d).raw_data(), d.raw_data());  // same storage
+}
+
+TEST(EngineTest, GradientsAccumulateAcrossCallsUntilZeroed) {
+  const Tensor x = SetRequiresGrad(FromList({1.0, -2.0}));
+  Backward(Sum(Square(x)));
+  Backward(Sum(Square(x)));
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{4, -8}));
+  ZeroGrad(x);
+  EXPECT_FALSE(Grad(x).defined());
+  Backward(Sum(x * 3));
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{3, 3}));
+}
+
+TEST(EngineTest, ATensorUsedSeveralTimesSumsItsGradients) {
+  // y = x * x + x * 2 + sum(x) broadcast: dy_i/dx_i = 2 x_i + 2 + n (through the sum).
+  const Tensor x = SetRequiresGrad(FromList({1.0, 2.0, 3.0}));
+  const Tensor y = Sum(x * x + x * 2 + Expand(Sum(x, {}, /*keepdim=*/true), {3}));
+  Backward(y);
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{7, 9, 11}));
+}
+
+TEST(EngineTest, BroadcastInputsGetGradientsOfTheirOwnShape) {
+  const Tensor a = SetRequiresGrad(Ones({2, 3}));
+  const Tensor row = SetRequiresGrad(Ones({3}));
+  const Tensor column = SetRequiresGrad(Ones({2, 1}));
+  Backward(Sum((a + row) * column));
+  EXPECT_EQ(Grad(row).shape(), (Shape{3}));
+  EXPECT_EQ(Values(Grad(row)), (std::vector<double>{2, 2, 2}));
+  EXPECT_EQ(Grad(column).shape(), (Shape{2, 1}));
+  EXPECT_EQ(Values(Grad(column)), (std::vector<double>{6, 6}));
+}
+
+TEST(EngineTest, NonScalarRootsNeedAnExplicitGradient) {
+  const Tensor x = SetRequiresGrad(FromList({1.0, 2.0}));
+  const Tensor y = x * 3;
+  EXPECT_THAT([&] { Backward(y); },
+              ThrowsMessage<Error>(HasSubstr("a gradient can be left out only for a one-element "
+                                             "result, not one of shape [2]")));
+  Backward(y, FromList({1.0, 10.0}));
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{3, 30}));
+  EXPECT_THAT(
+      [&] {
+        Backward(y, FromList({1.0, 2.0, 3.0}));
+      },
+      ThrowsMessage<Error>(HasSubstr("the gradient has shape [3]")));
+  EXPECT_THAT([&] { Backward(FromList({1.0})); },
+              ThrowsMessage<Error>(HasSubstr("does not require grad")));
+}
+
+TEST(EngineTest, ASecondBackwardNeedsRetainGraph) {
+  const Tensor x = SetRequiresGrad(FromList({1.0, 2.0}));
+  const Tensor y = Sum(Exp(x));
+  Backward(y, Tensor(), {.retain_graph = true});
+  Backward(y);                                            // the graph was kept
+  EXPECT_NEAR(Grad(x).at({1}), 2 * std::exp(2.0), 1e-5);  // f32
+  EXPECT_THAT([&] { Backward(y); },
+              ThrowsMessage<Error>(HasSubstr("trying to run backward through sum a second time")));
+}
+
+TEST(EngineTest, OnlyLeavesOfFloatingTypeCanRequireGradients) {
+  EXPECT_THAT([] { SetRequiresGrad(Arange(3)); },
+              ThrowsMessage<Error>(HasSubstr("only floating-point tensors can require "
+                                             "gradients, not i64")));
+  const Tensor x = SetRequiresGrad(FromList({1.0}));
+  EXPECT_THAT([&] { SetRequiresGrad(x * 2); },
+              ThrowsMessage<Error>(HasSubstr("only leaves can be marked; this tensor was made "
+                                             "by mul")));
+  SetRequiresGrad(x, false);
+  EXPECT_FALSE(RequiresGrad(x));
+}
+
+TEST(EngineTest, ReleasingTheGraphFreesTheSavedActivations) {
+  CpuAllocator& allocator = GetCpuAllocator();
+  Generator gen(3);
+  const Tensor w1 = SetRequiresGrad(Randn({64, 256}, gen)),
+               w2 = SetRequiresGrad(Randn({256, 8}, gen));
+  const Tensor x = Randn({32, 64}, gen);
+  const Tensor targets = RandInt(0, 8, {32}, gen);
+  auto step = [&] {
+    const Tensor loss = CrossEntropy(Matmul(GeluTanh(Matmul(x, w1)), w2), targets);
+    Backward(loss);
+  };
+  step();  // the gradients exist from here on
+  const int64_t before = allocator.live_bytes();
+  // While the loss lives, so does its graph; backward frees what the graph saved, so
+  // only the loss itself remains. With retain_graph the activations stay.
+  for (bool retain : {false, true}) {
+    const Tensor loss = CrossEntropy(Matmul(GeluTanh(Matmul(x, w1)), w2), targets);
+    EXPECT_GT(allocator.live_bytes(), before + 32 * 256 * 4);  // saved activations
+    Backward(loss, Tensor(), {.retain_graph = retain});
+    if (retain) {
+      EXPECT_GT(allocator.live_bytes(), before + 32 * 256 * 4);
+    } else {
+      EXPECT_EQ(allocator.live_bytes(), before + loss.storage().nbytes());
+    }
+  }
+  EXPECT_EQ(allocator.live_bytes(), before);
+}
+
+TEST(EngineTest, ToDotDrawsOpsLeavesAndEdges) {
+  const Tensor x = SetRequiresGrad(Ones({2, 3}));
+  const Tensor w = SetRequiresGrad(Ones({3, 4}));
+  const std::string dot = ToDot(Sum(Relu(Matmul(x, w))));
+  EXPECT_THAT(dot, HasSubstr("digraph autograd {"));
+  EXPECT_THAT(dot, HasSubstr("label=\"sum\\n[]\", style=bold"));
+  EXPECT_THAT(dot, HasSubstr("label=\"relu\\n[2, 4]\""));
+  EXPECT_THAT(dot, HasSubstr("label=\"matmul\\n[2, 4]\""));
+  EXPECT_THAT(dot, HasSubstr("[shape=ellipse, label=\"[3, 4] f32\"]"));
+  EXPECT_THAT(dot, HasSubstr("n1 -> n0;"));               // relu feeds sum
+  EXPECT_EQ(std::count(dot.begin(), dot.end(), '>'), 4);  // four edges
+}
+
+}  // namespace
+}  // namespace ember::autograd

@@ -1,0 +1,130 @@
+#include "autograd/functional.h"
+
+#include <cmath>
+
+#include "autograd/elementwise.h"
+#include "autograd/engine.h"
+#include "autograd/views.h"
+#include "base/error.h"
+#include "tensor/creation.h"
+#include "tensor/ops/binary.h"
+#include "tensor/ops/embedding.h"
+#include "tensor/ops/layernorm.h"
+#include "tensor/ops/matmul.h"
+#include "tensor/ops/reduce.h"
+#include "tensor/ops/softmax.h"
+
+namespace ember::autograd {
+
+// C = A B  =>  dA = dC B^T, dB = A^T dC (each summed over batch dimensions that were
+// broadcast).
+Tensor Matmul(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: operands must have at least one ",
+              "dimension, got ", ShapeToString(a.shape()), " and ", ShapeToString(b.shape()));
+  if (a.dim() == 1 || b.dim() == 1) {  // [k] is [1, k] on the left, [k, 1] on the right
+    Tensor out = Matmul(a.dim() == 1 ? Unsqueeze(a, 0) : a, b.dim() == 1 ? Unsqueeze(b, -1) : b);
+    if (b.dim() == 1) out = Squeeze(out, -1);
+    return a.dim() == 1 ? Squeeze(out, b.dim() == 1 ? -1 : -2) : out;
+  }
+  const Tensor out = ops::Matmul(a, b);
+  if (!ShouldRecord({a, b})) return out;
+  const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
+  return Record(
+      "matmul", out, {a, b}, [a = Detach(a), b = Detach(b), need_a, need_b](const Tensor& g) {
+        return std::vector<Tensor>{
+            need_a ? ops::SumToSize(ops::Matmul(g, b.Transpose(-1, -2)), a.shape()) : Tensor(),
+            need_b ? ops::SumToSize(ops::Matmul(a.Transpose(-1, -2), g), b.shape()) : Tensor()};
+      });
+}
+
+// dx = y (g - sum(g y)).
+Tensor Softmax(const Tensor& x) {
+  const Tensor y = ops::Softmax(x);
+  if (!ShouldRecord({x})) return y;
+  return Record("softmax", y, {x}, [y = Detach(y)](const Tensor& g) {
+    return std::vector<Tensor>{ops::SoftmaxBackward(y, g)};
+  });
+}
+
+// dx = g - exp(y) sum(g).
+Tensor LogSoftmax(const Tensor& x) {
+  const Tensor y = ops::LogSoftmax(x);
+  if (!ShouldRecord({x})) return y;
+  return Record("log_softmax", y, {x}, [y = Detach(y)](const Tensor& g) {
+    return std::vector<Tensor>{ops::LogSoftmaxBackward(y, g)};
+  });
+}
+
+// One node: the kernel saves each row's mean and 1/std for its backward.
+Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  ops::LayerNormResult result = ops::LayerNorm(x, weight, bias, eps);
+  if (!ShouldRecord({x, weight, bias})) return result.y;
+  const Tensor y = result.y;
+  result.y = Tensor();  // held by the node, it would hold the node: a cycle
+  return Record("layer_norm", y, {x, weight, bias},
+                [x = Detach(x), weight = Detach(weight), has_bias = bias.defined(),
+                 result = std::move(result)](const Tensor& g) {
+                  ops::LayerNormGrads grads =
+                      ops::LayerNormBackward(x, weight, has_bias, result, g);
+                  return std::vector<Tensor>{grads.dx, grads.dweight, grads.dbias};
+                });
+}
+
+Tensor Embedding(const Tensor& weight, const Tensor& ids) {
+  const Tensor out = ops::Embedding(weight, ids);
+  if (!ShouldRecord({weight})) return out;
+  return Record("embedding", out, {weight},
+                [ids = Detach(ids), vocab = weight.size(0)](const Tensor& g) {
+                  return std::vector<Tensor>{ops::EmbeddingBackward(g, ids, vocab)};
+                });
+}
+
+// One node over [rows, C]: the kernel keeps each row's max and sum of exponentials,
+// and the backward is softmax - one_hot(target), scaled, without a one-hot tensor.
+Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  EMBER_CHECK(logits.dim() >= 1 && targets.dim() == logits.dim() - 1 &&
+                  IntSpan(logits.shape()).subspan(0, targets.dim()) == IntSpan(targets.shape()),
+              "cross_entropy: logits ", ShapeToString(logits.shape()), " need targets of shape ",
+              ShapeToString(IntSpan(logits.shape()).subspan(0, logits.dim() - 1)), ", got ",
+              ShapeToString(targets.shape()));
+  const int64_t classes = logits.size(-1);
+  const Tensor rows = Reshape(logits, {-1, classes});
+  const Tensor flat_targets = targets.Reshape({-1});
+  ops::CrossEntropyResult result = ops::CrossEntropy(rows, flat_targets, ignore_index);
+  if (!ShouldRecord({rows})) return result.loss;
+  const Tensor loss = result.loss;
+  result.loss = Tensor();  // held by the node, it would hold the node: a cycle
+  return Record("cross_entropy", loss, {rows},
+                [rows = Detach(rows), targets = Detach(flat_targets), ignore_index,
+                 result = std::move(result)](const Tensor& g) {
+                  return std::vector<Tensor>{ops::CrossEntropyBackward(
+                      rows, targets, result, g.item<double>(), ignore_index)};
+                });
+}
+
+Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
+  EMBER_CHECK(p >= 0 && p <= 1, "dropout: probability must be in [0, 1], got ", p);
+  if (!training || p == 0) return x;
+  // scale = [u >= p] / (1 - p) for u uniform in [0, 1); all zeros when p is 1.
+  const Tensor keep = ops::Ge(Rand(x.shape(), gen, x.dtype()), p).To(x.dtype());
+  const Tensor scale = p == 1 ? keep : ops::Div(keep, 1 - p);
+  const Tensor out = ops::Mul(x, scale);
+  if (!ShouldRecord({x})) return out;
+  return Record("dropout", out, {x},
+                [scale](const Tensor& g) { return std::vector<Tensor>{ops::Mul(g, scale)}; });
+}
+
+Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
+  EMBER_CHECK(q.dim() >= 2 && q.shape() == k.shape() && k.shape() == v.shape(),
+              "causal_attention: q, k and v must share one shape [..., T, d], got ",
+              ShapeToString(q.shape()), ", ", ShapeToString(k.shape()), " and ",
+              ShapeToString(v.shape()));
+  const int64_t t = q.size(-2), d = q.size(-1);
+  const Tensor scores = Mul(Matmul(q, Transpose(k, -2, -1)), 1.0 / std::sqrt(double(d)));
+  // future[i][j] = j > i: the positions row i may not see.
+  const Tensor rows = Arange(t).View({t, 1}), cols = Arange(t).View({1, t});
+  const Tensor future = ops::Gt(cols, rows);
+  return Matmul(Softmax(MaskedFill(scores, future, -INFINITY)), v);
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,44 @@
+#ifndef EMBER_AUTOGRAD_FUNCTIONAL_H_
+#define EMBER_AUTOGRAD_FUNCTIONAL_H_
+
+// Differentiable neural-network functions (as torch.nn.functional): matmul, softmax,
+// layer norm, embedding, cross entropy, dropout, causal attention. The fused ones are
+// one node each with a hand-written backward kernel (tensor/ops).
+
+#include <cstdint>
+
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+namespace ember::autograd {
+
+// torch.matmul: 1-D operands are promoted and the added dimension removed; batch
+// dimensions broadcast (their gradients are summed back).
+Tensor Matmul(const Tensor& a, const Tensor& b);
+
+// Over the last dimension.
+Tensor Softmax(const Tensor& x);
+Tensor LogSoftmax(const Tensor& x);
+
+// Over the last dimension C: x [..., C], weight [C], bias [C] or undefined.
+Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+
+// Rows of weight [vocab, dim] picked by integer ids [...]: [..., dim]. The backward
+// scatter-adds into weight (repeated ids add up); ids get no gradient.
+Tensor Embedding(const Tensor& weight, const Tensor& ids);
+
+// Mean cross entropy of logits [..., C] against i64 targets [...], over the targets
+// that are not ignore_index (NaN when there are none, as PyTorch).
+Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
+
+// Zeroes each element with probability p and scales the rest by 1 / (1 - p) while
+// training; x itself otherwise. The mask is drawn from `gen` and kept for backward.
+Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen = DefaultGenerator());
+
+// softmax(q k^T / sqrt(d) + causal mask) v for q, k, v [..., T, d]: position t attends
+// to positions <= t. A composite of the functions above.
+Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v);
+
+}  // namespace ember::autograd
+
+#endif  // EMBER_AUTOGRAD_FUNCTIONAL_H_

@@ -1,0 +1,283 @@
+// Every differentiable function against float64 central differences (GradCheck), on
+// random inputs: broadcast operands, transposed / sliced / expanded layouts, and one
+// input used twice.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "autograd/elementwise.h"
+#include "autograd/engine.h"
+#include "autograd/functional.h"
+#include "autograd/gradcheck.h"
+#include "autograd/reduce.h"
+#include "autograd/views.h"
+#include "gtest/gtest.h"
+#include "tensor/creation.h"
+#include "tensor/ops/binary.h"
+#include "tensor/random.h"
+
+namespace ember::autograd {
+namespace {
+
+Generator& Gen() {
+  static Generator gen(2024);
+  return gen;
+}
+
+// A leaf in [lo, hi): f64, requiring gradients.
+Tensor Leaf(IntSpan shape, double lo = -1, double hi = 1) {
+  return SetRequiresGrad(Uniform(shape, lo, hi, Gen(), DType::kF64));
+}
+// A leaf whose own layout is transposed (not contiguous).
+Tensor TransposedLeaf(IntSpan shape, double lo = -1, double hi = 1) {
+  const Shape flipped = {shape[1], shape[0]};
+  return SetRequiresGrad(Uniform(flipped, lo, hi, Gen(), DType::kF64).Transpose(0, 1));
+}
+// A leaf that is every other column of a wider tensor.
+Tensor SlicedLeaf(IntSpan shape, double lo = -1, double hi = 1) {
+  return SetRequiresGrad(
+      Uniform({shape[0], 2 * shape[1]}, lo, hi, Gen(), DType::kF64).Slice(1, 0, Tensor::kEnd, 2));
+}
+
+constexpr double kTolerance = 1e-7;
+
+void Check(const std::string& name, const TensorFn& f, const std::vector<Tensor>& inputs) {
+  const std::vector<double> errors = GradCheck(f, inputs);
+  for (size_t i = 0; i < errors.size(); ++i) {
+    EXPECT_LT(errors[i], kTolerance) << name << ", input " << i;
+  }
+}
+
+// The checker itself: a function recorded with a backward that is off by 1% in one
+// element is caught.
+TEST(FunctionsTest, GradCheckCatchesAWrongGradient) {
+  auto wrong = [](const std::vector<Tensor>& in) {
+    const Tensor x = in[0];
+    return Record("wrong_square", ops::Mul(x, x), {x}, [x = Detach(x)](const Tensor& g) {
+      const Tensor grad = ops::Mul(ops::Mul(x, g), 2.0);
+      grad.Select(0, 1).CopyFrom(ops::Mul(grad.Select(0, 1), 1.01));
+      return std::vector<Tensor>{grad};
+    });
+  };
+  const Tensor x = SetRequiresGrad(FromList({1.0, 2.0, 3.0}, DType::kF64));
+  const std::vector<double> errors = GradCheck(wrong, {x});
+  EXPECT_GT(errors[0], 1e-3);
+  EXPECT_LT(errors[0], 1e-2);
+}
+
+// f(x) for each unary function, on x of two layouts.
+TEST(FunctionsTest, Unary) {
+  struct Case {
+    const char* name;
+    Tensor (*f)(const Tensor&);
+    double lo, hi;
+  };
+  const Case cases[] = {
+      {"neg", Neg, -2, 2},          {"exp", Exp, -2, 2},
+      {"log", Log, 0.5, 3},         {"sqrt", Sqrt, 0.5, 3},
+      {"rsqrt", Rsqrt, 0.5, 3},     {"reciprocal", Reciprocal, 0.5, 3},
+      {"square", Square, -2, 2},    {"tanh", Tanh, -2, 2},
+      {"sigmoid", Sigmoid, -3, 3},  {"gelu_tanh", GeluTanh, -3, 3},
+      {"gelu_erf", GeluErf, -3, 3}, {"abs", Abs, 0.1, 2},
+      {"relu", Relu, 0.1, 2},
+  };
+  for (const Case& c : cases) {
+    auto f = [&c](const std::vector<Tensor>& in) { return c.f(in[0]); };
+    Check(c.name, f, {Leaf({3, 4}, c.lo, c.hi)});
+    Check(std::string(c.name) + " transposed", f, {TransposedLeaf({3, 4}, c.lo, c.hi)});
+  }
+  // abs and relu on both sides of their kink (not at it).
+  const Tensor mixed = SetRequiresGrad(FromList({-1.5, -0.5, 0.5, 1.5}, DType::kF64));
+  Check("abs mixed", [](const auto& in) { return Abs(in[0]); }, {mixed});
+  Check("relu mixed", [](const auto& in) { return Relu(in[0]); }, {mixed});
+  Check("pow 3", [](const auto& in) { return Pow(in[0], 3.0); }, {Leaf({5}, -2, 2)});
+  Check("pow -0.5", [](const auto& in) { return Pow(in[0], -0.5); }, {Leaf({5}, 0.5, 2)});
+}
+
+TEST(FunctionsTest, BinaryWithBroadcasting) {
+  struct Case {
+    const char* name;
+    Tensor (*f)(const Tensor&, const Tensor&);
+    double lo, hi;
+  };
+  const Case cases[] = {{"add", Add, -1, 1},        {"sub", Sub, -1, 1},
+                        {"mul", Mul, -1, 1},        {"div", Div, 0.5, 2},
+                        {"pow", Pow, 0.5, 2},       {"maximum", Maximum, -1, 1},
+                        {"minimum", Minimum, -1, 1}};
+  for (const Case& c : cases) {
+    auto f = [&c](const std::vector<Tensor>& in) { return c.f(in[0], in[1]); };
+    Check(std::string(c.name) + " same shape", f,
+          {Leaf({3, 4}, c.lo, c.hi), Leaf({3, 4}, c.lo, c.hi)});
+    Check(std::string(c.name) + " row", f, {Leaf({3, 4}, c.lo, c.hi), Leaf({4}, c.lo, c.hi)});
+    Check(std::string(c.name) + " outer", f, {Leaf({3, 1}, c.lo, c.hi), Leaf({1, 4}, c.lo, c.hi)});
+    Check(std::string(c.name) + " strided", f,
+          {TransposedLeaf({3, 4}, c.lo, c.hi), SlicedLeaf({3, 4}, c.lo, c.hi)});
+    // One input on both sides: its two gradients are summed.
+    Check(std::string(c.name) + " x with x", [&c](const auto& in) { return c.f(in[0], in[0]); },
+          {Leaf({5}, c.lo, c.hi)});
+  }
+  // Ties in maximum / minimum split the gradient.
+  const Tensor a = SetRequiresGrad(FromList({1.0, 2.0, 3.0}, DType::kF64));
+  const Tensor b = SetRequiresGrad(FromList({1.0, 5.0, 0.0}, DType::kF64));
+  Backward(Sum(Maximum(a, b)));
+  EXPECT_EQ(Grad(a).ToVector<double>(), (std::vector<double>{0.5, 0, 1}));
+  EXPECT_EQ(Grad(b).ToVector<double>(), (std::vector<double>{0.5, 1, 0}));
+}
+
+TEST(FunctionsTest, ScalarForms) {
+  const Tensor x = Leaf({2, 3}, 0.5, 2);
+  Check("x + 2", [](const auto& in) { return in[0] + 2.0; }, {x});
+  Check("x - 2", [](const auto& in) { return in[0] - 2.0; }, {x});
+  Check("2 - x", [](const auto& in) { return 2.0 - in[0]; }, {x});
+  Check("x * 3", [](const auto& in) { return in[0] * 3.0; }, {x});
+  Check("3 * x", [](const auto& in) { return 3.0 * in[0]; }, {x});
+  Check("x / 4", [](const auto& in) { return in[0] / 4.0; }, {x});
+  Check("4 / x", [](const auto& in) { return 4.0 / in[0]; }, {x});
+  Check("-x", [](const auto& in) { return -in[0]; }, {x});
+}
+
+TEST(FunctionsTest, WhereAndMaskedFill) {
+  const Tensor condition = ops::Gt(Uniform({3, 4}, -1, 1, Gen(), DType::kF64), 0.0);
+  Check("where", [&](const auto& in) { return Where(condition, in[0], in[1]); },
+        {Leaf({3, 4}), Leaf({4})});
+  Check("masked_fill", [&](const auto& in) { return MaskedFill(in[0], condition, 7.0); },
+        {TransposedLeaf({3, 4})});
+}
+
+TEST(FunctionsTest, Reductions) {
+  for (bool keepdim : {false, true}) {
+    for (Shape dims : {Shape{}, Shape{0}, Shape{-1}, Shape{0, 2}}) {
+      const std::string where = " dims " + ShapeToString(dims) + (keepdim ? " keepdim" : "");
+      Check("sum" + where, [&](const auto& in) { return Sum(in[0], dims, keepdim); },
+            {Leaf({2, 3, 4})});
+      Check("mean" + where, [&](const auto& in) { return Mean(in[0], dims, keepdim); },
+            {Leaf({2, 3, 4})});
+      Check("max" + where, [&](const auto& in) { return Max(in[0], dims, keepdim); },
+            {Leaf({2, 3, 4})});
+      Check("min" + where, [&](const auto& in) { return Min(in[0], dims, keepdim); },
+            {Leaf({2, 3, 4})});
+      Check("var" + where, [&](const auto& in) { return Var(in[0], dims, 1, keepdim); },
+            {Leaf({2, 3, 4})});
+      Check("var population" + where, [&](const auto& in) { return Var(in[0], dims, 0, keepdim); },
+            {Leaf({2, 3, 4})});
+    }
+  }
+  Check("sum transposed", [](const auto& in) { return Sum(in[0], {1}); }, {TransposedLeaf({3, 5})});
+  // A tie in max shares the gradient evenly.
+  const Tensor x = SetRequiresGrad(FromList({1.0, 3.0, 3.0}, DType::kF64));
+  Backward(Max(x));
+  EXPECT_EQ(Grad(x).ToVector<double>(), (std::vector<double>{0, 0.5, 0.5}));
+}
+
+TEST(FunctionsTest, Views) {
+  const Tensor x = Leaf({2, 3, 4});
+  Check("view", [](const auto& in) { return View(in[0], {6, 4}); }, {x});
+  Check("reshape of transposed", [](const auto& in) { return Reshape(in[0], {12}); },
+        {TransposedLeaf({3, 4})});
+  Check("permute", [](const auto& in) { return Permute(in[0], {2, 0, 1}); }, {x});
+  Check("transpose", [](const auto& in) { return Transpose(in[0], 0, -1); }, {x});
+  Check("slice", [](const auto& in) { return Slice(in[0], 2, 1, 4, 2); }, {x});
+  Check("narrow", [](const auto& in) { return Narrow(in[0], 1, 1, 2); }, {x});
+  Check("select", [](const auto& in) { return Select(in[0], 0, 1); }, {x});
+  Check("expand", [](const auto& in) { return Expand(in[0], {2, 3, 4}); }, {Leaf({3, 1})});
+  Check("squeeze", [](const auto& in) { return Squeeze(in[0]); }, {Leaf({3, 1, 2})});
+  Check("squeeze dim", [](const auto& in) { return Squeeze(in[0], 1); }, {Leaf({3, 1, 2})});
+  Check("unsqueeze", [](const auto& in) { return Unsqueeze(in[0], 1); }, {x});
+  Check("flatten", [](const auto& in) { return Flatten(in[0], 1); }, {x});
+  Check("contiguous", [](const auto& in) { return Contiguous(in[0]); }, {TransposedLeaf({3, 4})});
+  // Pieces used unevenly: each piece's gradient lands in its own slab.
+  Check("split",
+        [](const auto& in) {
+          const std::vector<Tensor> p = Split(in[0], 2, 1);
+          return Cat({p[0] * 2.0, p[1] * p[1]}, 1);
+        },
+        {Leaf({3, 4})});
+  Check("chunk",
+        [](const auto& in) {
+          const std::vector<Tensor> p = Chunk(in[0], 3, 0);
+          return Stack({p[0], Exp(p[2])}, 0);
+        },
+        {Leaf({3, 4})});
+  Check("cat",
+        [](const auto& in) {
+          return Cat({in[0], in[1], in[0]}, -1);
+        },
+        {Leaf({2, 3}), TransposedLeaf({2, 2})});
+  Check("stack",
+        [](const auto& in) {
+          return Stack({in[0], in[1]}, 1);
+        },
+        {Leaf({2, 3}), SlicedLeaf({2, 3})});
+}
+
+TEST(FunctionsTest, Matmul) {
+  auto f = [](const std::vector<Tensor>& in) { return Matmul(in[0], in[1]); };
+  Check("2d", f, {Leaf({3, 4}), Leaf({4, 5})});
+  Check("transposed operands", f, {TransposedLeaf({3, 4}), TransposedLeaf({4, 5})});
+  Check("batched", f, {Leaf({2, 3, 4}), Leaf({2, 4, 5})});
+  Check("broadcast batch", f, {Leaf({2, 1, 3, 4}), Leaf({3, 4, 2})});
+  Check("matrix times batch", f, {Leaf({3, 4}), Leaf({2, 4, 5})});
+  Check("vector times matrix", f, {Leaf({4}), Leaf({4, 5})});
+  Check("matrix times vector", f, {Leaf({3, 4}), Leaf({4})});
+  Check("dot", f, {Leaf({4}), Leaf({4})});
+  Check("x^T x", [](const auto& in) { return Matmul(Transpose(in[0], 0, 1), in[0]); },
+        {Leaf({4, 3})});
+}
+
+TEST(FunctionsTest, SoftmaxLayerNormEmbedding) {
+  Check("softmax", [](const auto& in) { return Softmax(in[0]); }, {Leaf({3, 5}, -3, 3)});
+  Check("softmax transposed", [](const auto& in) { return Softmax(in[0]); },
+        {TransposedLeaf({3, 5}, -3, 3)});
+  Check("log_softmax", [](const auto& in) { return LogSoftmax(in[0]); }, {Leaf({2, 3, 5}, -3, 3)});
+  Check("layer_norm", [](const auto& in) { return LayerNorm(in[0], in[1], in[2]); },
+        {Leaf({2, 3, 6}, -2, 2), Leaf({6}), Leaf({6})});
+  Check("layer_norm without bias", [](const auto& in) { return LayerNorm(in[0], in[1], Tensor()); },
+        {TransposedLeaf({4, 6}, -2, 2), Leaf({6})});
+  const Tensor ids = FromList({{1, 3, 1}, {0, 1, 4}}, DType::kI64);  // 1 three times
+  Check("embedding", [&](const auto& in) { return Embedding(in[0], ids); }, {Leaf({5, 3})});
+}
+
+TEST(FunctionsTest, CrossEntropy) {
+  const Tensor targets = FromList({2, 0, 4, 1}, DType::kI64);
+  auto f = [&](const std::vector<Tensor>& in) { return CrossEntropy(in[0], targets); };
+  Check("cross_entropy", f, {Leaf({4, 5}, -3, 3)});
+  Check("cross_entropy transposed", f, {TransposedLeaf({4, 5}, -3, 3)});
+  const Tensor ignoring = FromList({{2, -100}, {4, 1}}, DType::kI64);
+  Check("cross_entropy 3d, ignore_index",
+        [&](const auto& in) { return CrossEntropy(in[0], ignoring); }, {Leaf({2, 2, 5}, -3, 3)});
+  EXPECT_THROW(CrossEntropy(Leaf({4, 5}), FromList({1, 2}, DType::kI64)), Error);
+}
+
+TEST(FunctionsTest, Dropout) {
+  // The same seed each call gives the same mask, so differences see one function.
+  auto f = [](const std::vector<Tensor>& in) {
+    Generator gen(5);
+    return Dropout(in[0], 0.4, /*training=*/true, gen);
+  };
+  Check("dropout", f, {Leaf({4, 6})});
+  const Tensor x = Ones({1000}, DType::kF64);
+  Generator gen(6);
+  const std::vector<double> y = Dropout(x, 0.25, true, gen).ToVector<double>();
+  int kept = 0;
+  for (double v : y) {
+    EXPECT_TRUE(v == 0 || std::fabs(v - 1 / 0.75) < 1e-12);
+    kept += v != 0;
+  }
+  EXPECT_NEAR(kept, 750, 60);  // binomial(1000, 0.75): sd 14
+  EXPECT_TRUE(Dropout(x, 0.25, /*training=*/false).is_same(x));
+}
+
+TEST(FunctionsTest, CausalAttention) {
+  Check("causal_attention", [](const auto& in) { return CausalAttention(in[0], in[1], in[2]); },
+        {Leaf({2, 4, 3}), Leaf({2, 4, 3}), Leaf({2, 4, 3})});
+  // Position 0 sees only itself: its output is v[0].
+  const Tensor q = Uniform({3, 2}, -1, 1, Gen(), DType::kF64);
+  const Tensor v = Uniform({3, 2}, -1, 1, Gen(), DType::kF64);
+  const Tensor out = CausalAttention(q, q, v);
+  EXPECT_NEAR(out.at({0, 0}), v.at({0, 0}), 1e-15);
+  EXPECT_NEAR(out.at({0, 1}), v.at({0, 1}), 1e-15);
+}
+
+}  // namespace
+}  // namespace ember::autograd

@@ -1,0 +1,138 @@
+#include "autograd/views.h"
+
+#include "autograd/engine.h"
+#include "tensor/creation.h"
+#include "tensor/ops/cat.h"
+#include "tensor/ops/reduce.h"
+
+namespace ember::autograd {
+namespace {
+
+// A function of x alone whose gradient is `backward(g)`.
+template <typename Backward>
+Tensor Recorded(const char* name, const Tensor& x, const Tensor& out, Backward backward) {
+  if (!ShouldRecord({x})) return out;
+  return Record(name, out, {x}, [backward = std::move(backward)](const Tensor& g) {
+    return std::vector<Tensor>{backward(g)};
+  });
+}
+
+// The gradient of a reshaping view: g in the input's shape.
+Tensor Reshaped(const char* name, const Tensor& x, const Tensor& out) {
+  return Recorded(name, x, out, [shape = x.shape()](const Tensor& g) { return g.Reshape(shape); });
+}
+
+// The gradient of a view that picks some of x's elements: zeros with g written where
+// `pick` (the same view, applied to the gradient) puts them.
+template <typename Pick>
+Tensor Picked(const char* name, const Tensor& x, Pick pick) {
+  const Tensor out = pick(x);
+  return Recorded(name, x, out, [shape = x.shape(), pick](const Tensor& g) {
+    const Tensor grad = Zeros(shape, g.dtype());
+    pick(grad).CopyFrom(g);
+    return grad;
+  });
+}
+
+}  // namespace
+
+Tensor View(const Tensor& x, IntSpan shape) { return Reshaped("view", x, x.View(shape)); }
+Tensor Reshape(const Tensor& x, IntSpan shape) { return Reshaped("reshape", x, x.Reshape(shape)); }
+Tensor Squeeze(const Tensor& x) { return Reshaped("squeeze", x, x.Squeeze()); }
+Tensor Squeeze(const Tensor& x, int64_t dim) { return Reshaped("squeeze", x, x.Squeeze(dim)); }
+Tensor Unsqueeze(const Tensor& x, int64_t dim) {
+  return Reshaped("unsqueeze", x, x.Unsqueeze(dim));
+}
+Tensor Flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  return Reshaped("flatten", x, x.Flatten(start_dim, end_dim));
+}
+
+// Output dimension d is input dimension dims[d], so the gradient's dimension dims[d]
+// is g's dimension d: permute g by the inverse.
+Tensor Permute(const Tensor& x, IntSpan dims) {
+  const Tensor out = x.Permute(dims);
+  Shape inverse(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) inverse[NormalizeDim(dims[d], x.dim(), "permute")] = d;
+  return Recorded("permute", x, out, [inverse](const Tensor& g) { return g.Permute(inverse); });
+}
+
+Tensor Transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  return Recorded("transpose", x, x.Transpose(dim0, dim1),
+                  [dim0, dim1](const Tensor& g) { return g.Transpose(dim0, dim1); });
+}
+
+Tensor Slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  return Picked("slice", x, [=](const Tensor& t) { return t.Slice(dim, start, end, step); });
+}
+
+Tensor Narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  return Picked("narrow", x, [=](const Tensor& t) { return t.Narrow(dim, start, length); });
+}
+
+Tensor Select(const Tensor& x, int64_t dim, int64_t index) {
+  return Picked("select", x, [=](const Tensor& t) { return t.Select(dim, index); });
+}
+
+Tensor Expand(const Tensor& x, IntSpan shape) {
+  return Recorded("expand", x, x.Expand(shape),
+                  [in = x.shape()](const Tensor& g) { return ops::SumToSize(g, in); });
+}
+
+Tensor Contiguous(const Tensor& x) {
+  return Recorded("contiguous", x, x.Contiguous(), [](const Tensor& g) { return g; });
+}
+
+std::vector<Tensor> Split(const Tensor& x, int64_t split_size, int64_t dim) {
+  std::vector<Tensor> pieces = x.Split(split_size, dim);  // checks the arguments
+  const int64_t d = NormalizeDim(dim, x.dim(), "split");
+  int64_t start = 0;
+  for (Tensor& piece : pieces) {
+    const int64_t length = piece.size(d);
+    piece = Narrow(x, d, start, length);
+    start += length;
+  }
+  return pieces;
+}
+
+std::vector<Tensor> Chunk(const Tensor& x, int64_t chunks, int64_t dim) {
+  std::vector<Tensor> pieces = x.Chunk(chunks, dim);
+  const int64_t d = NormalizeDim(dim, x.dim(), "chunk");
+  int64_t start = 0;
+  for (Tensor& piece : pieces) {
+    const int64_t length = piece.size(d);
+    piece = Narrow(x, d, start, length);
+    start += length;
+  }
+  return pieces;
+}
+
+// Input i's gradient is g's slab of input i's extent along dim.
+Tensor Cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  const Tensor out = ops::Cat(tensors, dim);
+  if (!ShouldRecord(tensors)) return out;
+  const int64_t d = NormalizeDim(dim, out.dim(), "cat");
+  std::vector<int64_t> sizes;
+  for (const Tensor& t : tensors) sizes.push_back(t.size(d));
+  return Record("cat", out, tensors, [d, sizes](const Tensor& g) {
+    std::vector<Tensor> grads;
+    int64_t start = 0;
+    for (int64_t size : sizes) {
+      grads.push_back(g.Narrow(d, start, size));
+      start += size;
+    }
+    return grads;
+  });
+}
+
+Tensor Stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  const Tensor out = ops::Stack(tensors, dim);
+  if (!ShouldRecord(tensors)) return out;
+  const int64_t d = NormalizeDim(dim, out.dim(), "stack");
+  return Record("stack", out, tensors, [d, n = tensors.size()](const Tensor& g) {
+    std::vector<Tensor> grads;
+    for (size_t i = 0; i < n; ++i) grads.push_back(g.Select(d, static_cast<int64_t>(i)));
+    return grads;
+  });
+}
+
+}  // namespace ember::autograd
