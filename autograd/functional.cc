@@ -88,8 +88,8 @@ Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_
               ShapeToString(IntSpan(logits.shape()).subspan(0, logits.dim() - 1)), ", got ",
               ShapeToString(targets.shape()));
   const int64_t classes = logits.size(-1);
-  const Tensor rows = Reshape(logits, {-1, classes});
-  const Tensor flat_targets = targets.Reshape({-1});
+  const Tensor rows = logits.dim() == 2 ? logits : Reshape(logits, {-1, classes});
+  const Tensor flat_targets = targets.dim() == 1 ? targets : targets.Reshape({-1});
   ops::CrossEntropyResult result = ops::CrossEntropy(rows, flat_targets, ignore_index);
   if (!ShouldRecord({rows})) return result.loss;
   const Tensor loss = result.loss;

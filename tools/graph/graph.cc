@@ -1,0 +1,112 @@
+// Writes the autograd graph of a small model as Graphviz DOT, the picture that shows
+// what backward will run through:
+//   bazel run //tools/graph -- --model=block --out=/tmp/block.dot
+//   dot -Tsvg /tmp/block.dot > block.svg
+// Models: `mlp` (two linear layers with GELU and cross entropy) and `block` (a
+// pre-LayerNorm transformer block with causal self-attention and an MLP, then a linear
+// head and cross entropy, as in GPT-2).
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "autograd/autograd.h"
+#include "base/error.h"
+#include "tensor/creation.h"
+#include "tensor/ops/binary.h"
+#include "tensor/random.h"
+
+ABSL_FLAG(std::string, model, "block", "which graph: mlp or block");
+ABSL_FLAG(int64_t, batch, 2, "batch size");
+ABSL_FLAG(int64_t, seq, 8, "sequence length (block)");
+ABSL_FLAG(int64_t, dim, 16, "model width");
+ABSL_FLAG(int64_t, heads, 2, "attention heads (block); must divide --dim");
+ABSL_FLAG(int64_t, classes, 10, "output classes / vocabulary");
+ABSL_FLAG(std::string, out, "", "file to write the DOT to (default: standard output)");
+
+namespace ember {
+namespace {
+
+namespace ag = autograd;
+
+Tensor Param(IntSpan shape, Generator& gen) {
+  return ag::SetRequiresGrad(ops::Mul(Randn(shape, gen), 0.02));
+}
+
+Tensor MlpLoss(int64_t batch, int64_t dim, int64_t classes, Generator& gen) {
+  const Tensor x = Randn({batch, dim}, gen);
+  const Tensor hidden =
+      ag::GeluTanh(ag::Matmul(x, Param({dim, 4 * dim}, gen)) + Param({4 * dim}, gen));
+  const Tensor logits = ag::Matmul(hidden, Param({4 * dim, classes}, gen)) + Param({classes}, gen);
+  return ag::CrossEntropy(logits, RandInt(0, classes, {batch}, gen));
+}
+
+Tensor BlockLoss(int64_t batch, int64_t seq, int64_t dim, int64_t heads, int64_t classes,
+                 Generator& gen) {
+  EMBER_CHECK(heads > 0 && dim % heads == 0, "graph: --heads ", heads, " must divide --dim ", dim);
+  auto split_heads = [&](const Tensor& t) {
+    return ag::Transpose(ag::View(t, {batch, seq, heads, dim / heads}), 1, 2);
+  };
+  const Tensor x = Randn({batch, seq, dim}, gen);
+  const std::vector<Tensor> qkv = ag::Split(
+      ag::Matmul(ag::LayerNorm(x, Ones({dim}), Zeros({dim})), Param({dim, 3 * dim}, gen)) +
+          Param({3 * dim}, gen),
+      dim, -1);
+  const Tensor attended =
+      ag::CausalAttention(split_heads(qkv[0]), split_heads(qkv[1]), split_heads(qkv[2]));
+  const Tensor merged = ag::Reshape(ag::Transpose(attended, 1, 2), {batch, seq, dim});
+  const Tensor h = x + ag::Matmul(merged, Param({dim, dim}, gen));
+  const Tensor m = ag::GeluTanh(ag::Matmul(ag::LayerNorm(h, Param({dim}, gen), Param({dim}, gen)),
+                                           Param({dim, 4 * dim}, gen)));
+  const Tensor out = h + ag::Matmul(m, Param({4 * dim, dim}, gen));
+  return ag::CrossEntropy(ag::Matmul(out, Param({dim, classes}, gen)),
+                          RandInt(0, classes, {batch, seq}, gen));
+}
+
+int Main() {
+  Generator gen(0);
+  const std::string model = absl::GetFlag(FLAGS_model);
+  Tensor loss;
+  if (model == "mlp") {
+    loss = MlpLoss(absl::GetFlag(FLAGS_batch), absl::GetFlag(FLAGS_dim),
+                   absl::GetFlag(FLAGS_classes), gen);
+  } else if (model == "block") {
+    loss = BlockLoss(absl::GetFlag(FLAGS_batch), absl::GetFlag(FLAGS_seq), absl::GetFlag(FLAGS_dim),
+                     absl::GetFlag(FLAGS_heads), absl::GetFlag(FLAGS_classes), gen);
+  } else {
+    std::cerr << "graph: unknown --model=" << model << " (expected mlp or block)\n";
+    return 2;
+  }
+  const std::string dot = ag::ToDot(loss);
+  const std::string path = absl::GetFlag(FLAGS_out);
+  if (path.empty()) {
+    std::cout << dot;
+    return 0;
+  }
+  std::ofstream file(path);
+  file << dot;
+  if (!file.good()) {
+    std::cerr << "graph: cannot write " << path << "\n";
+    return 1;
+  }
+  std::cerr << "graph: wrote " << path << " (render with: dot -Tsvg " << path << " > graph.svg)\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace ember
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Writes a small model's autograd graph as Graphviz DOT.");
+  absl::ParseCommandLine(argc, argv);
+  try {
+    return ember::Main();
+  } catch (const ember::Error& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+}
