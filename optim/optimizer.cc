@@ -1,0 +1,253 @@
+#include "optim/optimizer.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "autograd/engine.h"
+#include "base/error.h"
+#include "tensor/creation.h"
+#include "tensor/ops/adamw.h"
+#include "tensor/ops/binary.h"
+#include "tensor/ops/reduce.h"
+#include "tensor/ops/unary.h"
+
+namespace ember::optim {
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups) : groups_(std::move(groups)) {
+  size_t count = 0;
+  for (const ParamGroup& group : groups_) {
+    EMBER_CHECK(group.lr >= 0 && group.weight_decay >= 0, "optimizer: lr ", group.lr,
+                " and weight_decay ", group.weight_decay, " must not be negative");
+    for (const Tensor& p : group.params) {
+      EMBER_CHECK(p.defined() && autograd::IsLeaf(p) && autograd::RequiresGrad(p),
+                  "optimizer: parameter ", count, " is not a leaf that requires gradients");
+      ++count;
+    }
+  }
+  states_.resize(count);
+}
+
+void Optimizer::Step() {
+  autograd::NoGradGuard no_grad;
+  size_t i = 0;
+  for (const ParamGroup& group : groups_) {
+    for (const Tensor& p : group.params) {
+      ParamState& state = states_[i++];
+      const Tensor grad = autograd::Grad(p);
+      if (!grad.defined()) continue;
+      ++state.step;
+      Update(group, p, grad, state);
+    }
+  }
+}
+
+void Optimizer::ZeroGrad() {
+  for (const ParamGroup& group : groups_) {
+    for (const Tensor& p : group.params) autograd::ZeroGrad(p);
+  }
+}
+
+std::map<std::string, Tensor> Optimizer::StateDict() const {
+  std::map<std::string, Tensor> out;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    out[absl::StrCat("group.", g, ".lr")] = Full({}, groups_[g].lr, DType::kF64);
+  }
+  for (size_t i = 0; i < states_.size(); ++i) {
+    if (states_[i].step == 0) continue;
+    out[absl::StrCat(i, ".step")] = Full({}, states_[i].step, DType::kI64);
+    for (const auto& [name, buffer] : states_[i].buffers) {
+      out[absl::StrCat(i, ".", name)] = buffer.Clone();
+    }
+  }
+  return out;
+}
+
+absl::Status Optimizer::LoadStateDict(const std::map<std::string, Tensor>& state) {
+  std::vector<const Tensor*> params;
+  for (const ParamGroup& group : groups_) {
+    for (const Tensor& p : group.params) params.push_back(&p);
+  }
+  std::vector<ParamState> states(states_.size());
+  std::vector<double> lrs(groups_.size(), -1);
+  for (const auto& [key, value] : state) {
+    const std::vector<std::string> parts = absl::StrSplit(key, absl::MaxSplits('.', 1));
+    size_t index = 0;
+    if (parts.size() == 2 && parts[0] == "group") {
+      const std::vector<std::string> sub = absl::StrSplit(parts[1], '.');
+      if (sub.size() != 2 || sub[1] != "lr" || !absl::SimpleAtoi(sub[0], &index) ||
+          index >= groups_.size() || value.numel() != 1 || !IsFloatingPoint(value.dtype())) {
+        return absl::InvalidArgumentError(absl::StrCat("optimizer state: bad entry ", key));
+      }
+      lrs[index] = value.item<double>();
+      continue;
+    }
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &index) || index >= params.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("optimizer state: unexpected key ", key, " (this optimizer has ",
+                       params.size(), " parameters in ", groups_.size(), " groups)"));
+    }
+    if (parts[1] == "step") {
+      if (value.dim() != 0 || value.dtype() != DType::kI64 || value.item<int64_t>() < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("optimizer state: ", key, " must be a positive 0-d i64"));
+      }
+      states[index].step = value.item<int64_t>();
+      continue;
+    }
+    const Tensor& p = *params[index];
+    if (value.shape() != p.shape() || value.dtype() != p.dtype()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("optimizer state: ", key, " has shape ", ShapeToString(value.shape()),
+                       " and dtype ", DTypeName(value.dtype()), ", its parameter ",
+                       ShapeToString(p.shape()), " and ", DTypeName(p.dtype())));
+    }
+    states[index].buffers[parts[1]] = value.Clone();
+  }
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (states[i].step == 0 && !states[i].buffers.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("optimizer state: parameter ", i, " has buffers but no step"));
+    }
+  }
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (lrs[g] >= 0) groups_[g].lr = lrs[g];
+  }
+  states_ = std::move(states);
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The gradient with an L2 term: g + wd p.
+Tensor WithL2(const Tensor& grad, const Tensor& param, double weight_decay) {
+  return weight_decay == 0 ? grad : ops::Add(grad, ops::Mul(param, weight_decay));
+}
+
+// The buffer `name` of `state`, zeros of the parameter's shape the first time.
+Tensor& Buffer(const Tensor& param, const char* name, std::map<std::string, Tensor>& buffers) {
+  auto [it, inserted] = buffers.try_emplace(name);
+  if (inserted) it->second = Zeros(param.shape(), param.dtype());
+  return it->second;
+}
+
+class SgdOptimizer final : public Optimizer {
+ public:
+  SgdOptimizer(std::vector<ParamGroup> groups, const SgdOptions& options)
+      : Optimizer(std::move(groups)), options_(options) {
+    EMBER_CHECK(!options.nesterov || (options.momentum > 0 && options.dampening == 0),
+                "sgd: Nesterov momentum needs momentum > 0 and dampening 0");
+  }
+
+ private:
+  // g = grad + wd p; buf = momentum buf + (1 - dampening) g (g itself the first time);
+  // g = nesterov ? g + momentum buf : buf; p = p - lr g.
+  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+              ParamState& state) override {
+    Tensor g = WithL2(grad, param, group.weight_decay);
+    if (options_.momentum != 0) {
+      auto [it, first] = state.buffers.try_emplace("momentum_buffer");
+      if (first) {
+        it->second = g.Clone();
+      } else {
+        it->second.CopyFrom(
+            ops::Add(ops::Mul(it->second, options_.momentum), ops::Mul(g, 1 - options_.dampening)));
+      }
+      g = options_.nesterov ? ops::Add(g, ops::Mul(it->second, options_.momentum)) : it->second;
+    }
+    param.CopyFrom(ops::Sub(param, ops::Mul(g, group.lr)));
+  }
+
+  SgdOptions options_;
+};
+
+class RmspropOptimizer final : public Optimizer {
+ public:
+  RmspropOptimizer(std::vector<ParamGroup> groups, const RmspropOptions& options)
+      : Optimizer(std::move(groups)), options_(options) {}
+
+ private:
+  // s = alpha s + (1 - alpha) g^2; centered: a = alpha a + (1 - alpha) g, s - a^2 under
+  // the root; avg = sqrt(.) + eps; p -= lr g / avg (or through a momentum buffer).
+  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+              ParamState& state) override {
+    const double alpha = options_.alpha;
+    const Tensor g = WithL2(grad, param, group.weight_decay);
+    Tensor& square_avg = Buffer(param, "square_avg", state.buffers);
+    square_avg.CopyFrom(ops::Add(ops::Mul(square_avg, alpha), ops::Mul(ops::Mul(g, 1 - alpha), g)));
+    Tensor variance = square_avg;
+    if (options_.centered) {
+      Tensor& grad_avg = Buffer(param, "grad_avg", state.buffers);
+      grad_avg.CopyFrom(ops::Add(ops::Mul(grad_avg, alpha), ops::Mul(g, 1 - alpha)));
+      variance = ops::Sub(square_avg, ops::Mul(grad_avg, grad_avg));
+    }
+    const Tensor avg = ops::Add(ops::Sqrt(variance), options_.eps);
+    if (options_.momentum > 0) {
+      Tensor& buf = Buffer(param, "momentum_buffer", state.buffers);
+      buf.CopyFrom(ops::Add(ops::Mul(buf, options_.momentum), ops::Div(g, avg)));
+      param.CopyFrom(ops::Sub(param, ops::Mul(buf, group.lr)));
+    } else {
+      param.CopyFrom(ops::Sub(param, ops::Mul(ops::Div(g, avg), group.lr)));
+    }
+  }
+
+  RmspropOptions options_;
+};
+
+// Adam and AdamW share the fused kernel (tensor/ops/adamw.h); Adam adds its weight
+// decay to the gradient first and runs the kernel without decoupled decay.
+class AdamOptimizer final : public Optimizer {
+ public:
+  AdamOptimizer(std::vector<ParamGroup> groups, const AdamOptions& options, bool decoupled)
+      : Optimizer(std::move(groups)), options_(options), decoupled_(decoupled) {}
+
+ private:
+  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+              ParamState& state) override {
+    const Tensor g = decoupled_ ? grad : WithL2(grad, param, group.weight_decay);
+    ops::AdamWStep(param, g.Contiguous(), Buffer(param, "exp_avg", state.buffers),
+                   Buffer(param, "exp_avg_sq", state.buffers),
+                   {group.lr, options_.beta1, options_.beta2, options_.eps,
+                    decoupled_ ? group.weight_decay : 0.0, state.step});
+  }
+
+  AdamOptions options_;
+  bool decoupled_;
+};
+
+}  // namespace
+
+std::unique_ptr<Optimizer> Sgd(std::vector<ParamGroup> groups, const SgdOptions& options) {
+  return std::make_unique<SgdOptimizer>(std::move(groups), options);
+}
+std::unique_ptr<Optimizer> Rmsprop(std::vector<ParamGroup> groups, const RmspropOptions& options) {
+  return std::make_unique<RmspropOptimizer>(std::move(groups), options);
+}
+std::unique_ptr<Optimizer> Adam(std::vector<ParamGroup> groups, const AdamOptions& options) {
+  return std::make_unique<AdamOptimizer>(std::move(groups), options, /*decoupled=*/false);
+}
+std::unique_ptr<Optimizer> AdamW(std::vector<ParamGroup> groups, const AdamOptions& options) {
+  return std::make_unique<AdamOptimizer>(std::move(groups), options, /*decoupled=*/true);
+}
+
+// norm = sqrt(sum over parameters of |grad|^2), accumulated in f64.
+double ClipGradNorm(const std::vector<Tensor>& params, double max_norm) {
+  double sum_squares = 0;
+  for (const Tensor& p : params) {
+    const Tensor g = autograd::Grad(p);
+    if (g.defined()) sum_squares += ops::Sum(ops::Square(g.To(DType::kF64))).item<double>();
+  }
+  const double norm = std::sqrt(sum_squares);
+  const double coefficient = max_norm / (norm + 1e-6);
+  if (coefficient < 1) {
+    for (const Tensor& p : params) {
+      const Tensor g = autograd::Grad(p);
+      if (g.defined()) g.CopyFrom(ops::Mul(g, coefficient));
+    }
+  }
+  return norm;
+}
+
+}  // namespace ember::optim

@@ -1,0 +1,174 @@
+// Each optimizer's 10-step trajectory against torch.optim (fixture written by
+// tools/reference/optim_trajectories.py), exact resumption from a state dict, and
+// gradient clipping.
+
+#include "optim/optimizer.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "autograd/autograd.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensor/creation.h"
+#include "tensor/ops/testing.h"
+
+namespace ember::optim {
+namespace {
+
+namespace ag = autograd;
+using ::testing::HasSubstr;
+
+// The problem of the fixture: loss = mean((X W + b - Y)^2), in f64.
+struct Problem {
+  Tensor x, y, w, b;
+
+  Problem() {
+    std::vector<double> xs, ys, ws;
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 3; ++j) xs.push_back(std::sin(1.0 + i + 0.5 * j));
+      for (int j = 0; j < 2; ++j) ys.push_back(std::cos(0.3 * i - 0.7 * j));
+    }
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 2; ++j) ws.push_back(0.1 * (i - j) + 0.05);
+    }
+    x = FromVector(xs, {4, 3});
+    y = FromVector(ys, {4, 2});
+    w = ag::SetRequiresGrad(FromVector(ws, {3, 2}));
+    b = ag::SetRequiresGrad(FromVector(std::vector<double>{0.2, -0.1}));
+  }
+
+  void Step(Optimizer& opt) {
+    opt.ZeroGrad();
+    ag::Backward(ag::Mean(ag::Square(ag::Matmul(x, w) + b - y)));
+    opt.Step();
+  }
+};
+
+using Factory = std::function<std::unique_ptr<Optimizer>(const Problem&)>;
+
+std::vector<ParamGroup> One(const Problem& p, double lr, double weight_decay = 0) {
+  return {{{p.w, p.b}, lr, weight_decay}};
+}
+
+const std::map<std::string, Factory>& Configs() {
+  static const auto* configs = new std::map<std::string, Factory>{
+      {"sgd", [](const Problem& p) { return Sgd(One(p, 0.1)); }},
+      {"sgd_momentum",
+       [](const Problem& p) {
+         return Sgd(One(p, 0.1, 0.01), {.momentum = 0.9, .dampening = 0.1});
+       }},
+      {"sgd_nesterov",
+       [](const Problem& p) {
+         return Sgd(One(p, 0.1, 0.01), {.momentum = 0.9, .nesterov = true});
+       }},
+      {"rmsprop", [](const Problem& p) { return Rmsprop(One(p, 0.01)); }},
+      {"rmsprop_centered",
+       [](const Problem& p) {
+         return Rmsprop(One(p, 0.01, 0.01),
+                        {.alpha = 0.9, .eps = 1e-6, .momentum = 0.5, .centered = true});
+       }},
+      {"adam", [](const Problem& p) { return Adam(One(p, 0.05)); }},
+      {"adam_decay",
+       [](const Problem& p) {
+         return Adam(One(p, 0.05, 0.1), {.beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6});
+       }},
+      {"adamw", [](const Problem& p) { return AdamW(One(p, 0.05, 0.1)); }},
+      {"groups",
+       [](const Problem& p) {
+         return AdamW({{{p.w}, 0.05, 0.1}, {{p.b}, 0.02, 0.0}});
+       }},
+  };
+  return *configs;
+}
+
+void ExpectNear(const Tensor& got, const std::vector<double>& want, const std::string& what) {
+  const std::vector<double> values = got.ToVector<double>();
+  ASSERT_EQ(values.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_LE(std::fabs(values[i] - want[i]), 1e-6 * std::fabs(want[i]) + 1e-12)
+        << what << " element " << i << ": " << values[i] << " vs " << want[i];
+  }
+}
+
+TEST(OptimizerTest, TrajectoriesMatchTorchOptim) {
+  const auto fixture = ops::testing::ReadFixture("optim/testdata/trajectories.txt");
+  for (const auto& [name, make] : Configs()) {
+    Problem p;
+    std::unique_ptr<Optimizer> opt = make(p);
+    for (int step = 1; step <= 10; ++step) {
+      p.Step(*opt);
+      const std::string key = name + "." + std::to_string(step);
+      ExpectNear(p.w, fixture.at(key + ".W"), key + ".W");
+      ExpectNear(p.b, fixture.at(key + ".b"), key + ".b");
+    }
+  }
+}
+
+TEST(OptimizerTest, AStateDictResumesExactly) {
+  for (const auto& [name, make] : Configs()) {
+    Problem straight;
+    std::unique_ptr<Optimizer> opt = make(straight);
+    for (int step = 0; step < 10; ++step) straight.Step(*opt);
+
+    Problem first;
+    std::unique_ptr<Optimizer> before = make(first);
+    for (int step = 0; step < 5; ++step) first.Step(*before);
+    Problem resumed;  // fresh parameters, set to where the first run stopped
+    resumed.w.CopyFrom(first.w);
+    resumed.b.CopyFrom(first.b);
+    std::unique_ptr<Optimizer> after = make(resumed);
+    ASSERT_TRUE(after->LoadStateDict(before->StateDict()).ok()) << name;
+    for (int step = 0; step < 5; ++step) resumed.Step(*after);
+    EXPECT_EQ(resumed.w.ToVector<double>(), straight.w.ToVector<double>()) << name;
+    EXPECT_EQ(resumed.b.ToVector<double>(), straight.b.ToVector<double>()) << name;
+  }
+}
+
+TEST(OptimizerTest, ABadStateDictIsRejectedAndChangesNothing) {
+  Problem p;
+  std::unique_ptr<Optimizer> opt = AdamW(One(p, 0.05, 0.1));
+  p.Step(*opt);
+  std::map<std::string, Tensor> state = opt->StateDict();
+  EXPECT_EQ(state.size(), 7u);  // group.0.lr, and step / exp_avg / exp_avg_sq for 2 params
+  std::map<std::string, Tensor> bad = state;
+  bad["0.exp_avg"] = Zeros({2, 3}, DType::kF64);
+  EXPECT_THAT(opt->LoadStateDict(bad).message(),
+              HasSubstr("0.exp_avg has shape [2, 3] and dtype f64, its parameter [3, 2] and f64"));
+  bad = state;
+  bad["7.step"] = Full({}, 1, DType::kI64);
+  EXPECT_THAT(opt->LoadStateDict(bad).message(), HasSubstr("unexpected key 7.step"));
+  bad = state;
+  bad["1.step"] = Full({}, 0, DType::kI64);
+  EXPECT_THAT(opt->LoadStateDict(bad).message(), HasSubstr("1.step must be a positive 0-d i64"));
+  EXPECT_EQ(opt->StateDict().at("0.step").item<int64_t>(), 1);
+}
+
+TEST(OptimizerTest, GroupsAndParametersAreChecked) {
+  EXPECT_THROW(Sgd({{{Zeros({2})}, 0.1}}), Error);  // not requiring gradients
+  Problem p;
+  EXPECT_THROW(Sgd(One(p, -1)), Error);
+  EXPECT_THROW(Sgd(One(p, 0.1), {.momentum = 0, .nesterov = true}), Error);
+  // A parameter without a gradient is left alone.
+  std::unique_ptr<Optimizer> opt = Sgd(One(p, 0.1));
+  const std::vector<double> w = p.w.ToVector<double>();
+  opt->Step();
+  EXPECT_EQ(p.w.ToVector<double>(), w);
+}
+
+TEST(OptimizerTest, ClipGradNormScalesToTheLimitAndReturnsTheNorm) {
+  const Tensor a = ag::SetRequiresGrad(Zeros({2}, DType::kF64));
+  const Tensor b = ag::SetRequiresGrad(Zeros({1}, DType::kF64));
+  ag::Backward(ag::Sum(a * FromList({3.0, 0.0}, DType::kF64)) + ag::Sum(b * 4.0));
+  EXPECT_DOUBLE_EQ(ClipGradNorm({a, b}, 10.0), 5.0);  // under the limit: unchanged
+  EXPECT_EQ(ag::Grad(a).ToVector<double>(), (std::vector<double>{3, 0}));
+  EXPECT_DOUBLE_EQ(ClipGradNorm({a, b}, 1.0), 5.0);
+  EXPECT_NEAR(ag::Grad(a).at({0}), 3 / (5 + 1e-6), 1e-15);
+  EXPECT_NEAR(ag::Grad(b).at({0}), 4 / (5 + 1e-6), 1e-15);
+}
+
+}  // namespace
+}  // namespace ember::optim
