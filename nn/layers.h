@@ -1,0 +1,168 @@
+#ifndef EMBER_NN_LAYERS_H_
+#define EMBER_NN_LAYERS_H_
+
+// Layers, as torch.nn's, with PyTorch's parameter names, shapes and default
+// initialisation (so that state dicts move between the two).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/module.h"
+#include "tensor/random.h"
+
+namespace ember::nn {
+
+// y = x W^T + b, W [out, in]. Init: kaiming_uniform(a = sqrt(5)) for W, which is
+// U(-1/sqrt(in), 1/sqrt(in)), and the same range for b.
+class Linear : public Module {
+ public:
+  Linear(int64_t in_features, int64_t out_features, bool bias = true,
+         Generator& gen = DefaultGenerator(), DType dtype = DType::kF32);
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+  const Tensor& weight() const { return weight_; }
+  const Tensor& bias() const { return bias_; }  // undefined without bias
+
+ private:
+  int64_t in_, out_;
+  Tensor weight_, bias_;
+};
+
+// Rows of weight [num, dim] picked by integer ids. Init: N(0, 1).
+class Embedding : public Module {
+ public:
+  Embedding(int64_t num_embeddings, int64_t dim, Generator& gen = DefaultGenerator(),
+            DType dtype = DType::kF32);
+  Tensor Forward(const Tensor& ids) override;
+  std::string ToString() const override;
+  const Tensor& weight() const { return weight_; }
+
+ private:
+  Tensor weight_;
+};
+
+// Over the last dimension; weight ones, bias zeros.
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(int64_t dim, double eps = 1e-5, bool bias = true, DType dtype = DType::kF32);
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  double eps_;
+  Tensor weight_, bias_;
+};
+
+// Activations and other parameter-free layers.
+class Gelu : public Module {
+ public:
+  // approximate "tanh" (GPT-2's) or "none" (the erf form), as torch.nn.GELU.
+  explicit Gelu(std::string approximate = "none");
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  bool tanh_;
+};
+class Relu : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override { return "ReLU()"; }
+};
+class Tanh : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override { return "Tanh()"; }
+};
+class Sigmoid : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override { return "Sigmoid()"; }
+};
+class Softmax : public Module {  // over the last dimension
+ public:
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override { return "Softmax(dim=-1)"; }
+};
+// Active in training mode only; masks are drawn from `gen`, which must outlive it.
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5, Generator& gen = DefaultGenerator());
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  double p_;
+  Generator* gen_;
+};
+// Merges dimensions start..end (default: all but the batch dimension).
+class Flatten : public Module {
+ public:
+  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1);
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  int64_t start_, end_;
+};
+
+// Its modules in order, named "0", "1", ...
+class Sequential : public Module {
+ public:
+  Sequential() = default;
+  explicit Sequential(std::vector<std::shared_ptr<Module>> modules);
+  void Append(std::shared_ptr<Module> module);
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+  size_t size() const { return Children().size(); }
+};
+
+// GPT-2's feed-forward block: c_proj(gelu_tanh(c_fc(x))), then dropout.
+class Mlp : public Module {
+ public:
+  Mlp(int64_t dim, int64_t hidden, double dropout = 0, Generator& gen = DefaultGenerator());
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  std::shared_ptr<Linear> c_fc_, c_proj_;
+  std::shared_ptr<Dropout> dropout_;
+};
+
+// Causal multi-head self-attention on x [B, T, C]: one fused projection c_attn to q, k, v
+// [B, heads, T, C / heads], causal attention, heads merged, the output projection c_proj,
+// then dropout (on the residual branch, as nanoGPT's resid_dropout).
+class CausalSelfAttention : public Module {
+ public:
+  CausalSelfAttention(int64_t dim, int64_t heads, double dropout = 0,
+                      Generator& gen = DefaultGenerator());
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  int64_t dim_, heads_;
+  std::shared_ptr<Linear> c_attn_, c_proj_;
+  std::shared_ptr<Dropout> dropout_;
+};
+
+// GPT-2's pre-LayerNorm transformer block:
+//   x = x + attn(ln_1(x));  x = x + mlp(ln_2(x)).
+class Block : public Module {
+ public:
+  Block(int64_t dim, int64_t heads, double dropout = 0, Generator& gen = DefaultGenerator());
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  // In PyTorch's registration order (the order of NamedParameters).
+  std::shared_ptr<LayerNorm> ln_1_;
+  std::shared_ptr<CausalSelfAttention> attn_;
+  std::shared_ptr<LayerNorm> ln_2_;
+  std::shared_ptr<Mlp> mlp_;
+};
+
+}  // namespace ember::nn
+
+#endif  // EMBER_NN_LAYERS_H_

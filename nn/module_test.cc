@@ -1,0 +1,137 @@
+// Module bookkeeping: names, counts, modes, gradients and state dicts.
+
+#include "nn/module.h"
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "autograd/autograd.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "tensor/creation.h"
+#include "tensor/ops/reduce.h"
+
+namespace ember::nn {
+namespace {
+
+namespace ag = autograd;
+using ::testing::HasSubstr;
+
+std::shared_ptr<Sequential> SmallMlp(Generator& gen) {
+  return std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{
+      std::make_shared<Linear>(4, 3, true, gen), std::make_shared<Relu>(),
+      std::make_shared<Dropout>(0.5, gen), std::make_shared<Linear>(3, 2, false, gen)});
+}
+
+TEST(ModuleTest, NamesCountsAndRepr) {
+  Generator gen(1);
+  const auto mlp = SmallMlp(gen);
+  std::vector<std::string> names;
+  for (const auto& [name, p] : mlp->NamedParameters()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"0.weight", "0.bias", "3.weight"}));
+  EXPECT_EQ(mlp->NumParameters(), 4 * 3 + 3 + 3 * 2);
+  EXPECT_EQ(mlp->ToString(),
+            "Sequential(\n  (0): Linear(in_features=4, out_features=3, bias=True)\n  (1): ReLU()\n"
+            "  (2): Dropout(p=0.5)\n  (3): Linear(in_features=3, out_features=2, bias=False)\n)");
+  Block block(16, 4);
+  // GPT-2's block of width C: 12 C^2 + 13 C parameters.
+  EXPECT_EQ(block.NumParameters(), 12 * 16 * 16 + 13 * 16);
+}
+
+TEST(ModuleTest, TrainEvalReachesEverySubmodule) {
+  Generator gen(2);
+  const auto mlp = SmallMlp(gen);
+  const Tensor x = Ones({64, 4});
+  mlp->Eval();
+  EXPECT_FALSE(mlp->Children()[2].second->is_training());
+  EXPECT_EQ(mlp->Forward(x).ToVector<float>(), mlp->Forward(x).ToVector<float>());  // no dropout
+  mlp->Train();
+  EXPECT_TRUE(mlp->Children()[2].second->is_training());
+}
+
+TEST(ModuleTest, ZeroGradForgetsEveryGradient) {
+  Generator gen(3);
+  const auto mlp = SmallMlp(gen);
+  ag::Backward(ag::Sum(mlp->Forward(Ones({2, 4}))));
+  for (const Tensor& p : mlp->Parameters()) EXPECT_TRUE(ag::Grad(p).defined());
+  mlp->ZeroGrad();
+  for (const Tensor& p : mlp->Parameters()) EXPECT_FALSE(ag::Grad(p).defined());
+}
+
+TEST(ModuleTest, StateDictRoundTripsAndStrictLoadingNamesEveryProblem) {
+  Generator gen(4);
+  const auto a = SmallMlp(gen), b = SmallMlp(gen);
+  ASSERT_TRUE(b->LoadStateDict(a->StateDict()).ok());
+  for (const auto& [name, p] : a->StateDict()) {
+    EXPECT_EQ(p.ToVector<float>(), b->StateDict().at(name).ToVector<float>()) << name;
+  }
+  std::map<std::string, Tensor> state = a->StateDict();
+  state.erase("0.bias");
+  state["4.weight"] = Zeros({1});
+  state["3.weight"] = Zeros({3, 2});
+  const absl::Status status = b->LoadStateDict(state);
+  EXPECT_THAT(status.message(), HasSubstr("missing keys: 0.bias"));
+  EXPECT_THAT(status.message(), HasSubstr("unexpected keys: 4.weight"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("shape mismatches: 3.weight (checkpoint [3, 2], model [2, 3])"));
+  state["3.weight"] = Zeros({2, 3});
+  EXPECT_TRUE(b->LoadStateDict(state, /*strict=*/false).ok());
+  EXPECT_EQ(ops::Sum(b->StateDict().at("3.weight")).item(), 0);
+}
+
+TEST(ModuleTest, LinearDefaultInitIsKaimingUniformWithASqrt5) {
+  Generator gen(5);
+  Linear linear(400, 300, true, gen);
+  const double bound = 1 / std::sqrt(400.0);  // for both the weight and the bias
+  const std::vector<float> w = linear.weight().ToVector<float>();
+  double sum_squares = 0;
+  for (float v : w) {
+    ASSERT_LE(std::fabs(v), bound);
+    sum_squares += v * v;
+  }
+  // U(-b, b) has variance b^2 / 3.
+  EXPECT_NEAR(sum_squares / w.size(), bound * bound / 3, 0.02 * bound * bound / 3);
+  for (float v : linear.bias().ToVector<float>()) ASSERT_LE(std::fabs(v), bound);
+}
+
+TEST(ModuleTest, InitialisersHaveTheirVariances) {
+  Generator gen(6);
+  const Tensor w = Empty({500, 200});
+  auto variance = [&] {
+    const Tensor sq = ops::Mean(ag::Square(w));
+    return sq.item();
+  };
+  InitXavierUniform(w, 1, gen);
+  EXPECT_NEAR(variance(), 2.0 / 700, 0.03 * 2.0 / 700);
+  InitXavierNormal(w, 2, gen);
+  EXPECT_NEAR(variance(), 4 * 2.0 / 700, 0.03 * 8.0 / 700);
+  InitKaimingNormal(w, 0, FanMode::kFanIn, gen);
+  EXPECT_NEAR(variance(), 2.0 / 200, 0.03 * 2.0 / 200);
+  InitKaimingUniform(w, 0, FanMode::kFanOut, gen);
+  EXPECT_NEAR(variance(), 2.0 / 500, 0.03 * 2.0 / 500);
+  EXPECT_THROW(InitXavierUniform(Empty({5}), 1, gen), Error);
+}
+
+TEST(ModuleTest, Gpt2InitScalesResidualProjections) {
+  Generator gen(7);
+  Block block(64, 4);
+  InitGpt2(block, /*layers=*/8, gen);
+  for (const auto& [name, p] : block.NamedParameters()) {
+    const double rms = std::sqrt(ops::Mean(ag::Square(ag::Detach(p))).item());
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".bias") {
+      EXPECT_EQ(rms, 0) << name;
+    } else if (p.dim() == 1) {
+      EXPECT_EQ(rms, 1) << name;  // LayerNorm weights keep their ones
+    } else if (name.find("c_proj.weight") != std::string::npos) {
+      EXPECT_NEAR(rms, 0.02 / 4, 0.1 * 0.02 / 4) << name;
+    } else {
+      EXPECT_NEAR(rms, 0.02, 0.1 * 0.02) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember::nn

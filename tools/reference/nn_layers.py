@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Writes PyTorch 1.13's outputs and gradients for the layers and losses that
+nn/parity_test.cc rebuilds from the same numbers:
+
+    /usr/bin/python3 tools/reference/nn_layers.py > nn/testdata/layers.txt
+
+A GPT-2 block (nanoGPT's names: ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
+mlp.c_proj) of width 8 with 2 heads on x [2, 5, 8], float32; then the losses. Lines:
+"shape.<name>" and "<name>" for the block's state dict and inputs, "<case>.out",
+"<case>.grad.<name>". The block's loss is sum(y * w) for the fixed weights w.
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(11)
+C, HEADS = 8, 2
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_attn = nn.Linear(C, 3 * C)
+        self.c_proj = nn.Linear(C, C)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (z.view(b, t, HEADS, c // HEADS).transpose(1, 2) for z in (q, k, v))
+        att = q @ k.transpose(-2, -1) / math.sqrt(c // HEADS)
+        att = att.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_fc = nn.Linear(C, 4 * C)
+        self.c_proj = nn.Linear(4 * C, C)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(C)
+        self.attn = Attention()
+        self.ln_2 = nn.LayerNorm(C)
+        self.mlp = Mlp()
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+def emit(name, t):
+    print(name, " ".join(f"{v:.9g}" for v in t.detach().reshape(-1).tolist()))
+
+
+def emit_tensor(name, t):
+    print("shape." + name, " ".join(str(s) for s in t.shape))
+    emit(name, t)
+
+
+block = Block()
+with torch.no_grad():  # LayerNorm parameters away from their ones / zeros
+    for ln in (block.ln_1, block.ln_2):
+        ln.weight.add_(0.1 * torch.randn(C))
+        ln.bias.add_(0.1 * torch.randn(C))
+for name, t in block.state_dict().items():
+    emit_tensor(name, t)
+x = torch.randn(2, 5, C, requires_grad=True)
+w = torch.randn(2, 5, C)
+emit_tensor("x", x)
+emit_tensor("w", w)
+y = block(x)
+(y * w).sum().backward()
+emit("block.out", y)
+emit("block.grad.x", x.grad)
+for name, p in block.named_parameters():
+    emit("block.grad." + name, p.grad)
+
+# Losses on logits [6, 5] with targets (one ignored).
+logits = torch.randn(6, 5, requires_grad=True)
+targets = torch.tensor([1, 0, 4, -100, 2, 2])
+emit_tensor("logits", logits)
+print("targets", " ".join(str(v) for v in targets.tolist()))
+probe = torch.randn(6, 5)
+emit_tensor("probe", probe)
+cases = {
+    "cross_entropy": lambda z: F.cross_entropy(z, targets),
+    "cross_entropy_smoothing": lambda z: F.cross_entropy(z, targets, label_smoothing=0.1),
+    "nll": lambda z: F.nll_loss(F.log_softmax(z, dim=-1), targets),
+    "bce_with_logits": lambda z: F.binary_cross_entropy_with_logits(z, torch.sigmoid(probe)),
+    "mse": lambda z: F.mse_loss(z, probe),
+}
+for case, fn in cases.items():
+    z = logits.detach().clone().requires_grad_()
+    loss = fn(z)
+    loss.backward()
+    emit(case + ".out", loss)
+    emit(case + ".grad.logits", z.grad)
