@@ -48,10 +48,9 @@ Tensor NllLoss(const Tensor& log_probs, const Tensor& targets, int64_t ignore_in
   // pick[n][c] = [c == target_n] for counted rows: a mask, not a gather, since NLL is
   // never on a hot path here (the fused CrossEntropy is).
   const Tensor classes = Arange(0, log_probs.size(1), 1, DType::kI64).View({1, -1});
-  const Tensor pick =
-      ops::Mul(ops::Eq(classes, targets.View({-1, 1})).To(log_probs.dtype()),
-               Counted(targets, ignore_index, log_probs.dtype()).first.View({-1, 1}));
-  const double count = Counted(targets, ignore_index, log_probs.dtype()).second;
+  const auto [counted, count] = Counted(targets, ignore_index, log_probs.dtype());
+  const Tensor pick = ops::Mul(ops::Eq(classes, targets.View({-1, 1})).To(log_probs.dtype()),
+                               counted.View({-1, 1}));
   return ag::Sum(log_probs * pick) * (-1.0 / count);
 }
 
