@@ -1,5 +1,7 @@
 #include "autograd/views.h"
 
+#include <utility>
+
 #include "autograd/engine.h"
 #include "tensor/creation.h"
 #include "tensor/ops/cat.h"
@@ -82,9 +84,10 @@ Tensor Contiguous(const Tensor& x) {
   return Recorded("contiguous", x, x.Contiguous(), [](const Tensor& g) { return g; });
 }
 
-std::vector<Tensor> Split(const Tensor& x, int64_t split_size, int64_t dim) {
-  std::vector<Tensor> pieces = x.Split(split_size, dim);  // checks the arguments
-  const int64_t d = NormalizeDim(dim, x.dim(), "split");
+namespace {
+
+// Each of `pieces` (consecutive slabs of x along dim d) as a recorded Narrow of x.
+std::vector<Tensor> NarrowEach(const Tensor& x, int64_t d, std::vector<Tensor> pieces) {
   int64_t start = 0;
   for (Tensor& piece : pieces) {
     const int64_t length = piece.size(d);
@@ -94,16 +97,16 @@ std::vector<Tensor> Split(const Tensor& x, int64_t split_size, int64_t dim) {
   return pieces;
 }
 
+}  // namespace
+
+std::vector<Tensor> Split(const Tensor& x, int64_t split_size, int64_t dim) {
+  std::vector<Tensor> pieces = x.Split(split_size, dim);  // checks the arguments
+  return NarrowEach(x, NormalizeDim(dim, x.dim(), "split"), std::move(pieces));
+}
+
 std::vector<Tensor> Chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   std::vector<Tensor> pieces = x.Chunk(chunks, dim);
-  const int64_t d = NormalizeDim(dim, x.dim(), "chunk");
-  int64_t start = 0;
-  for (Tensor& piece : pieces) {
-    const int64_t length = piece.size(d);
-    piece = Narrow(x, d, start, length);
-    start += length;
-  }
-  return pieces;
+  return NarrowEach(x, NormalizeDim(dim, x.dim(), "chunk"), std::move(pieces));
 }
 
 // Input i's gradient is g's slab of input i's extent along dim.
