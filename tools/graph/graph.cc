@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -16,8 +17,9 @@
 #include "absl/flags/usage.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "nn/layers.h"
+#include "nn/loss.h"
 #include "tensor/creation.h"
-#include "tensor/ops/binary.h"
 #include "tensor/random.h"
 
 ABSL_FLAG(std::string, model, "block", "which graph: mlp or block");
@@ -33,38 +35,20 @@ namespace {
 
 namespace ag = autograd;
 
-Tensor Param(IntSpan shape, Generator& gen) {
-  return ag::SetRequiresGrad(ops::Mul(Randn(shape, gen), 0.02));
-}
-
 Tensor MlpLoss(int64_t batch, int64_t dim, int64_t classes, Generator& gen) {
-  const Tensor x = Randn({batch, dim}, gen);
-  const Tensor hidden =
-      ag::GeluTanh(ag::Matmul(x, Param({dim, 4 * dim}, gen)) + Param({4 * dim}, gen));
-  const Tensor logits = ag::Matmul(hidden, Param({4 * dim, classes}, gen)) + Param({classes}, gen);
-  return ag::CrossEntropy(logits, RandInt(0, classes, {batch}, gen));
+  nn::Sequential mlp({std::make_shared<nn::Linear>(dim, 4 * dim, true, gen),
+                      std::make_shared<nn::Gelu>("tanh"),
+                      std::make_shared<nn::Linear>(4 * dim, classes, true, gen)});
+  return nn::CrossEntropyLoss(mlp(Randn({batch, dim}, gen)), RandInt(0, classes, {batch}, gen));
 }
 
 Tensor BlockLoss(int64_t batch, int64_t seq, int64_t dim, int64_t heads, int64_t classes,
                  Generator& gen) {
   EMBER_CHECK(heads > 0 && dim % heads == 0, "graph: --heads ", heads, " must divide --dim ", dim);
-  auto split_heads = [&](const Tensor& t) {
-    return ag::Transpose(ag::View(t, {batch, seq, heads, dim / heads}), 1, 2);
-  };
-  const Tensor x = Randn({batch, seq, dim}, gen);
-  const std::vector<Tensor> qkv = ag::Split(
-      ag::Matmul(ag::LayerNorm(x, Ones({dim}), Zeros({dim})), Param({dim, 3 * dim}, gen)) +
-          Param({3 * dim}, gen),
-      dim, -1);
-  const Tensor attended =
-      ag::CausalAttention(split_heads(qkv[0]), split_heads(qkv[1]), split_heads(qkv[2]));
-  const Tensor merged = ag::Reshape(ag::Transpose(attended, 1, 2), {batch, seq, dim});
-  const Tensor h = x + ag::Matmul(merged, Param({dim, dim}, gen));
-  const Tensor m = ag::GeluTanh(ag::Matmul(ag::LayerNorm(h, Param({dim}, gen), Param({dim}, gen)),
-                                           Param({dim, 4 * dim}, gen)));
-  const Tensor out = h + ag::Matmul(m, Param({4 * dim, dim}, gen));
-  return ag::CrossEntropy(ag::Matmul(out, Param({dim, classes}, gen)),
-                          RandInt(0, classes, {batch, seq}, gen));
+  nn::Block block(dim, heads, /*dropout=*/0, gen);
+  nn::Linear head(dim, classes, /*bias=*/false, gen);
+  return nn::CrossEntropyLoss(head(block(Randn({batch, seq, dim}, gen))),
+                              RandInt(0, classes, {batch, seq}, gen));
 }
 
 int Main() {
