@@ -26,6 +26,7 @@ _SYSTEM_LIBRARIES = {
     "highway": ["libhwy"],
     "highway_contrib": ["libhwy-contrib", "libhwy"],
     "highway_test": ["libhwy-test", "libhwy"],
+    "json": ["nlohmann_json"],  # header-only: safetensors headers, model specs
     "openblas": ["openblas"],  # a comparator for benchmarks only
     "re2": ["re2"],
     "zlib": ["zlib"],

@@ -1,0 +1,49 @@
+#ifndef EMBER_NN_SAFETENSORS_H_
+#define EMBER_NN_SAFETENSORS_H_
+
+// Checkpoint files in the safetensors format (Hugging Face's), byte for byte:
+//
+//   [8 bytes]  N, the header length, unsigned little-endian
+//   [N bytes]  a UTF-8 JSON object: for each tensor name
+//                {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}
+//              and optionally "__metadata__": {string: string}
+//   [rest]     the data: each tensor's bytes, row-major and little-endian, at
+//              [begin, end) counted from the end of the header
+//
+// ember writes the header padded with spaces to a multiple of 8 bytes (so the data is
+// aligned, as the reference writer does) and the tensors in name order. The reader
+// checks everything the reference reader checks, so a malformed or hostile file is an
+// InvalidArgument naming the problem, never a crash or a read outside the file.
+
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "tensor/tensor.h"
+
+namespace ember::nn {
+
+struct Safetensors {
+  std::map<std::string, Tensor> tensors;       // contiguous CPU tensors of their own
+  std::map<std::string, std::string> metadata;  // "__metadata__"
+};
+
+// Writes the tensors (any layout; CPU) to `path` through a temporary file in the same
+// folder that is renamed into place, so an existing file is replaced whole or not at
+// all.
+absl::Status SaveSafetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                             const std::map<std::string, std::string>& metadata = {});
+
+// Memory-maps `path` and copies each tensor out of it.
+absl::StatusOr<Safetensors> LoadSafetensors(const std::string& path);
+
+// The same, from the bytes of a whole file.
+absl::StatusOr<Safetensors> ParseSafetensors(absl::string_view bytes);
+
+// The format's dtype names ("F32", "BF16", "BOOL", ...).
+absl::string_view SafetensorsDTypeName(DType dtype);
+
+}  // namespace ember::nn
+
+#endif  // EMBER_NN_SAFETENSORS_H_
