@@ -70,6 +70,28 @@ Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, doub
                 });
 }
 
+Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const ops::Conv2dParams& params) {
+  const Tensor y = ops::Conv2d(x, weight, bias, params);
+  if (!ShouldRecord({x, weight, bias})) return y;
+  return Record("conv2d", y, {x, weight, bias},
+                [x = Detach(x), weight = Detach(weight), params, want_dx = RequiresGrad(x),
+                 want_dbias = bias.defined()](const Tensor& g) {
+                  ops::Conv2dGrads grads =
+                      ops::Conv2dBackward(x, weight, g, params, want_dx, want_dbias);
+                  return std::vector<Tensor>{grads.dx, grads.dweight, grads.dbias};
+                });
+}
+
+Tensor MaxPool2d(const Tensor& x, const ops::MaxPool2dParams& params) {
+  ops::MaxPool2dResult result = ops::MaxPool2d(x, params);
+  if (!ShouldRecord({x})) return result.y;
+  return Record("max_pool2d", result.y, {x},
+                [shape = x.shape(), indices = result.indices, params](const Tensor& g) {
+                  return std::vector<Tensor>{ops::MaxPool2dBackward(shape, indices, g, params)};
+                });
+}
+
 Tensor Embedding(const Tensor& weight, const Tensor& ids) {
   const Tensor out = ops::Embedding(weight, ids);
   if (!ShouldRecord({weight})) return out;

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "tensor/random.h"
+#include "tensor/ops/conv.h"
 #include "tensor/tensor.h"
 
 namespace ember::autograd {
@@ -22,6 +23,15 @@ Tensor LogSoftmax(const Tensor& x);
 
 // Over the last dimension C: x [..., C], weight [C], bias [C] or undefined.
 Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+
+// 2-d convolution on NCHW (torch.nn.functional.conv2d, groups 1): x [N, C, H, W],
+// weight [O, C, kh, kw], bias [O] or undefined; one node (im2col + GEMM both ways).
+Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const ops::Conv2dParams& params = {});
+
+// Max pooling on NCHW (torch.nn.functional.max_pool2d); the backward sends each
+// output's gradient to the input its maximum came from.
+Tensor MaxPool2d(const Tensor& x, const ops::MaxPool2dParams& params = {});
 
 // Rows of weight [vocab, dim] picked by integer ids [...]: [..., dim]. The backward
 // scatter-adds into weight (repeated ids add up); ids get no gradient.

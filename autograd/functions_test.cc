@@ -238,6 +238,21 @@ TEST(FunctionsTest, SoftmaxLayerNormEmbedding) {
   Check("embedding", [&](const auto& in) { return Embedding(in[0], ids); }, {Leaf({5, 3})});
 }
 
+TEST(FunctionsTest, Conv2dAndMaxPool2d) {
+  Check("conv2d", [](const auto& in) { return Conv2d(in[0], in[1], in[2]); },
+        {Leaf({2, 3, 5, 4}), Leaf({4, 3, 3, 2}), Leaf({4})});
+  Check("conv2d strided, padded, dilated, no bias",
+        [](const auto& in) { return Conv2d(in[0], in[1], Tensor(), {{2, 1}, {1, 2}, {2, 1}}); },
+        {Leaf({2, 2, 7, 6}), Leaf({3, 2, 2, 3})});
+  const Tensor image = Uniform({1, 2, 5, 5}, -1, 1, Gen(), DType::kF64);  // no gradient: dx skipped
+  Check("conv2d of a constant image", [&](const auto& in) { return Conv2d(image, in[0], in[1]); },
+        {Leaf({3, 2, 3, 3}), Leaf({3})});
+  Check("max_pool2d", [](const auto& in) { return MaxPool2d(in[0]); }, {Leaf({2, 3, 4, 6}, -3, 3)});
+  Check("max_pool2d overlapping, padded",
+        [](const auto& in) { return MaxPool2d(in[0], {{3, 3}, {2, 1}, {1, 1}}); },
+        {Leaf({1, 2, 7, 5}, -3, 3)});
+}
+
 TEST(FunctionsTest, CrossEntropy) {
   const Tensor targets = FromList({2, 0, 4, 1}, DType::kI64);
   auto f = [&](const std::vector<Tensor>& in) { return CrossEntropy(in[0], targets); };

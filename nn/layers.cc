@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "base/status.h"
 #include "nn/init.h"
+#include "nn/registry.h"
 #include "tensor/creation.h"
 
 namespace ember::nn {
@@ -81,6 +83,55 @@ Dropout::Dropout(double p, Generator& gen) : p_(p), gen_(&gen) {
 }
 Tensor Dropout::Forward(const Tensor& x) { return ag::Dropout(x, p_, is_training(), *gen_); }
 std::string Dropout::ToString() const { return absl::StrCat("Dropout(p=", p_, ")"); }
+
+namespace {
+std::string Pair(const std::array<int64_t, 2>& p) { return absl::StrCat("(", p[0], ", ", p[1], ")"); }
+}  // namespace
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel_size,
+               const Conv2dOptions& options, Generator& gen, DType dtype)
+    : in_(in_channels),
+      out_(out_channels),
+      kernel_(kernel_size),
+      params_{options.stride, options.padding, options.dilation} {
+  EMBER_CHECK(in_channels > 0 && out_channels > 0 && kernel_size[0] > 0 && kernel_size[1] > 0,
+              "Conv2d: channels and kernel size must be positive, got ", in_channels, ", ",
+              out_channels, " and ", Pair(kernel_size));
+  weight_ = RegisterParameter("weight", Empty({out_channels, in_channels, kernel_size[0],
+                                               kernel_size[1]}, dtype));
+  InitKaimingUniform(weight_, std::sqrt(5.0), FanMode::kFanIn, gen);
+  if (options.bias) {
+    const double bound = 1 / std::sqrt(static_cast<double>(in_channels * kernel_size[0] * kernel_size[1]));
+    bias_ = RegisterParameter("bias", Empty({out_channels}, dtype));
+    InitUniform(bias_, -bound, bound, gen);
+  }
+}
+
+Tensor Conv2d::Forward(const Tensor& x) { return ag::Conv2d(x, weight_, bias_, params_); }
+
+std::string Conv2d::ToString() const {
+  std::string s = absl::StrCat("Conv2d(", in_, ", ", out_, ", kernel_size=", Pair(kernel_),
+                               ", stride=", Pair(params_.stride));
+  if (params_.padding != std::array<int64_t, 2>{0, 0}) absl::StrAppend(&s, ", padding=", Pair(params_.padding));
+  if (params_.dilation != std::array<int64_t, 2>{1, 1}) absl::StrAppend(&s, ", dilation=", Pair(params_.dilation));
+  if (!bias_.defined()) absl::StrAppend(&s, ", bias=False");
+  return s + ")";
+}
+
+MaxPool2d::MaxPool2d(std::array<int64_t, 2> kernel_size, std::array<int64_t, 2> stride,
+                     std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation)
+    : params_{kernel_size, stride, padding, dilation} {
+  for (int d = 0; d < 2; ++d) {
+    if (params_.stride[d] == 0) params_.stride[d] = kernel_size[d];
+  }
+}
+
+Tensor MaxPool2d::Forward(const Tensor& x) { return ag::MaxPool2d(x, params_); }
+
+std::string MaxPool2d::ToString() const {
+  return absl::StrCat("MaxPool2d(kernel_size=", Pair(params_.kernel), ", stride=", Pair(params_.stride),
+                      ", padding=", Pair(params_.padding), ", dilation=", Pair(params_.dilation), ")");
+}
 
 Flatten::Flatten(int64_t start_dim, int64_t end_dim) : start_(start_dim), end_(end_dim) {}
 Tensor Flatten::Forward(const Tensor& x) { return ag::Flatten(x, start_, end_); }
@@ -165,5 +216,75 @@ Tensor Block::Forward(const Tensor& x) {
 std::string Block::ToString() const {
   return absl::StrCat("Block(", attn_->ToString(), ", ", mlp_->ToString(), ")");
 }
+
+// The layers a model spec (nn/spec.h) can name, with PyTorch's argument names and
+// defaults.
+
+EMBER_REGISTER_LAYER(Linear, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const int64_t in, a.Int("in_features"));
+  ASSIGN_OR_RETURN(const int64_t out, a.Int("out_features"));
+  ASSIGN_OR_RETURN(const bool bias, a.Bool("bias", true));
+  return std::make_shared<Linear>(in, out, bias, a.gen());
+});
+
+EMBER_REGISTER_LAYER(Conv2d, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const int64_t in, a.Int("in_channels"));
+  ASSIGN_OR_RETURN(const int64_t out, a.Int("out_channels"));
+  ASSIGN_OR_RETURN(const auto kernel, a.Pair("kernel_size"));
+  Conv2dOptions options;
+  ASSIGN_OR_RETURN(options.stride, a.Pair("stride", {1, 1}));
+  ASSIGN_OR_RETURN(options.padding, a.Pair("padding", {0, 0}));
+  ASSIGN_OR_RETURN(options.dilation, a.Pair("dilation", {1, 1}));
+  ASSIGN_OR_RETURN(options.bias, a.Bool("bias", true));
+  return std::make_shared<Conv2d>(in, out, kernel, options, a.gen());
+});
+
+EMBER_REGISTER_LAYER(MaxPool2d, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const auto kernel, a.Pair("kernel_size"));
+  ASSIGN_OR_RETURN(const auto stride, a.Pair("stride", kernel));
+  ASSIGN_OR_RETURN(const auto padding, a.Pair("padding", {0, 0}));
+  ASSIGN_OR_RETURN(const auto dilation, a.Pair("dilation", {1, 1}));
+  return std::make_shared<MaxPool2d>(kernel, stride, padding, dilation);
+});
+
+EMBER_REGISTER_LAYER(Embedding, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const int64_t num, a.Int("num_embeddings"));
+  ASSIGN_OR_RETURN(const int64_t dim, a.Int("embedding_dim"));
+  return std::make_shared<Embedding>(num, dim, a.gen());
+});
+
+EMBER_REGISTER_LAYER(LayerNorm, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const int64_t dim, a.Int("normalized_shape"));
+  ASSIGN_OR_RETURN(const double eps, a.Float("eps", 1e-5));
+  return std::make_shared<LayerNorm>(dim, eps);
+});
+
+EMBER_REGISTER_LAYER(GELU, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const std::string approximate, a.String("approximate", "none"));
+  return std::make_shared<Gelu>(approximate);
+});
+
+EMBER_REGISTER_LAYER(ReLU, [](const LayerArgs&) -> LayerOr { return std::make_shared<Relu>(); });
+EMBER_REGISTER_LAYER(Tanh, [](const LayerArgs&) -> LayerOr { return std::make_shared<Tanh>(); });
+EMBER_REGISTER_LAYER(Sigmoid, [](const LayerArgs&) -> LayerOr { return std::make_shared<Sigmoid>(); });
+
+EMBER_REGISTER_LAYER(Softmax, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const int64_t dim, a.Int("dim", -1));
+  if (dim != -1) {
+    return absl::InvalidArgumentError(absl::StrCat("Softmax runs over the last dimension (dim -1), got dim ", dim));
+  }
+  return std::make_shared<Softmax>();
+});
+
+EMBER_REGISTER_LAYER(Dropout, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const double p, a.Float("p", 0.5));
+  return std::make_shared<Dropout>(p, a.gen());
+});
+
+EMBER_REGISTER_LAYER(Flatten, [](const LayerArgs& a) -> LayerOr {
+  ASSIGN_OR_RETURN(const int64_t start, a.Int("start_dim", 1));
+  ASSIGN_OR_RETURN(const int64_t end, a.Int("end_dim", -1));
+  return std::make_shared<Flatten>(start, end);
+});
 
 }  // namespace ember::nn

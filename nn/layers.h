@@ -4,12 +4,14 @@
 // Layers, as torch.nn's, with PyTorch's parameter names, shapes and default
 // initialisation (so that state dicts move between the two).
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "nn/module.h"
+#include "tensor/ops/conv.h"
 #include "tensor/random.h"
 
 namespace ember::nn {
@@ -97,6 +99,44 @@ class Dropout : public Module {
   double p_;
   Generator* gen_;
 };
+// 2-d convolution over NCHW input: weight [out, in, kh, kw], bias [out]. Init as
+// PyTorch: kaiming_uniform(a = sqrt(5)) for the weight, which is U(-1/sqrt(fan_in),
+// 1/sqrt(fan_in)) with fan_in = in kh kw, and the same range for the bias.
+struct Conv2dOptions {
+  std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};  // {height, width}
+  bool bias = true;
+};
+
+class Conv2d : public Module {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel_size,
+         const Conv2dOptions& options = {}, Generator& gen = DefaultGenerator(),
+         DType dtype = DType::kF32);
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+  const Tensor& weight() const { return weight_; }
+  const Tensor& bias() const { return bias_; }  // undefined without bias
+
+ private:
+  int64_t in_, out_;
+  std::array<int64_t, 2> kernel_;
+  ops::Conv2dParams params_;
+  Tensor weight_, bias_;
+};
+
+// Max over kernel windows of NCHW input; stride defaults to the kernel size.
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(std::array<int64_t, 2> kernel_size, std::array<int64_t, 2> stride = {0, 0},
+                     std::array<int64_t, 2> padding = {0, 0},
+                     std::array<int64_t, 2> dilation = {1, 1});
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  ops::MaxPool2dParams params_;
+};
+
 // Merges dimensions start..end (default: all but the batch dimension).
 class Flatten : public Module {
  public:

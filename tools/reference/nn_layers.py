@@ -5,9 +5,11 @@ nn/parity_test.cc rebuilds from the same numbers:
     /usr/bin/python3 tools/reference/nn_layers.py > nn/testdata/layers.txt
 
 A GPT-2 block (nanoGPT's names: ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
-mlp.c_proj) of width 8 with 2 heads on x [2, 5, 8], float32; then the losses. Lines:
-"shape.<name>" and "<name>" for the block's state dict and inputs, "<case>.out",
-"<case>.grad.<name>". The block's loss is sum(y * w) for the fixed weights w.
+mlp.c_proj) of width 8 with 2 heads on x [2, 5, 8], float32; then the losses; then a
+small CNN as a torch.nn.Sequential (the spec CNN_SPEC in nn/parity_test.cc builds the
+same one), a padded overlapping max pool, and Embedding. Lines: "shape.<name>" and
+"<name>" for state dicts and inputs, "<case>.out", "<case>.grad.<name>". A case's loss
+is sum(y * w) for fixed weights w.
 """
 import math
 
@@ -105,3 +107,52 @@ for case, fn in cases.items():
     loss.backward()
     emit(case + ".out", loss)
     emit(case + ".grad.logits", z.grad)
+
+# A small CNN: every layer kind that the block above does not use.
+cnn = nn.Sequential(
+    nn.Conv2d(2, 3, 3, padding=1),
+    nn.ReLU(),
+    nn.MaxPool2d(2),
+    nn.Conv2d(3, 4, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2)),
+    nn.Tanh(),
+    nn.Flatten(),
+    nn.Linear(16, 5),
+    nn.GELU(),
+    nn.Sigmoid(),
+    nn.Linear(5, 4, bias=False),
+    nn.Softmax(dim=-1),
+)
+for name, t in cnn.state_dict().items():
+    emit_tensor("cnn." + name, t)
+x = torch.randn(2, 2, 8, 8, requires_grad=True)
+w = torch.randn(2, 4)
+emit_tensor("cnn_x", x)
+emit_tensor("cnn_w", w)
+y = cnn(x)
+(y * w).sum().backward()
+emit("cnn.out", y)
+emit("cnn.grad.x", x.grad)
+for name, p in cnn.named_parameters():
+    emit("cnn.grad." + name, p.grad)
+
+# Max pooling with padding and overlapping windows (3x3, stride 2, padding 1).
+x = torch.randn(1, 2, 7, 6, requires_grad=True)
+w = torch.randn(1, 2, 4, 3)
+emit_tensor("pool_x", x)
+emit_tensor("pool_w", w)
+y = F.max_pool2d(x, 3, stride=2, padding=1)
+(y * w).sum().backward()
+emit("pool.out", y)
+emit("pool.grad.x", x.grad)
+
+# Embedding with a repeated id.
+embedding = nn.Embedding(6, 4)
+emit_tensor("embedding.weight", embedding.weight)
+ids = torch.tensor([[1, 5, 1], [0, 1, 3]])
+print("embedding_ids", " ".join(str(v) for v in ids.reshape(-1).tolist()))
+w = torch.randn(2, 3, 4)
+emit_tensor("embedding_w", w)
+y = embedding(ids)
+(y * w).sum().backward()
+emit("embedding.out", y)
+emit("embedding.grad.weight", embedding.weight.grad)

@@ -1,0 +1,226 @@
+#include "kernels/cpu/conv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "base/error.h"
+#include "kernels/cpu/internal/check.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+// Parts the backward's sum over images is cut into: fixed, so that the order of the
+// sum (and the bits of dw, db) do not depend on the thread count.
+constexpr int64_t kBackwardParts = 16;
+
+// columns [c kh kw, oh ow] from image [c, H, W] (overwritten; padding is 0).
+template <typename T>
+void Im2Col(int64_t c, const Window2d& g, const T* image, T* columns) {
+  const int64_t oh = g.out_h(), ow = g.out_w();
+  T* out = columns;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const T* plane = image + ch * g.height * g.width;
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        for (int64_t oy = 0; oy < oh; ++oy, out += ow) {
+          const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
+          if (iy < 0 || iy >= g.height) {
+            std::fill(out, out + ow, T(0));
+            continue;
+          }
+          const T* row = plane + iy * g.width;
+          const int64_t x0 = j * g.dilation_w - g.pad_w;  // input column of ox = 0
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t ix = x0 + ox * g.stride_w;
+            out[ox] = ix >= 0 && ix < g.width ? row[ix] : T(0);
+          }
+        }
+      }
+    }
+  }
+}
+
+// im2col's adjoint: image [c, H, W] += each column entry at the position it came from.
+template <typename T>
+void Col2Im(int64_t c, const Window2d& g, const T* columns, T* image) {
+  const int64_t oh = g.out_h(), ow = g.out_w();
+  const T* in = columns;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    T* plane = image + ch * g.height * g.width;
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        for (int64_t oy = 0; oy < oh; ++oy, in += ow) {
+          const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
+          if (iy < 0 || iy >= g.height) continue;
+          T* row = plane + iy * g.width;
+          const int64_t x0 = j * g.dilation_w - g.pad_w;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t ix = x0 + ox * g.stride_w;
+            if (ix >= 0 && ix < g.width) row[ix] += in[ox];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, const T* b,
+             T* y) {
+  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
+  const int64_t image = c * g.height * g.width;
+  ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> columns(ck * l);
+    for (int64_t s = begin; s < end; ++s) {
+      Im2Col(c, g, x + s * image, columns.data());
+      T* out = y + s * o * l;
+      for (int64_t oc = 0; oc < o; ++oc) std::fill(out + oc * l, out + (oc + 1) * l, b ? b[oc] : T(0));
+      // y[s] [o, l] += w [o, ck] · columns [ck, l]
+      Gemm(DTypeOf<T>::value, o, ck, l, {w, ck, 1}, {columns.data(), l, 1}, out, l,
+           /*accumulate=*/true);
+    }
+  });
+}
+
+template <typename T>
+void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,
+              const T* dy, T* dx, T* dw, T* db) {
+  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
+  const int64_t image = c * g.height * g.width;
+  const int64_t parts = std::min(n, kBackwardParts);
+  std::vector<T> dw_parts(parts * o * ck, T(0)), db_parts(parts * o, T(0));
+  ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> columns(ck * l), dcolumns(dx ? ck * l : 0);
+    for (int64_t part = begin; part < end; ++part) {
+      for (int64_t s = part * n / parts; s < (part + 1) * n / parts; ++s) {
+        const T* g_out = dy + s * o * l;  // [o, l]
+        Im2Col(c, g, x + s * image, columns.data());
+        // dw_part [o, ck] += dy[s] [o, l] · columns^T [l, ck]
+        Gemm(DTypeOf<T>::value, o, l, ck, {g_out, l, 1}, {columns.data(), 1, l},
+             dw_parts.data() + part * o * ck, ck, /*accumulate=*/true);
+        for (int64_t oc = 0; oc < o; ++oc) {
+          T sum = 0;
+          for (int64_t k = 0; k < l; ++k) sum += g_out[oc * l + k];
+          db_parts[part * o + oc] += sum;
+        }
+        if (dx) {
+          // dcolumns [ck, l] = w^T [ck, o] · dy[s] [o, l]
+          Gemm(DTypeOf<T>::value, ck, o, l, {w, 1, ck}, {g_out, l, 1}, dcolumns.data(), l,
+               /*accumulate=*/false);
+          std::fill(dx + s * image, dx + (s + 1) * image, T(0));
+          Col2Im(c, g, dcolumns.data(), dx + s * image);
+        }
+      }
+    }
+  });
+  std::fill(dw, dw + o * ck, T(0));
+  if (db) std::fill(db, db + o, T(0));
+  for (int64_t part = 0; part < parts; ++part) {
+    for (int64_t k = 0; k < o * ck; ++k) dw[k] += dw_parts[part * o * ck + k];
+    if (db) {
+      for (int64_t oc = 0; oc < o; ++oc) db[oc] += db_parts[part * o + oc];
+    }
+  }
+}
+
+template <typename T>
+void PoolForward(int64_t planes, const Window2d& g, const T* x, T* y, int64_t* argmax) {
+  const int64_t oh = g.out_h(), ow = g.out_w(), area = g.height * g.width;
+  ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(oh * ow, 1)),
+              [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const T* plane = x + p * area;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const int64_t y0 = oy * g.stride_h - g.pad_h;
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t x0 = ox * g.stride_w - g.pad_w;
+          T best = -std::numeric_limits<T>::infinity();
+          int64_t best_index = -1;
+          for (int64_t i = 0; i < g.kernel_h; ++i) {
+            const int64_t iy = y0 + i * g.dilation_h;
+            if (iy < 0 || iy >= g.height) continue;
+            for (int64_t j = 0; j < g.kernel_w; ++j) {
+              const int64_t ix = x0 + j * g.dilation_w;
+              if (ix < 0 || ix >= g.width) continue;
+              const T v = plane[iy * g.width + ix];
+              if (best_index < 0 || v > best || std::isnan(v)) {
+                best = v;
+                best_index = iy * g.width + ix;
+              }
+            }
+          }
+          const int64_t k = (p * oh + oy) * ow + ox;
+          y[k] = best;
+          argmax[k] = best_index;
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, const T* dy, T* dx) {
+  const int64_t outs = g.out_h() * g.out_w(), area = g.height * g.width;
+  ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(outs, 1)),
+              [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      for (int64_t k = 0; k < outs; ++k) dx[p * area + argmax[p * outs + k]] += dy[p * outs + k];
+    }
+  });
+}
+
+// Calls fn(T{}) with T the float type of dtype (f32 or f64 only).
+template <typename Fn>
+void FloatDispatch(const char* op, DType dtype, Fn&& fn) {
+  internal::CheckFloatDType(op, dtype);
+  if (dtype == DType::kF32) {
+    fn(float{});
+  } else {
+    fn(double{});
+  }
+}
+
+}  // namespace
+
+void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
+                   const void* x, const void* w, const void* b, void* y) {
+  FloatDispatch("conv2d", dtype, [&](auto zero) {
+    using T = decltype(zero);
+    Forward<T>(n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
+               static_cast<const T*>(b), static_cast<T*>(y));
+  });
+}
+
+void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
+                    const void* x, const void* w, const void* dy, void* dx, void* dw, void* db) {
+  FloatDispatch("conv2d_backward", dtype, [&](auto zero) {
+    using T = decltype(zero);
+    Backward<T>(n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
+                static_cast<const T*>(dy), static_cast<T*>(dx), static_cast<T*>(dw),
+                static_cast<T*>(db));
+  });
+}
+
+void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const void* x, void* y,
+                      int64_t* argmax) {
+  FloatDispatch("max_pool2d", dtype, [&](auto zero) {
+    using T = decltype(zero);
+    PoolForward<T>(planes, window, static_cast<const T*>(x), static_cast<T*>(y), argmax);
+  });
+}
+
+void MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
+                       const void* dy, void* dx) {
+  FloatDispatch("max_pool2d_backward", dtype, [&](auto zero) {
+    using T = decltype(zero);
+    PoolBackward<T>(planes, window, argmax, static_cast<const T*>(dy), static_cast<T*>(dx));
+  });
+}
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,78 @@
+#ifndef EMBER_NN_REGISTRY_H_
+#define EMBER_NN_REGISTRY_H_
+
+// Layers by name, so that a model can be described in data (nn/spec.h) and tried
+// without recompiling. Each layer registers its PyTorch class name and a factory that
+// reads PyTorch's constructor arguments, beside its own code:
+//
+//   EMBER_REGISTER_LAYER(Linear, [](const LayerArgs& args) -> LayerOr {
+//     ASSIGN_OR_RETURN(const int64_t in, args.Int("in_features"));
+//     ...
+//   });
+//
+// (the library that holds registrations is alwayslink, so they survive linking).
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json_fwd.hpp"
+#include "nn/module.h"
+#include "tensor/random.h"
+
+namespace ember::nn {
+
+// One layer's arguments (a JSON object) with typed, checked reads: a missing required
+// key or a value of the wrong type is an InvalidArgument naming the key.
+class LayerArgs {
+ public:
+  LayerArgs(const nlohmann::json& args, Generator& gen);
+
+  absl::StatusOr<int64_t> Int(const std::string& key) const;
+  absl::StatusOr<int64_t> Int(const std::string& key, int64_t fallback) const;
+  absl::StatusOr<double> Float(const std::string& key, double fallback) const;
+  absl::StatusOr<bool> Bool(const std::string& key, bool fallback) const;
+  absl::StatusOr<std::string> String(const std::string& key, const std::string& fallback) const;
+  // n for (n, n), or [h, w], as PyTorch's kernel_size, stride, padding.
+  absl::StatusOr<std::array<int64_t, 2>> Pair(const std::string& key) const;
+  absl::StatusOr<std::array<int64_t, 2>> Pair(const std::string& key,
+                                              std::array<int64_t, 2> fallback) const;
+
+  // The generator that initialises parameters.
+  Generator& gen() const { return *gen_; }
+  // Keys other than "type" given but never read by the factory (misspelt or
+  // unsupported arguments).
+  std::vector<std::string> Unread() const;
+
+ private:
+  const nlohmann::json* Find(const std::string& key) const;
+
+  const nlohmann::json& args_;
+  Generator* gen_;
+  mutable std::set<std::string> read_;
+};
+
+using LayerOr = absl::StatusOr<std::shared_ptr<Module>>;
+using LayerFactory = std::function<LayerOr(const LayerArgs&)>;
+
+// Registers `factory` under `type`; returns true (for EMBER_REGISTER_LAYER). A name
+// registered twice is a programming error (ember::Error at start-up).
+bool RegisterLayer(const std::string& type, LayerFactory factory);
+
+// The factory registered under `type`, or null.
+const LayerFactory* FindLayer(const std::string& type);
+
+// Every registered name, sorted.
+std::vector<std::string> RegisteredLayers();
+
+#define EMBER_REGISTER_LAYER(type, factory) \
+  static const bool ember_layer_registered_##type = ::ember::nn::RegisterLayer(#type, factory)
+
+}  // namespace ember::nn
+
+#endif  // EMBER_NN_REGISTRY_H_
