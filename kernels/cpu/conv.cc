@@ -19,6 +19,25 @@ namespace {
 // sum (and the bits of dw, db) do not depend on the thread count.
 constexpr int64_t kBackwardParts = 16;
 
+// The taps [begin, end) of a window starting at input position `origin` (negative in
+// the padding) that fall inside [0, size), stepping by `dilation`.
+struct TapRange {
+  int64_t begin, end;
+};
+TapRange ValidTaps(int64_t origin, int64_t kernel, int64_t dilation, int64_t size) {
+  const int64_t begin = origin >= 0 ? 0 : (-origin + dilation - 1) / dilation;
+  const int64_t end = std::min(kernel, (size - origin + dilation - 1) / dilation);
+  return {begin, std::max(begin, end)};
+}
+
+// The output columns [begin, end) whose tap at input column offset x0 + ox * stride
+// lies inside the row: 0 <= x0 + ox * stride < width.
+TapRange ValidOutputs(int64_t x0, int64_t stride, int64_t width, int64_t outputs) {
+  const int64_t begin = std::min(outputs, x0 >= 0 ? 0 : (-x0 + stride - 1) / stride);
+  const int64_t end = std::min(outputs, x0 >= width ? 0 : (width - x0 + stride - 1) / stride);
+  return {begin, std::max(begin, end)};
+}
+
 // columns [c kh kw, oh ow] from image [c, H, W] (overwritten; padding is 0).
 template <typename T>
 void Im2Col(int64_t c, const Window2d& g, const T* image, T* columns) {
@@ -28,6 +47,8 @@ void Im2Col(int64_t c, const Window2d& g, const T* image, T* columns) {
     const T* plane = image + ch * g.height * g.width;
     for (int64_t i = 0; i < g.kernel_h; ++i) {
       for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const int64_t x0 = j * g.dilation_w - g.pad_w;  // input column of ox = 0
+        const TapRange valid = ValidOutputs(x0, g.stride_w, g.width, ow);
         for (int64_t oy = 0; oy < oh; ++oy, out += ow) {
           const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
           if (iy < 0 || iy >= g.height) {
@@ -35,11 +56,13 @@ void Im2Col(int64_t c, const Window2d& g, const T* image, T* columns) {
             continue;
           }
           const T* row = plane + iy * g.width;
-          const int64_t x0 = j * g.dilation_w - g.pad_w;  // input column of ox = 0
-          for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t ix = x0 + ox * g.stride_w;
-            out[ox] = ix >= 0 && ix < g.width ? row[ix] : T(0);
+          std::fill(out, out + valid.begin, T(0));
+          if (g.stride_w == 1) {
+            std::copy(row + x0 + valid.begin, row + x0 + valid.end, out + valid.begin);
+          } else {
+            for (int64_t ox = valid.begin; ox < valid.end; ++ox) out[ox] = row[x0 + ox * g.stride_w];
           }
+          std::fill(out + valid.end, out + ow, T(0));
         }
       }
     }
@@ -55,15 +78,13 @@ void Col2Im(int64_t c, const Window2d& g, const T* columns, T* image) {
     T* plane = image + ch * g.height * g.width;
     for (int64_t i = 0; i < g.kernel_h; ++i) {
       for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const int64_t x0 = j * g.dilation_w - g.pad_w;
+        const TapRange valid = ValidOutputs(x0, g.stride_w, g.width, ow);
         for (int64_t oy = 0; oy < oh; ++oy, in += ow) {
           const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
           if (iy < 0 || iy >= g.height) continue;
           T* row = plane + iy * g.width;
-          const int64_t x0 = j * g.dilation_w - g.pad_w;
-          for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t ix = x0 + ox * g.stride_w;
-            if (ix >= 0 && ix < g.width) row[ix] += in[ox];
-          }
+          for (int64_t ox = valid.begin; ox < valid.end; ++ox) row[x0 + ox * g.stride_w] += in[ox];
         }
       }
     }
@@ -130,34 +151,47 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
 }
 
 template <typename T>
-void PoolForward(int64_t planes, const Window2d& g, const T* x, T* y, int64_t* argmax) {
+void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64_t* argmax) {
+  // A copy: argmax (int64) might alias the window's fields, which would be reloaded
+  // after every store.
+  const Window2d g = window;
   const int64_t oh = g.out_h(), ow = g.out_w(), area = g.height * g.width;
+  // The valid taps of every window row and column, computed once (they divide).
+  std::vector<TapRange> rows(oh), cols(ow);
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    rows[oy] = ValidTaps(oy * g.stride_h - g.pad_h, g.kernel_h, g.dilation_h, g.height);
+  }
+  for (int64_t ox = 0; ox < ow; ++ox) {
+    cols[ox] = ValidTaps(ox * g.stride_w - g.pad_w, g.kernel_w, g.dilation_w, g.width);
+  }
   ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(oh * ow, 1)),
-              [&](int64_t begin, int64_t end) {
+              [&, g](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const T* plane = x + p * area;
+      T* out = y + p * oh * ow;
+      int64_t* out_index = argmax + p * oh * ow;
       for (int64_t oy = 0; oy < oh; ++oy) {
         const int64_t y0 = oy * g.stride_h - g.pad_h;
+        const TapRange r = rows[oy];
         for (int64_t ox = 0; ox < ow; ++ox) {
           const int64_t x0 = ox * g.stride_w - g.pad_w;
+          const TapRange c = cols[ox];
+          // PyTorch's rule: start at the first input with -inf, take v > best or NaN.
+          int64_t best_index = (y0 + r.begin * g.dilation_h) * g.width + x0 + c.begin * g.dilation_w;
           T best = -std::numeric_limits<T>::infinity();
-          int64_t best_index = -1;
-          for (int64_t i = 0; i < g.kernel_h; ++i) {
-            const int64_t iy = y0 + i * g.dilation_h;
-            if (iy < 0 || iy >= g.height) continue;
-            for (int64_t j = 0; j < g.kernel_w; ++j) {
-              const int64_t ix = x0 + j * g.dilation_w;
-              if (ix < 0 || ix >= g.width) continue;
-              const T v = plane[iy * g.width + ix];
-              if (best_index < 0 || v > best || std::isnan(v)) {
+          for (int64_t i = r.begin; i < r.end; ++i) {
+            const int64_t row = (y0 + i * g.dilation_h) * g.width + x0;
+            for (int64_t j = c.begin; j < c.end; ++j) {
+              const int64_t at = row + j * g.dilation_w;
+              const T v = plane[at];
+              if (v > best || std::isnan(v)) {
                 best = v;
-                best_index = iy * g.width + ix;
+                best_index = at;
               }
             }
           }
-          const int64_t k = (p * oh + oy) * ow + ox;
-          y[k] = best;
-          argmax[k] = best_index;
+          out[oy * ow + ox] = best;
+          out_index[oy * ow + ox] = best_index;
         }
       }
     }
@@ -165,7 +199,9 @@ void PoolForward(int64_t planes, const Window2d& g, const T* x, T* y, int64_t* a
 }
 
 template <typename T>
-void PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, const T* dy, T* dx) {
+void PoolBackward(int64_t planes, const Window2d& window, const int64_t* argmax, const T* dy,
+                  T* dx) {
+  const Window2d g = window;
   const int64_t outs = g.out_h() * g.out_w(), area = g.height * g.width;
   ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(outs, 1)),
               [&](int64_t begin, int64_t end) {
