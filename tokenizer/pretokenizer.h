@@ -1,0 +1,78 @@
+#ifndef EMBER_TOKENIZER_PRETOKENIZER_H_
+#define EMBER_TOKENIZER_PRETOKENIZER_H_
+
+// Splits text into the pieces that BPE then encodes, with a tiktoken pattern (pat_str)
+// run by RE2, matching what tiktoken's Rust regex (fancy-regex) finds, piece for piece.
+//
+// RE2 differs from that engine in two ways that change pieces, both handled here:
+// - `\s` in RE2 is ASCII ([\t\n\f\r ]); tiktoken's is Unicode White_Space. Every `\s`
+//   and `\S` of the pattern is spelled out as the White_Space class (kWhiteSpace).
+// - RE2 has no lookahead. The patterns use one, in the alternatives `\s+(?!\S)|\s+`
+//   that end them. Derivation: at a position where the earlier alternatives fail,
+//   `\s+(?!\S)` takes the longest whitespace run s[p, p+k) that is followed by
+//   whitespace or the end of the text. With n the length of the whole run starting at
+//   p: if the run reaches the end, k = n; otherwise the character after it is not
+//   whitespace, so k = n - 1 (the character at p+n-1 is whitespace, which (?!\S)
+//   accepts), provided n - 1 >= 1. When n = 1 and a non-space follows, the lookahead
+//   fails and `\s+` takes the single character. So: replace the two by one captured
+//   `(\s+)`, and when that group is what matched, a run longer than one character that
+//   is not at the end of the text gives back its last character (one code point).
+//
+// Unicode tables: Debian's RE2 (2022-06-01) knows Unicode 14 letter and number
+// classes; tiktoken's current Rust regex knows Unicode 16, so text using characters
+// assigned after Unicode 14 can split differently.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace ember::tokenizer {
+
+// Unicode White_Space (what tiktoken's `\s` means), as the body of an RE2 class.
+inline constexpr char kWhiteSpace[] =
+    "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
+    "\\x{202F}\\x{205F}\\x{3000}";
+
+class Pretokenizer {
+ public:
+  // Translates a tiktoken pat_str. Lookarounds other than the trailing
+  // `\s+(?!\S)|\s+`, and possessive quantifiers, are refused (InvalidArgument).
+  static absl::StatusOr<Pretokenizer> Create(absl::string_view pattern);
+
+  Pretokenizer(Pretokenizer&&) noexcept;
+  Pretokenizer& operator=(Pretokenizer&&) noexcept;
+  ~Pretokenizer();
+
+  // Calls fn(piece) for each piece of `text` (valid UTF-8), in order. Characters that
+  // no alternative matches are skipped, as tiktoken skips them.
+  template <typename Fn>
+  void ForEachPiece(absl::string_view text, Fn&& fn) const {
+    size_t pos = 0;
+    absl::string_view piece;
+    while (Next(text, pos, piece)) fn(piece);
+  }
+
+  std::vector<std::string> Split(absl::string_view text) const;
+
+  // The RE2 pattern it runs.
+  const std::string& re2_pattern() const;
+
+ private:
+  Pretokenizer(std::unique_ptr<re2::RE2> re, bool emulate_lookahead);
+  // The next piece at or after pos; advances pos past it. False at the end.
+  bool Next(absl::string_view text, size_t& pos, absl::string_view& piece) const;
+
+  std::unique_ptr<re2::RE2> re_;
+  bool emulate_lookahead_;  // group 1 is the trailing whitespace alternative
+};
+
+}  // namespace ember::tokenizer
+
+#endif  // EMBER_TOKENIZER_PRETOKENIZER_H_

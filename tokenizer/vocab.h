@@ -1,0 +1,40 @@
+#ifndef EMBER_TOKENIZER_VOCAB_H_
+#define EMBER_TOKENIZER_VOCAB_H_
+
+// Vocabulary files: tiktoken's `.tiktoken` rank files and GPT-2's encoder.json +
+// vocab.bpe. A malformed file is an InvalidArgument naming the file, the line and
+// what was expected.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "tokenizer/encoding.h"
+
+namespace ember::tokenizer {
+
+// GPT-2's (and r50k_base's, p50k_base's) pre-tokenization pattern, tiktoken's pat_str.
+inline constexpr char kGpt2Pattern[] =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+// Lines "<base64 of the token's bytes> <rank>".
+absl::StatusOr<Ranks> LoadTiktokenRanks(const std::string& path);
+
+// GPT-2's files as OpenAI published them: vocab.bpe ("#version" line, then one merge
+// "A B" per line, rank 256 + line index) and encoder.json (token string -> id), both
+// writing bytes through GPT-2's byte-to-unicode map. The ranks are rebuilt from
+// vocab.bpe as tiktoken does (single bytes first, in the map's order) and every one
+// is checked against encoder.json; `specials` gets the entries of encoder.json that are
+// not mergeable tokens (<|endoftext|>).
+absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
+                                    const std::string& vocab_bpe_path,
+                                    absl::flat_hash_map<std::string, Rank>* specials);
+
+// The gpt2 encoding from encoder.json and vocab.bpe in `dir`.
+absl::StatusOr<Encoding> Gpt2Encoding(const std::string& dir);
+
+// GPT-2's byte-to-unicode map: the UTF-8 text of the character that stands for `byte`.
+std::string ByteToUnicode(unsigned char byte);
+
+}  // namespace ember::tokenizer
+
+#endif  // EMBER_TOKENIZER_VOCAB_H_
