@@ -5,25 +5,17 @@
 
 Prints the median time per call in ms (backward: the input, weight and bias gradients).
 """
-import time
 
 import torch
 import torch.nn.functional as F
+from timing import median_seconds
 
 torch.set_num_threads(2)
 torch.manual_seed(0)
 
 
-def median_ms(fn, min_seconds=2.0):
-    fn()
-    times = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < min_seconds or len(times) < 5:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2] * 1e3
+def median_ms(fn):
+    return median_seconds(fn, min_seconds=2.0) * 1e3
 
 
 for n, c, o, size in ((64, 1, 32, 28), (64, 32, 64, 14)):

@@ -6,29 +6,17 @@
 (OMP_WAIT_POLICY=PASSIVE keeps PyTorch's OpenMP and OpenBLAS threads from
 busy-waiting against each other on 2 cores.) Prints the median time per call in us.
 """
-import time
 
 import torch
 import torch.nn.functional as F
+from timing import median_seconds
 
 torch.set_num_threads(2)
 torch.manual_seed(0)
 
 
-def median_us(fn, min_seconds=1.0):
-    fn()
-    times = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < min_seconds or len(times) < 5:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2] * 1e6
-
-
 def report(name, fn):
-    print(f"{name:40s} {median_us(fn):12.1f} us")
+    print(f"{name:40s} {median_seconds(fn) * 1e6:12.1f} us")
 
 
 for n in (768, 3072, 50257):
