@@ -18,9 +18,9 @@
 //   `(\s+)`, and when that group is what matched, a run longer than one character that
 //   is not at the end of the text gives back its last character (one code point).
 //
-// Unicode tables: Debian's RE2 (2022-06-01) knows Unicode 14 letter and number
-// classes; tiktoken's current Rust regex knows Unicode 16, so text using characters
-// assigned after Unicode 14 can split differently.
+// Unicode tables: Debian's RE2 (2022-06-01) has Unicode 15 classes (it knows U+11F04,
+// new in 15, as a letter); tiktoken's current Rust regex has Unicode 16, so text using
+// characters assigned in Unicode 16 can split differently.
 
 #include <memory>
 #include <string>
