@@ -6,6 +6,7 @@
 #include <queue>
 #include <tuple>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -62,10 +63,10 @@ namespace internal {
 // tiktoken's _byte_pair_merge: parts[i] = (start byte, rank of the pair that starts
 // there); each round merges the leftmost pair of lowest rank and re-ranks its two
 // neighbours. O(n^2) in the worst case, fastest for the short pieces of real text.
-std::vector<Rank> MergeByScan(absl::string_view piece, const Ranks& ranks) {
+void MergeByScan(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out) {
   const size_t n = piece.size();
-  std::vector<std::pair<size_t, Rank>> parts;
-  parts.reserve(n + 1);
+  // On the stack for the pieces of ordinary text: no allocation per piece.
+  absl::InlinedVector<std::pair<size_t, Rank>, kHeapMergeBytes + 1> parts;
   for (size_t i = 0; i + 1 < n; ++i) parts.emplace_back(i, RankOf(ranks, piece.substr(i, 2)));
   parts.emplace_back(n - 1, kNone);
   parts.emplace_back(n, kNone);
@@ -85,12 +86,9 @@ std::vector<Rank> MergeByScan(absl::string_view piece, const Ranks& ranks) {
     parts[at].second = rank_after_merge(at);
     parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
   }
-  std::vector<Rank> out;
-  out.reserve(parts.size() - 1);
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     out.push_back(RankOf(ranks, piece.substr(parts[i].first, parts[i + 1].first - parts[i].first)));
   }
-  return out;
 }
 
 // The same merges in the same order with a min-heap of (rank, start) over a linked
@@ -98,7 +96,7 @@ std::vector<Rank> MergeByScan(absl::string_view piece, const Ranks& ranks) {
 // Entries go stale when a neighbour merges; a popped entry counts only if its part is
 // still alive and still has that rank (a re-pushed equal entry then names the same
 // pair, which is the right one to merge).
-std::vector<Rank> MergeByHeap(absl::string_view piece, const Ranks& ranks) {
+void MergeByHeap(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out) {
   const size_t n = piece.size();
   // Part k starts at byte k; next[k] is the start of the part after it (n at the end).
   std::vector<size_t> next(n), prev(n);
@@ -131,17 +129,19 @@ std::vector<Rank> MergeByHeap(absl::string_view piece, const Ranks& ranks) {
       if (pair_rank[p] != kNone) heap.emplace(pair_rank[p], p);
     }
   }
-  std::vector<Rank> out;
   for (size_t k = 0; k < n; k = next[k]) out.push_back(RankOf(ranks, piece.substr(k, next[k] - k)));
-  return out;
 }
 
 }  // namespace internal
 
-std::vector<Rank> BytePairEncode(absl::string_view piece, const Ranks& ranks) {
-  if (piece.size() == 1) return {RankOf(ranks, piece)};
-  return piece.size() < kHeapMergeBytes ? internal::MergeByScan(piece, ranks)
-                                         : internal::MergeByHeap(piece, ranks);
+void BytePairEncode(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out) {
+  if (piece.size() == 1) {
+    out.push_back(RankOf(ranks, piece));
+  } else if (piece.size() < kHeapMergeBytes) {
+    internal::MergeByScan(piece, ranks, out);
+  } else {
+    internal::MergeByHeap(piece, ranks, out);
+  }
 }
 
 int64_t FirstInvalidUtf8(absl::string_view bytes) {
@@ -218,8 +218,7 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids) co
     if (it != ranks_.end()) {
       ids.push_back(it->second);
     } else {
-      const std::vector<Rank> merged = BytePairEncode(piece, ranks_);
-      ids.insert(ids.end(), merged.begin(), merged.end());
+      BytePairEncode(piece, ranks_, ids);
     }
   });
 }

@@ -25,15 +25,15 @@ using Rank = uint32_t;
 // Token bytes -> rank (= id). Every single byte must be a token, so any text encodes.
 using Ranks = absl::flat_hash_map<std::string, Rank>;
 
-// The BPE merge of one piece (at least one byte) by `ranks`: its token ids, in order.
-// Linear scans for short pieces (as tiktoken); a heap for long ones, so a 100 kB piece
-// costs O(n log n), not O(n^2).
-std::vector<Rank> BytePairEncode(absl::string_view piece, const Ranks& ranks);
+// The BPE merge of one piece (at least one byte) by `ranks`: appends its token ids, in
+// order, to `out`. Linear scans for short pieces (as tiktoken); a heap for long ones,
+// so a 100 kB piece costs O(n log n), not O(n^2).
+void BytePairEncode(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out);
 
 namespace internal {
 // The two merge loops BytePairEncode chooses between (same result; tests check it).
-std::vector<Rank> MergeByScan(absl::string_view piece, const Ranks& ranks);
-std::vector<Rank> MergeByHeap(absl::string_view piece, const Ranks& ranks);
+void MergeByScan(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out);
+void MergeByHeap(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out);
 }  // namespace internal
 
 class Encoding {

@@ -1,5 +1,6 @@
 #include "tokenizer/vocab.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <utility>

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -19,22 +18,15 @@ namespace {
 // sum (and the bits of dw, db) do not depend on the thread count.
 constexpr int64_t kBackwardParts = 16;
 
-// The taps [begin, end) of a window starting at input position `origin` (negative in
-// the padding) that fall inside [0, size), stepping by `dilation`.
-struct TapRange {
+// The indices k in [0, count) with 0 <= origin + k * step < size, as [begin, end):
+// the taps of a window that fall inside the input (origin negative in the padding), or
+// the output columns whose tap reads inside the row.
+struct IndexRange {
   int64_t begin, end;
 };
-TapRange ValidTaps(int64_t origin, int64_t kernel, int64_t dilation, int64_t size) {
-  const int64_t begin = origin >= 0 ? 0 : (-origin + dilation - 1) / dilation;
-  const int64_t end = std::min(kernel, (size - origin + dilation - 1) / dilation);
-  return {begin, std::max(begin, end)};
-}
-
-// The output columns [begin, end) whose tap at input column offset x0 + ox * stride
-// lies inside the row: 0 <= x0 + ox * stride < width.
-TapRange ValidOutputs(int64_t x0, int64_t stride, int64_t width, int64_t outputs) {
-  const int64_t begin = std::min(outputs, x0 >= 0 ? 0 : (-x0 + stride - 1) / stride);
-  const int64_t end = std::min(outputs, x0 >= width ? 0 : (width - x0 + stride - 1) / stride);
+IndexRange InsideRange(int64_t origin, int64_t count, int64_t step, int64_t size) {
+  const int64_t begin = std::min(count, origin >= 0 ? 0 : (-origin + step - 1) / step);
+  const int64_t end = std::min(count, origin >= size ? 0 : (size - origin + step - 1) / step);
   return {begin, std::max(begin, end)};
 }
 
@@ -48,7 +40,7 @@ void Im2Col(int64_t c, const Window2d& g, const T* image, T* columns) {
     for (int64_t i = 0; i < g.kernel_h; ++i) {
       for (int64_t j = 0; j < g.kernel_w; ++j) {
         const int64_t x0 = j * g.dilation_w - g.pad_w;  // input column of ox = 0
-        const TapRange valid = ValidOutputs(x0, g.stride_w, g.width, ow);
+        const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
         for (int64_t oy = 0; oy < oh; ++oy, out += ow) {
           const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
           if (iy < 0 || iy >= g.height) {
@@ -79,7 +71,7 @@ void Col2Im(int64_t c, const Window2d& g, const T* columns, T* image) {
     for (int64_t i = 0; i < g.kernel_h; ++i) {
       for (int64_t j = 0; j < g.kernel_w; ++j) {
         const int64_t x0 = j * g.dilation_w - g.pad_w;
-        const TapRange valid = ValidOutputs(x0, g.stride_w, g.width, ow);
+        const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
         for (int64_t oy = 0; oy < oh; ++oy, in += ow) {
           const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
           if (iy < 0 || iy >= g.height) continue;
@@ -115,7 +107,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
   const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
   const int64_t image = c * g.height * g.width;
   const int64_t parts = std::min(n, kBackwardParts);
-  std::vector<T> dw_parts(parts * o * ck, T(0)), db_parts(parts * o, T(0));
+  std::vector<T> dw_parts(parts * o * ck, T(0)), db_parts(db ? parts * o : 0, T(0));
   ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> columns(ck * l), dcolumns(dx ? ck * l : 0);
     for (int64_t part = begin; part < end; ++part) {
@@ -125,7 +117,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
         // dw_part [o, ck] += dy[s] [o, l] · columns^T [l, ck]
         Gemm(DTypeOf<T>::value, o, l, ck, {g_out, l, 1}, {columns.data(), 1, l},
              dw_parts.data() + part * o * ck, ck, /*accumulate=*/true);
-        for (int64_t oc = 0; oc < o; ++oc) {
+        for (int64_t oc = 0; db && oc < o; ++oc) {
           T sum = 0;
           for (int64_t k = 0; k < l; ++k) sum += g_out[oc * l + k];
           db_parts[part * o + oc] += sum;
@@ -157,12 +149,12 @@ void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64
   const Window2d g = window;
   const int64_t oh = g.out_h(), ow = g.out_w(), area = g.height * g.width;
   // The valid taps of every window row and column, computed once (they divide).
-  std::vector<TapRange> rows(oh), cols(ow);
+  std::vector<IndexRange> rows(oh), cols(ow);
   for (int64_t oy = 0; oy < oh; ++oy) {
-    rows[oy] = ValidTaps(oy * g.stride_h - g.pad_h, g.kernel_h, g.dilation_h, g.height);
+    rows[oy] = InsideRange(oy * g.stride_h - g.pad_h, g.kernel_h, g.dilation_h, g.height);
   }
   for (int64_t ox = 0; ox < ow; ++ox) {
-    cols[ox] = ValidTaps(ox * g.stride_w - g.pad_w, g.kernel_w, g.dilation_w, g.width);
+    cols[ox] = InsideRange(ox * g.stride_w - g.pad_w, g.kernel_w, g.dilation_w, g.width);
   }
   ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(oh * ow, 1)),
               [&, g](int64_t begin, int64_t end) {
@@ -172,10 +164,10 @@ void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64
       int64_t* out_index = argmax + p * oh * ow;
       for (int64_t oy = 0; oy < oh; ++oy) {
         const int64_t y0 = oy * g.stride_h - g.pad_h;
-        const TapRange r = rows[oy];
+        const IndexRange r = rows[oy];
         for (int64_t ox = 0; ox < ow; ++ox) {
           const int64_t x0 = ox * g.stride_w - g.pad_w;
-          const TapRange c = cols[ox];
+          const IndexRange c = cols[ox];
           // PyTorch's rule: start at the first input with -inf, take v > best or NaN.
           int64_t best_index = (y0 + r.begin * g.dilation_h) * g.width + x0 + c.begin * g.dilation_w;
           T best = -std::numeric_limits<T>::infinity();
@@ -199,9 +191,7 @@ void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64
 }
 
 template <typename T>
-void PoolBackward(int64_t planes, const Window2d& window, const int64_t* argmax, const T* dy,
-                  T* dx) {
-  const Window2d g = window;
+void PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, const T* dy, T* dx) {
   const int64_t outs = g.out_h() * g.out_w(), area = g.height * g.width;
   ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(outs, 1)),
               [&](int64_t begin, int64_t end) {
@@ -211,22 +201,22 @@ void PoolBackward(int64_t planes, const Window2d& window, const int64_t* argmax,
   });
 }
 
-// Calls fn(T{}) with T the float type of dtype (f32 or f64 only).
+// Calls fn(T{}) with T the float type of dtype: CheckFloatDType, then VisitDType, as
+// the other kernels dispatch.
 template <typename Fn>
-void FloatDispatch(const char* op, DType dtype, Fn&& fn) {
+void VisitFloat(const char* op, DType dtype, Fn&& fn) {
   internal::CheckFloatDType(op, dtype);
-  if (dtype == DType::kF32) {
-    fn(float{});
-  } else {
-    fn(double{});
-  }
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) fn(T{});
+  });
 }
 
 }  // namespace
 
 void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
                    const void* x, const void* w, const void* b, void* y) {
-  FloatDispatch("conv2d", dtype, [&](auto zero) {
+  VisitFloat("conv2d", dtype, [&](auto zero) {
     using T = decltype(zero);
     Forward<T>(n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
                static_cast<const T*>(b), static_cast<T*>(y));
@@ -235,7 +225,7 @@ void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d&
 
 void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
                     const void* x, const void* w, const void* dy, void* dx, void* dw, void* db) {
-  FloatDispatch("conv2d_backward", dtype, [&](auto zero) {
+  VisitFloat("conv2d_backward", dtype, [&](auto zero) {
     using T = decltype(zero);
     Backward<T>(n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
                 static_cast<const T*>(dy), static_cast<T*>(dx), static_cast<T*>(dw),
@@ -245,7 +235,7 @@ void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d
 
 void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const void* x, void* y,
                       int64_t* argmax) {
-  FloatDispatch("max_pool2d", dtype, [&](auto zero) {
+  VisitFloat("max_pool2d", dtype, [&](auto zero) {
     using T = decltype(zero);
     PoolForward<T>(planes, window, static_cast<const T*>(x), static_cast<T*>(y), argmax);
   });
@@ -253,7 +243,7 @@ void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const
 
 void MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
                        const void* dy, void* dx) {
-  FloatDispatch("max_pool2d_backward", dtype, [&](auto zero) {
+  VisitFloat("max_pool2d_backward", dtype, [&](auto zero) {
     using T = decltype(zero);
     PoolBackward<T>(planes, window, argmax, static_cast<const T*>(dy), static_cast<T*>(dx));
   });

@@ -20,17 +20,18 @@ void CheckPairs(const char* op, const std::array<int64_t, 2>& stride,
   }
 }
 
-// The window of params over x [N, C, H, W], checked to give at least one output.
-Window2d MakeWindow(const char* op, const Tensor& x, int64_t kh, int64_t kw,
+// The window of params over an input of shape [N, C, H, W], checked to give at least
+// one output.
+Window2d MakeWindow(const char* op, IntSpan x, int64_t kh, int64_t kw,
                     const std::array<int64_t, 2>& stride, const std::array<int64_t, 2>& padding,
                     const std::array<int64_t, 2>& dilation) {
-  EMBER_CHECK(x.dim() == 4, op, ": expected an input [N, C, H, W], got ", ShapeToString(x.shape()));
+  EMBER_CHECK(x.size() == 4, op, ": expected an input [N, C, H, W], got ", ShapeToString(x));
   EMBER_CHECK(kh >= 1 && kw >= 1, op, ": the kernel must be at least 1x1, got ", kh, "x", kw);
   CheckPairs(op, stride, padding, dilation);
-  const Window2d window{x.size(2),  x.size(3),  kh,         kw,          stride[0],  stride[1],
+  const Window2d window{x[2],       x[3],       kh,          kw,         stride[0], stride[1],
                         padding[0], padding[1], dilation[0], dilation[1]};
   EMBER_CHECK(window.out_h() >= 1 && window.out_w() >= 1, op, ": the input ",
-              ShapeToString(x.shape()), " padded by (", padding[0], ", ", padding[1],
+              ShapeToString(x), " padded by (", padding[0], ", ", padding[1],
               ") is smaller than the kernel ", kh, "x", kw, " dilated by (", dilation[0], ", ",
               dilation[1], ")");
   return window;
@@ -52,10 +53,10 @@ DType CheckConv(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 }
 
 Window2d ConvWindow(const Tensor& x, const Tensor& weight, const Conv2dParams& p) {
-  return MakeWindow("conv2d", x, weight.size(2), weight.size(3), p.stride, p.padding, p.dilation);
+  return MakeWindow("conv2d", x.shape(), weight.size(2), weight.size(3), p.stride, p.padding, p.dilation);
 }
 
-Window2d PoolWindow(const Tensor& x, const MaxPool2dParams& p) {
+Window2d PoolWindow(IntSpan x, const MaxPool2dParams& p) {
   const std::array<int64_t, 2> stride{p.stride[0] == 0 ? p.kernel[0] : p.stride[0],
                                       p.stride[1] == 0 ? p.kernel[1] : p.stride[1]};
   const Window2d window = MakeWindow("max_pool2d", x, p.kernel[0], p.kernel[1], stride, p.padding,
@@ -104,7 +105,7 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& weight, const Tensor& 
 
 MaxPool2dResult MaxPool2d(const Tensor& x, const MaxPool2dParams& params) {
   const DType compute = internal::FloatComputeDType("max_pool2d", x);
-  const Window2d window = PoolWindow(x, params);
+  const Window2d window = PoolWindow(x.shape(), params);
   const Shape y_shape{x.size(0), x.size(1), window.out_h(), window.out_w()};
   const Tensor in = x.To(compute).Contiguous();
   MaxPool2dResult result{Empty(y_shape, compute), Empty(y_shape, DType::kI64)};
@@ -119,9 +120,7 @@ Tensor MaxPool2dBackward(IntSpan x_shape, const Tensor& indices, const Tensor& d
   const DType compute = internal::FloatComputeDType("max_pool2d_backward", dy);
   EMBER_CHECK(x_shape.size() == 4, "max_pool2d_backward: expected an input shape [N, C, H, W], got ",
               ShapeToString(x_shape));
-  // A stand-in of the input's shape for the window arithmetic (no data is read).
-  const Tensor shape_only = Empty({0, 0, x_shape[2], x_shape[3]});
-  const Window2d window = PoolWindow(shape_only, params);
+  const Window2d window = PoolWindow(x_shape, params);
   const Shape y_shape{x_shape[0], x_shape[1], window.out_h(), window.out_w()};
   EMBER_CHECK(dy.shape() == y_shape && indices.shape() == y_shape && indices.dtype() == DType::kI64,
               "max_pool2d_backward: dy ", ShapeToString(dy.shape()), " and indices ",
