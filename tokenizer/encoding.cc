@@ -1,27 +1,28 @@
 #include "tokenizer/encoding.h"
 
 #include <algorithm>
+#include <cstring>
+#include <atomic>
 #include <functional>
 #include <limits>
 #include <queue>
+#include <thread>
 #include <tuple>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace ember::tokenizer {
 namespace {
 
-constexpr Rank kNone = std::numeric_limits<Rank>::max();
+constexpr Rank kNone = RankTable::kMissing;
 
 // Pieces at least this long merge through a heap instead of linear scans.
 constexpr size_t kHeapMergeBytes = 256;
 
-Rank RankOf(const Ranks& ranks, absl::string_view bytes) {
-  const auto it = ranks.find(bytes);
-  return it == ranks.end() ? kNone : it->second;
-}
+Rank RankOf(const RankTable& ranks, absl::string_view bytes) { return ranks.Find(bytes); }
 
 // The length of the well-formed UTF-8 sequence at s[i] (Unicode Table 3-7), or minus
 // the length of its maximal ill-formed prefix (at least 1).
@@ -58,12 +59,24 @@ int Utf8Sequence(absl::string_view s, size_t i) {
 
 }  // namespace
 
+RankTable::RankTable(const Ranks& ranks) {
+  for (const auto& [bytes, rank] : ranks) Insert(bytes, rank);
+}
+
+void RankTable::Insert(absl::string_view bytes, Rank rank) {
+  if (bytes.size() <= 7) {
+    short_[ShortKey(bytes)] = rank;
+  } else {
+    long_[std::string(bytes)] = rank;
+  }
+}
+
 namespace internal {
 
 // tiktoken's _byte_pair_merge: parts[i] = (start byte, rank of the pair that starts
 // there); each round merges the leftmost pair of lowest rank and re-ranks its two
 // neighbours. O(n^2) in the worst case, fastest for the short pieces of real text.
-void MergeByScan(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out) {
+void MergeByScan(absl::string_view piece, const RankTable& ranks, std::vector<Rank>& out) {
   const size_t n = piece.size();
   // On the stack for the pieces of ordinary text: no allocation per piece.
   absl::InlinedVector<std::pair<size_t, Rank>, kHeapMergeBytes + 1> parts;
@@ -96,7 +109,7 @@ void MergeByScan(absl::string_view piece, const Ranks& ranks, std::vector<Rank>&
 // Entries go stale when a neighbour merges; a popped entry counts only if its part is
 // still alive and still has that rank (a re-pushed equal entry then names the same
 // pair, which is the right one to merge).
-void MergeByHeap(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out) {
+void MergeByHeap(absl::string_view piece, const RankTable& ranks, std::vector<Rank>& out) {
   const size_t n = piece.size();
   // Part k starts at byte k; next[k] is the start of the part after it (n at the end).
   std::vector<size_t> next(n), prev(n);
@@ -134,7 +147,7 @@ void MergeByHeap(absl::string_view piece, const Ranks& ranks, std::vector<Rank>&
 
 }  // namespace internal
 
-void BytePairEncode(absl::string_view piece, const Ranks& ranks, std::vector<Rank>& out) {
+void BytePairEncode(absl::string_view piece, const RankTable& ranks, std::vector<Rank>& out) {
   if (piece.size() == 1) {
     out.push_back(RankOf(ranks, piece));
   } else if (piece.size() < kHeapMergeBytes) {
@@ -146,6 +159,12 @@ void BytePairEncode(absl::string_view piece, const Ranks& ranks, std::vector<Ran
 
 int64_t FirstInvalidUtf8(absl::string_view bytes) {
   for (size_t i = 0; i < bytes.size();) {
+    // Eight ASCII bytes at a time: most text is mostly ASCII.
+    uint64_t word;
+    if (i + 8 <= bytes.size() && (std::memcpy(&word, bytes.data() + i, 8), (word & 0x8080808080808080u) == 0)) {
+      i += 8;
+      continue;
+    }
     const int n = Utf8Sequence(bytes, i);
     if (n < 0) return static_cast<int64_t>(i);
     i += static_cast<size_t>(n);
@@ -193,14 +212,17 @@ absl::StatusOr<Encoding> Encoding::Create(std::string name, absl::string_view pa
       by_id[id] = &bytes;
     }
   }
-  return Encoding(std::move(name), *std::move(pretokenizer), std::move(ranks), std::move(specials));
+  return Encoding(std::move(name), std::string(pattern), *std::move(pretokenizer), std::move(ranks),
+                  std::move(specials));
 }
 
-Encoding::Encoding(std::string name, Pretokenizer pretokenizer, Ranks ranks,
+Encoding::Encoding(std::string name, std::string pattern, Pretokenizer pretokenizer, Ranks ranks,
                    absl::flat_hash_map<std::string, Rank> specials)
     : name_(std::move(name)),
       pretokenizer_(std::move(pretokenizer)),
+      pattern_(std::move(pattern)),
       ranks_(std::move(ranks)),
+      table_(ranks_),
       specials_(std::move(specials)) {
   for (const auto* table : {&ranks_, &specials_}) {
     for (const auto& [bytes, id] : *table) {
@@ -212,28 +234,147 @@ Encoding::Encoding(std::string name, Pretokenizer pretokenizer, Ranks ranks,
   for (const auto& [text, id] : specials_) all_special_.insert(text);
 }
 
-void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids) const {
-  pretokenizer_.ForEachPiece(text, [&](absl::string_view piece) {
-    const auto it = ranks_.find(piece);
-    if (it != ranks_.end()) {
-      ids.push_back(it->second);
-    } else {
-      BytePairEncode(piece, ranks_, ids);
-    }
-  });
+// The cache is bounded by emptying it when full; an entry costs about 100 bytes.
+constexpr size_t kPieceCacheEntries = 1 << 15;
+
+void Encoding::AppendPiece(absl::string_view piece, std::vector<Rank>& ids, PieceCache& cache) const {
+  const Rank rank = table_.Find(piece);
+  if (rank != kNone) {
+    ids.push_back(rank);
+    return;
+  }
+  if (const auto it = cache.find(piece); it != cache.end()) {
+    ids.insert(ids.end(), it->second.begin(), it->second.end());
+    return;
+  }
+  const size_t before = ids.size();
+  BytePairEncode(piece, table_, ids);
+  if (cache.size() >= kPieceCacheEntries) cache.clear();
+  cache.emplace(piece, absl::InlinedVector<Rank, 6>(ids.begin() + static_cast<std::ptrdiff_t>(before), ids.end()));
 }
 
-absl::StatusOr<std::vector<Rank>> Encoding::EncodeOrdinary(absl::string_view text) const {
+namespace {
+
+// Texts shorter than this per thread are not split.
+constexpr size_t kMinChunkBytes = 1 << 16;
+
+// A place near `at` to start a chunk's scan: a space between two ASCII letters (where
+// every pattern ends one piece and starts the next, so the scans agree at once), or
+// else the first UTF-8 character boundary.
+size_t ChunkStart(absl::string_view text, size_t at) {
+  const auto letter = [&](size_t i) { return absl::ascii_isalpha(static_cast<unsigned char>(text[i])); };
+  for (size_t i = std::max<size_t>(at, 1); i + 1 < text.size() && i < at + 4096; ++i) {
+    if (text[i] == ' ' && letter(i - 1) && letter(i + 1)) return i;
+  }
+  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
+}  // namespace
+
+// Parallel encoding, exact: chunk k is scanned from its own start s_k to the first
+// piece end at or past s_{k+1}, recording each position it sought a piece from. The
+// scans are then joined in order: the scan of the text so far stands at some byte p; the
+// pieces found from p on depend only on p (the pattern does not look behind, and every
+// scan sees the whole text, so the lookahead rule sees the same end), so if chunk k
+// sought a piece from p, its ids from there are what a single scan would give. If not,
+// the join scans on one piece at a time until it stands where chunk k stood (the scans
+// meet within a piece or two) or has passed chunk k altogether.
+void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, int threads) const {
+  const size_t chunks = std::min<size_t>(std::max(threads, 1), text.size() / kMinChunkBytes);
+  if (chunks <= 1) {
+    PieceCache cache;
+    pretokenizer_.ForEachPiece(text, [&](absl::string_view piece) { AppendPiece(piece, ids, cache); });
+    return;
+  }
+  std::vector<size_t> starts(chunks + 1, text.size());
+  for (size_t k = 0; k < chunks; ++k) starts[k] = k == 0 ? 0 : ChunkStart(text, text.size() / chunks * k);
+  struct Chunk {
+    std::vector<Rank> ids;
+    std::vector<std::pair<size_t, size_t>> scan;  // (byte a piece was sought from, ids before it)
+    size_t end = 0;                               // where its scan stopped
+  };
+  std::vector<Chunk> parts(chunks);
+  {
+    std::vector<std::thread> workers;
+    for (size_t k = 0; k < chunks; ++k) {
+      workers.emplace_back([&, k] {
+        // Each scan has its own RE2: threads sharing one contend for its DFA cache lock.
+        const Pretokenizer own = *Pretokenizer::Create(pattern_);
+        PieceCache cache;
+        Chunk& part = parts[k];
+        part.ids.reserve((starts[k + 1] - starts[k]) / 3);
+        size_t pos = starts[k];
+        absl::string_view piece;
+        while (pos < starts[k + 1]) {
+          part.scan.emplace_back(pos, part.ids.size());
+          if (!own.Next(text, pos, piece)) break;
+          AppendPiece(piece, part.ids, cache);
+        }
+        part.end = pos;
+      });
+    }
+    for (std::thread& w : workers) w.join();
+  }
+  ids.insert(ids.end(), parts[0].ids.begin(), parts[0].ids.end());
+  size_t pos = parts[0].end;
+  absl::string_view piece;
+  PieceCache cache;
+  for (size_t k = 1; k < chunks; ++k) {
+    const Chunk& part = parts[k];
+    while (pos < part.end) {
+      const auto it = std::lower_bound(part.scan.begin(), part.scan.end(), std::make_pair(pos, size_t{0}));
+      if (it != part.scan.end() && it->first == pos) {
+        ids.insert(ids.end(), part.ids.begin() + static_cast<std::ptrdiff_t>(it->second), part.ids.end());
+        pos = part.end;
+        break;
+      }
+      if (!pretokenizer_.Next(text, pos, piece)) break;
+      AppendPiece(piece, ids, cache);
+    }
+  }
+}
+
+absl::StatusOr<std::vector<Rank>> Encoding::EncodeOrdinary(absl::string_view text, int threads) const {
   if (const int64_t bad = FirstInvalidUtf8(text); bad >= 0) {
     return absl::InvalidArgumentError(absl::StrCat("text is not valid UTF-8 at byte ", bad));
   }
   std::vector<Rank> ids;
-  AppendOrdinary(text, ids);
+  ids.reserve(text.size() / 4);  // about four bytes a token in English
+  AppendOrdinary(text, ids, threads);
   return ids;
 }
 
+absl::StatusOr<std::vector<std::vector<Rank>>> Encoding::EncodeBatch(
+    const std::vector<std::string>& texts, const absl::flat_hash_set<std::string>& allowed,
+    int threads) const {
+  std::vector<std::vector<Rank>> out(texts.size());
+  std::vector<absl::Status> errors(texts.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < texts.size();) {
+      absl::StatusOr<std::vector<Rank>> ids = Encode(texts[i], allowed);
+      if (ids.ok()) {
+        out[i] = *std::move(ids);
+      } else {
+        errors[i] = ids.status();
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int t = 1; t < std::min<int>(threads, static_cast<int>(texts.size())); ++t) workers.emplace_back(work);
+  work();
+  for (std::thread& w : workers) w.join();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (!errors[i].ok()) {
+      return absl::Status(errors[i].code(), absl::StrCat("text ", i, ": ", errors[i].message()));
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<Rank>> Encoding::Encode(
-    absl::string_view text, const absl::flat_hash_set<std::string>& allowed) const {
+    absl::string_view text, const absl::flat_hash_set<std::string>& allowed, int threads) const {
   if (const int64_t bad = FirstInvalidUtf8(text); bad >= 0) {
     return absl::InvalidArgumentError(absl::StrCat("text is not valid UTF-8 at byte ", bad));
   }
@@ -262,13 +403,14 @@ absl::StatusOr<std::vector<Rank>> Encoding::Encode(
     from = at + 1;
   }
   std::vector<Rank> ids;
+  ids.reserve(text.size() / 4);
   for (size_t start = 0;;) {
     const auto [at, special] = next_special(start, true);
     if (special == nullptr) {
-      AppendOrdinary(text.substr(start), ids);
+      AppendOrdinary(text.substr(start), ids, threads);
       return ids;
     }
-    AppendOrdinary(text.substr(start, at - start), ids);
+    AppendOrdinary(text.substr(start, at - start), ids, threads);
     ids.push_back(specials_.at(*special));
     start = at + special->size();
   }

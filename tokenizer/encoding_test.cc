@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -131,8 +132,8 @@ TEST(EncodingTest, HeapAndScanMergeAlike) {
     const int n = 2 + static_cast<int>(rng() % 300);
     for (int i = 0; i < n; ++i) piece.push_back(alphabet[rng() % alphabet.size()]);
     std::vector<Rank> by_heap, by_scan;
-    internal::MergeByHeap(piece, Gpt2().ranks(), by_heap);
-    internal::MergeByScan(piece, Gpt2().ranks(), by_scan);
+    internal::MergeByHeap(piece, Gpt2().rank_table(), by_heap);
+    internal::MergeByScan(piece, Gpt2().rank_table(), by_scan);
     ASSERT_EQ(by_heap, by_scan) << piece;
   }
 }
@@ -146,6 +147,55 @@ TEST(EncodingTest, ALongPieceIsNotQuadratic) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(*Gpt2().DecodeBytes(ids), text);
   EXPECT_LT(seconds, 20.0);
+}
+
+
+// A long text from the vectors with separators that cut every kind of piece, and one
+// with no "letter space letter" anywhere (so the chunks start at arbitrary characters
+// and the join has to scan until the scans meet).
+std::string LongText(bool letters) {
+  std::ifstream in("tokenizer/testdata/tiktoken_vectors.jsonl");
+  std::vector<std::string> texts;
+  for (std::string line; std::getline(in, line);) texts.push_back(nlohmann::json::parse(line)["text"]);
+  const std::vector<std::string> junk = {"   ", "\t\t", "\r\n", "\n\n\n", "  \u00a0 ", "1234567", "!!??",
+                                         "\u3000\u3000", "'s", "\xF0\x9F\x91\x8D"};
+  std::mt19937 rng(7);
+  std::string text;
+  while (text.size() < 300000) {  // several 64 kB chunks
+    if (letters) text += texts[rng() % texts.size()];
+    text += junk[rng() % junk.size()];
+    if (rng() % 5 == 0) text += std::string(rng() % 300, ' ');
+  }
+  return text;
+}
+
+TEST(EncodingTest, ThreadsGiveTheSameIds) {
+  for (const char* name : {"gpt2", "o200k_base"}) {
+    const Encoding& e = Load(name);
+    for (const bool letters : {true, false}) {
+      const std::string text = LongText(letters);
+      const std::vector<Rank> one = *e.EncodeOrdinary(text, 1);
+      for (const int threads : {2, 3, 5}) {
+        SCOPED_TRACE(absl::StrCat(name, " letters=", letters, " threads=", threads));
+        EXPECT_EQ(*e.EncodeOrdinary(text, threads), one);
+      }
+      EXPECT_EQ(*e.DecodeBytes(one), text);
+    }
+  }
+  // With special tokens between long stretches of text.
+  const Encoding& e = Gpt2();
+  const std::string text = LongText(true) + "<|endoftext|>" + LongText(false);
+  EXPECT_EQ(*e.Encode(text, e.AllSpecial(), 4), *e.Encode(text, e.AllSpecial(), 1));
+}
+
+TEST(EncodingTest, BatchIsEachTextEncoded) {
+  const Encoding& e = Gpt2();
+  const std::vector<std::string> texts = {"Hello world", "", "a<|endoftext|>b", std::string(5000, 'x'), "caf\xC3\xA9"};
+  const std::vector<std::vector<Rank>> batch = *e.EncodeBatch(texts, e.AllSpecial(), 3);
+  ASSERT_EQ(batch.size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(batch[i], *e.Encode(texts[i], e.AllSpecial())) << i;
+  const absl::Status bad = e.EncodeBatch({"fine", "also fine", "<|endoftext|>"}, {}, 2).status();
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("text 2: text contains the special token <|endoftext|>"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tokenizer/pretokenizer.h"
 
+#include <cstdint>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -63,6 +64,28 @@ size_t LastCodePointBytes(absl::string_view text, size_t end) {
   return n;
 }
 
+// Whether every code point of `s` (valid UTF-8) is Unicode White_Space (kWhiteSpace).
+bool IsAllWhiteSpace(absl::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    char32_t cp;
+    if (c < 0x80) {
+      cp = c, i += 1;
+    } else if (c < 0xE0 && i + 1 < s.size()) {
+      cp = (c & 0x1Fu) << 6 | (s[i + 1] & 0x3Fu), i += 2;
+    } else if (c < 0xF0 && i + 2 < s.size()) {
+      cp = (c & 0x0Fu) << 12 | (s[i + 1] & 0x3Fu) << 6 | (s[i + 2] & 0x3Fu), i += 3;
+    } else {
+      return false;  // four-byte code points are never White_Space
+    }
+    const bool space = (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 ||
+                       cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+                       cp == 0x202F || cp == 0x205F || cp == 0x3000;
+    if (!space) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<Pretokenizer> Pretokenizer::Create(absl::string_view pattern) {
@@ -78,20 +101,34 @@ absl::StatusOr<Pretokenizer> Pretokenizer::Create(absl::string_view pattern) {
   }
   absl::StatusOr<std::string> translated = SpellOutWhiteSpace(body);
   if (!translated.ok()) return translated.status();
-  if (emulate) absl::StrAppend(&*translated, "|([", kWhiteSpace, "]+)");
   RE2::Options options;
   options.set_encoding(RE2::Options::EncodingUTF8);
   options.set_log_errors(false);
-  auto re = std::make_unique<RE2>(*translated, options);
-  if (!re->ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("RE2 refuses the translated pattern (", re->error(), "): ", *translated));
+  // The Unicode classes make a large DFA; RE2's default 8 MB budget makes it rebuild its
+  // state cache over and over on mixed-script text.
+  options.set_max_mem(int64_t{64} << 20);
+  auto compile = [&](const std::string& p) -> absl::StatusOr<std::unique_ptr<RE2>> {
+    auto re = std::make_unique<RE2>(p, options);
+    if (!re->ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RE2 refuses the translated pattern (", re->error(), "): ", p));
+    }
+    return re;
+  };
+  std::unique_ptr<RE2> body_re;
+  if (emulate) {
+    absl::StatusOr<std::unique_ptr<RE2>> b = compile(*translated);
+    if (!b.ok()) return b.status();
+    body_re = *std::move(b);
+    absl::StrAppend(&*translated, "|[", kWhiteSpace, "]+");
   }
-  return Pretokenizer(std::move(re), emulate);
+  absl::StatusOr<std::unique_ptr<RE2>> re = compile(*translated);
+  if (!re.ok()) return re.status();
+  return Pretokenizer(*std::move(re), std::move(body_re));
 }
 
-Pretokenizer::Pretokenizer(std::unique_ptr<re2::RE2> re, bool emulate_lookahead)
-    : re_(std::move(re)), emulate_lookahead_(emulate_lookahead) {}
+Pretokenizer::Pretokenizer(std::unique_ptr<re2::RE2> re, std::unique_ptr<re2::RE2> body_re)
+    : re_(std::move(re)), body_re_(std::move(body_re)) {}
 Pretokenizer::Pretokenizer(Pretokenizer&&) noexcept = default;
 Pretokenizer& Pretokenizer::operator=(Pretokenizer&&) noexcept = default;
 Pretokenizer::~Pretokenizer() = default;
@@ -100,20 +137,27 @@ const std::string& Pretokenizer::re2_pattern() const { return re_->pattern(); }
 
 bool Pretokenizer::Next(absl::string_view text, size_t& pos, absl::string_view& piece) const {
   if (pos >= text.size()) return false;
-  re2::StringPiece groups[2];
-  const int ngroups = emulate_lookahead_ ? 2 : 1;
   const re2::StringPiece input(text.data(), text.size());
-  if (!re_->Match(input, pos, text.size(), RE2::UNANCHORED, groups, ngroups) || groups[0].empty()) {
-    pos = text.size();
-    return false;
+  re2::StringPiece match;
+  // Anchored first: with these patterns every character starts a piece, and an anchored
+  // search needs neither RE2's unanchored loop nor its reverse pass for the start.
+  if (!re_->Match(input, pos, text.size(), RE2::ANCHOR_START, &match, 1) || match.empty()) {
+    if (!re_->Match(input, pos, text.size(), RE2::UNANCHORED, &match, 1) || match.empty()) {
+      pos = text.size();
+      return false;
+    }
   }
-  size_t begin = static_cast<size_t>(groups[0].data() - text.data());
-  size_t end = begin + groups[0].size();
-  if (emulate_lookahead_ && groups[1].data() != nullptr && end < text.size()) {
-    // The whitespace run stops before a non-space: `\s+(?!\S)` leaves its last
-    // character to the next piece, unless that would leave nothing.
-    const size_t last = LastCodePointBytes(text, end);
-    if (end - begin > last) end -= last;
+  const size_t begin = static_cast<size_t>(match.data() - text.data());
+  size_t end = begin + match.size();
+  if (body_re_ != nullptr && end < text.size() && IsAllWhiteSpace(text.substr(begin, end - begin))) {
+    // Whitespace not from an earlier alternative (leftmost-first takes the body whenever
+    // it matches here) came from `\s+(?!\S)|\s+`: stopping before a non-space, it leaves
+    // its last character to the next piece, unless that would leave nothing.
+    re2::StringPiece body_match;
+    if (!body_re_->Match(input, begin, text.size(), RE2::ANCHOR_START, &body_match, 1)) {
+      const size_t last = LastCodePointBytes(text, end);
+      if (end - begin > last) end -= last;
+    }
   }
   piece = text.substr(begin, end - begin);
   pos = end;

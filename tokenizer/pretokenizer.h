@@ -14,9 +14,11 @@
 //   p: if the run reaches the end, k = n; otherwise the character after it is not
 //   whitespace, so k = n - 1 (the character at p+n-1 is whitespace, which (?!\S)
 //   accepts), provided n - 1 >= 1. When n = 1 and a non-space follows, the lookahead
-//   fails and `\s+` takes the single character. So: replace the two by one captured
-//   `(\s+)`, and when that group is what matched, a run longer than one character that
-//   is not at the end of the text gives back its last character (one code point).
+//   fails and `\s+` takes the single character. So: replace the two by one `\s+`, and
+//   when that is what matched, a run longer than one character that is not at the end
+//   of the text gives back its last character (one code point). It is what matched when
+//   the piece is all whitespace and the pattern without the tail (the "body") does not
+//   match at the piece's start: leftmost-first takes the body whenever it can.
 //
 // Unicode tables: Debian's RE2 (2022-06-01) has Unicode 15 classes (it knows U+11F04,
 // new in 15, as a letter); tiktoken's current Rust regex has Unicode 16, so text using
@@ -61,16 +63,18 @@ class Pretokenizer {
 
   std::vector<std::string> Split(absl::string_view text) const;
 
+  // The next piece of `text` at or after byte `pos` (a scan of the whole text that has
+  // reached pos); advances pos past it. False, with pos at the end, when none is left.
+  bool Next(absl::string_view text, size_t& pos, absl::string_view& piece) const;
+
   // The RE2 pattern it runs.
   const std::string& re2_pattern() const;
 
  private:
-  Pretokenizer(std::unique_ptr<re2::RE2> re, bool emulate_lookahead);
-  // The next piece at or after pos; advances pos past it. False at the end.
-  bool Next(absl::string_view text, size_t& pos, absl::string_view& piece) const;
+  Pretokenizer(std::unique_ptr<re2::RE2> re, std::unique_ptr<re2::RE2> body_re);
 
-  std::unique_ptr<re2::RE2> re_;
-  bool emulate_lookahead_;  // group 1 is the trailing whitespace alternative
+  std::unique_ptr<re2::RE2> re_;       // the pattern, the lookahead tail as `[\s]+`
+  std::unique_ptr<re2::RE2> body_re_;  // without that tail (null: no tail to emulate)
 };
 
 }  // namespace ember::tokenizer
