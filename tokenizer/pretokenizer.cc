@@ -129,6 +129,14 @@ absl::StatusOr<Pretokenizer> Pretokenizer::Create(absl::string_view pattern) {
 
 Pretokenizer::Pretokenizer(std::unique_ptr<re2::RE2> re, std::unique_ptr<re2::RE2> body_re)
     : re_(std::move(re)), body_re_(std::move(body_re)) {}
+
+// A match P that is all whitespace came from the body exactly when the body can match
+// all of P: if the body matched at P's start, leftmost-first would have returned the
+// body's match, so that is P; and if the body can match P, it matches there.
+bool Pretokenizer::TailMatched(absl::string_view piece) const {
+  return IsAllWhiteSpace(piece) && !RE2::FullMatch(re2::StringPiece(piece.data(), piece.size()), *body_re_);
+}
+
 Pretokenizer::Pretokenizer(Pretokenizer&&) noexcept = default;
 Pretokenizer& Pretokenizer::operator=(Pretokenizer&&) noexcept = default;
 Pretokenizer::~Pretokenizer() = default;
@@ -149,15 +157,11 @@ bool Pretokenizer::Next(absl::string_view text, size_t& pos, absl::string_view& 
   }
   const size_t begin = static_cast<size_t>(match.data() - text.data());
   size_t end = begin + match.size();
-  if (body_re_ != nullptr && end < text.size() && IsAllWhiteSpace(text.substr(begin, end - begin))) {
-    // Whitespace not from an earlier alternative (leftmost-first takes the body whenever
-    // it matches here) came from `\s+(?!\S)|\s+`: stopping before a non-space, it leaves
-    // its last character to the next piece, unless that would leave nothing.
-    re2::StringPiece body_match;
-    if (!body_re_->Match(input, begin, text.size(), RE2::ANCHOR_START, &body_match, 1)) {
-      const size_t last = LastCodePointBytes(text, end);
-      if (end - begin > last) end -= last;
-    }
+  if (body_re_ != nullptr && end < text.size() && TailMatched(text.substr(begin, end - begin))) {
+    // `\s+(?!\S)` stops before a non-space leaving its last character to the next
+    // piece, unless that would leave nothing.
+    const size_t last = LastCodePointBytes(text, end);
+    if (end - begin > last) end -= last;
   }
   piece = text.substr(begin, end - begin);
   pos = end;

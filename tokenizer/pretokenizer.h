@@ -17,8 +17,8 @@
 //   fails and `\s+` takes the single character. So: replace the two by one `\s+`, and
 //   when that is what matched, a run longer than one character that is not at the end
 //   of the text gives back its last character (one code point). It is what matched when
-//   the piece is all whitespace and the pattern without the tail (the "body") does not
-//   match at the piece's start: leftmost-first takes the body whenever it can.
+//   the piece is all whitespace and the pattern without the tail (the "body") cannot
+//   match the whole piece (see TailMatched).
 //
 // Unicode tables: Debian's RE2 (2022-06-01) has Unicode 15 classes (it knows U+11F04,
 // new in 15, as a letter); tiktoken's current Rust regex has Unicode 16, so text using
@@ -75,6 +75,8 @@ class Pretokenizer {
 
   std::unique_ptr<re2::RE2> re_;       // the pattern, the lookahead tail as `[\s]+`
   std::unique_ptr<re2::RE2> body_re_;  // without that tail (null: no tail to emulate)
+  // Whether an overall match `piece` came from the emulated tail.
+  bool TailMatched(absl::string_view piece) const;
 };
 
 }  // namespace ember::tokenizer

@@ -1,0 +1,42 @@
+// Runs the fuzz target's checks (encoding_fuzzer.cc) over seed inputs in every build:
+// each tiktoken test vector with every encoding, a few malformed byte strings, and
+// random bytes.
+
+#include <cstdint>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+namespace {
+
+void Feed(uint8_t selector, const std::string& text) {
+  std::string input(1, static_cast<char>(selector));
+  input += text;
+  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
+}
+
+TEST(EncodingFuzzerSeedsTest, VectorsMalformedAndRandomInputs) {
+  std::ifstream in("tokenizer/testdata/tiktoken_vectors.jsonl");
+  ASSERT_TRUE(in);
+  int n = 0;
+  for (std::string line; std::getline(in, line) && n < 60; ++n) {
+    const std::string text = nlohmann::json::parse(line)["text"];
+    for (const uint8_t selector : {0, 1, 2}) Feed(selector, text);
+    if (n % 10 == 0) Feed(0xFC + n % 3, text);  // the parallel check too
+  }
+  for (const char* bad : {"\xff", "a\xC3", "\xED\xA0\x80", "\xF4\x90\x80\x80", "ok\xC0\xAF"}) Feed(1, bad);
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 30; ++trial) {
+    std::string bytes(rng() % 64, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    Feed(static_cast<uint8_t>(trial), bytes);
+  }
+  Feed(0, "");
+}
+
+}  // namespace
