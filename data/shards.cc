@@ -1,0 +1,118 @@
+#include "data/shards.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace ember::data {
+namespace {
+
+absl::Status Errno(absl::string_view what, const std::string& path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+absl::Status WriteTokenShard(const std::string& path, absl::Span<const uint16_t> tokens) {
+  if (tokens.size() > static_cast<size_t>(INT32_MAX)) {
+    return absl::InvalidArgumentError(absl::StrCat("a shard holds at most ", INT32_MAX, " tokens, not ", tokens.size()));
+  }
+  std::vector<int32_t> header(256, 0);
+  header[0] = kShardMagic;
+  header[1] = kShardVersion;
+  header[2] = static_cast<int32_t>(tokens.size());
+  std::string tmp = path + ".XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) return Errno("cannot create a temporary file for", path);
+  FILE* f = fdopen(fd, "wb");
+  bool ok = f != nullptr && std::fwrite(header.data(), 4, header.size(), f) == header.size() &&
+            std::fwrite(tokens.data(), 2, tokens.size(), f) == tokens.size();
+  ok = (f != nullptr && std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const absl::Status status = Errno("cannot write", path);
+    std::remove(tmp.c_str());
+    return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t vocab_size) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot open token shard ", path, ": ", std::strerror(errno)));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return Errno("cannot stat", path);
+  }
+  const size_t bytes = static_cast<size_t>(st.st_size);
+  auto bad = [&](int64_t offset, absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": at byte ", offset, ": ", what));
+  };
+  if (bytes < static_cast<size_t>(kShardHeaderBytes)) {
+    close(fd);
+    return bad(static_cast<int64_t>(bytes), absl::StrCat("truncated: the file has ", bytes, " bytes, the header alone ",
+                                                         kShardHeaderBytes));
+  }
+  void* map = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return Errno("cannot map", path);
+  TokenShard shard(path, map, bytes, nullptr, 0);  // unmaps on every return below
+  int32_t header[3];
+  std::memcpy(header, map, sizeof(header));
+  if (header[0] != kShardMagic) {
+    return bad(0, absl::StrCat("wrong magic number ", header[0], " (a token shard starts with ", kShardMagic, ")"));
+  }
+  if (header[1] != kShardVersion) {
+    return bad(4, absl::StrCat("version ", header[1], ", expected ", kShardVersion, " (uint16 tokens)"));
+  }
+  const size_t data_bytes = bytes - kShardHeaderBytes;
+  if (header[2] < 0 || data_bytes != 2 * static_cast<size_t>(header[2])) {
+    return bad(8, absl::StrCat("the header counts ", header[2], " tokens, but ", data_bytes,
+                               " bytes follow it (", data_bytes / 2, " tokens", data_bytes % 2 ? " and a half" : "",
+                               ")"));
+  }
+  shard.tokens_ = reinterpret_cast<const uint16_t*>(static_cast<const char*>(map) + kShardHeaderBytes);
+  shard.size_ = header[2];
+  if (vocab_size > 0) {
+    for (int64_t i = 0; i < shard.size_; ++i) {
+      if (shard.tokens_[i] >= vocab_size) {
+        return bad(kShardHeaderBytes + 2 * i, absl::StrCat("token ", shard.tokens_[i], " (token ", i,
+                                                           ") is beyond the vocabulary of ", vocab_size));
+      }
+    }
+  }
+  return shard;
+}
+
+TokenShard::TokenShard(std::string path, void* map, size_t map_bytes, const uint16_t* tokens, int64_t size)
+    : path_(std::move(path)), map_(map), map_bytes_(map_bytes), tokens_(tokens), size_(size) {}
+
+TokenShard::TokenShard(TokenShard&& other) noexcept { *this = std::move(other); }
+
+TokenShard& TokenShard::operator=(TokenShard&& other) noexcept {
+  if (this != &other) {
+    if (map_ != nullptr) munmap(map_, map_bytes_);
+    path_ = std::move(other.path_);
+    map_ = std::exchange(other.map_, nullptr);
+    map_bytes_ = std::exchange(other.map_bytes_, 0);
+    tokens_ = std::exchange(other.tokens_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+TokenShard::~TokenShard() {
+  if (map_ != nullptr) munmap(map_, map_bytes_);
+}
+
+}  // namespace ember::data

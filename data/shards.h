@@ -1,0 +1,54 @@
+#ifndef EMBER_DATA_SHARDS_H_
+#define EMBER_DATA_SHARDS_H_
+
+// Token shards in llm.c's format, which nanoGPT-style tools read too: a header of 256
+// little-endian int32 (magic 20240520, version 1, the token count, then zeros), then
+// the tokens as little-endian uint16. Shards are read memory-mapped.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace ember::data {
+
+inline constexpr int32_t kShardMagic = 20240520;
+inline constexpr int32_t kShardVersion = 1;
+inline constexpr int64_t kShardHeaderBytes = 256 * 4;
+
+// Written to a temporary file beside `path`, then renamed over it.
+absl::Status WriteTokenShard(const std::string& path, absl::Span<const uint16_t> tokens);
+
+class TokenShard {
+ public:
+  // Checks the header against the file: size, magic, version, and that the count
+  // matches the bytes that follow; with vocab_size > 0 also that every token is below
+  // it. Each failure is an InvalidArgument naming the file and the byte offset.
+  static absl::StatusOr<TokenShard> Open(const std::string& path, int64_t vocab_size = 0);
+
+  TokenShard(TokenShard&& other) noexcept;
+  TokenShard& operator=(TokenShard&& other) noexcept;
+  TokenShard(const TokenShard&) = delete;
+  TokenShard& operator=(const TokenShard&) = delete;
+  ~TokenShard();
+
+  int64_t size() const { return size_; }
+  // The tokens, little-endian uint16 in the mapped file (x86 and ARM read them as is).
+  const uint16_t* tokens() const { return tokens_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  TokenShard(std::string path, void* map, size_t map_bytes, const uint16_t* tokens, int64_t size);
+
+  std::string path_;
+  void* map_ = nullptr;
+  size_t map_bytes_ = 0;
+  const uint16_t* tokens_ = nullptr;
+  int64_t size_ = 0;
+};
+
+}  // namespace ember::data
+
+#endif  // EMBER_DATA_SHARDS_H_

@@ -1,0 +1,188 @@
+// Tokenizes text into llm.c token shards (data/shards.h), a training and a validation
+// shard, with a progress bar:
+//
+//   bazel run -c opt //tools/prepare_data -- --dataset=brown --encoding=gpt2 --out=/tmp/brown
+//   bazel run -c opt //tools/prepare_data -- --input=a.txt,b.txt --encoding=char --out=/tmp/mine
+//
+// writes PREFIX_train.bin and PREFIX_val.bin (and, for --encoding=char, the character
+// vocabulary as PREFIX_vocab.json). Each input file is a document (--dataset=brown: each
+// of the corpus's 500 files, as plain text, data/datasets.h); with a BPE encoding every
+// document is preceded by <|endoftext|>, as llm.c's data scripts do. With several
+// documents, every k-th one (k = round(1 / --val_fraction)) goes to the validation
+// shard; with fewer than k, the last --val_fraction of all the tokens does.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "data/datasets.h"
+#include "data/shards.h"
+#include "tokenizer/char_tokenizer.h"
+#include "tokenizer/encoding.h"
+#include "tokenizer/vocab.h"
+
+ABSL_FLAG(std::string, input, "", "UTF-8 text files, comma-separated (each one document)");
+ABSL_FLAG(std::string, dataset, "", "instead of --input: \"brown\" (the Brown corpus that ./setup.sh fetches)");
+ABSL_FLAG(std::string, encoding, "gpt2",
+          "a tiktoken encoding whose ids fit 16 bits (gpt2, r50k_base, p50k_base, p50k_edit) or \"char\"");
+ABSL_FLAG(std::string, vocab_dir, "", "BPE vocabulary folder (default: the workspace's downloads/tokenizer)");
+ABSL_FLAG(std::string, out, "", "output prefix: writes PREFIX_train.bin and PREFIX_val.bin");
+ABSL_FLAG(double, val_fraction, 0.1, "share of the data for the validation shard, in (0, 0.5]");
+ABSL_FLAG(int, threads, 0, "encoding threads (0: every core)");
+
+namespace ember {
+namespace {
+
+// The workspace under `bazel run`, else the current folder.
+std::string Workspace() {
+  const char* w = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  return w != nullptr ? w : ".";
+}
+
+struct Document {
+  std::string name;
+  std::string text;
+};
+
+absl::StatusOr<std::vector<Document>> ReadDocuments() {
+  const std::string dataset = absl::GetFlag(FLAGS_dataset), input = absl::GetFlag(FLAGS_input);
+  if (dataset.empty() == input.empty()) return absl::InvalidArgumentError("give one of --input and --dataset");
+  std::vector<Document> docs;
+  if (!dataset.empty()) {
+    if (dataset != "brown") return absl::InvalidArgumentError(absl::StrCat("unknown --dataset=", dataset, " (brown)"));
+    const std::string dir = absl::StrCat(Workspace(), "/", data::kBrownDir);
+    absl::StatusOr<std::vector<std::string>> files = data::BrownFiles(dir);
+    if (!files.ok()) return absl::NotFoundError(absl::StrCat(files.status().message(), " (run ./setup.sh)"));
+    for (const std::string& file : *files) {
+      absl::StatusOr<std::string> text = data::BrownFileText(absl::StrCat(dir, "/", file));
+      if (!text.ok()) return text.status();
+      docs.push_back({file, *std::move(text)});
+    }
+    return docs;
+  }
+  for (absl::string_view path : absl::StrSplit(input, ',', absl::SkipEmpty())) {
+    absl::StatusOr<std::string> text = data::ReadUtf8File(std::string(path));
+    if (!text.ok()) return text.status();
+    docs.push_back({std::string(path), *std::move(text)});
+  }
+  return docs;
+}
+
+// "[########----------]  45%  2.8 / 6.1 MB  12.3 MB/s" on stderr, redrawn in place
+// when the percentage changes.
+void Progress(size_t done, size_t total, double seconds) {
+  static int shown = -1;
+  const int width = 30;
+  const double f = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+  if (static_cast<int>(100 * f) == shown) return;
+  shown = static_cast<int>(100 * f);
+  const int filled = static_cast<int>(f * width);
+  std::fprintf(stderr, "\r[%s%s] %3d%%  %.1f / %.1f MB  %.1f MB/s", std::string(filled, '#').c_str(),
+               std::string(width - filled, '-').c_str(), static_cast<int>(100 * f), done / 1e6, total / 1e6,
+               seconds > 0 ? done / 1e6 / seconds : 0.0);
+  if (done == total) std::fputc('\n', stderr);
+}
+
+absl::Status Run() {
+  const std::string out = absl::GetFlag(FLAGS_out);
+  const double val_fraction = absl::GetFlag(FLAGS_val_fraction);
+  if (out.empty()) return absl::InvalidArgumentError("--out=PREFIX is required");
+  if (!(val_fraction > 0 && val_fraction <= 0.5)) {
+    return absl::InvalidArgumentError(absl::StrCat("--val_fraction=", val_fraction, " is not in (0, 0.5]"));
+  }
+  absl::StatusOr<std::vector<Document>> docs = ReadDocuments();
+  if (!docs.ok()) return docs.status();
+  if (docs->empty()) return absl::InvalidArgumentError("no input");
+
+  // Each document's ids, by BPE or characters.
+  const std::string name = absl::GetFlag(FLAGS_encoding);
+  std::function<absl::StatusOr<std::vector<tokenizer::Rank>>(const std::string&)> encode;
+  std::optional<tokenizer::Encoding> bpe;
+  std::optional<tokenizer::CharTokenizer> chars;
+  int64_t vocab_size;
+  if (name == "char") {
+    std::string all;
+    for (const Document& d : *docs) all += d.text;
+    absl::StatusOr<tokenizer::CharTokenizer> c = tokenizer::CharTokenizer::FromText(all);
+    if (!c.ok()) return c.status();
+    chars = *std::move(c);
+    vocab_size = static_cast<int64_t>(chars->size());
+    encode = [&](const std::string& text) { return chars->Encode(text); };
+  } else {
+    std::string dir = absl::GetFlag(FLAGS_vocab_dir);
+    if (dir.empty()) dir = absl::StrCat(Workspace(), "/downloads/tokenizer");
+    absl::StatusOr<tokenizer::Encoding> e = tokenizer::LoadEncoding(name, dir);
+    if (!e.ok()) return e.status();
+    bpe = *std::move(e);
+    vocab_size = bpe->n_vocab();
+    const int n = absl::GetFlag(FLAGS_threads);
+    const int threads = n > 0 ? n : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    encode = [&, threads](const std::string& text) { return bpe->EncodeOrdinary(text, threads); };
+  }
+  if (vocab_size > 65536) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " has ", vocab_size,
+                                                   " tokens; shards store 16-bit ids (at most 65536)"));
+  }
+
+  size_t total = 0, done = 0;
+  for (const Document& d : *docs) total += d.text.size();
+  const int64_t every = std::max<int64_t>(2, std::llround(1 / val_fraction));
+  std::vector<uint16_t> train, val;
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < docs->size(); ++i) {
+    absl::StatusOr<std::vector<tokenizer::Rank>> ids = encode((*docs)[i].text);
+    if (!ids.ok()) return absl::InvalidArgumentError(absl::StrCat((*docs)[i].name, ": ", ids.status().message()));
+    const bool by_document = static_cast<int64_t>(docs->size()) >= every;
+    std::vector<uint16_t>& dest = by_document && static_cast<int64_t>(i % every) == every - 1 ? val : train;
+    if (bpe) dest.push_back(static_cast<uint16_t>(bpe->specials().at("<|endoftext|>")));
+    dest.insert(dest.end(), ids->begin(), ids->end());
+    done += (*docs)[i].text.size();
+    Progress(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (static_cast<int64_t>(docs->size()) < every) {
+    const size_t cut = train.size() - static_cast<size_t>(std::llround(val_fraction * train.size()));
+    val.assign(train.begin() + static_cast<std::ptrdiff_t>(cut), train.end());
+    train.resize(cut);
+  }
+  for (const auto& [suffix, tokens] : {std::pair<const char*, const std::vector<uint16_t>*>{"_train.bin", &train},
+                                       {"_val.bin", &val}}) {
+    if (absl::Status s = data::WriteTokenShard(out + suffix, *tokens); !s.ok()) return s;
+    std::fprintf(stderr, "wrote %s%s: %zu tokens\n", out.c_str(), suffix, tokens->size());
+  }
+  if (chars) {
+    if (absl::Status s = chars->Save(out + "_vocab.json"); !s.ok()) return s;
+    std::fprintf(stderr, "wrote %s_vocab.json: %zu characters\n", out.c_str(), chars->size());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ember
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("prepare_data --input=FILES|--dataset=brown --encoding=gpt2|char --out=PREFIX");
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = ember::Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "prepare_data: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
