@@ -2,7 +2,9 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -100,12 +102,18 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
   }
   const size_t header = 4 + 4 * static_cast<size_t>(ndims);
   const size_t data_bytes = static_cast<size_t>(count) * static_cast<size_t>(type->bytes);
-  std::vector<unsigned char> raw(data_bytes);
-  const int got = data_bytes == 0 ? 0 : gzread(f.get(), raw.data(), static_cast<unsigned>(data_bytes));
-  if (got < 0 || static_cast<size_t>(got) < data_bytes) {
-    return bad(header + std::max(got, 0),
-               absl::StrCat("truncated: the dimensions call for ", data_bytes, " bytes of ", type->name,
-                            " data, the file holds ", std::max(got, 0)));
+  // Read in blocks, so that a header promising terabytes fails at the end of the file
+  // rather than allocating them first.
+  std::string raw;
+  raw.reserve(std::min<size_t>(data_bytes, size_t{1} << 26));
+  std::vector<unsigned char> block(1 << 20);
+  while (raw.size() < data_bytes) {
+    const int got = gzread(f.get(), block.data(), static_cast<unsigned>(std::min(block.size(), data_bytes - raw.size())));
+    if (got <= 0) {
+      return bad(header + raw.size(), absl::StrCat("truncated: the dimensions call for ", data_bytes, " bytes of ",
+                                                   type->name, " data, the file holds ", raw.size()));
+    }
+    raw.append(reinterpret_cast<const char*>(block.data()), static_cast<size_t>(got));
   }
   unsigned char extra;
   if (gzread(f.get(), &extra, 1) == 1) {
@@ -113,23 +121,24 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
   }
   Tensor t = Empty(dims, type->dtype);
   const bool is_signed = type->code == 0x09 || type->code == 0x0B || type->code == 0x0C;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(raw.data());
   switch (type->dtype) {
     case DType::kU8:
       std::memcpy(t.data<uint8_t>(), raw.data(), data_bytes);
       break;
     case DType::kI32: {
       int32_t* out = t.data<int32_t>();
-      for (int64_t i = 0; i < count; ++i) out[i] = FromBigEndian<int32_t>(&raw[i * type->bytes], type->bytes, is_signed);
+      for (int64_t i = 0; i < count; ++i) out[i] = FromBigEndian<int32_t>(bytes + i * type->bytes, type->bytes, is_signed);
       break;
     }
     case DType::kF32: {
       float* out = t.data<float>();
-      for (int64_t i = 0; i < count; ++i) out[i] = FromBigEndian<float>(&raw[i * 4], 4, false);
+      for (int64_t i = 0; i < count; ++i) out[i] = FromBigEndian<float>(bytes + i * 4, 4, false);
       break;
     }
     default: {
       double* out = t.data<double>();
-      for (int64_t i = 0; i < count; ++i) out[i] = FromBigEndian<double>(&raw[i * 8], 8, false);
+      for (int64_t i = 0; i < count; ++i) out[i] = FromBigEndian<double>(bytes + i * 8, 8, false);
     }
   }
   return t;

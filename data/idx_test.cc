@@ -67,6 +67,13 @@ TEST(IdxTest, MalformedFilesNameTheOffset) {
   WriteBytes(Temp("extra.idx"), std::string("\0\0\x08\x01\0\0\0\x01\x05\x06", 10));
   EXPECT_THAT(Message(ReadIdx(Temp("extra.idx"))), HasSubstr("at byte 9: trailing bytes"));
   EXPECT_EQ(ReadIdx(Temp("missing.idx")).status().code(), absl::StatusCode::kNotFound);
+  // A header promising 3.6 GB before 2 bytes: refused at the end of the file, nothing
+  // that size allocated; and one promising more than a terabyte at once.
+  WriteBytes(Temp("huge.idx"), std::string("\0\0\x08\x02\0\0\xEA\x60\0\0\xEA\x60\1\2", 14));
+  EXPECT_THAT(Message(ReadIdx(Temp("huge.idx"))),
+              HasSubstr("at byte 14: truncated: the dimensions call for 3600000000 bytes of unsigned byte data, the file holds 2"));
+  WriteBytes(Temp("tera.idx"), std::string("\0\0\x08\x03\0\xFF\xFF\xFF\0\xFF\xFF\xFF\0\0\xFF\xFF", 16));
+  EXPECT_THAT(Message(ReadIdx(Temp("tera.idx"))), HasSubstr("at byte 8: the array would be over 1 TB"));
   // A gzip stream cut short reads as a truncated array.
   ASSERT_TRUE(WriteIdx(Zeros({100, 100}, DType::kU8), Temp("cut.idx.gz")).ok());
   std::ifstream in(Temp("cut.idx.gz"), std::ios::binary);

@@ -34,6 +34,7 @@ absl::Status WriteTokenShard(const std::string& path, absl::Span<const uint16_t>
   std::string tmp = path + ".XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) return Errno("cannot create a temporary file for", path);
+  fchmod(fd, 0644);  // mkstemp makes it private; a shard is ordinary data
   FILE* f = fdopen(fd, "wb");
   bool ok = f != nullptr && std::fwrite(header.data(), 4, header.size(), f) == header.size() &&
             std::fwrite(tokens.data(), 2, tokens.size(), f) == tokens.size();
