@@ -5,15 +5,7 @@
 set -uo pipefail
 tool=tools/prepare_data/prepare_data
 export BUILD_WORKSPACE_DIRECTORY="$PWD"  # as under bazel run: downloads/ is found there
-failures=0
-expect() {
-  if [ "$2" != "$3" ]; then
-    echo "FAIL $1: want [$2], got [$3]"
-    failures=$((failures + 1))
-  else
-    echo "ok   $1"
-  fi
-}
+source tools/testing/expect.sh
 # The tokens of a shard, one line, from its bytes (header: 256 int32; then uint16).
 tokens() { od -An -v -tu2 -j1024 "$1" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
 count() { od -An -v -td4 -j8 -N4 "$1" | tr -d ' '; }
@@ -39,4 +31,4 @@ printf 'caf\xe9\n' >"$TEST_TMPDIR/latin1.txt"
 expect "not UTF-8" "prepare_data: $TEST_TMPDIR/latin1.txt: not valid UTF-8 at byte 3" \
   "$($tool --input="$TEST_TMPDIR/latin1.txt" --out="$TEST_TMPDIR/x" 2>&1)"
 expect "no input" "prepare_data: give one of --input and --dataset" "$($tool --out="$TEST_TMPDIR/x" 2>&1)"
-[ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }
+expect_done

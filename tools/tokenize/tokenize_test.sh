@@ -5,17 +5,7 @@
 set -uo pipefail
 tool=tools/tokenize/tokenize
 vocab=(--vocab_dir=downloads/tokenizer)
-failures=0
-
-# expect NAME WANT GOT
-expect() {
-  if [ "$2" != "$3" ]; then
-    echo "FAIL $1: want [$2], got [$3]"
-    failures=$((failures + 1))
-  else
-    echo "ok   $1"
-  fi
-}
+source tools/testing/expect.sh
 
 expect "encode" "15496 995" "$(printf 'Hello world' | $tool encode "${vocab[@]}")"
 expect "decode" "Hello world" "$(echo '15496 995' | $tool decode "${vocab[@]}")"
@@ -76,4 +66,4 @@ printf 'hello\nbad line\n' > "$TEST_TMPDIR/bad.tiktoken"
 expect "malformed rank file" "tokenize: $TEST_TMPDIR/bad.tiktoken:1: expected \"<base64 token bytes> <rank>\"" \
   "$(echo x | $tool encode --tiktoken_file="$TEST_TMPDIR/bad.tiktoken" 2>&1)"
 
-[ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }
+expect_done
