@@ -1,0 +1,110 @@
+#include "models/gpt2/model.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "autograd/autograd.h"
+#include "base/error.h"
+#include "nn/init.h"
+#include "tensor/creation.h"
+
+namespace ember::models::gpt2 {
+namespace ag = autograd;
+namespace {
+
+struct Named {
+  const char* name;
+  GPTConfig config;
+};
+
+const std::vector<Named>& Presets() {
+  // {vocab, positions, layers, heads, width, dropout}
+  static const auto* presets = new std::vector<Named>{
+      {"gpt2", {50257, 1024, 12, 12, 768, 0.0}},
+      {"gpt2-medium", {50257, 1024, 24, 16, 1024, 0.0}},
+      {"gpt2-large", {50257, 1024, 36, 20, 1280, 0.0}},
+      {"gpt2-xl", {50257, 1024, 48, 25, 1600, 0.0}},
+      {"small", {50257, 256, 6, 6, 384, 0.0}},
+      {"demo", {50257, 128, 4, 4, 128, 0.0}},
+      {"tiny", {50257, 32, 2, 4, 64, 0.0}},
+  };
+  return *presets;
+}
+
+}  // namespace
+
+absl::StatusOr<GPTConfig> GPTConfig::Preset(absl::string_view name) {
+  for (const Named& p : Presets()) {
+    if (name == p.name) return p.config;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown model preset \"", name, "\"; known: ", absl::StrJoin(PresetNames(), ", ")));
+}
+
+std::vector<std::string> GPTConfig::PresetNames() {
+  std::vector<std::string> names;
+  for (const Named& p : Presets()) names.emplace_back(p.name);
+  return names;
+}
+
+absl::Status GPTConfig::Validate() const {
+  for (const auto& [field, value] : {std::pair<const char*, int64_t>{"vocab_size", vocab_size},
+                                     {"block_size", block_size},
+                                     {"n_layer", n_layer},
+                                     {"n_head", n_head},
+                                     {"n_embd", n_embd}}) {
+    if (value < 1) return absl::InvalidArgumentError(absl::StrCat("GPTConfig.", field, " = ", value, " must be >= 1"));
+  }
+  if (n_embd % n_head != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GPTConfig.n_embd = ", n_embd, " is not divisible by n_head = ", n_head));
+  }
+  if (!(dropout >= 0 && dropout < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("GPTConfig.dropout = ", dropout, " is not in [0, 1)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string GPTConfig::ToString() const {
+  return absl::StrCat("GPTConfig(vocab_size=", vocab_size, ", block_size=", block_size, ", n_layer=", n_layer,
+                      ", n_head=", n_head, ", n_embd=", n_embd, ", dropout=", dropout, ")");
+}
+
+GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
+  const absl::Status valid = config.Validate();
+  EMBER_CHECK(valid.ok(), valid.message());
+  wte_ = RegisterModule("wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd, gen));
+  wpe_ = RegisterModule("wpe", std::make_shared<nn::Embedding>(config.block_size, config.n_embd, gen));
+  drop_ = RegisterModule("drop", std::make_shared<nn::Dropout>(config.dropout, gen));
+  h_ = RegisterModule("h", std::make_shared<nn::Sequential>());
+  for (int64_t i = 0; i < config.n_layer; ++i) {
+    h_->Append(std::make_shared<nn::Block>(config.n_embd, config.n_head, config.dropout, gen));
+  }
+  ln_f_ = RegisterModule("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd));
+  nn::InitGpt2(*this, config.n_layer, gen);
+}
+
+Tensor GPT::Forward(const Tensor& ids) {
+  EMBER_CHECK(ids.dim() == 2, "GPT: ids must be [batch, time], got ", ShapeToString(ids.shape()));
+  const int64_t t = ids.size(1);
+  EMBER_CHECK(t <= config_.block_size, "GPT: a sequence of ", t, " tokens is longer than block_size ",
+              config_.block_size);
+  // x = wte[ids] + wpe[0..T), broadcast over the batch.
+  const Tensor pos = Arange(t);
+  Tensor x = drop_->Forward(wte_->Forward(ids) + wpe_->Forward(pos));
+  x = ln_f_->Forward(h_->Forward(x));
+  // The head shares wte: logits = x wte^T.
+  return ag::Matmul(x, ag::Transpose(wte_->weight(), 0, 1));
+}
+
+Tensor GPT::Loss(const Tensor& ids, const Tensor& targets) {
+  const Tensor logits = Forward(ids);
+  const int64_t v = config_.vocab_size;
+  return ag::CrossEntropy(ag::Reshape(logits, {-1, v}), targets.Reshape({-1}));
+}
+
+std::string GPT::ToString() const { return absl::StrCat("GPT(", config_.ToString(), ")"); }
+
+}  // namespace ember::models::gpt2

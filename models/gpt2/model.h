@@ -1,0 +1,73 @@
+#ifndef EMBER_MODELS_GPT2_MODEL_H_
+#define EMBER_MODELS_GPT2_MODEL_H_
+
+// GPT-2 (Radford et al. 2019) as nanoGPT and llm.c write it: token and position
+// embeddings, n_layer pre-LayerNorm blocks (causal self-attention, GELU-tanh MLP), a
+// final LayerNorm, and a language-model head that is the token embedding transposed.
+//
+// Parameters carry GPT-2's usual names, so checkpoints map one to one onto Hugging
+// Face's and nanoGPT's: wte.weight [V, C], wpe.weight [T, C], h.<i>.ln_1.{weight,bias},
+// h.<i>.attn.c_attn.{weight [3C, C], bias [3C]}, h.<i>.attn.c_proj.{weight [C, C], bias},
+// h.<i>.ln_2.{weight,bias}, h.<i>.mlp.c_fc.{weight [4C, C], bias [4C]},
+// h.<i>.mlp.c_proj.{weight [C, 4C], bias [C]}, ln_f.{weight,bias}. ember's matrices are
+// [out, in] as torch.nn.Linear's (nanoGPT's layout); Hugging Face's Conv1D stores the
+// four attention/MLP matrices transposed, [in, out]. There is no lm_head.weight: it is
+// wte.weight.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
+
+namespace ember::models::gpt2 {
+
+struct GPTConfig {
+  int64_t vocab_size = 50257;
+  int64_t block_size = 1024;  // the longest sequence (n_positions)
+  int64_t n_layer = 12;
+  int64_t n_head = 12;
+  int64_t n_embd = 768;
+  double dropout = 0.0;
+
+  // gpt2 (124M), gpt2-medium (350M), gpt2-large (774M), gpt2-xl (1558M): OpenAI's
+  // sizes; "small" (6 layers, 6 heads, 384 dims, 256 positions) and "demo" (4 layers,
+  // 4 heads, 128 dims, 128 positions) for training here; "tiny" for tests.
+  static absl::StatusOr<GPTConfig> Preset(absl::string_view name);
+  static std::vector<std::string> PresetNames();
+
+  // InvalidArgument naming the field for a size below 1, n_embd not divisible by
+  // n_head, or dropout outside [0, 1).
+  absl::Status Validate() const;
+  std::string ToString() const;
+};
+
+class GPT : public nn::Module {
+ public:
+  // Initialised as GPT-2 (nn::InitGpt2). The config must be valid (Validate()).
+  explicit GPT(const GPTConfig& config, Generator& gen = DefaultGenerator());
+
+  // ids: integer [B, T] with T <= block_size. Returns the logits [B, T, vocab_size].
+  Tensor Forward(const Tensor& ids) override;
+  // The mean next-token cross entropy of Forward(ids) against targets [B, T].
+  Tensor Loss(const Tensor& ids, const Tensor& targets);
+
+  std::string ToString() const override;
+  const GPTConfig& config() const { return config_; }
+
+ private:
+  GPTConfig config_;
+  std::shared_ptr<nn::Embedding> wte_, wpe_;
+  std::shared_ptr<nn::Dropout> drop_;
+  std::shared_ptr<nn::Sequential> h_;
+  std::shared_ptr<nn::LayerNorm> ln_f_;
+};
+
+}  // namespace ember::models::gpt2
+
+#endif  // EMBER_MODELS_GPT2_MODEL_H_

@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""PyTorch 1.13's numbers for a small GPT-2 (2 layers, 4 heads, 64 dims, the full
+50257-token vocabulary, 16 positions) that models/gpt2/parity_test.cc rebuilds:
+
+    /usr/bin/python3 tools/reference/gpt2_parity.py > models/gpt2/testdata/parity.txt
+
+The weights are not stored: both sides compute them from one formula (Weight below),
+in float64, rounded to float32. The model is nanoGPT's (names as GPT-2's, the head tied
+to wte). For ids and targets [2, 16] it writes the loss, summaries and samples of the
+logits, and for every parameter its gradient's sum, its dot product with a fixed probe,
+samples of it, and samples of the change one AdamW step makes (lr 1e-3, betas 0.9/0.95,
+eps 1e-8, weight decay 0.1 on the matrices and embeddings only, as nanoGPT).
+Lines: "<name> v1 v2 ...".
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+V, T, L, H, C = 50257, 16, 2, 4, 64
+B = 2
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_attn = nn.Linear(C, 3 * C)
+        self.c_proj = nn.Linear(C, C)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (z.view(b, t, H, c // H).transpose(1, 2) for z in (q, k, v))
+        att = q @ k.transpose(-2, -1) / math.sqrt(c // H)
+        att = att.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_fc = nn.Linear(C, 4 * C)
+        self.c_proj = nn.Linear(4 * C, C)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(C)
+        self.attn = Attention()
+        self.ln_2 = nn.LayerNorm(C)
+        self.mlp = Mlp()
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(V, C)
+        self.wpe = nn.Embedding(T, C)
+        self.h = nn.ModuleList([Block() for _ in range(L)])
+        self.ln_f = nn.LayerNorm(C)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+        for block in self.h:
+            x = block(x)
+        return self.ln_f(x) @ self.wte.weight.t()
+
+
+def Weight(name, shape):
+    """w[i] = a sin(0.7 i + s) + c: s from the name, a and c by kind (the C++ side
+    has the same formula)."""
+    n = math.prod(shape)
+    s = sum(ord(ch) for ch in name) % 97
+    i = torch.arange(n, dtype=torch.float64)
+    wave = torch.sin(0.7 * i + s)
+    if name.endswith(".bias"):
+        a, c = 0.01, 0.0
+    elif len(shape) == 1:  # LayerNorm weights
+        a, c = 0.1, 1.0
+    else:
+        a, c = 0.02, 0.0
+    return (a * wave + c).to(torch.float32).reshape(shape)
+
+
+def Samples(n):
+    """32 flat indices spread over n elements."""
+    return [(k * 7919 + 13) % n for k in range(32)]
+
+
+def emit(name, values):
+    print(name, " ".join(f"{v:.9g}" for v in values))
+
+
+torch.set_num_threads(1)
+model = GPT()
+with torch.no_grad():
+    for name, p in model.named_parameters():
+        p.copy_(Weight(name, tuple(p.shape)))
+ids = torch.tensor([[(b * 7919 + t * 104729 + 3) % V for t in range(T)] for b in range(B)])
+targets = torch.tensor([[(b * 31 + t * 50021 + 17) % V for t in range(T)] for b in range(B)])
+logits = model(ids)
+loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
+loss.backward()
+
+emit("loss", [loss.item()])
+flat = logits.detach().double().reshape(-1)
+emit("logits.sum", [flat.sum().item()])
+emit("logits.sumsq", [(flat * flat).sum().item()])
+emit("logits.samples", flat[Samples(flat.numel())].tolist())
+before = {name: p.detach().clone() for name, p in model.named_parameters()}
+for name, p in model.named_parameters():
+    g = p.grad.double().reshape(-1)
+    probe = torch.sin(1.3 * torch.arange(g.numel(), dtype=torch.float64))
+    emit("grad.sum." + name, [g.sum().item()])
+    emit("grad.probe." + name, [(g * probe).sum().item()])
+    emit("grad.samples." + name, g[Samples(g.numel())].tolist())
+
+decay = [p for p in model.parameters() if p.dim() >= 2]
+no_decay = [p for p in model.parameters() if p.dim() < 2]
+opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                        lr=1e-3, betas=(0.9, 0.95), eps=1e-8)
+opt.step()
+for name, p in model.named_parameters():
+    delta = (p.detach().double() - before[name].double()).reshape(-1)
+    emit("adamw.delta." + name, delta[Samples(delta.numel())].tolist())
