@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "data/prepare.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -65,6 +66,27 @@ TEST(DatasetsTest, BrownCorpusAsText) {
   for (size_t at = text.find("\n\n"); at != std::string::npos; at = text.find("\n\n", at + 2)) ++paragraphs;
   EXPECT_EQ(paragraphs, 15667u);
   EXPECT_EQ(BrownText(::testing::TempDir()).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Every k-th document to validation (k = 1 / val_fraction), each after the separator;
+// with fewer documents than k, the last share of the tokens.
+TEST(DatasetsTest, TokenizeDocumentsSplits) {
+  const EncodeFn bytes = [](const std::string& text) {
+    return absl::StatusOr<std::vector<tokenizer::Rank>>(std::vector<tokenizer::Rank>(text.begin(), text.end()));
+  };
+  const std::vector<Document> docs = {{"a", "ab"}, {"b", "c"}, {"c", "de"}, {"d", "f"}};
+  const TokenSplit split = *TokenizeDocuments(docs, bytes, uint16_t{0}, 0.5);
+  EXPECT_EQ(split.train, (std::vector<uint16_t>{0, 'a', 'b', 0, 'd', 'e'}));
+  EXPECT_EQ(split.val, (std::vector<uint16_t>{0, 'c', 0, 'f'}));
+  const TokenSplit one = *TokenizeDocuments({{"x", "abcdefghij"}}, bytes, std::nullopt, 0.2);
+  EXPECT_EQ(one.train.size(), 8u);
+  EXPECT_EQ(one.val, (std::vector<uint16_t>{'i', 'j'}));
+  const EncodeFn big = [](const std::string&) {
+    return absl::StatusOr<std::vector<tokenizer::Rank>>(std::vector<tokenizer::Rank>{70000});
+  };
+  EXPECT_THAT(std::string(TokenizeDocuments({{"x", "a"}}, big, std::nullopt, 0.1).status().message()),
+              HasSubstr("x: token id 70000 does not fit 16 bits"));
+  EXPECT_FALSE(TokenizeDocuments(docs, bytes, std::nullopt, 0.9).ok());
 }
 
 TEST(DatasetsTest, Utf8Files) {

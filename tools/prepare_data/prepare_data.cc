@@ -33,6 +33,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "data/datasets.h"
+#include "data/prepare.h"
 #include "data/shards.h"
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/encoding.h"
@@ -56,10 +57,7 @@ std::string Workspace() {
   return w != nullptr ? w : ".";
 }
 
-struct Document {
-  std::string name;
-  std::string text;
-};
+using data::Document;
 
 absl::StatusOr<std::vector<Document>> ReadDocuments() {
   const std::string dataset = absl::GetFlag(FLAGS_dataset), input = absl::GetFlag(FLAGS_input);
@@ -67,15 +65,11 @@ absl::StatusOr<std::vector<Document>> ReadDocuments() {
   std::vector<Document> docs;
   if (!dataset.empty()) {
     if (dataset != "brown") return absl::InvalidArgumentError(absl::StrCat("unknown --dataset=", dataset, " (brown)"));
-    const std::string dir = absl::StrCat(Workspace(), "/", data::kBrownDir);
-    absl::StatusOr<std::vector<std::string>> files = data::BrownFiles(dir);
-    if (!files.ok()) return absl::NotFoundError(absl::StrCat(files.status().message(), " (run ./setup.sh)"));
-    for (const std::string& file : *files) {
-      absl::StatusOr<std::string> text = data::BrownFileText(absl::StrCat(dir, "/", file));
-      if (!text.ok()) return text.status();
-      docs.push_back({file, *std::move(text)});
+    absl::StatusOr<std::vector<Document>> brown = data::BrownDocuments(absl::StrCat(Workspace(), "/", data::kBrownDir));
+    if (absl::IsNotFound(brown.status())) {
+      return absl::NotFoundError(absl::StrCat(brown.status().message(), " (run ./setup.sh)"));
     }
-    return docs;
+    return brown;
   }
   for (absl::string_view path : absl::StrSplit(input, ',', absl::SkipEmpty())) {
     absl::StatusOr<std::string> text = data::ReadUtf8File(std::string(path));
@@ -85,35 +79,17 @@ absl::StatusOr<std::vector<Document>> ReadDocuments() {
   return docs;
 }
 
-// "[########----------]  45%  2.8 / 6.1 MB  12.3 MB/s" on stderr, redrawn in place
-// when the percentage changes.
-void Progress(size_t done, size_t total, double seconds) {
-  static int shown = -1;
-  const int width = 30;
-  const double f = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
-  if (static_cast<int>(100 * f) == shown) return;
-  shown = static_cast<int>(100 * f);
-  const int filled = static_cast<int>(f * width);
-  std::fprintf(stderr, "\r[%s%s] %3d%%  %.1f / %.1f MB  %.1f MB/s", std::string(filled, '#').c_str(),
-               std::string(width - filled, '-').c_str(), static_cast<int>(100 * f), done / 1e6, total / 1e6,
-               seconds > 0 ? done / 1e6 / seconds : 0.0);
-  if (done == total) std::fputc('\n', stderr);
-}
-
 absl::Status Run() {
   const std::string out = absl::GetFlag(FLAGS_out);
   const double val_fraction = absl::GetFlag(FLAGS_val_fraction);
   if (out.empty()) return absl::InvalidArgumentError("--out=PREFIX is required");
-  if (!(val_fraction > 0 && val_fraction <= 0.5)) {
-    return absl::InvalidArgumentError(absl::StrCat("--val_fraction=", val_fraction, " is not in (0, 0.5]"));
-  }
   absl::StatusOr<std::vector<Document>> docs = ReadDocuments();
   if (!docs.ok()) return docs.status();
   if (docs->empty()) return absl::InvalidArgumentError("no input");
 
   // Each document's ids, by BPE or characters.
   const std::string name = absl::GetFlag(FLAGS_encoding);
-  std::function<absl::StatusOr<std::vector<tokenizer::Rank>>(const std::string&)> encode;
+  data::EncodeFn encode;
   std::optional<tokenizer::Encoding> bpe;
   std::optional<tokenizer::CharTokenizer> chars;
   int64_t vocab_size;
@@ -141,26 +117,13 @@ absl::Status Run() {
                                                    " tokens; shards store 16-bit ids (at most 65536)"));
   }
 
-  size_t total = 0, done = 0;
-  for (const Document& d : *docs) total += d.text.size();
-  const int64_t every = std::max<int64_t>(2, std::llround(1 / val_fraction));
-  std::vector<uint16_t> train, val;
-  const auto start = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < docs->size(); ++i) {
-    absl::StatusOr<std::vector<tokenizer::Rank>> ids = encode((*docs)[i].text);
-    if (!ids.ok()) return absl::InvalidArgumentError(absl::StrCat((*docs)[i].name, ": ", ids.status().message()));
-    const bool by_document = static_cast<int64_t>(docs->size()) >= every;
-    std::vector<uint16_t>& dest = by_document && static_cast<int64_t>(i % every) == every - 1 ? val : train;
-    if (bpe) dest.push_back(static_cast<uint16_t>(bpe->specials().at("<|endoftext|>")));
-    dest.insert(dest.end(), ids->begin(), ids->end());
-    done += (*docs)[i].text.size();
-    Progress(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  if (static_cast<int64_t>(docs->size()) < every) {
-    const size_t cut = train.size() - static_cast<size_t>(std::llround(val_fraction * train.size()));
-    val.assign(train.begin() + static_cast<std::ptrdiff_t>(cut), train.end());
-    train.resize(cut);
-  }
+  std::optional<uint16_t> separator;
+  if (bpe) separator = static_cast<uint16_t>(bpe->specials().at("<|endoftext|>"));
+  absl::StatusOr<data::TokenSplit> split =
+      data::TokenizeDocuments(*docs, encode, separator, val_fraction, data::ProgressBar());
+  if (!split.ok()) return split.status();
+  const std::vector<uint16_t>& train = split->train;
+  const std::vector<uint16_t>& val = split->val;
   for (const auto& [suffix, tokens] : {std::pair<const char*, const std::vector<uint16_t>*>{"_train.bin", &train},
                                        {"_val.bin", &val}}) {
     if (absl::Status s = data::WriteTokenShard(out + suffix, *tokens); !s.ok()) return s;
