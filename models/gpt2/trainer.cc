@@ -1,0 +1,218 @@
+#include "models/gpt2/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "autograd/autograd.h"
+#include "data/windows.h"
+#include "nlohmann/json.hpp"
+#include "nn/safetensors.h"
+
+namespace ember::models::gpt2 {
+namespace ag = autograd;
+namespace {
+
+constexpr char kFormat[] = "ember-gpt2-checkpoint/1";
+constexpr char kOptimizerPrefix[] = "optimizer.";
+
+std::string ConfigJson(const GPTConfig& c) {
+  return nlohmann::json{{"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"n_layer", c.n_layer},
+                        {"n_head", c.n_head},         {"n_embd", c.n_embd},         {"dropout", c.dropout}}
+      .dump();
+}
+
+absl::StatusOr<GPTConfig> ParseConfig(const std::string& text, const std::string& path) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  GPTConfig c;
+  try {
+    c.vocab_size = j.at("vocab_size"), c.block_size = j.at("block_size"), c.n_layer = j.at("n_layer");
+    c.n_head = j.at("n_head"), c.n_embd = j.at("n_embd"), c.dropout = j.at("dropout");
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint's config is malformed: ", e.what()));
+  }
+  if (absl::Status s = c.Validate(); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+  return c;
+}
+
+// Reads a uint64 from the checkpoint's metadata.
+absl::StatusOr<uint64_t> MetaNumber(const nn::Safetensors& file, const std::string& key, const std::string& path) {
+  const auto it = file.metadata.find(key);
+  uint64_t v;
+  if (it == file.metadata.end() || !absl::SimpleAtoi(it->second, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint has no number \"", key, "\" in its metadata"));
+  }
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config, const TrainOptions& options,
+                                                         const data::TokenShard* train, const data::TokenShard* val,
+                                                         const std::string& checkpoint, bool resume) {
+  GPTConfig cfg = config;
+  std::optional<nn::Safetensors> file;
+  if (!checkpoint.empty()) {
+    absl::StatusOr<nn::Safetensors> f = nn::LoadSafetensors(checkpoint);
+    if (!f.ok()) return f.status();
+    if (f->metadata["format"] != kFormat) {
+      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (format \"",
+                                                     f->metadata["format"], "\", expected \"", kFormat, "\")"));
+    }
+    absl::StatusOr<GPTConfig> c = ParseConfig(f->metadata["config"], checkpoint);
+    if (!c.ok()) return c.status();
+    cfg = *c;
+    file = *std::move(f);
+  }
+  if (absl::Status s = cfg.Validate(); !s.ok()) return s;
+  if (options.batch_size < 1 || options.seq_len < 1 || options.grad_accum < 1 || options.steps < 0) {
+    return absl::InvalidArgumentError("batch_size, seq_len and grad_accum must be positive, steps not negative");
+  }
+  if (options.seq_len > cfg.block_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("seq_len ", options.seq_len, " is longer than the model's block_size ", cfg.block_size));
+  }
+  for (const data::TokenShard* shard : {train, val}) {
+    if (shard == nullptr) continue;
+    if (shard->size() < options.batch_size * options.seq_len + 1) {
+      return absl::InvalidArgumentError(absl::StrCat(shard->path(), " holds ", shard->size(),
+                                                     " tokens, fewer than one batch of ", options.batch_size, " x ",
+                                                     options.seq_len, " needs"));
+    }
+    for (int64_t i = 0; i < shard->size(); ++i) {
+      if (shard->tokens()[i] >= cfg.vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat(shard->path(), ": token ", shard->tokens()[i], " at ", i,
+                                                       " is beyond the model's vocabulary of ", cfg.vocab_size));
+      }
+    }
+  }
+  std::unique_ptr<Trainer> trainer(new Trainer(cfg, options, train, val));
+  if (file) {
+    std::map<std::string, Tensor> weights, optimizer;
+    for (auto& [name, t] : file->tensors) {
+      if (name.rfind(kOptimizerPrefix, 0) == 0) {
+        optimizer[name.substr(sizeof(kOptimizerPrefix) - 1)] = t;
+      } else {
+        weights[name] = t;
+      }
+    }
+    if (absl::Status s = trainer->model_->LoadStateDict(weights); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
+    }
+    if (resume) {
+      if (absl::Status s = trainer->optimizer_->LoadStateDict(optimizer); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
+      }
+      absl::StatusOr<uint64_t> step = MetaNumber(*file, "step", checkpoint);
+      absl::StatusOr<uint64_t> micro = MetaNumber(*file, "micro_batches", checkpoint);
+      absl::StatusOr<uint64_t> data_offset = MetaNumber(*file, "data_generator_offset", checkpoint);
+      absl::StatusOr<uint64_t> model_offset = MetaNumber(*file, "model_generator_offset", checkpoint);
+      for (const auto* s : {&step, &micro, &data_offset, &model_offset}) {
+        if (!s->ok()) return s->status();
+      }
+      trainer->step_ = static_cast<int64_t>(*step);
+      trainer->micro_batches_ = static_cast<int64_t>(*micro);
+      trainer->data_gen_.set_offset(*data_offset);
+      trainer->model_gen_.set_offset(*model_offset);
+    }
+  }
+  return trainer;
+}
+
+Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, const data::TokenShard* train,
+                 const data::TokenShard* val)
+    : options_(options),
+      model_gen_(options.seed),
+      model_(std::make_shared<GPT>(config, model_gen_)),
+      train_(train),
+      val_(val),
+      schedule_(optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
+      data_gen_(options.seed + 1) {
+  // nanoGPT's groups: weight decay on every parameter of two or more dimensions.
+  std::vector<Tensor> decay, no_decay;
+  for (const Tensor& p : model_->Parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  optim::AdamOptions adam;
+  adam.beta1 = options.beta1, adam.beta2 = options.beta2;
+  optimizer_ = optim::AdamW({{decay, options.lr, options.weight_decay}, {no_decay, options.lr, 0.0}}, adam);
+  model_->Train();
+}
+
+std::pair<Tensor, Tensor> Trainer::NextBatch() {
+  const int64_t b = options_.batch_size, t = options_.seq_len;
+  data::Batch batch;
+  if (options_.sequential) {
+    // Batch k reads tokens [k B T, (k+1) B T + 1), starting over when the shard runs out.
+    const int64_t per_pass = data::WindowCount(*train_, t) / b;
+    const int64_t k = micro_batches_ % per_pass;
+    std::vector<int64_t> windows(static_cast<size_t>(b));
+    for (int64_t i = 0; i < b; ++i) windows[i] = k * b + i;
+    batch = data::WindowBatches(*train_, t)(windows);
+  } else {
+    batch = *data::RandomWindows(*train_, b, t, data_gen_);
+  }
+  ++micro_batches_;
+  return {batch.x, batch.y};
+}
+
+StepResult Trainer::Step() {
+  const auto start = std::chrono::steady_clock::now();
+  const double lr = schedule_(step_);
+  for (optim::ParamGroup& g : optimizer_->param_groups()) g.lr = lr;
+  optimizer_->ZeroGrad();
+  double loss_sum = 0;
+  for (int64_t m = 0; m < options_.grad_accum; ++m) {
+    const auto [x, y] = NextBatch();
+    // Each micro-batch's mean loss, scaled so the gradients add up to the step's mean.
+    const Tensor loss = model_->Loss(x, y);
+    loss_sum += loss.item<double>();
+    ag::Backward(ag::Div(loss, static_cast<double>(options_.grad_accum)));
+  }
+  const std::vector<Tensor> params = model_->Parameters();
+  double norm;
+  if (options_.grad_clip > 0) {
+    norm = optim::ClipGradNorm(params, options_.grad_clip);
+  } else {
+    norm = optim::ClipGradNorm(params, std::numeric_limits<double>::infinity());
+  }
+  optimizer_->Step();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return {step_++, loss_sum / static_cast<double>(options_.grad_accum), lr, norm, seconds};
+}
+
+double Trainer::ValidationLoss() {
+  if (val_ == nullptr) return std::nan("");
+  ag::NoGradGuard no_grad;
+  model_->Eval();
+  const int64_t b = options_.batch_size, t = options_.seq_len;
+  const int64_t batches = std::min(options_.val_batches, data::WindowCount(*val_, t) / b);
+  double sum = 0;
+  const data::BatchFn windows = data::WindowBatches(*val_, t);
+  for (int64_t k = 0; k < batches; ++k) {
+    std::vector<int64_t> ids(static_cast<size_t>(b));
+    for (int64_t i = 0; i < b; ++i) ids[i] = k * b + i;
+    const data::Batch batch = windows(ids);
+    sum += model_->Loss(batch.x, batch.y).item<double>();
+  }
+  model_->Train();
+  return sum / static_cast<double>(std::max<int64_t>(batches, 1));
+}
+
+absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
+  std::map<std::string, Tensor> tensors = model_->StateDict();
+  for (const auto& [key, t] : optimizer_->StateDict()) tensors[kOptimizerPrefix + key] = t;
+  const std::map<std::string, std::string> metadata = {
+      {"format", kFormat},
+      {"config", ConfigJson(model_->config())},
+      {"step", absl::StrCat(step_)},
+      {"micro_batches", absl::StrCat(micro_batches_)},
+      {"data_generator_offset", absl::StrCat(data_gen_.offset())},
+      {"model_generator_offset", absl::StrCat(model_gen_.offset())},
+  };
+  return nn::SaveSafetensors(path, tensors, metadata);
+}
+
+}  // namespace ember::models::gpt2

@@ -1,0 +1,91 @@
+#ifndef EMBER_MODELS_GPT2_TRAINER_H_
+#define EMBER_MODELS_GPT2_TRAINER_H_
+
+// Training GPT-2 on token shards as nanoGPT does: AdamW with weight decay on the
+// matrices and embeddings only, linear warmup then cosine decay of the learning rate,
+// gradient clipping and accumulation, validation loss on fixed windows, and
+// checkpoints that resume bit for bit.
+//
+// A checkpoint is one safetensors file: the model's parameters under their GPT-2 names
+// (so it loads as a plain GPT-2 state dict), the optimizer state under "optimizer.",
+// and in its metadata the config, the step, and the random generators' states.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "data/shards.h"
+#include "models/gpt2/model.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+#include "tensor/random.h"
+
+namespace ember::models::gpt2 {
+
+struct TrainOptions {
+  int64_t batch_size = 8;
+  int64_t seq_len = 128;
+  int64_t grad_accum = 1;  // micro-batches per step
+  int64_t steps = 300;
+  double lr = 1e-3;
+  double min_lr = 1e-4;
+  int64_t warmup_steps = 30;
+  double weight_decay = 0.1;
+  double beta1 = 0.9, beta2 = 0.95;
+  double grad_clip = 1.0;  // 0: off
+  bool sequential = false;  // llm.c's data order instead of random windows
+  uint64_t seed = 1337;
+  int64_t val_batches = 8;  // validation windows: the first val_batches x batch_size
+};
+
+struct StepResult {
+  int64_t step;     // the step just taken, from 0
+  double loss;      // mean over its micro-batches
+  double lr;
+  double grad_norm;  // before clipping
+  double seconds;
+};
+
+class Trainer {
+ public:
+  // A fresh model from `config` (initialised from options.seed), or, with a checkpoint
+  // path, the model and everything needed to continue from it (`resume`) or just its
+  // weights and config (`!resume`, for fine-tuning). Shards must outlive the trainer;
+  // val may be null.
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(const GPTConfig& config, const TrainOptions& options,
+                                                         const data::TokenShard* train, const data::TokenShard* val,
+                                                         const std::string& checkpoint = "", bool resume = false);
+
+  StepResult Step();
+  // The mean loss over the validation windows (no gradients).
+  double ValidationLoss();
+  absl::Status SaveCheckpoint(const std::string& path) const;
+
+  int64_t step() const { return step_; }
+  GPT& model() { return *model_; }
+  const TrainOptions& options() const { return options_; }
+
+ private:
+  Trainer(const GPTConfig& config, const TrainOptions& options, const data::TokenShard* train,
+          const data::TokenShard* val);
+  absl::Status Restore(const std::string& path, bool resume);
+  // The next micro-batch's inputs and targets.
+  std::pair<Tensor, Tensor> NextBatch();
+
+  TrainOptions options_;
+  Generator model_gen_;  // initialisation, then dropout; outlives the model
+  std::shared_ptr<GPT> model_;
+  const data::TokenShard* train_;
+  const data::TokenShard* val_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  optim::LrSchedule schedule_;
+  Generator data_gen_;
+  int64_t step_ = 0;
+  int64_t micro_batches_ = 0;  // drawn so far (the sequential order's position)
+};
+
+}  // namespace ember::models::gpt2
+
+#endif  // EMBER_MODELS_GPT2_TRAINER_H_
