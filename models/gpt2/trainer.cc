@@ -69,8 +69,15 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     file = *std::move(f);
   }
   if (absl::Status s = cfg.Validate(); !s.ok()) return s;
-  if (options.batch_size < 1 || options.seq_len < 1 || options.grad_accum < 1 || options.steps < 0) {
-    return absl::InvalidArgumentError("batch_size, seq_len and grad_accum must be positive, steps not negative");
+  if (options.batch_size < 1 || options.seq_len < 1 || options.grad_accum < 1 || options.steps < 1) {
+    return absl::InvalidArgumentError("batch_size, seq_len, grad_accum and steps must be positive");
+  }
+  if (options.warmup_steps < 0 || options.warmup_steps >= options.steps) {
+    return absl::InvalidArgumentError(absl::StrCat("warmup_steps ", options.warmup_steps,
+                                                   " must be at least 0 and below steps ", options.steps));
+  }
+  if (!(options.lr >= options.min_lr && options.min_lr >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("need lr ", options.lr, " >= min_lr ", options.min_lr, " >= 0"));
   }
   if (options.seq_len > cfg.block_size) {
     return absl::InvalidArgumentError(

@@ -95,6 +95,10 @@ TEST(TrainerTest, BadSetups) {
   EXPECT_THAT(std::string(Trainer::Create(Small(), Options(), &little, nullptr).status().message()),
               HasSubstr("holds 20 tokens, fewer than one batch of 4 x 16 needs"));
   EXPECT_FALSE(Trainer::Create(Small(), Options(), &train, nullptr, "/nonexistent.safetensors").ok());
+  options = Options();
+  options.warmup_steps = 6;
+  EXPECT_THAT(std::string(Trainer::Create(Small(), options, &train, nullptr).status().message()),
+              HasSubstr("warmup_steps 6 must be at least 0 and below steps 6"));
 }
 
 }  // namespace

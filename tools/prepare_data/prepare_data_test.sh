@@ -5,7 +5,7 @@
 set -uo pipefail
 tool=tools/prepare_data/prepare_data
 export BUILD_WORKSPACE_DIRECTORY="$PWD"  # as under bazel run: downloads/ is found there
-source tools/testing/expect.sh
+source base/expect.sh
 # The tokens of a shard, one line, from its bytes (header: 256 int32; then uint16).
 tokens() { od -An -v -tu2 -j1024 "$1" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
 count() { od -An -v -td4 -j8 -N4 "$1" | tr -d ' '; }

@@ -5,7 +5,7 @@
 set -uo pipefail
 tool=tools/tokenize/tokenize
 vocab=(--vocab_dir=downloads/tokenizer)
-source tools/testing/expect.sh
+source base/expect.sh
 
 expect "encode" "15496 995" "$(printf 'Hello world' | $tool encode "${vocab[@]}")"
 expect "decode" "Hello world" "$(echo '15496 995' | $tool decode "${vocab[@]}")"

@@ -1,4 +1,4 @@
-# Sourced by the tools' shell tests: `expect NAME WANT GOT` prints ok/FAIL and counts
+# Sourced by the shell tests: `expect NAME WANT GOT` prints ok/FAIL and counts
 # failures; `expect_done` exits non-zero if any failed.
 failures=0
 

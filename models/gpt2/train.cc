@@ -1,0 +1,230 @@
+// Trains GPT-2 on token shards and prints a sample:
+//
+//   bazel run -c opt //models/gpt2:train                      # the demo: Brown corpus, a few minutes
+//   bazel run -c opt //models/gpt2:train -- --model=small --steps=2000 --batch_size=16
+//   bazel run -c opt //models/gpt2:train -- --resume=runs/gpt2/checkpoint.safetensors --steps=600
+//
+// Without --train_data it trains on the Brown corpus tokenized with GPT-2's BPE
+// (runs/data/brown_gpt2_{train,val}.bin, made from ./setup.sh's download on first use).
+// Every step shows on one line (step, loss, learning rate, tokens/s, elapsed, ETA), the
+// validation loss every --val_every steps; each step goes to --out_dir/metrics.csv, the
+// final figures to --metrics_out as one JSON object (train_loss, val_loss,
+// tokens_per_second, train_seconds, peak_memory_bytes, steps, parameters), and the model
+// and optimizer to --save_checkpoint.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "data/datasets.h"
+#include "data/prepare.h"
+#include "data/shards.h"
+#include "models/gpt2/model.h"
+#include "models/gpt2/sample.h"
+#include "models/gpt2/trainer.h"
+#include "nlohmann/json.hpp"
+#include "tensor/storage.h"
+#include "tokenizer/vocab.h"
+
+ABSL_FLAG(std::string, model, "demo", "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ...");
+ABSL_FLAG(std::string, init_from, "", "start from this ember checkpoint's weights and config (step 0)");
+ABSL_FLAG(std::string, resume, "", "continue this ember checkpoint's run exactly (to --steps)");
+ABSL_FLAG(std::string, train_data, "", "training token shard (default: the Brown corpus, GPT-2 BPE)");
+ABSL_FLAG(std::string, val_data, "", "validation token shard (default: the Brown corpus's)");
+ABSL_FLAG(int64_t, batch_size, 8, "sequences per micro-batch");
+ABSL_FLAG(int64_t, seq_len, 128, "tokens per sequence (at most the model's block_size)");
+ABSL_FLAG(int64_t, grad_accum, 1, "micro-batches per optimizer step");
+ABSL_FLAG(int64_t, steps, 250, "optimizer steps in all (a resumed run counts the ones done)");
+ABSL_FLAG(double, lr, 1e-3, "peak learning rate");
+ABSL_FLAG(int64_t, warmup_steps, 25, "linear warmup steps");
+ABSL_FLAG(double, min_lr, 1e-4, "learning rate at the end of the cosine decay");
+ABSL_FLAG(double, weight_decay, 0.1, "AdamW weight decay (matrices and embeddings only)");
+ABSL_FLAG(double, beta1, 0.9, "AdamW beta1");
+ABSL_FLAG(double, beta2, 0.95, "AdamW beta2");
+ABSL_FLAG(double, grad_clip, 1.0, "clip the gradients' joint norm to this (0: off)");
+ABSL_FLAG(double, dropout, 0.0, "dropout of a fresh model");
+ABSL_FLAG(uint64_t, seed, 1337, "seed of initialisation, dropout and data order");
+ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
+ABSL_FLAG(int64_t, val_every, 50, "validation loss every this many steps (and at the end)");
+ABSL_FLAG(int64_t, val_batches, 8, "validation batches (fixed windows from the start of the shard)");
+ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/gpt2 in the workspace)");
+ABSL_FLAG(std::string, save_checkpoint, "", "checkpoint to write at the end (default: OUT_DIR/checkpoint.safetensors)");
+ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
+ABSL_FLAG(int64_t, sample_tokens, 120, "tokens to sample at the end (0: none)");
+ABSL_FLAG(double, temperature, 0.8, "sampling temperature");
+ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
+
+namespace ember::models::gpt2 {
+namespace {
+
+std::string Workspace() {
+  const char* w = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  return w != nullptr ? w : ".";
+}
+
+std::string Duration(double s) {
+  const int64_t t = std::llround(s);
+  return t >= 60 ? absl::StrCat(t / 60, "m", t % 60 < 10 ? "0" : "", t % 60, "s") : absl::StrCat(t, "s");
+}
+
+// The Brown corpus tokenized with GPT-2's BPE, made once.
+absl::Status EnsureBrownShards(const std::string& train, const std::string& val) {
+  if (std::filesystem::exists(train) && std::filesystem::exists(val)) return absl::OkStatus();
+  std::fprintf(stderr, "train: tokenizing the Brown corpus with GPT-2's BPE into %s (once)\n", train.c_str());
+  absl::StatusOr<std::vector<data::Document>> docs = data::BrownDocuments(absl::StrCat(Workspace(), "/", data::kBrownDir));
+  if (!docs.ok()) return absl::NotFoundError(absl::StrCat(docs.status().message(), " (run ./setup.sh)"));
+  absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", Workspace() + "/downloads/tokenizer");
+  if (!gpt2.ok()) return absl::NotFoundError(absl::StrCat(gpt2.status().message(), " (run ./setup.sh)"));
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  absl::StatusOr<data::TokenSplit> split = data::TokenizeDocuments(
+      *docs, [&](const std::string& text) { return gpt2->EncodeOrdinary(text, threads); },
+      static_cast<uint16_t>(gpt2->specials().at("<|endoftext|>")), 0.1, data::ProgressBar());
+  if (!split.ok()) return split.status();
+  std::filesystem::create_directories(std::filesystem::path(train).parent_path());
+  if (absl::Status s = data::WriteTokenShard(train, split->train); !s.ok()) return s;
+  return data::WriteTokenShard(val, split->val);
+}
+
+absl::Status Run() {
+  const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? Workspace() + "/runs/gpt2" : absl::GetFlag(FLAGS_out_dir);
+  std::filesystem::create_directories(out_dir);
+  std::string train_path = absl::GetFlag(FLAGS_train_data), val_path = absl::GetFlag(FLAGS_val_data);
+  if (train_path.empty()) {
+    train_path = Workspace() + "/runs/data/brown_gpt2_train.bin";
+    if (val_path.empty()) val_path = Workspace() + "/runs/data/brown_gpt2_val.bin";
+    if (absl::Status s = EnsureBrownShards(train_path, val_path); !s.ok()) return s;
+  }
+  absl::StatusOr<data::TokenShard> train = data::TokenShard::Open(train_path);
+  if (!train.ok()) return train.status();
+  std::optional<data::TokenShard> val;
+  if (!val_path.empty()) {
+    absl::StatusOr<data::TokenShard> v = data::TokenShard::Open(val_path);
+    if (!v.ok()) return v.status();
+    val = *std::move(v);
+  }
+
+  absl::StatusOr<GPTConfig> config = GPTConfig::Preset(absl::GetFlag(FLAGS_model));
+  if (!config.ok()) return config.status();
+  config->dropout = absl::GetFlag(FLAGS_dropout);
+  TrainOptions options;
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.seq_len = absl::GetFlag(FLAGS_seq_len);
+  options.grad_accum = absl::GetFlag(FLAGS_grad_accum);
+  options.steps = absl::GetFlag(FLAGS_steps);
+  options.lr = absl::GetFlag(FLAGS_lr);
+  options.min_lr = absl::GetFlag(FLAGS_min_lr);
+  options.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  options.weight_decay = absl::GetFlag(FLAGS_weight_decay);
+  options.beta1 = absl::GetFlag(FLAGS_beta1);
+  options.beta2 = absl::GetFlag(FLAGS_beta2);
+  options.grad_clip = absl::GetFlag(FLAGS_grad_clip);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.val_batches = absl::GetFlag(FLAGS_val_batches);
+  const std::string order = absl::GetFlag(FLAGS_data_order);
+  if (order != "random" && order != "sequential") {
+    return absl::InvalidArgumentError(absl::StrCat("--data_order=", order, ": expected random or sequential"));
+  }
+  options.sequential = order == "sequential";
+  const std::string resume = absl::GetFlag(FLAGS_resume), init_from = absl::GetFlag(FLAGS_init_from);
+  if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
+  absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(
+      *config, options, &*train, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty());
+  if (!trainer.ok()) return trainer.status();
+  Trainer& t = **trainer;
+  const GPTConfig& cfg = t.model().config();
+  std::fprintf(stderr, "train: %s, %.2fM parameters; %lld training tokens (%s)%s; %lld steps of %lld x %lld x %lld tokens\n",
+               cfg.ToString().c_str(), t.model().NumParameters() / 1e6, static_cast<long long>(train->size()),
+               train_path.c_str(), resume.empty() ? "" : absl::StrCat("; resuming at step ", t.step()).c_str(),
+               static_cast<long long>(options.steps), static_cast<long long>(options.grad_accum),
+               static_cast<long long>(options.batch_size), static_cast<long long>(options.seq_len));
+
+  std::ofstream csv(out_dir + "/metrics.csv", t.step() > 0 ? std::ios::app : std::ios::trunc);
+  if (t.step() == 0) csv << "step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds\n";
+  const int64_t tokens_per_step = options.grad_accum * options.batch_size * options.seq_len;
+  const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
+  GetCpuAllocator().ResetPeak();
+  double train_seconds = 0, last_loss = std::nan(""), val_loss = std::nan("");
+  const int64_t first = t.step();
+  if (first == 0 && val) {
+    val_loss = t.ValidationLoss();
+    std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f)\n", val_loss, static_cast<long long>(cfg.vocab_size),
+                 std::log(static_cast<double>(cfg.vocab_size)));
+  }
+  while (t.step() < options.steps) {
+    const StepResult r = t.Step();
+    train_seconds += r.seconds;
+    last_loss = r.loss;
+    const int64_t done = r.step + 1 - first, left = options.steps - r.step - 1;
+    const double rate = done * tokens_per_step / train_seconds;
+    std::fprintf(stderr, "\rstep %lld/%lld | loss %.4f | lr %.2e | norm %.2f | %.0f tok/s | %s, ETA %s   ",
+                 static_cast<long long>(r.step + 1), static_cast<long long>(options.steps), r.loss, r.lr, r.grad_norm,
+                 rate, Duration(train_seconds).c_str(), Duration(left * train_seconds / done).c_str());
+    double step_val = std::nan("");
+    if (val && ((r.step + 1) % val_every == 0 || left == 0)) {
+      step_val = val_loss = t.ValidationLoss();
+      std::fprintf(stderr, "\nstep %lld: val loss %.4f\n", static_cast<long long>(r.step + 1), val_loss);
+    }
+    csv << r.step + 1 << ',' << r.loss << ',' << (std::isnan(step_val) ? "" : absl::StrCat(step_val)) << ',' << r.lr
+        << ',' << r.grad_norm << ',' << tokens_per_step / r.seconds << ',' << r.seconds << '\n';
+  }
+  std::fputc('\n', stderr);
+  const std::string checkpoint =
+      absl::GetFlag(FLAGS_save_checkpoint).empty() ? out_dir + "/checkpoint.safetensors" : absl::GetFlag(FLAGS_save_checkpoint);
+  if (absl::Status s = t.SaveCheckpoint(checkpoint); !s.ok()) return s;
+  const double tokens_per_second = train_seconds > 0 ? (t.step() - first) * tokens_per_step / train_seconds : 0;
+  const int64_t peak = GetCpuAllocator().peak_bytes();
+  std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB; wrote %s and %s/metrics.csv\n",
+               static_cast<long long>(t.step() - first), Duration(train_seconds).c_str(), tokens_per_second, peak / 1e6,
+               checkpoint.c_str(), out_dir.c_str());
+  if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
+    nlohmann::json m = {{"train_loss", last_loss},     {"val_loss", val_loss},
+                        {"tokens_per_second", tokens_per_second}, {"train_seconds", train_seconds},
+                        {"peak_memory_bytes", peak},   {"steps", t.step()},
+                        {"parameters", t.model().NumParameters()}};
+    std::ofstream(path) << m.dump() << '\n';
+  }
+
+  if (const int64_t n = absl::GetFlag(FLAGS_sample_tokens); n > 0 && cfg.vocab_size == 50257) {
+    absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", Workspace() + "/downloads/tokenizer");
+    if (!gpt2.ok()) return gpt2.status();
+    SamplingOptions sampling;
+    sampling.temperature = absl::GetFlag(FLAGS_temperature);
+    sampling.top_k = absl::GetFlag(FLAGS_top_k);
+    Generator gen(options.seed);
+    const int64_t eot = gpt2->specials().at("<|endoftext|>");
+    const std::vector<int64_t> ids = Generate(t.model(), {eot}, n, sampling, gen);
+    std::vector<tokenizer::Rank> text_ids;
+    for (size_t i = 1; i < ids.size(); ++i) text_ids.push_back(static_cast<tokenizer::Rank>(ids[i]));
+    std::printf("---- sample (%lld tokens, temperature %.2f, top-k %lld) ----\n%s\n", static_cast<long long>(n),
+                sampling.temperature, static_cast<long long>(sampling.top_k), gpt2->Decode(text_ids)->c_str());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ember::models::gpt2
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("trains GPT-2 on token shards; see models/gpt2/train.cc's header");
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = ember::models::gpt2::Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "train: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The train binary end to end on a tiny model and a small shard: progress, CSV,
+# metrics JSON, checkpoint, --resume continuing the step count, a sample, and errors.
+set -uo pipefail
+source base/expect.sh
+train=models/gpt2/train
+export BUILD_WORKSPACE_DIRECTORY="$PWD"  # the GPT-2 vocabulary for the sample
+out="$TEST_TMPDIR/run"
+# A shard in llm.c's format: a repeating phrase of GPT-2 ids.
+python3 - "$TEST_TMPDIR/train.bin" "$TEST_TMPDIR/val.bin" <<'PY'
+import struct, sys
+for path, n in ((sys.argv[1], 6000), (sys.argv[2], 1000)):
+    tokens = [(464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13)[i % 10] for i in range(n)]
+    with open(path, "wb") as f:
+        f.write(struct.pack("<256i", 20240520, 1, n, *([0] * 253)))
+        f.write(struct.pack("<%dH" % n, *tokens))
+PY
+common=(--model=tiny --train_data="$TEST_TMPDIR/train.bin" --val_data="$TEST_TMPDIR/val.bin" --batch_size=4
+  --seq_len=16 --warmup_steps=2 --val_every=4 --val_batches=2 --out_dir="$out" --lr=3e-3)
+$train "${common[@]}" --steps=8 --sample_tokens=10 --metrics_out="$out/m.json" >"$out.stdout" 2>"$out.stderr"
+expect "exit" "0" "$?"
+expect "progress" "1" "$(tr '\r' '\n' <"$out.stderr" | grep -c '^step 8/8 | loss')"
+expect "val loss lines" "3" "$(grep -c 'val loss' "$out.stderr")"  # step 0, 4 and 8
+expect "csv rows" "9" "$(wc -l <"$out/metrics.csv")"
+expect "csv header" "step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds" "$(head -1 "$out/metrics.csv")"
+keys="$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$out/m.json")"
+expect "metrics keys" "parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_loss" "$keys"
+learned="$(python3 -c 'import json,sys,math; m=json.load(open(sys.argv[1])); print(m["val_loss"] < math.log(50257) - 1)' "$out/m.json")"
+expect "the loss fell" "True" "$learned"
+expect "sample" "1" "$(grep -c -- '---- sample (10 tokens' "$out.stdout")"
+expect "checkpoint" "yes" "$([ -s "$out/checkpoint.safetensors" ] && echo yes)"
+$train "${common[@]}" --steps=12 --resume="$out/checkpoint.safetensors" --sample_tokens=0 2>"$out.stderr2"
+expect "resume continues" "1" "$(grep -c 'resuming at step 8' "$out.stderr2")"
+expect "resumed csv rows" "13" "$(wc -l <"$out/metrics.csv")"
+expect "bad preset" 'train: unknown model preset "gpt5"; known: gpt2, gpt2-medium, gpt2-large, gpt2-xl, small, demo, tiny' \
+  "$($train "${common[@]}" --model=gpt5 2>&1)"
+expect "bad order" "train: --data_order=shuffled: expected random or sequential" \
+  "$($train "${common[@]}" --data_order=shuffled 2>&1)"
+expect_done
