@@ -48,9 +48,9 @@ ABSL_FLAG(std::string, val_data, "", "validation token shard (default: the Brown
 ABSL_FLAG(int64_t, batch_size, 8, "sequences per micro-batch");
 ABSL_FLAG(int64_t, seq_len, 128, "tokens per sequence (at most the model's block_size)");
 ABSL_FLAG(int64_t, grad_accum, 1, "micro-batches per optimizer step");
-ABSL_FLAG(int64_t, steps, 250, "optimizer steps in all (a resumed run counts the ones done)");
+ABSL_FLAG(int64_t, steps, 200, "optimizer steps in all (a resumed run counts the ones done)");
 ABSL_FLAG(double, lr, 1e-3, "peak learning rate");
-ABSL_FLAG(int64_t, warmup_steps, 25, "linear warmup steps");
+ABSL_FLAG(int64_t, warmup_steps, 20, "linear warmup steps");
 ABSL_FLAG(double, min_lr, 1e-4, "learning rate at the end of the cosine decay");
 ABSL_FLAG(double, weight_decay, 0.1, "AdamW weight decay (matrices and embeddings only)");
 ABSL_FLAG(double, beta1, 0.9, "AdamW beta1");
