@@ -18,47 +18,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from gpt2_torch import Block
+
 V, T, L, H, C = 50257, 16, 2, 4, 64
 B = 2
-
-
-class Attention(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.c_attn = nn.Linear(C, 3 * C)
-        self.c_proj = nn.Linear(C, C)
-
-    def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)
-        q, k, v = (z.view(b, t, H, c // H).transpose(1, 2) for z in (q, k, v))
-        att = q @ k.transpose(-2, -1) / math.sqrt(c // H)
-        att = att.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
-        y = F.softmax(att, dim=-1) @ v
-        return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
-
-
-class Mlp(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.c_fc = nn.Linear(C, 4 * C)
-        self.c_proj = nn.Linear(4 * C, C)
-
-    def forward(self, x):
-        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(C)
-        self.attn = Attention()
-        self.ln_2 = nn.LayerNorm(C)
-        self.mlp = Mlp()
-
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
 
 
 class GPT(nn.Module):
@@ -66,7 +29,7 @@ class GPT(nn.Module):
         super().__init__()
         self.wte = nn.Embedding(V, C)
         self.wpe = nn.Embedding(T, C)
-        self.h = nn.ModuleList([Block() for _ in range(L)])
+        self.h = nn.ModuleList([Block(C, H) for _ in range(L)])
         self.ln_f = nn.LayerNorm(C)
 
     def forward(self, ids):

@@ -11,53 +11,15 @@ same one), a padded overlapping max pool, and Embedding. Lines: "shape.<name>" a
 "<name>" for state dicts and inputs, "<case>.out", "<case>.grad.<name>". A case's loss
 is sum(y * w) for fixed weights w.
 """
-import math
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from gpt2_torch import Block
+
 torch.manual_seed(11)
 C, HEADS = 8, 2
-
-
-class Attention(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.c_attn = nn.Linear(C, 3 * C)
-        self.c_proj = nn.Linear(C, C)
-
-    def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)
-        q, k, v = (z.view(b, t, HEADS, c // HEADS).transpose(1, 2) for z in (q, k, v))
-        att = q @ k.transpose(-2, -1) / math.sqrt(c // HEADS)
-        att = att.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
-        y = F.softmax(att, dim=-1) @ v
-        return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
-
-
-class Mlp(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.c_fc = nn.Linear(C, 4 * C)
-        self.c_proj = nn.Linear(4 * C, C)
-
-    def forward(self, x):
-        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(C)
-        self.attn = Attention()
-        self.ln_2 = nn.LayerNorm(C)
-        self.mlp = Mlp()
-
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
 
 
 def emit(name, t):
@@ -69,7 +31,7 @@ def emit_tensor(name, t):
     emit(name, t)
 
 
-block = Block()
+block = Block(C, HEADS)
 with torch.no_grad():  # LayerNorm parameters away from their ones / zeros
     for ln in (block.ln_1, block.ln_2):
         ln.weight.add_(0.1 * torch.randn(C))

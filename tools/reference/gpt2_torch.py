@@ -1,0 +1,48 @@
+"""GPT-2's block in PyTorch with nanoGPT's names (ln_1, attn.c_attn, attn.c_proj, ln_2,
+mlp.c_fc, mlp.c_proj), shared by the reference scripts (nn_layers.py, gpt2_parity.py)."""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Attention(nn.Module):
+    def __init__(self, c, heads):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(c, 3 * c)
+        self.c_proj = nn.Linear(c, c)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        h = self.heads
+        q, k, v = self.c_attn(x).split(c, dim=2)
+        q, k, v = (z.view(b, t, h, c // h).transpose(1, 2) for z in (q, k, v))
+        att = q @ k.transpose(-2, -1) / math.sqrt(c // h)
+        att = att.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class Mlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_fc = nn.Linear(c, 4 * c)
+        self.c_proj = nn.Linear(4 * c, c)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class Block(nn.Module):
+    def __init__(self, c, heads):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(c)
+        self.attn = Attention(c, heads)
+        self.ln_2 = nn.LayerNorm(c)
+        self.mlp = Mlp(c)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
