@@ -85,14 +85,20 @@ absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t voc
   shard.tokens_ = reinterpret_cast<const uint16_t*>(static_cast<const char*>(map) + kShardHeaderBytes);
   shard.size_ = header[2];
   if (vocab_size > 0) {
-    for (int64_t i = 0; i < shard.size_; ++i) {
-      if (shard.tokens_[i] >= vocab_size) {
-        return bad(kShardHeaderBytes + 2 * i, absl::StrCat("token ", shard.tokens_[i], " (token ", i,
-                                                           ") is beyond the vocabulary of ", vocab_size));
-      }
-    }
+    if (absl::Status status = shard.CheckVocabulary(vocab_size); !status.ok()) return status;
   }
   return shard;
+}
+
+absl::Status TokenShard::CheckVocabulary(int64_t vocab_size) const {
+  for (int64_t i = 0; i < size_; ++i) {
+    if (tokens_[i] >= vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": at byte ", kShardHeaderBytes + 2 * i, ": token ",
+                                                     tokens_[i], " (token ", i, ") is beyond the vocabulary of ",
+                                                     vocab_size));
+    }
+  }
+  return absl::OkStatus();
 }
 
 TokenShard::TokenShard(std::string path, void* map, size_t map_bytes, const uint16_t* tokens, int64_t size)

@@ -34,6 +34,9 @@ class TokenShard {
   TokenShard& operator=(const TokenShard&) = delete;
   ~TokenShard();
 
+  // InvalidArgument naming the file and byte offset of the first token >= vocab_size.
+  absl::Status CheckVocabulary(int64_t vocab_size) const;
+
   int64_t size() const { return size_; }
   // The tokens, little-endian uint16 in the mapped file (x86 and ARM read them as is).
   const uint16_t* tokens() const { return tokens_; }

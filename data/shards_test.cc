@@ -109,6 +109,9 @@ TEST(WindowsTest, ConsecutiveWindowsAsLlmc) {
   const Batch b = fn(std::vector<int64_t>{2, 3});  // batch 1 of B = 2: tokens [8, 17)
   EXPECT_EQ(b.x.ToVector<int64_t>(), (std::vector<int64_t>{1008, 1009, 1010, 1011, 1012, 1013, 1014, 1015}));
   EXPECT_EQ(b.y.ToVector<int64_t>(), (std::vector<int64_t>{1009, 1010, 1011, 1012, 1013, 1014, 1015, 1016}));
+  const Batch same = SequentialBatch(shard, 1, 2, 4);
+  EXPECT_EQ(same.x.ToVector<int64_t>(), b.x.ToVector<int64_t>());
+  EXPECT_EQ(same.y.ToVector<int64_t>(), b.y.ToVector<int64_t>());
 }
 
 }  // namespace

@@ -47,4 +47,10 @@ BatchFn WindowBatches(const TokenShard& shard, int64_t block) {
   };
 }
 
+Batch SequentialBatch(const TokenShard& shard, int64_t k, int64_t batch, int64_t block) {
+  Batch out{Empty({batch, block}, DType::kI64), Empty({batch, block}, DType::kI64)};
+  for (int64_t b = 0; b < batch; ++b) FillRow(shard, (k * batch + b) * block, block, b, out);
+  return out;
+}
+
 }  // namespace ember::data

@@ -25,6 +25,9 @@ absl::StatusOr<Batch> RandomWindows(const TokenShard& shard, int64_t batch, int6
 int64_t WindowCount(const TokenShard& shard, int64_t block);
 BatchFn WindowBatches(const TokenShard& shard, int64_t block);
 
+// Batch k of B consecutive windows (windows kB .. kB+B-1): llm.c's batch k.
+Batch SequentialBatch(const TokenShard& shard, int64_t k, int64_t batch, int64_t block);
+
 }  // namespace ember::data
 
 #endif  // EMBER_DATA_WINDOWS_H_

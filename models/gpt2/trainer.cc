@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -90,12 +91,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
                                                      " tokens, fewer than one batch of ", options.batch_size, " x ",
                                                      options.seq_len, " needs"));
     }
-    for (int64_t i = 0; i < shard->size(); ++i) {
-      if (shard->tokens()[i] >= cfg.vocab_size) {
-        return absl::InvalidArgumentError(absl::StrCat(shard->path(), ": token ", shard->tokens()[i], " at ", i,
-                                                       " is beyond the model's vocabulary of ", cfg.vocab_size));
-      }
-    }
+    if (absl::Status s = shard->CheckVocabulary(cfg.vocab_size); !s.ok()) return s;
   }
   std::unique_ptr<Trainer> trainer(new Trainer(cfg, options, train, val));
   if (file) {
@@ -150,17 +146,11 @@ Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, const dat
 
 std::pair<Tensor, Tensor> Trainer::NextBatch() {
   const int64_t b = options_.batch_size, t = options_.seq_len;
-  data::Batch batch;
-  if (options_.sequential) {
-    // Batch k reads tokens [k B T, (k+1) B T + 1), starting over when the shard runs out.
-    const int64_t per_pass = data::WindowCount(*train_, t) / b;
-    const int64_t k = micro_batches_ % per_pass;
-    std::vector<int64_t> windows(static_cast<size_t>(b));
-    for (int64_t i = 0; i < b; ++i) windows[i] = k * b + i;
-    batch = data::WindowBatches(*train_, t)(windows);
-  } else {
-    batch = *data::RandomWindows(*train_, b, t, data_gen_);
-  }
+  // Sequential: batch k reads tokens [k B T, (k+1) B T + 1), starting over when the
+  // shard runs out.
+  const data::Batch batch = options_.sequential
+                                ? data::SequentialBatch(*train_, micro_batches_ % (data::WindowCount(*train_, t) / b), b, t)
+                                : *data::RandomWindows(*train_, b, t, data_gen_);
   ++micro_batches_;
   return {batch.x, batch.y};
 }
@@ -178,13 +168,9 @@ StepResult Trainer::Step() {
     loss_sum += loss.item<double>();
     ag::Backward(ag::Div(loss, static_cast<double>(options_.grad_accum)));
   }
-  const std::vector<Tensor> params = model_->Parameters();
-  double norm;
-  if (options_.grad_clip > 0) {
-    norm = optim::ClipGradNorm(params, options_.grad_clip);
-  } else {
-    norm = optim::ClipGradNorm(params, std::numeric_limits<double>::infinity());
-  }
+  // The norm is wanted either way; an infinite limit measures without clipping.
+  const double norm = optim::ClipGradNorm(
+      model_->Parameters(), options_.grad_clip > 0 ? options_.grad_clip : std::numeric_limits<double>::infinity());
   optimizer_->Step();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return {step_++, loss_sum / static_cast<double>(options_.grad_accum), lr, norm, seconds};
@@ -197,11 +183,8 @@ double Trainer::ValidationLoss() {
   const int64_t b = options_.batch_size, t = options_.seq_len;
   const int64_t batches = std::min(options_.val_batches, data::WindowCount(*val_, t) / b);
   double sum = 0;
-  const data::BatchFn windows = data::WindowBatches(*val_, t);
   for (int64_t k = 0; k < batches; ++k) {
-    std::vector<int64_t> ids(static_cast<size_t>(b));
-    for (int64_t i = 0; i < b; ++i) ids[i] = k * b + i;
-    const data::Batch batch = windows(ids);
+    const data::Batch batch = data::SequentialBatch(*val_, k, b, t);
     sum += model_->Loss(batch.x, batch.y).item<double>();
   }
   model_->Train();

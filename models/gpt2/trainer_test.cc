@@ -90,7 +90,7 @@ TEST(TrainerTest, BadSetups) {
   GPTConfig tiny_vocab = Small();
   tiny_vocab.vocab_size = 10;
   EXPECT_THAT(std::string(Trainer::Create(tiny_vocab, Options(), &train, nullptr).status().message()),
-              HasSubstr("is beyond the model's vocabulary of 10"));
+              HasSubstr("train3.bin: at byte 1032: token 20 (token 4) is beyond the vocabulary of 10"));
   const data::TokenShard little = Shard("little.bin", 20);
   EXPECT_THAT(std::string(Trainer::Create(Small(), Options(), &little, nullptr).status().message()),
               HasSubstr("holds 20 tokens, fewer than one batch of 4 x 16 needs"));
