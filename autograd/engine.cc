@@ -146,7 +146,10 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
     if (node->leaf) {
       if (grad.defined()) {
         Tensor& acc = node->leaf->grad;
-        acc = acc.defined() ? ops::Add(acc, grad) : grad.Clone();
+        // A gradient nobody else holds becomes the leaf's own (as PyTorch steals one
+        // whose use count is 1); one that may be seen elsewhere is copied.
+        const bool own = grad.is_sole_owner() && grad.is_contiguous();
+        acc = acc.defined() ? ops::Add(acc, grad) : own ? grad : grad.Clone();
       }
       continue;
     }

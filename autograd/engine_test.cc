@@ -66,6 +66,20 @@ TEST(EngineTest, GradientsAccumulateAcrossCallsUntilZeroed) {
   EXPECT_EQ(Values(Grad(x)), (std::vector<double>{3, 3}));
 }
 
+TEST(EngineTest, ALeafTakesOverAGradientOnlyWhenNothingElseHoldsIt) {
+  // x -> view: the view's backward hands back a view of the caller's seed, which the
+  // leaf must copy (the caller may change the seed); x -> x * 2 makes a fresh tensor,
+  // which the leaf may keep.
+  const Tensor x = SetRequiresGrad(FromList({1.0, 2.0}));
+  const Tensor seed = FromList({{3.0, 4.0}});
+  Backward(Reshape(x, {1, 2}), seed);
+  seed.Fill(0);
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{3, 4}));
+  ZeroGrad(x);
+  Backward(Sum(x * 2.0));
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{2, 2}));
+}
+
 TEST(EngineTest, ATensorUsedSeveralTimesSumsItsGradients) {
   // y = x * x + x * 2 + sum(x) broadcast: dy_i/dx_i = 2 x_i + 2 + n (through the sum).
   const Tensor x = SetRequiresGrad(FromList({1.0, 2.0, 3.0}));

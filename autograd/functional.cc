@@ -37,6 +37,20 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
       });
 }
 
+Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const Tensor y = ops::Linear(x, weight, bias);
+  if (!ShouldRecord({x, weight, bias})) return y;
+  const bool need_x = RequiresGrad(x), need_w = RequiresGrad(weight), need_b = RequiresGrad(bias);
+  return Record("linear", y, {x, weight, bias},
+                [x = Detach(x), w = Detach(weight), need_x, need_w, need_b](const Tensor& g) {
+                  const Tensor rows = g.Reshape({-1, w.size(0)});  // [N, out]
+                  return std::vector<Tensor>{
+                      need_x ? ops::Matmul(g, w) : Tensor(),
+                      need_w ? ops::Matmul(rows.Transpose(0, 1), x.Reshape({-1, w.size(1)})) : Tensor(),
+                      need_b ? ops::Sum(rows, {0}) : Tensor()};
+                });
+}
+
 // dx = y (g - sum(g y)).
 Tensor Softmax(const Tensor& x) {
   const Tensor y = ops::Softmax(x);

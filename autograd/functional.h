@@ -17,6 +17,11 @@ namespace ember::autograd {
 // dimensions broadcast (their gradients are summed back).
 Tensor Matmul(const Tensor& a, const Tensor& b);
 
+// y = x W^T + b (torch.nn.functional.linear): x [..., in], weight [out, in], bias
+// [out] or undefined. One node: dx = g W, dW = g^T x over all the rows (made [out, in]
+// directly, not as a transposed view), db = the sum of g's rows.
+Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
 // Over the last dimension.
 Tensor Softmax(const Tensor& x);
 Tensor LogSoftmax(const Tensor& x);

@@ -225,6 +225,15 @@ TEST(FunctionsTest, Matmul) {
         {Leaf({4, 3})});
 }
 
+TEST(FunctionsTest, Linear) {
+  Check("linear", [](const auto& in) { return Linear(in[0], in[1], in[2]); },
+        {Leaf({2, 3, 4}), Leaf({5, 4}), Leaf({5})});
+  Check("linear, transposed input, no bias", [](const auto& in) { return Linear(in[0], in[1], Tensor()); },
+        {TransposedLeaf({4, 3}), Leaf({2, 3})});
+  Check("linear of a vector", [](const auto& in) { return Linear(in[0], in[1], in[2]); },
+        {Leaf({4}), Leaf({3, 4}), Leaf({3})});
+}
+
 TEST(FunctionsTest, SoftmaxLayerNormEmbedding) {
   Check("softmax", [](const auto& in) { return Softmax(in[0]); }, {Leaf({3, 5}, -3, 3)});
   Check("softmax transposed", [](const auto& in) { return Softmax(in[0]); },

@@ -31,8 +31,7 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& 
 Tensor Linear::Forward(const Tensor& x) {
   EMBER_CHECK(x.dim() >= 1 && x.size(-1) == in_, "Linear(in_features=", in_, "): input of shape ",
               ShapeToString(x.shape()), " has ", x.dim() ? x.size(-1) : 0, " features");
-  const Tensor y = ag::Matmul(x, ag::Transpose(weight_, 0, 1));
-  return bias_.defined() ? y + bias_ : y;
+  return ag::Linear(x, weight_, bias_);
 }
 
 std::string Linear::ToString() const {

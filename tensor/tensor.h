@@ -52,6 +52,10 @@ class Tensor {
   int64_t offset_elements() const { return impl().offset_elements; }
   const Storage& storage() const { return impl().storage; }
   bool is_contiguous() const;
+  // Whether this handle is the only one to its data: no other handle shares this
+  // tensor, and no other tensor (view) shares its storage. Such a tensor can be taken
+  // over instead of copied (autograd does so with gradients).
+  bool is_sole_owner() const { return impl_.use_count() == 1 && storage().use_count() == 1; }
   // Whether both handles are the same tensor (not merely equal values).
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 

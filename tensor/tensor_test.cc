@@ -45,6 +45,22 @@ TEST(TensorTest, HandlesShareTheTensor) {
               ThrowsMessage<Error>("the tensor is undefined (default-constructed)"));
 }
 
+TEST(TensorTest, SoleOwnershipCountsHandlesAndViews) {
+  Tensor a = Zeros({4});
+  EXPECT_TRUE(a.is_sole_owner());
+  {
+    const Tensor handle = a;
+    EXPECT_FALSE(a.is_sole_owner());
+  }
+  EXPECT_TRUE(a.is_sole_owner());
+  {
+    const Tensor view = a.Slice(0, 1);
+    EXPECT_FALSE(a.is_sole_owner());
+    EXPECT_FALSE(view.is_sole_owner());
+  }
+  EXPECT_TRUE(a.is_sole_owner());
+}
+
 TEST(TensorTest, ElementAccessIsCheckedAndConverts) {
   const Tensor t = FromList({{1.5, 2.5, 3.5}, {4.5, 5.5, 6.5}});
   EXPECT_EQ(t.at({1, 2}), 6.5);

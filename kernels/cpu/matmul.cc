@@ -4,10 +4,10 @@
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/error.h"
 #include "kernels/cpu/internal/check.h"
+#include "kernels/cpu/internal/scratch.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -16,7 +16,6 @@
 #define HWY_TARGET_INCLUDE "kernels/cpu/matmul.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "hwy/aligned_allocator.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -55,18 +54,36 @@ void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* p
 }
 
 // Packs rows [0, depth) x columns [0, cols) of B into panels of nr columns:
-// packed[s][p][c] = B[p][s * nr + c], columns past the end zero. B is read row by row
-// (a row of a wide B is contiguous; its columns are far apart).
+// packed[s][p][c] = B[p][s * nr + c], columns past the end zero. B is read along its
+// contiguous direction: row by row for a row-major B; column by column for a
+// transposed one (x W^T with W [out, in], Linear's forward), each column written
+// down its panel with stride nr (the panel, kc x nr, stays in L1).
 template <typename T>
 void PackB(const T* b, int64_t rs, int64_t cs, int64_t depth, int64_t cols, int64_t nr, T* packed) {
   const int64_t panels = (cols + nr - 1) / nr;
+  if (rs == 1 && cs != 1) {
+    for (int64_t s = 0; s < panels; ++s) {
+      T* panel = packed + s * depth * nr;
+      const int64_t valid = std::min(nr, cols - s * nr);
+      for (int64_t c = 0; c < valid; ++c) {
+        const T* column = b + (s * nr + c) * cs;
+        for (int64_t p = 0; p < depth; ++p) panel[p * nr + c] = column[p];
+      }
+      for (int64_t c = valid; c < nr; ++c) {
+        for (int64_t p = 0; p < depth; ++p) panel[p * nr + c] = T(0);
+      }
+    }
+    return;
+  }
   for (int64_t p = 0; p < depth; ++p) {
     const T* row = b + p * rs;
     for (int64_t s = 0; s < panels; ++s) {
       T* dst = packed + (s * depth + p) * nr;
       const int64_t valid = std::min(nr, cols - s * nr);
-      if (cs == 1 && valid == nr) {
-        std::memcpy(dst, row + s * nr, nr * sizeof(T));
+      if (cs == 1 && valid == nr) {  // whole vectors (a memcpy call per 192 bytes costs more)
+        const hn::ScalableTag<T> d;
+        const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+        for (int64_t v = 0; v < nr; v += lanes) hn::Store(hn::LoadU(d, row + s * nr + v), d, dst + v);
         continue;
       }
       for (int64_t c = 0; c < nr; ++c) dst[c] = c < valid ? row[(s * nr + c) * cs] : T(0);
@@ -117,24 +134,6 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT 
   }
 }
 
-// Per-thread packing buffers (0: B, 1: A), grown when needed and reused, so that a
-// steady stream of products allocates nothing. Aligned to 64 bytes: a packed row of
-// B is then whole cache lines.
-template <typename T>
-T* PackBuffer(int which, int64_t items) {
-  struct Slot {
-    hwy::AlignedFreeUniquePtr<T[]> data;
-    int64_t capacity = 0;
-  };
-  thread_local Slot slots[2];
-  Slot& slot = slots[which];
-  if (slot.capacity < items) {
-    slot.data = hwy::AllocateAligned<T>(static_cast<size_t>(items));
-    slot.capacity = items;
-  }
-  return slot.data.get();
-}
-
 // C (+)= A B on the calling thread: B in blocks of kNc columns and max_kc rows, each
 // packed once and swept by kMc-row blocks of packed A, tile by tile.
 template <typename T>
@@ -149,9 +148,9 @@ void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_
     for (int64_t pc = 0; pc < k; pc += max_kc) {
       const int64_t kc = std::min(max_kc, k - pc);
       const bool add = accumulate || pc > 0;
-      T* const packed_b = PackBuffer<T>(0, kc * nc_padded);
+      T* const packed_b = internal::ScratchBuffer<T>(internal::Scratch::kGemmPackedB, kc * nc_padded);
       PackB(b + pc * brs + jc * bcs, brs, bcs, kc, nc, nr, packed_b);
-      T* const packed_a = PackBuffer<T>(1, kMc * kc);
+      T* const packed_a = internal::ScratchBuffer<T>(internal::Scratch::kGemmPackedA, kMc * kc);
       for (int64_t ic = 0; ic < m; ic += kMc) {
         const int64_t mc = std::min(kMc, m - ic);
         PackA(a + ic * ars + pc * acs, ars, acs, mc, kc, packed_a);

@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -30,9 +29,11 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "data/datasets.h"
 #include "data/prepare.h"
 #include "data/shards.h"
+#include "models/common/run_log.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/trainer.h"
@@ -71,23 +72,13 @@ ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
 namespace ember::models::gpt2 {
 namespace {
 
-std::string Workspace() {
-  const char* w = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  return w != nullptr ? w : ".";
-}
-
-std::string Duration(double s) {
-  const int64_t t = std::llround(s);
-  return t >= 60 ? absl::StrCat(t / 60, "m", t % 60 < 10 ? "0" : "", t % 60, "s") : absl::StrCat(t, "s");
-}
-
 // The Brown corpus tokenized with GPT-2's BPE, made once.
 absl::Status EnsureBrownShards(const std::string& train, const std::string& val) {
   if (std::filesystem::exists(train) && std::filesystem::exists(val)) return absl::OkStatus();
   std::fprintf(stderr, "train: tokenizing the Brown corpus with GPT-2's BPE into %s (once)\n", train.c_str());
-  absl::StatusOr<std::vector<data::Document>> docs = data::BrownDocuments(absl::StrCat(Workspace(), "/", data::kBrownDir));
+  absl::StatusOr<std::vector<data::Document>> docs = data::BrownDocuments(WorkspacePath(data::kBrownDir));
   if (!docs.ok()) return absl::NotFoundError(absl::StrCat(docs.status().message(), " (run ./setup.sh)"));
-  absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", Workspace() + "/downloads/tokenizer");
+  absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
   if (!gpt2.ok()) return absl::NotFoundError(absl::StrCat(gpt2.status().message(), " (run ./setup.sh)"));
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   absl::StatusOr<data::TokenSplit> split = data::TokenizeDocuments(
@@ -100,12 +91,12 @@ absl::Status EnsureBrownShards(const std::string& train, const std::string& val)
 }
 
 absl::Status Run() {
-  const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? Workspace() + "/runs/gpt2" : absl::GetFlag(FLAGS_out_dir);
+  const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? WorkspacePath("runs/gpt2") : absl::GetFlag(FLAGS_out_dir);
   std::filesystem::create_directories(out_dir);
   std::string train_path = absl::GetFlag(FLAGS_train_data), val_path = absl::GetFlag(FLAGS_val_data);
   if (train_path.empty()) {
-    train_path = Workspace() + "/runs/data/brown_gpt2_train.bin";
-    if (val_path.empty()) val_path = Workspace() + "/runs/data/brown_gpt2_val.bin";
+    train_path = WorkspacePath("runs/data/brown_gpt2_train.bin");
+    if (val_path.empty()) val_path = WorkspacePath("runs/data/brown_gpt2_val.bin");
     if (absl::Status s = EnsureBrownShards(train_path, val_path); !s.ok()) return s;
   }
   absl::StatusOr<data::TokenShard> train = data::TokenShard::Open(train_path);
@@ -170,9 +161,9 @@ absl::Status Run() {
     last_loss = r.loss;
     const int64_t done = r.step + 1 - first, left = options.steps - r.step - 1;
     const double rate = done * tokens_per_step / train_seconds;
-    std::fprintf(stderr, "\rstep %lld/%lld | loss %.4f | lr %.2e | norm %.2f | %.0f tok/s | %s, ETA %s   ",
-                 static_cast<long long>(r.step + 1), static_cast<long long>(options.steps), r.loss, r.lr, r.grad_norm,
-                 rate, Duration(train_seconds).c_str(), Duration(left * train_seconds / done).c_str());
+    ShowProgress("step", r.step + 1, options.steps, first,
+                 absl::StrFormat("loss %.4f | lr %.2e | norm %.2f", r.loss, r.lr, r.grad_norm), rate, "tok",
+                 train_seconds);
     double step_val = std::nan("");
     if (val && ((r.step + 1) % val_every == 0 || left == 0)) {
       step_val = val_loss = t.ValidationLoss();
@@ -188,18 +179,18 @@ absl::Status Run() {
   const double tokens_per_second = train_seconds > 0 ? (t.step() - first) * tokens_per_step / train_seconds : 0;
   const int64_t peak = GetCpuAllocator().peak_bytes();
   std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB; wrote %s and %s/metrics.csv\n",
-               static_cast<long long>(t.step() - first), Duration(train_seconds).c_str(), tokens_per_second, peak / 1e6,
+               static_cast<long long>(t.step() - first), FormatDuration(train_seconds).c_str(), tokens_per_second, peak / 1e6,
                checkpoint.c_str(), out_dir.c_str());
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
-    nlohmann::json m = {{"train_loss", last_loss},     {"val_loss", val_loss},
-                        {"tokens_per_second", tokens_per_second}, {"train_seconds", train_seconds},
-                        {"peak_memory_bytes", peak},   {"steps", t.step()},
-                        {"parameters", t.model().NumParameters()}};
-    std::ofstream(path) << m.dump() << '\n';
+    const absl::Status s = WriteMetricsJson(
+        path, {{"train_loss", last_loss}, {"val_loss", val_loss}, {"tokens_per_second", tokens_per_second},
+               {"train_seconds", train_seconds}, {"peak_memory_bytes", peak}, {"steps", t.step()},
+               {"parameters", t.model().NumParameters()}});
+    if (!s.ok()) return s;
   }
 
   if (const int64_t n = absl::GetFlag(FLAGS_sample_tokens); n > 0 && cfg.vocab_size == 50257) {
-    absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", Workspace() + "/downloads/tokenizer");
+    absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
     if (!gpt2.ok()) return gpt2.status();
     SamplingOptions sampling;
     sampling.temperature = absl::GetFlag(FLAGS_temperature);

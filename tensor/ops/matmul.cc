@@ -1,9 +1,25 @@
 #include "tensor/ops/matmul.h"
 
+#include <cstring>
+
+#include "tensor/ops/binary.h"
+
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace ember::ops {
+namespace {
+
+// Whether the dimensions before the last two merge into one without a copy (x.View
+// can then make [rows, k] of x [..., m, k]).
+bool LeadingDimsMerge(const Tensor& x) {
+  for (int64_t d = x.dim() - 3; d >= 0; --d) {
+    if (x.size(d) != 1 && x.stride(d) != x.stride(d + 1) * x.size(d + 1)) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 Tensor Matmul(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.device().is_cpu() && b.device().is_cpu(), "matmul: tensors on ",
@@ -30,6 +46,13 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
   } catch (const Error& e) {
     EMBER_THROW("matmul: the batch dimensions of ", ShapeToString(a.shape()), " and ",
                 ShapeToString(b.shape()), " cannot be broadcast (", e.what(), ")");
+  }
+  // [..., m, k] x [k, n]: one product of all the rows, so B is packed once.
+  if (x.dim() > 2 && y.dim() == 2 && LeadingDimsMerge(x)) {
+    Shape out_shape(x.shape().begin(), x.shape().end() - 1);
+    out_shape.push_back(n);
+    Tensor out = Matmul(x.View({-1, k}), y).View(out_shape);
+    return b.dim() == 1 ? out.Squeeze(-1) : out;
   }
   const DType compute = a.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
   Shape x_shape = batch, y_shape = batch, out_shape = batch;
@@ -60,6 +83,32 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() == 1) out = out.Squeeze(-2);
   if (b.dim() == 1) out = out.Squeeze(-1);
   return out.To(a.dtype());
+}
+
+Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  EMBER_CHECK(weight.dim() == 2 && x.dim() >= 1 && x.size(-1) == weight.size(1), "linear: input of shape ",
+              ShapeToString(x.shape()), " and weight of shape ", ShapeToString(weight.shape()),
+              " (expected [..., in] and [out, in])");
+  const int64_t in = weight.size(1), out = weight.size(0);
+  EMBER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out), "linear: bias of shape ",
+              ShapeToString(bias.shape()), " for ", out, " outputs");
+  const bool fused = (x.dtype() == DType::kF32 || x.dtype() == DType::kF64) && weight.dtype() == x.dtype() &&
+                     (!bias.defined() || bias.dtype() == x.dtype()) && x.device().is_cpu() && weight.device().is_cpu();
+  if (!fused || !bias.defined()) {
+    const Tensor y = Matmul(x, weight.Transpose(0, 1));
+    return bias.defined() ? Add(y, bias) : y;
+  }
+  const Tensor rows = x.Reshape({-1, in});  // a view when the dimensions merge
+  const Tensor b = bias.is_contiguous() ? bias : bias.Contiguous();
+  const int64_t m = rows.size(0), item = x.itemsize();
+  Shape out_shape(x.shape().begin(), x.shape().end() - 1);
+  out_shape.push_back(out);
+  Tensor y = Empty(out_shape, x.dtype());
+  char* yp = static_cast<char*>(y.raw_data());
+  for (int64_t i = 0; i < m; ++i) std::memcpy(yp + i * out * item, b.raw_data(), out * item);
+  kernels::cpu::Gemm(x.dtype(), m, in, out, {rows.raw_data(), rows.stride(0), rows.stride(1)},
+                     {weight.raw_data(), weight.stride(1), weight.stride(0)}, yp, out, /*accumulate=*/true);
+  return y;
 }
 
 }  // namespace ember::ops

@@ -15,6 +15,12 @@ namespace ember::ops {
 // f32 and f64; bf16 and f16 compute in f32. The result is contiguous.
 Tensor Matmul(const Tensor& a, const Tensor& b);
 
+// y = x W^T + b over the last dimension (torch.nn.functional.linear): x [..., in],
+// weight [out, in], bias [out] or undefined; y [..., out], contiguous. All the rows of
+// x are one product (x is copied only when its leading dimensions cannot be merged),
+// accumulated onto rows that start as the bias.
+Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
 }  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_MATMUL_H_

@@ -1,0 +1,34 @@
+#ifndef EMBER_MODELS_COMMON_RUN_LOG_H_
+#define EMBER_MODELS_COMMON_RUN_LOG_H_
+
+// What every model binary shares: paths relative to the workspace, the one-line
+// progress display, and the final figures as JSON (--metrics_out).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "nlohmann/json.hpp"
+
+namespace ember::models {
+
+// `relative` under the workspace root when run by `bazel run` (which sets
+// BUILD_WORKSPACE_DIRECTORY), else under the current directory.
+std::string WorkspacePath(std::string_view relative);
+
+// "42s", "3m05s".
+std::string FormatDuration(double seconds);
+
+// Rewrites one line on stderr:
+//   "<what> <done>/<total> | <fields> | <rate> <unit>/s | <elapsed>, ETA <eta>"
+// with the ETA extrapolated from the elapsed time of `done - first` items.
+void ShowProgress(std::string_view what, int64_t done, int64_t total, int64_t first,
+                  std::string_view fields, double rate, std::string_view unit, double elapsed_seconds);
+
+// Writes `metrics` to `path` as one JSON object on one line (temporary file + rename).
+absl::Status WriteMetricsJson(const std::string& path, const nlohmann::json& metrics);
+
+}  // namespace ember::models
+
+#endif  // EMBER_MODELS_COMMON_RUN_LOG_H_

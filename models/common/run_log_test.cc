@@ -1,0 +1,45 @@
+#include "models/common/run_log.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+
+namespace ember::models {
+namespace {
+
+TEST(RunLogTest, FormatsDurations) {
+  EXPECT_EQ(FormatDuration(0), "0s");
+  EXPECT_EQ(FormatDuration(59.4), "59s");
+  EXPECT_EQ(FormatDuration(60), "1m00s");
+  EXPECT_EQ(FormatDuration(185), "3m05s");
+  EXPECT_EQ(FormatDuration(-3), "0s");
+}
+
+TEST(RunLogTest, WorkspacePathFollowsBazelRun) {
+  setenv("BUILD_WORKSPACE_DIRECTORY", "/src/ember", 1);
+  EXPECT_EQ(WorkspacePath("runs/x"), "/src/ember/runs/x");
+  unsetenv("BUILD_WORKSPACE_DIRECTORY");
+  EXPECT_EQ(WorkspacePath("runs/x"), "./runs/x");
+}
+
+TEST(RunLogTest, ProgressLineExtrapolatesTheEta) {
+  testing::internal::CaptureStderr();
+  // 10 of 40 steps done in 20 s, 5 of them before this run: 4 s a step, 30 to go: 2 minutes.
+  ShowProgress("step", 10, 40, 5, "loss 1.2345", 123.4, "tok", 20);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "\rstep 10/40 | loss 1.2345 | 123 tok/s | 20s, ETA 2m00s   ");
+}
+
+TEST(RunLogTest, WritesOneJsonLine) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/m.json";
+  ASSERT_TRUE(WriteMetricsJson(path, {{"loss", 1.5}, {"steps", 3}}).ok());
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "{\"loss\":1.5,\"steps\":3}\n");
+  EXPECT_FALSE(WriteMetricsJson("/nonexistent/dir/m.json", {}).ok());
+}
+
+}  // namespace
+}  // namespace ember::models

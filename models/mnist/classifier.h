@@ -1,0 +1,49 @@
+#ifndef EMBER_MODELS_MNIST_CLASSIFIER_H_
+#define EMBER_MODELS_MNIST_CLASSIFIER_H_
+
+// Image classifiers for 28x28 grey images in 10 classes (Fashion-MNIST), and the
+// optimizers to train them, named as the train binary's flags name them.
+//
+//   mlp: Flatten -> Linear(784, 128) -> ReLU -> Linear(128, 10)                 101,770 parameters
+//   cnn: Conv2d(1, 32, 3, padding 1) -> ReLU -> MaxPool2d(2)        [N, 32, 14, 14]
+//        Conv2d(32, 64, 3, padding 1) -> ReLU -> MaxPool2d(2)       [N, 64, 7, 7]
+//        Flatten -> Linear(3136, 10)                                          50,186 parameters
+//
+// Both take images [N, 1, 28, 28] and give logits [N, 10]; PyTorch's default
+// initialisation (nn/layers.h), so tools/reference/mnist_torch.py builds the same models.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nn/layers.h"
+#include "optim/optimizer.h"
+#include "tensor/random.h"
+
+namespace ember::models::mnist {
+
+// "mlp" or "cnn"; InvalidArgument naming the choices otherwise.
+absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string& name, Generator& gen);
+
+// "sgd", "momentum" (SGD with momentum 0.9), "rmsprop" or "adam", torch.optim's rules
+// with PyTorch's defaults otherwise.
+absl::StatusOr<std::unique_ptr<optim::Optimizer>> MakeOptimizer(const std::string& name, std::vector<Tensor> params,
+                                                                 double lr);
+
+// A learning rate that trains these models well with each optimizer at batch 32-64:
+// sgd 0.1, momentum 0.01, rmsprop 1e-3, adam 1e-3.
+absl::StatusOr<double> DefaultLearningRate(const std::string& optimizer);
+
+struct Evaluation {
+  double loss = 0;      // mean cross entropy
+  double accuracy = 0;  // fraction of argmax(logits) == label
+};
+// The model in eval mode, without gradients, over images [N, 1, 28, 28] and labels [N]
+// in batches of `batch_size` (the model's mode is restored afterwards).
+Evaluation Evaluate(nn::Module& model, const Tensor& images, const Tensor& labels, int64_t batch_size = 1000);
+
+}  // namespace ember::models::mnist
+
+#endif  // EMBER_MODELS_MNIST_CLASSIFIER_H_
