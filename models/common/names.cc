@@ -1,0 +1,42 @@
+#include "models/common/names.h"
+
+#include <deque>
+
+#include "absl/strings/str_cat.h"
+#include "autograd/autograd.h"
+#include "tensor/creation.h"
+#include "tensor/ops/sampling.h"
+#include "tensor/ops/softmax.h"
+
+namespace ember::models {
+
+absl::StatusOr<NameSplits> LoadNameSplits(const std::string& dir) {
+  absl::StatusOr<std::vector<std::string>> names = data::LoadNames({dir + "/female.txt", dir + "/male.txt"});
+  if (!names.ok()) return names.status();
+  absl::StatusOr<tokenizer::CharTokenizer> vocab = data::NamesVocabulary(*names);
+  if (!vocab.ok()) return vocab.status();
+  NameSplits splits{{}, {}, {}, *std::move(vocab)};
+  for (size_t i = 0; i < names->size(); ++i) {
+    std::vector<std::string>& to = i % 10 < 8 ? splits.train : i % 10 == 8 ? splits.val : splits.test;
+    to.push_back(std::move((*names)[i]));
+  }
+  return splits;
+}
+
+std::string SampleName(const std::function<Tensor(const Tensor&)>& logits, int block_size,
+                       const tokenizer::CharTokenizer& vocab, Generator& gen, int max_length) {
+  autograd::NoGradGuard no_grad;
+  std::deque<int64_t> context(static_cast<size_t>(block_size), 0);
+  std::vector<tokenizer::Rank> ids;
+  while (static_cast<int>(ids.size()) < max_length) {
+    const Tensor x = FromVector(std::vector<int64_t>(context.begin(), context.end()), {1, block_size});
+    const int64_t next = ops::Multinomial(ops::Softmax(logits(x)), gen).ToVector<int64_t>()[0];
+    if (next == 0) break;
+    ids.push_back(static_cast<tokenizer::Rank>(next));
+    context.pop_front();
+    context.push_back(next);
+  }
+  return vocab.Decode(ids).value();
+}
+
+}  // namespace ember::models

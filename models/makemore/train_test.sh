@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The character models' binaries end to end on the real names: the counting and neural
+# bigrams (losses, samples, CSV, JSON) and a short run of makemore's MLP; the errors.
+set -uo pipefail
+source base/expect.sh
+if [ ! -e downloads/names/female.txt ]; then
+  echo "SKIP: the names are not downloaded (./setup.sh)"
+  exit 0
+fi
+bigram=models/bigram/train
+mlp=models/makemore/train
+out="$TEST_TMPDIR/run"
+json() { python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+$bigram --names_dir=downloads/names --out_dir="$out/bigram" --samples=5 --metrics_out="$out/counting.json" >"$out.stdout" 2>"$out.stderr"
+expect "counting exit" "0" "$?"
+expect "counting losses" "loss (nats per character): train 2.4246, val 2.4233, test 2.4295" "$(head -1 "$out.stdout")"
+expect "counting samples" "6" "$(wc -l <"$out.stdout")"
+expect "counting keys" "['parameters', 'samples', 'test_loss', 'train_loss', 'val_loss']" "$(json "$out/counting.json" 'sorted(m)')"
+expect "counting samples in json" "5" "$(json "$out/counting.json" 'len(m["samples"])')"
+
+$bigram --model=neural --steps=50 --names_dir=downloads/names --out_dir="$out/neural" --metrics_out="$out/neural.json" >/dev/null 2>"$out.stderr"
+expect "neural exit" "0" "$?"
+expect "neural progress" "1" "$(tr '\r' '\n' <"$out.stderr" | grep -c '^step 50/50 | loss')"
+expect "neural csv" "52" "$(wc -l <"$out/neural/metrics.csv")"  # header, 50 steps, final
+expect "neural learnt" "True" "$(json "$out/neural.json" 'm["val_loss"] < 2.8')"
+
+$mlp --steps=2000 --val_every=1000 --samples=3 --names_dir=downloads/names --out_dir="$out/mlp" \
+  --metrics_out="$out/mlp.json" >"$out.stdout" 2>"$out.stderr"
+expect "mlp exit" "0" "$?"
+expect "mlp progress" "1" "$(tr '\r' '\n' <"$out.stderr" | grep -c '^step 2000/2000 | loss')"
+expect "mlp val lines" "2" "$(grep -c '^step [0-9]*: train loss .*, val loss' "$out.stderr")"
+expect "mlp csv" "step,lr,batch_loss,train_loss,val_loss" "$(head -1 "$out/mlp/metrics.csv")"
+expect "mlp csv rows" "3" "$(wc -l <"$out/mlp/metrics.csv")"
+expect "mlp keys" "['parameters', 'samples', 'steps', 'test_loss', 'train_loss', 'train_seconds', 'val_loss']" \
+  "$(json "$out/mlp.json" 'sorted(m)')"
+expect "mlp learnt" "True" "$(json "$out/mlp.json" 'm["val_loss"] < 2.45')"
+expect "mlp model" "yes" "$([ -s "$out/mlp/mlp.safetensors" ] && echo yes)"
+
+expect "bad bigram" 'train: unknown model "trigram"; expected counting or neural' "$($bigram --model=trigram 2>&1)"
+expect "bad steps" "train: --steps=0: expected at least 1" "$($mlp --steps=0 2>&1)"
+expect "missing names" "1" "$($mlp --names_dir=/nonexistent 2>&1 | grep -c '^train: .*/nonexistent.*(run ./setup.sh)$')"
+expect_done
