@@ -1,5 +1,6 @@
 #include "autograd/functional.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/elementwise.h"
@@ -151,14 +152,16 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
 }
 
 Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
-  EMBER_CHECK(q.dim() >= 2 && q.shape() == k.shape() && k.shape() == v.shape(),
-              "causal_attention: q, k and v must share one shape [..., T, d], got ",
+  EMBER_CHECK(q.dim() >= 2 && k.shape() == v.shape() && q.dim() == k.dim() &&
+                  std::equal(q.shape().begin(), q.shape().end() - 2, k.shape().begin()) &&
+                  q.size(-1) == k.size(-1) && q.size(-2) <= k.size(-2),
+              "causal_attention: expected q [..., Tq, d] and k, v [..., Tk, d] with Tq <= Tk, got ",
               ShapeToString(q.shape()), ", ", ShapeToString(k.shape()), " and ",
               ShapeToString(v.shape()));
-  const int64_t t = q.size(-2), d = q.size(-1);
+  const int64_t tq = q.size(-2), tk = k.size(-2), d = q.size(-1);
   const Tensor scores = Mul(Matmul(q, Transpose(k, -2, -1)), 1.0 / std::sqrt(double(d)));
-  // future[i][j] = j > i: the positions row i may not see.
-  const Tensor rows = Arange(t).View({t, 1}), cols = Arange(t).View({1, t});
+  // future[i][j] = j > i + (Tk - Tq): the positions query i may not see.
+  const Tensor rows = ops::Add(Arange(tq), tk - tq).View({tq, 1}), cols = Arange(tk).View({1, tk});
   const Tensor future = ops::Gt(cols, rows);
   return Matmul(Softmax(MaskedFill(scores, future, -INFINITY)), v);
 }

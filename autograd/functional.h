@@ -50,8 +50,10 @@ Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_
 // training; x itself otherwise. The mask is drawn from `gen` and kept for backward.
 Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen = DefaultGenerator());
 
-// softmax(q k^T / sqrt(d) + causal mask) v for q, k, v [..., T, d]: position t attends
-// to positions <= t. A composite of the functions above.
+// softmax(q k^T / sqrt(d) + causal mask) v for q [..., Tq, d] and k, v [..., Tk, d],
+// Tq <= Tk: the queries are the last Tq of the Tk positions (the others are earlier
+// positions' keys and values, as a key/value cache holds them), so query i, at position
+// Tk - Tq + i, attends to keys j <= Tk - Tq + i. A composite of the functions above.
 Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v);
 
 }  // namespace ember::autograd

@@ -301,6 +301,15 @@ TEST(FunctionsTest, CausalAttention) {
   const Tensor out = CausalAttention(q, q, v);
   EXPECT_NEAR(out.at({0, 0}), v.at({0, 0}), 1e-15);
   EXPECT_NEAR(out.at({0, 1}), v.at({0, 1}), 1e-15);
+  // The last two queries against all five keys are the last two rows of the full result.
+  Check("causal_attention, cached keys", [](const auto& in) { return CausalAttention(in[0], in[1], in[2]); },
+        {Leaf({2, 2, 3}), Leaf({2, 5, 3}), Leaf({2, 5, 3})});
+  const Tensor q5 = Uniform({5, 2}, -1, 1, Gen(), DType::kF64), k5 = Uniform({5, 2}, -1, 1, Gen(), DType::kF64);
+  const Tensor full = CausalAttention(q5, k5, k5), tail = CausalAttention(q5.Slice(0, 3), k5, k5);
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 2; ++j) EXPECT_NEAR(tail.at({i, j}), full.at({3 + i, j}), 1e-15);
+  }
+  EXPECT_THROW(CausalAttention(k5, q5.Slice(0, 3), q5.Slice(0, 3)), Error);  // more queries than keys
 }
 
 }  // namespace

@@ -183,7 +183,9 @@ CausalSelfAttention::CausalSelfAttention(int64_t dim, int64_t heads, double drop
   dropout_ = RegisterModule("dropout", std::make_shared<Dropout>(dropout, gen));
 }
 
-Tensor CausalSelfAttention::Forward(const Tensor& x) {
+Tensor CausalSelfAttention::Forward(const Tensor& x) { return Forward(x, nullptr); }
+
+Tensor CausalSelfAttention::Forward(const Tensor& x, AttentionCache* cache) {
   EMBER_CHECK(x.dim() == 3 && x.size(2) == dim_, "CausalSelfAttention(", dim_,
               "): input must be [batch, time, ", dim_, "], got ", ShapeToString(x.shape()));
   const int64_t batch = x.size(0), time = x.size(1);
@@ -191,7 +193,25 @@ Tensor CausalSelfAttention::Forward(const Tensor& x) {
   auto heads = [&](const Tensor& t) {  // [B, T, C] -> [B, heads, T, C / heads]
     return ag::Transpose(ag::View(t, {batch, time, heads_, dim_ / heads_}), 1, 2);
   };
-  const Tensor y = ag::CausalAttention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]));
+  Tensor k = heads(qkv[1]), v = heads(qkv[2]);
+  if (cache != nullptr) {
+    if (!cache->k.defined()) {
+      cache->k = Empty({batch, heads_, cache->capacity, dim_ / heads_}, x.dtype());
+      cache->v = Empty({batch, heads_, cache->capacity, dim_ / heads_}, x.dtype());
+    }
+    EMBER_CHECK(cache->k.size(0) == batch && cache->k.dtype() == x.dtype(), "CausalSelfAttention: a cache of ",
+                cache->k.size(0), " sequences (", DTypeName(cache->k.dtype()), ") for a batch of ", batch, " (",
+                DTypeName(x.dtype()), ")");
+    const int64_t end = cache->length + time;
+    EMBER_CHECK(end <= cache->capacity, "CausalSelfAttention: ", time, " more positions overflow a cache of ",
+                cache->length, " / ", cache->capacity);
+    cache->k.Slice(2, cache->length, end).CopyFrom(ag::Detach(k));
+    cache->v.Slice(2, cache->length, end).CopyFrom(ag::Detach(v));
+    cache->length = end;
+    k = cache->k.Slice(2, 0, end);
+    v = cache->v.Slice(2, 0, end);
+  }
+  const Tensor y = ag::CausalAttention(heads(qkv[0]), k, v);
   const Tensor merged = ag::Reshape(ag::Transpose(y, 1, 2), {batch, time, dim_});
   return dropout_->Forward(c_proj_->Forward(merged));
 }
@@ -207,8 +227,10 @@ Block::Block(int64_t dim, int64_t heads, double dropout, Generator& gen)
       ln_2_(RegisterModule("ln_2", std::make_shared<LayerNorm>(dim))),
       mlp_(RegisterModule("mlp", std::make_shared<Mlp>(dim, 4 * dim, dropout, gen))) {}
 
-Tensor Block::Forward(const Tensor& x) {
-  const Tensor h = x + attn_->Forward(ln_1_->Forward(x));
+Tensor Block::Forward(const Tensor& x) { return Forward(x, nullptr); }
+
+Tensor Block::Forward(const Tensor& x, AttentionCache* cache) {
+  const Tensor h = x + attn_->Forward(ln_1_->Forward(x), cache);
   return h + mlp_->Forward(ln_2_->Forward(h));
 }
 

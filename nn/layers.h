@@ -171,6 +171,17 @@ class Mlp : public Module {
   std::shared_ptr<Dropout> dropout_;
 };
 
+// What causal self-attention keeps of the positions it has seen, so that each new token
+// costs one position when generating: keys and values [B, heads, capacity, C / heads]
+// (allocated on first use), the first `length` positions filled. It holds values, not
+// a graph: no gradient flows through what it keeps.
+struct AttentionCache {
+  explicit AttentionCache(int64_t capacity) : capacity(capacity) {}
+  int64_t capacity;
+  int64_t length = 0;
+  Tensor k, v;
+};
+
 // Causal multi-head self-attention on x [B, T, C]: one fused projection c_attn to q, k, v
 // [B, heads, T, C / heads], causal attention, heads merged, the output projection c_proj,
 // then dropout (on the residual branch, as nanoGPT's resid_dropout).
@@ -179,6 +190,9 @@ class CausalSelfAttention : public Module {
   CausalSelfAttention(int64_t dim, int64_t heads, double dropout = 0,
                       Generator& gen = DefaultGenerator());
   Tensor Forward(const Tensor& x) override;
+  // x holds the T positions after the cache's: their keys and values join the cache and
+  // their queries attend to every position so far.
+  Tensor Forward(const Tensor& x, AttentionCache* cache);
   std::string ToString() const override;
 
  private:
@@ -193,6 +207,7 @@ class Block : public Module {
  public:
   Block(int64_t dim, int64_t heads, double dropout = 0, Generator& gen = DefaultGenerator());
   Tensor Forward(const Tensor& x) override;
+  Tensor Forward(const Tensor& x, AttentionCache* cache);  // see CausalSelfAttention
   std::string ToString() const override;
 
  private:

@@ -86,17 +86,33 @@ GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
   nn::InitGpt2(*this, config.n_layer, gen);
 }
 
-Tensor GPT::Forward(const Tensor& ids) {
+Tensor GPT::Forward(const Tensor& ids) { return Forward(ids, nullptr); }
+
+Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
   EMBER_CHECK(ids.dim() == 2, "GPT: ids must be [batch, time], got ", ShapeToString(ids.shape()));
-  const int64_t t = ids.size(1);
-  EMBER_CHECK(t <= config_.block_size, "GPT: a sequence of ", t, " tokens is longer than block_size ",
-              config_.block_size);
-  // x = wte[ids] + wpe[0..T), broadcast over the batch.
-  const Tensor pos = Arange(t);
+  const int64_t t = ids.size(1), start = cache != nullptr ? cache->length() : 0;
+  EMBER_CHECK(start + t <= config_.block_size, "GPT: a sequence of ", start + t,
+              " tokens is longer than block_size ", config_.block_size);
+  EMBER_CHECK(cache == nullptr || static_cast<int64_t>(cache->layers.size()) == config_.n_layer,
+              "GPT: a cache of ", cache->layers.size(), " layers for ", config_.n_layer);
+  // x = wte[ids] + wpe[start..start + T), broadcast over the batch.
+  const Tensor pos = Arange(start, start + t);
   Tensor x = drop_->Forward(wte_->Forward(ids) + wpe_->Forward(pos));
-  x = ln_f_->Forward(h_->Forward(x));
-  // The head shares wte: logits = x wte^T.
-  return ag::Matmul(x, ag::Transpose(wte_->weight(), 0, 1));
+  if (cache == nullptr) {
+    x = h_->Forward(x);
+  } else {
+    for (int64_t i = 0; i < config_.n_layer; ++i) {
+      x = static_cast<nn::Block&>(*h_->Children()[i].second).Forward(x, &cache->layers[i]);
+    }
+  }
+  // The head shares wte: logits = x wte^T (one Linear node: wte's gradient comes out
+  // [V, C], not as a transposed view to copy).
+  return ag::Linear(ln_f_->Forward(x), wte_->weight(), Tensor());
+}
+
+KVCache GPT::NewCache() const {
+  return KVCache{std::vector<nn::AttentionCache>(static_cast<size_t>(config_.n_layer),
+                                                 nn::AttentionCache(config_.block_size))};
 }
 
 Tensor GPT::Loss(const Tensor& ids, const Tensor& targets) {

@@ -47,6 +47,13 @@ struct GPTConfig {
   std::string ToString() const;
 };
 
+// Each layer's attention cache, for generating a token at a time (GPT::Forward with a
+// cache). Its capacity is the model's block_size.
+struct KVCache {
+  std::vector<nn::AttentionCache> layers;
+  int64_t length() const { return layers.empty() ? 0 : layers.front().length; }
+};
+
 class GPT : public nn::Module {
  public:
   // Initialised as GPT-2 (nn::InitGpt2). The config must be valid (Validate()).
@@ -54,6 +61,11 @@ class GPT : public nn::Module {
 
   // ids: integer [B, T] with T <= block_size. Returns the logits [B, T, vocab_size].
   Tensor Forward(const Tensor& ids) override;
+  // ids [B, T] are the positions after the cache's (cache->length() + T <= block_size):
+  // their keys and values join the cache and their logits come out, the same as the
+  // last T rows of Forward on the whole sequence. For inference (no gradients).
+  Tensor Forward(const Tensor& ids, KVCache* cache);
+  KVCache NewCache() const;
   // The mean next-token cross entropy of Forward(ids) against targets [B, T].
   Tensor Loss(const Tensor& ids, const Tensor& targets);
 

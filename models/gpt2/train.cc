@@ -12,6 +12,7 @@
 // tokens_per_second, train_seconds, peak_memory_bytes, steps, parameters), and the model
 // and optimizer to --save_checkpoint.
 
+#include <glob.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -42,10 +43,10 @@
 #include "tokenizer/vocab.h"
 
 ABSL_FLAG(std::string, model, "demo", "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ...");
-ABSL_FLAG(std::string, init_from, "", "start from this ember checkpoint's weights and config (step 0)");
+ABSL_FLAG(std::string, init_from, "", "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin or a Hugging Face GPT-2 folder");
 ABSL_FLAG(std::string, resume, "", "continue this ember checkpoint's run exactly (to --steps)");
-ABSL_FLAG(std::string, train_data, "", "training token shard (default: the Brown corpus, GPT-2 BPE)");
-ABSL_FLAG(std::string, val_data, "", "validation token shard (default: the Brown corpus's)");
+ABSL_FLAG(std::string, train_data, "", "training token shards: a file or a glob (default: the Brown corpus, GPT-2 BPE)");
+ABSL_FLAG(std::string, val_data, "", "validation token shard: a file or a glob, of which the first (default: Brown's)");
 ABSL_FLAG(int64_t, batch_size, 8, "sequences per micro-batch");
 ABSL_FLAG(int64_t, seq_len, 128, "tokens per sequence (at most the model's block_size)");
 ABSL_FLAG(int64_t, grad_accum, 1, "micro-batches per optimizer step");
@@ -90,6 +91,18 @@ absl::Status EnsureBrownShards(const std::string& train, const std::string& val)
   return data::WriteTokenShard(val, split->val);
 }
 
+// The files `pattern` names: itself, or the sorted matches of a glob (* ? [...]).
+absl::StatusOr<std::vector<std::string>> Expand(const std::string& flag, const std::string& pattern) {
+  if (pattern.find_first_of("*?[") == std::string::npos) return std::vector<std::string>{pattern};
+  glob_t matches;
+  const int rc = glob(pattern.c_str(), 0, nullptr, &matches);
+  std::vector<std::string> paths;
+  for (size_t i = 0; rc == 0 && i < matches.gl_pathc; ++i) paths.emplace_back(matches.gl_pathv[i]);
+  globfree(&matches);
+  if (paths.empty()) return absl::NotFoundError(absl::StrCat("--", flag, "=", pattern, " matches no file"));
+  return paths;
+}
+
 absl::Status Run() {
   const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? WorkspacePath("runs/gpt2") : absl::GetFlag(FLAGS_out_dir);
   std::filesystem::create_directories(out_dir);
@@ -99,13 +112,27 @@ absl::Status Run() {
     if (val_path.empty()) val_path = WorkspacePath("runs/data/brown_gpt2_val.bin");
     if (absl::Status s = EnsureBrownShards(train_path, val_path); !s.ok()) return s;
   }
-  absl::StatusOr<data::TokenShard> train = data::TokenShard::Open(train_path);
-  if (!train.ok()) return train.status();
+  absl::StatusOr<std::vector<std::string>> train_paths = Expand("train_data", train_path);
+  if (!train_paths.ok()) return train_paths.status();
+  std::vector<data::TokenShard> train;
+  for (const std::string& path : *train_paths) {
+    absl::StatusOr<data::TokenShard> shard = data::TokenShard::Open(path);
+    if (!shard.ok()) return shard.status();
+    train.push_back(*std::move(shard));
+  }
   std::optional<data::TokenShard> val;
   if (!val_path.empty()) {
-    absl::StatusOr<data::TokenShard> v = data::TokenShard::Open(val_path);
+    absl::StatusOr<std::vector<std::string>> val_paths = Expand("val_data", val_path);
+    if (!val_paths.ok()) return val_paths.status();
+    absl::StatusOr<data::TokenShard> v = data::TokenShard::Open(val_paths->front());
     if (!v.ok()) return v.status();
     val = *std::move(v);
+  }
+  std::vector<const data::TokenShard*> train_shards;
+  int64_t train_tokens = 0;
+  for (const data::TokenShard& shard : train) {
+    train_shards.push_back(&shard);
+    train_tokens += shard.size();
   }
 
   absl::StatusOr<GPTConfig> config = GPTConfig::Preset(absl::GetFlag(FLAGS_model));
@@ -133,13 +160,14 @@ absl::Status Run() {
   const std::string resume = absl::GetFlag(FLAGS_resume), init_from = absl::GetFlag(FLAGS_init_from);
   if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
   absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(
-      *config, options, &*train, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty());
+      *config, options, train_shards, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty());
   if (!trainer.ok()) return trainer.status();
   Trainer& t = **trainer;
   const GPTConfig& cfg = t.model().config();
-  std::fprintf(stderr, "train: %s, %.2fM parameters; %lld training tokens (%s)%s; %lld steps of %lld x %lld x %lld tokens\n",
-               cfg.ToString().c_str(), t.model().NumParameters() / 1e6, static_cast<long long>(train->size()),
-               train_path.c_str(), resume.empty() ? "" : absl::StrCat("; resuming at step ", t.step()).c_str(),
+  std::fprintf(stderr, "train: %s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of %lld x %lld x %lld tokens\n",
+               cfg.ToString().c_str(), t.model().NumParameters() / 1e6, static_cast<long long>(train_tokens),
+               train_path.c_str(), train.size() > 1 ? absl::StrCat(": ", train.size(), " shards").c_str() : "",
+               resume.empty() ? "" : absl::StrCat("; resuming at step ", t.step()).c_str(),
                static_cast<long long>(options.steps), static_cast<long long>(options.grad_accum),
                static_cast<long long>(options.batch_size), static_cast<long long>(options.seq_len));
 

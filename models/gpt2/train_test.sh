@@ -32,6 +32,11 @@ expect "checkpoint" "yes" "$([ -s "$out/checkpoint.safetensors" ] && echo yes)"
 $train "${common[@]}" --steps=12 --resume="$out/checkpoint.safetensors" --sample_tokens=0 2>"$out.stderr2"
 expect "resume continues" "1" "$(grep -c 'resuming at step 8' "$out.stderr2")"
 expect "resumed csv rows" "13" "$(wc -l <"$out/metrics.csv")"
+cp "$TEST_TMPDIR/train.bin" "$TEST_TMPDIR/train2.bin"
+$train "${common[@]}" --train_data="$TEST_TMPDIR/train*.bin" --steps=2 --warmup_steps=1 --sample_tokens=0 2>"$out.stderr3"
+expect "a glob of shards" "1" "$(grep -c 'training tokens (.*train\*.bin: 2 shards)' "$out.stderr3")"
+expect "a glob matching nothing" "train: --train_data=/nonexistent/*.bin matches no file" \
+  "$($train "${common[@]}" --train_data='/nonexistent/*.bin' 2>&1)"
 expect "bad preset" 'train: unknown model preset "gpt5"; known: gpt2, gpt2-medium, gpt2-large, gpt2-xl, small, demo, tiny' \
   "$($train "${common[@]}" --model=gpt5 2>&1)"
 expect "bad order" "train: --data_order=shuffled: expected random or sequential" \

@@ -10,35 +10,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
+#include "base/error.h"
 #include "data/windows.h"
-#include "nlohmann/json.hpp"
+#include "models/gpt2/weights.h"
 #include "nn/safetensors.h"
 
 namespace ember::models::gpt2 {
 namespace ag = autograd;
 namespace {
 
-constexpr char kFormat[] = "ember-gpt2-checkpoint/1";
 constexpr char kOptimizerPrefix[] = "optimizer.";
-
-std::string ConfigJson(const GPTConfig& c) {
-  return nlohmann::json{{"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"n_layer", c.n_layer},
-                        {"n_head", c.n_head},         {"n_embd", c.n_embd},         {"dropout", c.dropout}}
-      .dump();
-}
-
-absl::StatusOr<GPTConfig> ParseConfig(const std::string& text, const std::string& path) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  GPTConfig c;
-  try {
-    c.vocab_size = j.at("vocab_size"), c.block_size = j.at("block_size"), c.n_layer = j.at("n_layer");
-    c.n_head = j.at("n_head"), c.n_embd = j.at("n_embd"), c.dropout = j.at("dropout");
-  } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint's config is malformed: ", e.what()));
-  }
-  if (absl::Status s = c.Validate(); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
-  return c;
-}
 
 // Reads a uint64 from the checkpoint's metadata.
 absl::StatusOr<uint64_t> MetaNumber(const nn::Safetensors& file, const std::string& key, const std::string& path) {
@@ -53,21 +34,36 @@ absl::StatusOr<uint64_t> MetaNumber(const nn::Safetensors& file, const std::stri
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config, const TrainOptions& options,
-                                                         const data::TokenShard* train, const data::TokenShard* val,
+                                                         std::vector<const data::TokenShard*> train,
+                                                         const data::TokenShard* val,
                                                          const std::string& checkpoint, bool resume) {
+  // --resume: an ember checkpoint, with the optimizer state and the run's position;
+  // --init_from: the weights and config of any file ReadWeights reads.
   GPTConfig cfg = config;
   std::optional<nn::Safetensors> file;
-  if (!checkpoint.empty()) {
+  std::optional<Weights> weights;
+  if (!checkpoint.empty() && resume) {
     absl::StatusOr<nn::Safetensors> f = nn::LoadSafetensors(checkpoint);
-    if (!f.ok()) return f.status();
-    if (f->metadata["format"] != kFormat) {
-      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (format \"",
-                                                     f->metadata["format"], "\", expected \"", kFormat, "\")"));
+    if (!f.ok() && f.status().code() != absl::StatusCode::kNotFound) {
+      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (",
+                                                     f.status().message(), "); --resume needs one that train wrote"));
     }
-    absl::StatusOr<GPTConfig> c = ParseConfig(f->metadata["config"], checkpoint);
+    if (!f.ok()) return f.status();
+    if (f->metadata["format"] != kCheckpointFormat) {
+      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (format \"",
+                                                     f->metadata["format"], "\", expected \"", kCheckpointFormat,
+                                                     "\"); --init_from takes llm.c and Hugging Face files"));
+    }
+    absl::StatusOr<GPTConfig> c = ParseConfigJson(f->metadata["config"], checkpoint);
     if (!c.ok()) return c.status();
     cfg = *c;
     file = *std::move(f);
+  } else if (!checkpoint.empty()) {
+    absl::StatusOr<Weights> w = ReadWeights(checkpoint);
+    if (!w.ok()) return w.status();
+    w->config.dropout = config.dropout;
+    cfg = w->config;
+    weights = *std::move(w);
   }
   if (absl::Status s = cfg.Validate(); !s.ok()) return s;
   if (options.batch_size < 1 || options.seq_len < 1 || options.grad_accum < 1 || options.steps < 1) {
@@ -84,7 +80,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     return absl::InvalidArgumentError(
         absl::StrCat("seq_len ", options.seq_len, " is longer than the model's block_size ", cfg.block_size));
   }
-  for (const data::TokenShard* shard : {train, val}) {
+  std::vector<const data::TokenShard*> shards = train;
+  shards.push_back(val);
+  for (const data::TokenShard* shard : shards) {
     if (shard == nullptr) continue;
     if (shard->size() < options.batch_size * options.seq_len + 1) {
       return absl::InvalidArgumentError(absl::StrCat(shard->path(), " holds ", shard->size(),
@@ -93,45 +91,48 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     }
     if (absl::Status s = shard->CheckVocabulary(cfg.vocab_size); !s.ok()) return s;
   }
-  std::unique_ptr<Trainer> trainer(new Trainer(cfg, options, train, val));
+  std::unique_ptr<Trainer> trainer(new Trainer(cfg, options, std::move(train), val));
+  if (weights) {
+    if (absl::Status s = trainer->model_->LoadStateDict(weights->state); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " (", weights->format, "): ", s.message()));
+    }
+  }
   if (file) {
-    std::map<std::string, Tensor> weights, optimizer;
+    std::map<std::string, Tensor> model_state, optimizer;
     for (auto& [name, t] : file->tensors) {
       if (name.rfind(kOptimizerPrefix, 0) == 0) {
         optimizer[name.substr(sizeof(kOptimizerPrefix) - 1)] = t;
       } else {
-        weights[name] = t;
+        model_state[name] = t;
       }
     }
-    if (absl::Status s = trainer->model_->LoadStateDict(weights); !s.ok()) {
+    if (absl::Status s = trainer->model_->LoadStateDict(model_state); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
     }
-    if (resume) {
-      if (absl::Status s = trainer->optimizer_->LoadStateDict(optimizer); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
-      }
-      absl::StatusOr<uint64_t> step = MetaNumber(*file, "step", checkpoint);
-      absl::StatusOr<uint64_t> micro = MetaNumber(*file, "micro_batches", checkpoint);
-      absl::StatusOr<uint64_t> data_offset = MetaNumber(*file, "data_generator_offset", checkpoint);
-      absl::StatusOr<uint64_t> model_offset = MetaNumber(*file, "model_generator_offset", checkpoint);
-      for (const auto* s : {&step, &micro, &data_offset, &model_offset}) {
-        if (!s->ok()) return s->status();
-      }
-      trainer->step_ = static_cast<int64_t>(*step);
-      trainer->micro_batches_ = static_cast<int64_t>(*micro);
-      trainer->data_gen_.set_offset(*data_offset);
-      trainer->model_gen_.set_offset(*model_offset);
+    if (absl::Status s = trainer->optimizer_->LoadStateDict(optimizer); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
     }
+    absl::StatusOr<uint64_t> step = MetaNumber(*file, "step", checkpoint);
+    absl::StatusOr<uint64_t> micro = MetaNumber(*file, "micro_batches", checkpoint);
+    absl::StatusOr<uint64_t> data_offset = MetaNumber(*file, "data_generator_offset", checkpoint);
+    absl::StatusOr<uint64_t> model_offset = MetaNumber(*file, "model_generator_offset", checkpoint);
+    for (const auto* s : {&step, &micro, &data_offset, &model_offset}) {
+      if (!s->ok()) return s->status();
+    }
+    trainer->step_ = static_cast<int64_t>(*step);
+    trainer->micro_batches_ = static_cast<int64_t>(*micro);
+    trainer->data_gen_.set_offset(*data_offset);
+    trainer->model_gen_.set_offset(*model_offset);
   }
   return trainer;
 }
 
-Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, const data::TokenShard* train,
+Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, std::vector<const data::TokenShard*> train,
                  const data::TokenShard* val)
     : options_(options),
       model_gen_(options.seed),
       model_(std::make_shared<GPT>(config, model_gen_)),
-      train_(train),
+      train_(std::move(train)),
       val_(val),
       schedule_(optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
       data_gen_(options.seed + 1) {
@@ -146,11 +147,29 @@ Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, const dat
 
 std::pair<Tensor, Tensor> Trainer::NextBatch() {
   const int64_t b = options_.batch_size, t = options_.seq_len;
-  // Sequential: batch k reads tokens [k B T, (k+1) B T + 1), starting over when the
-  // shard runs out.
-  const data::Batch batch = options_.sequential
-                                ? data::SequentialBatch(*train_, micro_batches_ % (data::WindowCount(*train_, t) / b), b, t)
-                                : *data::RandomWindows(*train_, b, t, data_gen_);
+  EMBER_CHECK(!train_.empty(), "Trainer: no training shard");
+  // Sequential: batch k of a shard reads its tokens [k B T, (k+1) B T + 1); the shards
+  // follow one another, and start over after the last.
+  if (options_.sequential) {
+    int64_t total = 0;
+    for (const data::TokenShard* shard : train_) total += data::WindowCount(*shard, t) / b;
+    int64_t k = micro_batches_ % total;
+    size_t s = 0;
+    while (k >= data::WindowCount(*train_[s], t) / b) k -= data::WindowCount(*train_[s++], t) / b;
+    ++micro_batches_;
+    const data::Batch batch = data::SequentialBatch(*train_[s], k, b, t);
+    return {batch.x, batch.y};
+  }
+  // Random: one shard per batch, in proportion to its windows (no draw for one shard, so
+  // a one-shard run's windows do not depend on this rule).
+  size_t s = 0;
+  if (train_.size() > 1) {
+    int64_t total = 0;
+    for (const data::TokenShard* shard : train_) total += data::WindowCount(*shard, t);
+    int64_t pick = static_cast<int64_t>(data_gen_.NextBelow(static_cast<uint64_t>(total)));
+    while (pick >= data::WindowCount(*train_[s], t)) pick -= data::WindowCount(*train_[s++], t);
+  }
+  const data::Batch batch = *data::RandomWindows(*train_[s], b, t, data_gen_);
   ++micro_batches_;
   return {batch.x, batch.y};
 }
@@ -195,7 +214,7 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
   std::map<std::string, Tensor> tensors = model_->StateDict();
   for (const auto& [key, t] : optimizer_->StateDict()) tensors[kOptimizerPrefix + key] = t;
   const std::map<std::string, std::string> metadata = {
-      {"format", kFormat},
+      {"format", kCheckpointFormat},
       {"config", ConfigJson(model_->config())},
       {"step", absl::StrCat(step_)},
       {"micro_batches", absl::StrCat(micro_batches_)},

@@ -52,10 +52,15 @@ class Trainer {
  public:
   // A fresh model from `config` (initialised from options.seed), or, with a checkpoint
   // path, the model and everything needed to continue from it (`resume`) or just its
-  // weights and config (`!resume`, for fine-tuning). Shards must outlive the trainer;
-  // val may be null.
+  // weights and config (`!resume`, for fine-tuning; any file ReadWeights reads). Shards
+  // must outlive the trainer; val may be null. Several training shards are read as
+  // llm.c reads them: in the sequential order, batch after batch through the first,
+  // then the next (a shard's last partial batch skipped), back to the first after the
+  // last; in the random order each batch comes from one shard, drawn in proportion to
+  // its windows. Validation uses the val shard's first windows.
   static absl::StatusOr<std::unique_ptr<Trainer>> Create(const GPTConfig& config, const TrainOptions& options,
-                                                         const data::TokenShard* train, const data::TokenShard* val,
+                                                         std::vector<const data::TokenShard*> train,
+                                                         const data::TokenShard* val,
                                                          const std::string& checkpoint = "", bool resume = false);
 
   StepResult Step();
@@ -68,7 +73,7 @@ class Trainer {
   const TrainOptions& options() const { return options_; }
 
  private:
-  Trainer(const GPTConfig& config, const TrainOptions& options, const data::TokenShard* train,
+  Trainer(const GPTConfig& config, const TrainOptions& options, std::vector<const data::TokenShard*> train,
           const data::TokenShard* val);
   absl::Status Restore(const std::string& path, bool resume);
   // The next micro-batch's inputs and targets.
@@ -77,7 +82,7 @@ class Trainer {
   TrainOptions options_;
   Generator model_gen_;  // initialisation, then dropout; outlives the model
   std::shared_ptr<GPT> model_;
-  const data::TokenShard* train_;
+  std::vector<const data::TokenShard*> train_;
   const data::TokenShard* val_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::LrSchedule schedule_;

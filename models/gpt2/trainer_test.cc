@@ -1,5 +1,6 @@
 #include "models/gpt2/trainer.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,14 +20,20 @@ GPTConfig Small() {
   return c;
 }
 
-// A learnable stream: a repeating 10-token phrase with one noisy token in five.
-data::TokenShard Shard(const std::string& name, int64_t n) {
-  std::vector<uint16_t> tokens;
-  for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<uint16_t>(i % 5 == 4 ? (i * 37) % 64 : (i % 10) * 3));
+data::TokenShard ShardOf(const std::string& name, const std::vector<uint16_t>& tokens) {
   const std::string path = ::testing::TempDir() + "/" + name;
   EXPECT_TRUE(data::WriteTokenShard(path, tokens).ok());
   return *data::TokenShard::Open(path);
 }
+
+// A learnable stream: a repeating 10-token phrase with one noisy token in five.
+std::vector<uint16_t> Stream(int64_t n) {
+  std::vector<uint16_t> tokens;
+  for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<uint16_t>(i % 5 == 4 ? (i * 37) % 64 : (i % 10) * 3));
+  return tokens;
+}
+
+data::TokenShard Shard(const std::string& name, int64_t n) { return ShardOf(name, Stream(n)); }
 
 TrainOptions Options() {
   TrainOptions o;
@@ -41,6 +48,29 @@ std::vector<std::vector<float>> Weights(Trainer& t) {
   return w;
 }
 
+// Two shards in the sequential order are read as llm.c reads them: the first's batches,
+// then the second's. Cut from one stream so that batch k of the whole equals batch k of
+// the pair (the second starts at the first's last target), the runs are identical.
+TEST(TrainerTest, SequentialShardsFollowOneAnother) {
+  TrainOptions options = Options();
+  options.sequential = true;
+  options.grad_accum = 1;
+  const int64_t bt = options.batch_size * options.seq_len;
+  const std::vector<uint16_t> all = Stream(3 * bt + 1);
+  const data::TokenShard whole = ShardOf("whole.bin", all);
+  const data::TokenShard first = ShardOf("first.bin", {all.begin(), all.begin() + 2 * bt + 1});
+  const data::TokenShard second = ShardOf("second.bin", {all.begin() + 2 * bt, all.end()});
+  auto one = *Trainer::Create(Small(), options, {&whole}, nullptr);
+  auto two = *Trainer::Create(Small(), options, {&first, &second}, nullptr);
+  for (int step = 0; step < 5; ++step) {  // 3 batches in all, then the first shard again
+    EXPECT_EQ(one->Step().loss, two->Step().loss) << step;
+  }
+  // In the random order both shards are drawn from.
+  options.sequential = false;
+  auto mixed = *Trainer::Create(Small(), options, {&first, &second}, nullptr);
+  EXPECT_TRUE(std::isfinite(mixed->Step().loss));
+}
+
 // Stopping after 3 steps, saving, and resuming gives the same losses and the same
 // weights, to the bit, as 6 steps straight: optimizer state, schedule position, data
 // order and dropout's random numbers all come back.
@@ -49,22 +79,22 @@ TEST(TrainerTest, ResumesBitForBit) {
   for (const bool sequential : {false, true}) {
     TrainOptions options = Options();
     options.sequential = sequential;
-    auto straight = *Trainer::Create(Small(), options, &train, &val);
+    auto straight = *Trainer::Create(Small(), options, {&train}, &val);
     std::vector<double> losses;
     for (int i = 0; i < 6; ++i) losses.push_back(straight->Step().loss);
 
-    auto first = *Trainer::Create(Small(), options, &train, &val);
+    auto first = *Trainer::Create(Small(), options, {&train}, &val);
     for (int i = 0; i < 3; ++i) EXPECT_EQ(first->Step().loss, losses[i]);
     const std::string path = ::testing::TempDir() + "/ckpt.safetensors";
     ASSERT_TRUE(first->SaveCheckpoint(path).ok());
-    auto resumed = *Trainer::Create(GPTConfig(), options, &train, &val, path, /*resume=*/true);
+    auto resumed = *Trainer::Create(GPTConfig(), options, {&train}, &val, path, /*resume=*/true);
     EXPECT_EQ(resumed->step(), 3);
     EXPECT_EQ(resumed->model().config().n_embd, 32);  // the checkpoint's config wins
     for (int i = 3; i < 6; ++i) EXPECT_EQ(resumed->Step().loss, losses[i]) << "step " << i;
     EXPECT_EQ(Weights(*resumed), Weights(*straight)) << "sequential=" << sequential;
 
     // Without resume: the weights only, from step 0.
-    auto tuned = *Trainer::Create(GPTConfig(), options, &train, &val, path, /*resume=*/false);
+    auto tuned = *Trainer::Create(GPTConfig(), options, {&train}, &val, path, /*resume=*/false);
     EXPECT_EQ(tuned->step(), 0);
     EXPECT_EQ(Weights(*tuned), Weights(*first));
   }
@@ -74,7 +104,7 @@ TEST(TrainerTest, LearnsThePattern) {
   const data::TokenShard train = Shard("train2.bin", 4000), val = Shard("val2.bin", 500);
   TrainOptions options = Options();
   options.steps = 60;
-  auto trainer = *Trainer::Create(Small(), options, &train, &val);
+  auto trainer = *Trainer::Create(Small(), options, {&train}, &val);
   const double before = trainer->ValidationLoss();
   EXPECT_NEAR(before, std::log(64.0), 0.5);  // about uniform at the start
   for (int i = 0; i < 60; ++i) trainer->Step();
@@ -85,19 +115,19 @@ TEST(TrainerTest, BadSetups) {
   const data::TokenShard train = Shard("train3.bin", 4000);
   TrainOptions options = Options();
   options.seq_len = 32;
-  EXPECT_THAT(std::string(Trainer::Create(Small(), options, &train, nullptr).status().message()),
+  EXPECT_THAT(std::string(Trainer::Create(Small(), options, {&train}, nullptr).status().message()),
               HasSubstr("seq_len 32 is longer than the model's block_size 16"));
   GPTConfig tiny_vocab = Small();
   tiny_vocab.vocab_size = 10;
-  EXPECT_THAT(std::string(Trainer::Create(tiny_vocab, Options(), &train, nullptr).status().message()),
+  EXPECT_THAT(std::string(Trainer::Create(tiny_vocab, Options(), {&train}, nullptr).status().message()),
               HasSubstr("train3.bin: at byte 1032: token 20 (token 4) is beyond the vocabulary of 10"));
   const data::TokenShard little = Shard("little.bin", 20);
-  EXPECT_THAT(std::string(Trainer::Create(Small(), Options(), &little, nullptr).status().message()),
+  EXPECT_THAT(std::string(Trainer::Create(Small(), Options(), {&little}, nullptr).status().message()),
               HasSubstr("holds 20 tokens, fewer than one batch of 4 x 16 needs"));
-  EXPECT_FALSE(Trainer::Create(Small(), Options(), &train, nullptr, "/nonexistent.safetensors").ok());
+  EXPECT_FALSE(Trainer::Create(Small(), Options(), {&train}, nullptr, "/nonexistent.safetensors").ok());
   options = Options();
   options.warmup_steps = 6;
-  EXPECT_THAT(std::string(Trainer::Create(Small(), options, &train, nullptr).status().message()),
+  EXPECT_THAT(std::string(Trainer::Create(Small(), options, {&train}, nullptr).status().message()),
               HasSubstr("warmup_steps 6 must be at least 0 and below steps 6"));
 }
 

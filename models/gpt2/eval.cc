@@ -1,0 +1,107 @@
+// The mean next-token loss of a GPT-2 on a token shard:
+//
+//   bazel run -c opt //models/gpt2:eval -- --tokens=runs/data/brown_gpt2_val.bin
+//   bazel run -c opt //models/gpt2:eval -- --checkpoint=/data/gpt2_124M.bin --tokens=/data/tiny_shakespeare_val.bin
+//
+// --checkpoint is an ember checkpoint (default: the train binary's), llm.c's .bin or a
+// Hugging Face GPT-2 folder; --tokens a shard in llm.c's format. With T = --seq_len
+// (default: the model's block_size), window k covers tokens [kT, kT + T]: its first T
+// are the inputs, its last T the targets, so consecutive windows share one token and a
+// last partial window is dropped. The loss is the mean over every predicted position
+// of every window (nats per token), printed and written to --metrics_out as "loss"
+// (with "windows", "tokens" predicted and "seconds").
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "autograd/autograd.h"
+#include "data/shards.h"
+#include "models/common/run_log.h"
+#include "models/gpt2/weights.h"
+#include "tensor/creation.h"
+
+ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
+ABSL_FLAG(std::string, tokens, "", "the token shard to evaluate on (llm.c's format)");
+ABSL_FLAG(int64_t, seq_len, 0, "tokens per window (0: the model's block_size)");
+ABSL_FLAG(int64_t, batch_size, 4, "windows per forward pass");
+ABSL_FLAG(int64_t, max_windows, 0, "evaluate only the first this many windows (0: all)");
+ABSL_FLAG(std::string, metrics_out, "", "write the figures here as one JSON object");
+
+namespace ember::models::gpt2 {
+namespace {
+
+absl::Status Run() {
+  const std::string path = absl::GetFlag(FLAGS_checkpoint).empty() ? WorkspacePath("runs/gpt2/checkpoint.safetensors")
+                                                                   : absl::GetFlag(FLAGS_checkpoint);
+  if (absl::GetFlag(FLAGS_tokens).empty()) return absl::InvalidArgumentError("--tokens=FILE is required");
+  absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(path);
+  if (!model.ok()) return model.status();
+  const GPTConfig& config = (*model)->config();
+  absl::StatusOr<data::TokenShard> shard = data::TokenShard::Open(absl::GetFlag(FLAGS_tokens), config.vocab_size);
+  if (!shard.ok()) return shard.status();
+  const int64_t t = absl::GetFlag(FLAGS_seq_len) == 0 ? config.block_size : absl::GetFlag(FLAGS_seq_len);
+  const int64_t batch = absl::GetFlag(FLAGS_batch_size);
+  if (t < 1 || t > config.block_size) {
+    return absl::InvalidArgumentError(absl::StrCat("--seq_len=", t, ": expected 1 to the model's block_size ", config.block_size));
+  }
+  if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("--batch_size=", batch, ": expected at least 1"));
+  int64_t windows = (shard->size() - 1) / t;
+  if (absl::GetFlag(FLAGS_max_windows) > 0) windows = std::min(windows, absl::GetFlag(FLAGS_max_windows));
+  if (windows < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(shard->path(), " holds ", shard->size(), " tokens, fewer than one window of ",
+                                                   t, " + 1"));
+  }
+  std::fprintf(stderr, "eval: %s from %s; %lld windows of %lld tokens from %s\n", config.ToString().c_str(), path.c_str(),
+               static_cast<long long>(windows), static_cast<long long>(t), shard->path().c_str());
+  (*model)->Eval();
+  autograd::NoGradGuard no_grad;
+  const uint16_t* tokens = shard->tokens();
+  double loss_sum = 0;  // of per-window mean losses times their positions: the sum over positions
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t first = 0; first < windows; first += batch) {
+    const int64_t b = std::min(batch, windows - first);
+    std::vector<int64_t> x(static_cast<size_t>(b * t)), y(static_cast<size_t>(b * t));
+    for (int64_t w = 0; w < b; ++w) {
+      const uint16_t* window = tokens + (first + w) * t;
+      for (int64_t i = 0; i < t; ++i) {
+        x[static_cast<size_t>(w * t + i)] = window[i];
+        y[static_cast<size_t>(w * t + i)] = window[i + 1];
+      }
+    }
+    loss_sum += (*model)->Loss(FromVector(x, {b, t}), FromVector(y, {b, t})).item<double>() * static_cast<double>(b * t);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ShowProgress("window", first + b, windows, 0, absl::StrFormat("loss %.4f", loss_sum / ((first + b) * t)),
+                 (first + b) * t / seconds, "tok", seconds);
+  }
+  std::fputc('\n', stderr);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double loss = loss_sum / static_cast<double>(windows * t);
+  std::printf("loss %.6f (perplexity %.2f) over %lld tokens\n", loss, std::exp(loss), static_cast<long long>(windows * t));
+  if (const std::string out = absl::GetFlag(FLAGS_metrics_out); !out.empty()) {
+    return WriteMetricsJson(out, {{"loss", loss}, {"windows", windows}, {"tokens", windows * t}, {"seconds", seconds}});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ember::models::gpt2
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("the mean next-token loss of a GPT-2 on a token shard; see models/gpt2/eval.cc's header");
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = ember::models::gpt2::Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "eval: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,100 @@
+// Continues a prompt with a GPT-2 and prints the text as it comes:
+//
+//   bazel run -c opt //models/gpt2:generate -- --prompt="The jury said"          # the train binary's model
+//   bazel run -c opt //models/gpt2:generate -- --checkpoint=/data/gpt2_124M.bin --prompt="Hello, I'm a language model,"
+//   bazel run -c opt //models/gpt2:generate -- --checkpoint=/data/gpt2 --temperature=0.7 --top_p=0.9 --max_tokens=300
+//
+// --checkpoint is an ember checkpoint, llm.c's gpt2_124M.bin or a Hugging Face GPT-2
+// folder (models/gpt2/weights.h). The text is GPT-2's BPE (downloads/tokenizer, from
+// ./setup.sh); an empty prompt starts from <|endoftext|>. Sampling: --temperature (0:
+// the most likely token), --top_k, --top_p, --seed. A key/value cache makes each new
+// token cost one position (--kv_cache=false runs the whole window every token, for
+// comparison: the same tokens while the text fits the context window). Stops after
+// --max_tokens or at <|endoftext|>; the speed goes to stderr.
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "models/common/run_log.h"
+#include "models/gpt2/sample.h"
+#include "models/gpt2/text_stream.h"
+#include "models/gpt2/weights.h"
+#include "tokenizer/vocab.h"
+
+ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
+ABSL_FLAG(std::string, prompt, "", "text to continue (empty: start from <|endoftext|>)");
+ABSL_FLAG(int64_t, max_tokens, 200, "tokens to generate at most");
+ABSL_FLAG(double, temperature, 0.8, "sampling temperature (0: always the most likely token)");
+ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
+ABSL_FLAG(double, top_p, 1.0, "sample from the smallest set of tokens whose probability reaches this");
+ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
+ABSL_FLAG(bool, kv_cache, true, "keep keys and values of past positions (false: rerun the window every token)");
+ABSL_FLAG(bool, stop_at_eot, true, "stop at <|endoftext|>");
+
+namespace ember::models::gpt2 {
+namespace {
+
+absl::Status Run() {
+  const std::string path = absl::GetFlag(FLAGS_checkpoint).empty() ? WorkspacePath("runs/gpt2/checkpoint.safetensors")
+                                                                   : absl::GetFlag(FLAGS_checkpoint);
+  SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k), absl::GetFlag(FLAGS_top_p)};
+  if (sampling.temperature < 0 || sampling.top_k < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1)) {
+    return absl::InvalidArgumentError("need --temperature >= 0, --top_k >= 0 and 0 < --top_p <= 1");
+  }
+  absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(path);
+  if (!model.ok()) return model.status();
+  if ((*model)->config().vocab_size != 50257) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " has a vocabulary of ", (*model)->config().vocab_size,
+                                                   " tokens, not GPT-2's 50257"));
+  }
+  absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
+  if (!gpt2.ok()) return absl::NotFoundError(absl::StrCat(gpt2.status().message(), " (run ./setup.sh)"));
+  const int64_t eot = gpt2->specials().at("<|endoftext|>");
+  std::vector<int64_t> prompt = {eot};
+  if (const std::string text = absl::GetFlag(FLAGS_prompt); !text.empty()) {
+    absl::StatusOr<std::vector<tokenizer::Rank>> ids = gpt2->EncodeOrdinary(text);
+    if (!ids.ok()) return ids.status();
+    prompt.assign(ids->begin(), ids->end());
+  }
+  std::fprintf(stderr, "generate: %s (%.1fM parameters) from %s; a prompt of %zu tokens\n",
+               (*model)->config().ToString().c_str(), (*model)->NumParameters() / 1e6, path.c_str(), prompt.size());
+  Generator gen(absl::GetFlag(FLAGS_seed));
+  Sampler sampler(**model, sampling, gen, absl::GetFlag(FLAGS_kv_cache));
+  sampler.Append(prompt);
+  std::fputs(absl::GetFlag(FLAGS_prompt).c_str(), stdout);
+  TextStream stream(*gpt2);
+  const auto start = std::chrono::steady_clock::now();
+  int64_t made = 0;
+  for (; made < absl::GetFlag(FLAGS_max_tokens); ++made) {
+    const int64_t token = sampler.Next();
+    if (token == eot && absl::GetFlag(FLAGS_stop_at_eot)) break;
+    std::fputs(stream.Push(static_cast<tokenizer::Rank>(token)).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  std::printf("%s\n", stream.Finish().c_str());
+  std::fflush(stdout);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "generate: %lld tokens in %.2f s (%.1f tokens/s%s)\n", static_cast<long long>(made), seconds,
+               made / seconds, absl::GetFlag(FLAGS_kv_cache) ? "" : ", without the key/value cache");
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ember::models::gpt2
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("continues a prompt with a GPT-2; see models/gpt2/generate.cc's header");
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = ember::models::gpt2::Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "generate: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}

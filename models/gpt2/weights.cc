@@ -1,0 +1,180 @@
+#include "models/gpt2/weights.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "nn/safetensors.h"
+
+namespace ember::models::gpt2 {
+namespace {
+
+constexpr int32_t kLlmcMagic = 20240326;
+constexpr char kOptimizerPrefix[] = "optimizer.";
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+absl::StatusOr<Weights> ReadEmber(nn::Safetensors file, const std::string& path) {
+  absl::StatusOr<GPTConfig> config = ParseConfigJson(file.metadata["config"], path);
+  if (!config.ok()) return config.status();
+  Weights w{*config, {}, "ember"};
+  for (auto& [name, t] : file.tensors) {
+    if (name.rfind(kOptimizerPrefix, 0) != 0) w.state[name] = t.To(DType::kF32);
+  }
+  return w;
+}
+
+// The names of GPT(config)'s parameters in llm.c's file order, with their shapes.
+std::vector<std::pair<std::string, Shape>> LlmcOrder(const GPTConfig& c, int64_t padded_vocab) {
+  const int64_t C = c.n_embd;
+  std::vector<std::pair<std::string, Shape>> order = {{"wte.weight", {padded_vocab, C}},
+                                                      {"wpe.weight", {c.block_size, C}}};
+  const std::vector<std::pair<std::string, Shape>> kinds = {
+      {"ln_1.weight", {C}},         {"ln_1.bias", {C}},           {"attn.c_attn.weight", {3 * C, C}},
+      {"attn.c_attn.bias", {3 * C}}, {"attn.c_proj.weight", {C, C}}, {"attn.c_proj.bias", {C}},
+      {"ln_2.weight", {C}},         {"ln_2.bias", {C}},           {"mlp.c_fc.weight", {4 * C, C}},
+      {"mlp.c_fc.bias", {4 * C}},    {"mlp.c_proj.weight", {C, 4 * C}}, {"mlp.c_proj.bias", {C}}};
+  for (const auto& [kind, shape] : kinds) {
+    for (int64_t i = 0; i < c.n_layer; ++i) order.emplace_back(absl::StrCat("h.", i, ".", kind), shape);
+  }
+  order.emplace_back("ln_f.weight", Shape{C});
+  order.emplace_back("ln_f.bias", Shape{C});
+  return order;
+}
+
+absl::StatusOr<Weights> ReadLlmc(const std::string& bytes, const std::string& path) {
+  constexpr size_t kHeader = 256 * sizeof(int32_t);
+  if (bytes.size() < kHeader) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", bytes.size(), " bytes, shorter than llm.c's 1024-byte header"));
+  }
+  int32_t h[256];
+  std::memcpy(h, bytes.data(), kHeader);
+  if (h[1] != 3 && h[1] != 5) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": llm.c checkpoint version ", h[1], " (expected 3, float32, or 5, bfloat16)"));
+  }
+  GPTConfig c;
+  c.block_size = h[2], c.vocab_size = h[3], c.n_layer = h[4], c.n_head = h[5], c.n_embd = h[6];
+  const int64_t padded = h[7];
+  if (absl::Status s = c.Validate(); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+  if (padded < c.vocab_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": padded vocabulary ", padded, " is smaller than the vocabulary ", c.vocab_size));
+  }
+  const DType dtype = h[1] == 3 ? DType::kF32 : DType::kBF16;
+  const auto order = LlmcOrder(c, padded);
+  int64_t elements = 0;
+  for (const auto& [name, shape] : order) elements += NumElements(shape);
+  const int64_t expected = static_cast<int64_t>(kHeader) + elements * ItemSize(dtype);
+  if (static_cast<int64_t>(bytes.size()) != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", bytes.size(), " bytes, but its header (", c.ToString(),
+                                                   ", ", DTypeName(dtype), ") needs ", expected));
+  }
+  Weights w{c, {}, "llm.c"};
+  size_t offset = kHeader;
+  for (const auto& [name, shape] : order) {
+    Tensor t = Empty(shape, dtype);
+    std::memcpy(t.raw_data(), bytes.data() + offset, static_cast<size_t>(t.numel() * t.itemsize()));
+    offset += static_cast<size_t>(t.numel() * t.itemsize());
+    t = t.To(DType::kF32);
+    w.state[name] = name == "wte.weight" ? t.Slice(0, 0, c.vocab_size).Contiguous() : t;
+  }
+  return w;
+}
+
+absl::StatusOr<Weights> ReadHuggingFace(const std::string& safetensors_path, const std::string& config_path) {
+  absl::StatusOr<std::string> text = ReadFile(config_path);
+  if (!text.ok()) return absl::NotFoundError(absl::StrCat(text.status().message(), " (a Hugging Face GPT-2 needs config.json)"));
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  GPTConfig c;
+  try {
+    c.vocab_size = j.at("vocab_size"), c.n_layer = j.at("n_layer"), c.n_head = j.at("n_head");
+    c.n_embd = j.at("n_embd"), c.block_size = j.contains("n_positions") ? j.at("n_positions") : j.at("n_ctx");
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(config_path, ": not a GPT-2 config: ", e.what()));
+  }
+  if (absl::Status s = c.Validate(); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(config_path, ": ", s.message()));
+  absl::StatusOr<nn::Safetensors> file = nn::LoadSafetensors(safetensors_path);
+  if (!file.ok()) return file.status();
+  Weights w{c, {}, "huggingface"};
+  for (auto& [full_name, t] : file->tensors) {
+    std::string name = full_name.rfind("transformer.", 0) == 0 ? full_name.substr(12) : full_name;
+    const auto ends_with = [&](const std::string& suffix) {
+      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (name == "lm_head.weight" || ends_with(".attn.bias") || ends_with(".attn.masked_bias")) continue;
+    const bool conv1d = ends_with(".attn.c_attn.weight") || ends_with(".attn.c_proj.weight") ||
+                        ends_with(".mlp.c_fc.weight") || ends_with(".mlp.c_proj.weight");
+    if (conv1d && t.dim() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat(safetensors_path, ": ", full_name, " has shape ",
+                                                     ShapeToString(t.shape()), ", not a matrix"));
+    }
+    w.state[name] = conv1d ? t.Transpose(0, 1).To(DType::kF32).Contiguous() : t.To(DType::kF32);
+  }
+  return w;
+}
+
+}  // namespace
+
+std::string ConfigJson(const GPTConfig& c) {
+  return nlohmann::json{{"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"n_layer", c.n_layer},
+                        {"n_head", c.n_head},         {"n_embd", c.n_embd},         {"dropout", c.dropout}}
+      .dump();
+}
+
+absl::StatusOr<GPTConfig> ParseConfigJson(const std::string& text, const std::string& path) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  GPTConfig c;
+  try {
+    c.vocab_size = j.at("vocab_size"), c.block_size = j.at("block_size"), c.n_layer = j.at("n_layer");
+    c.n_head = j.at("n_head"), c.n_embd = j.at("n_embd"), c.dropout = j.at("dropout");
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint's config is malformed: ", e.what()));
+  }
+  if (absl::Status s = c.Validate(); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+  return c;
+}
+
+absl::StatusOr<Weights> ReadWeights(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::is_directory(path, error)) {
+    return ReadHuggingFace((fs::path(path) / "model.safetensors").string(), (fs::path(path) / "config.json").string());
+  }
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  int32_t magic = 0;
+  if (bytes->size() >= sizeof(magic)) std::memcpy(&magic, bytes->data(), sizeof(magic));
+  if (magic == kLlmcMagic) return ReadLlmc(*bytes, path);
+  absl::StatusOr<nn::Safetensors> file = nn::ParseSafetensors(*bytes);
+  if (!file.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " is neither an llm.c checkpoint (magic ", kLlmcMagic, ") nor safetensors: ", file.status().message()));
+  }
+  if (file->metadata["format"] == kCheckpointFormat) return ReadEmber(*std::move(file), path);
+  return ReadHuggingFace(path, (fs::path(path).parent_path() / "config.json").string());
+}
+
+absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path) {
+  absl::StatusOr<Weights> w = ReadWeights(path);
+  if (!w.ok()) return w.status();
+  w->config.dropout = 0;
+  auto model = std::make_unique<GPT>(w->config);
+  if (absl::Status s = model->LoadStateDict(w->state); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " (", w->format, "): ", s.message()));
+  }
+  return model;
+}
+
+}  // namespace ember::models::gpt2
