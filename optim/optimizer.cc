@@ -237,14 +237,14 @@ double ClipGradNorm(const std::vector<Tensor>& params, double max_norm) {
   double sum_squares = 0;
   for (const Tensor& p : params) {
     const Tensor g = autograd::Grad(p);
-    if (g.defined()) sum_squares += ops::Sum(ops::Square(g.To(DType::kF64))).item<double>();
+    if (g.defined()) sum_squares += ops::SumOfSquares(g);
   }
   const double norm = std::sqrt(sum_squares);
   const double coefficient = max_norm / (norm + 1e-6);
   if (coefficient < 1) {
     for (const Tensor& p : params) {
       const Tensor g = autograd::Grad(p);
-      if (g.defined()) g.CopyFrom(ops::Mul(g, coefficient));
+      if (g.defined()) ops::MulInPlace(g, coefficient);
     }
   }
   return norm;

@@ -11,7 +11,16 @@ void* CpuAllocator::Allocate(int64_t nbytes) {
   if (nbytes == 0) return nullptr;
   // aligned_alloc wants a multiple of the alignment.
   const int64_t padded = (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
-  void* data = std::aligned_alloc(kStorageAlignment, padded);
+  void* data = nullptr;
+  if (padded >= kCacheMinBytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cache_.find(padded); it != cache_.end()) {
+      data = it->second;
+      cache_.erase(it);
+      cached_bytes_ -= padded;
+    }
+  }
+  if (data == nullptr) data = std::aligned_alloc(kStorageAlignment, padded);
   EMBER_CHECK(data != nullptr, "allocate: out of memory asking for ", nbytes, " bytes (",
               live_bytes(), " bytes already live)");
   const int64_t live = live_bytes_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
@@ -24,8 +33,29 @@ void* CpuAllocator::Allocate(int64_t nbytes) {
 
 void CpuAllocator::Deallocate(void* data, int64_t nbytes) {
   if (data == nullptr) return;
-  std::free(data);
   live_bytes_.fetch_sub(nbytes, std::memory_order_relaxed);
+  const int64_t padded = (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+  if (padded >= kCacheMinBytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cached_bytes_ + padded <= kCacheMaxBytes) {
+      cache_.emplace(padded, data);
+      cached_bytes_ += padded;
+      return;
+    }
+  }
+  std::free(data);
+}
+
+int64_t CpuAllocator::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cached_bytes_;
+}
+
+void CpuAllocator::EmptyCache() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [size, data] : cache_) std::free(data);
+  cache_.clear();
+  cached_bytes_ = 0;
 }
 
 CpuAllocator& GetCpuAllocator() {

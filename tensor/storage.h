@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "tensor/device.h"
 
@@ -28,11 +30,30 @@ class Allocator {
 // Host memory, with counters of what it has handed out, so that memory use can be
 // reported and tested (a steady-state training step should allocate nothing new).
 // Thread-safe.
+//
+// Large buffers (kCacheMinBytes and up) are cached when freed and handed out again
+// for a request of the same padded size: a training step makes the same big tensors
+// every time (logits, gradients), and a fresh large block comes from the kernel as
+// untouched pages, one page fault and one zeroing per 4 kB, every step. The cache
+// holds at most kCacheMaxBytes (a block that does not fit is freed); EmptyCache()
+// gives it all back (as torch.cuda.empty_cache()).
 class CpuAllocator final : public Allocator {
  public:
+  static constexpr int64_t kCacheMinBytes = int64_t{1} << 20;
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr int64_t kCacheMaxBytes = 0;  // AddressSanitizer must see every free
+#else
+  static constexpr int64_t kCacheMaxBytes = int64_t{4} << 30;
+#endif
+
+  ~CpuAllocator() override { EmptyCache(); }
   void* Allocate(int64_t nbytes) override;
   void Deallocate(void* data, int64_t nbytes) override;
   Device device() const override { return Device::Cpu(); }
+
+  // Bytes held in the cache, not handed out.
+  int64_t cached_bytes() const;
+  void EmptyCache();
 
   // Bytes allocated and not yet freed.
   int64_t live_bytes() const { return live_bytes_.load(std::memory_order_relaxed); }
@@ -43,6 +64,9 @@ class CpuAllocator final : public Allocator {
   void ResetPeak() { peak_bytes_.store(live_bytes(), std::memory_order_relaxed); }
 
  private:
+  mutable std::mutex mutex_;                  // guards the cache
+  std::multimap<int64_t, void*> cache_;        // padded size -> free block
+  int64_t cached_bytes_ = 0;
   std::atomic<int64_t> live_bytes_{0};
   std::atomic<int64_t> peak_bytes_{0};
   std::atomic<int64_t> allocation_count_{0};

@@ -85,5 +85,33 @@ TEST(StorageTest, ErrorsNameTheProblem) {
   EXPECT_THROW(Storage::Allocate(int64_t{1} << 62), Error);  // out of memory, not a crash
 }
 
+TEST(StorageTest, LargeBlocksAreReusedNotReturned) {
+  if (CpuAllocator::kCacheMaxBytes == 0) GTEST_SKIP() << "no cache under AddressSanitizer";
+  CpuAllocator& cpu = GetCpuAllocator();
+  cpu.EmptyCache();
+  const int64_t big = 3 * CpuAllocator::kCacheMinBytes + 10, count = cpu.allocation_count();
+  void* first = nullptr;
+  {
+    const Storage a = Storage::Allocate(big);
+    first = a.data();
+    static_cast<char*>(a.data())[big - 1] = 7;
+  }
+  EXPECT_EQ(cpu.cached_bytes(), (big + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment);
+  {
+    const Storage b = Storage::Allocate(big);  // the same size: the same block
+    EXPECT_EQ(b.data(), first);
+    EXPECT_EQ(cpu.cached_bytes(), 0);
+    const Storage c = Storage::Allocate(big + 4096);  // another size: a new block
+    EXPECT_NE(c.data(), first);
+  }
+  EXPECT_EQ(cpu.allocation_count(), count + 3);
+  {
+    const Storage small = Storage::Allocate(1000);  // small blocks are not cached
+  }
+  EXPECT_EQ(cpu.cached_bytes(), 2 * ((big + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment) + 4096);
+  cpu.EmptyCache();
+  EXPECT_EQ(cpu.cached_bytes(), 0);
+}
+
 }  // namespace
 }  // namespace ember

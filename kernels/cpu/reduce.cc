@@ -61,6 +61,41 @@ T PairwiseSum(const T* x, int64_t n) {
   return PairwiseSum(x, half) + PairwiseSum(x + half, n - half);
 }
 
+// Sum of squares of n <= kSumBlock contiguous elements, as SumBlock.
+template <typename T>
+T SumSquaresBlock(const T* x, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto s0 = hn::Zero(d), s1 = s0, s2 = s0, s3 = s0;
+  int64_t i = 0;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    const auto a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + i + lanes);
+    const auto c = hn::LoadU(d, x + i + 2 * lanes), e = hn::LoadU(d, x + i + 3 * lanes);
+    s0 = hn::MulAdd(a, a, s0);
+    s1 = hn::MulAdd(b, b, s1);
+    s2 = hn::MulAdd(c, c, s2);
+    s3 = hn::MulAdd(e, e, s3);
+  }
+  for (; i + lanes <= n; i += lanes) {
+    const auto a = hn::LoadU(d, x + i);
+    s0 = hn::MulAdd(a, a, s0);
+  }
+  if (i < n) {
+    const auto a = LoadTail(d, x, i, n, T(0));
+    s1 = hn::MulAdd(a, a, s1);
+  }
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+}
+
+template <typename T>
+double SumSquaresImpl(int64_t n, const T* x) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; i += kSumBlock) sum += SumSquaresBlock(x + i, std::min(kSumBlock, n - i));
+  return sum;
+}
+double SumSquaresF32(int64_t n, const float* x) { return SumSquaresImpl(n, x); }
+double SumSquaresF64(int64_t n, const double* x) { return SumSquaresImpl(n, x); }
+
 template <typename T, bool kMax>
 T Extremum(const T* x, int64_t n) {
   const hn::ScalableTag<T> d;
@@ -185,6 +220,27 @@ HWY_EXPORT(MinRowsF32);
 HWY_EXPORT(MinRowsF64);
 HWY_EXPORT(SumColumnsF32);
 HWY_EXPORT(SumColumnsF64);
+HWY_EXPORT(SumSquaresF32);
+HWY_EXPORT(SumSquaresF64);
+
+double SumSquares(DType dtype, int64_t n, const void* x) {
+  internal::CheckFloatDType("sum_squares", dtype);
+  // Fixed chunks (whole blocks), their sums added in chunk order.
+  constexpr int64_t kChunk = 256 * kSumBlock;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> partial(static_cast<size_t>(chunks));
+  ParallelFor(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
+      partial[static_cast<size_t>(c)] =
+          dtype == DType::kF32 ? HWY_DYNAMIC_DISPATCH(SumSquaresF32)(count, static_cast<const float*>(x) + begin)
+                               : HWY_DYNAMIC_DISPATCH(SumSquaresF64)(count, static_cast<const double*>(x) + begin);
+    }
+  });
+  double sum = 0;
+  for (const double p : partial) sum += p;
+  return sum;
+}
 
 void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
   RunRows("sum", dtype, rows, n, x, ld, out, &HWY_DYNAMIC_DISPATCH(SumRowsF32),

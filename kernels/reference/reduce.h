@@ -17,6 +17,13 @@ long double Sum(const T* x, int64_t n) {
 }
 
 template <typename T>
+long double SumSquares(const T* x, int64_t n) {
+  long double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<long double>(x[i]) * x[i];
+  return sum;
+}
+
+template <typename T>
 long double AbsSum(const T* x, int64_t n) {
   long double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += std::fabs(static_cast<long double>(x[i]));

@@ -95,6 +95,18 @@ Tensor Minimum(const Tensor& a, const Scalar& b) {
   return Arithmetic("minimum", a, b, cpu::Minimum);
 }
 
+void MulInPlace(const Tensor& x, const Scalar& b) {
+  CheckCpu("mul_", x);
+  if (x.is_contiguous() && (x.dtype() == DType::kF32 || x.dtype() == DType::kF64)) {
+    // An elementwise kernel reads element i before it writes element i: out may be a.
+    const Tensor scalar = ScalarTensor(b, x.dtype());
+    cpu::Mul(x.dtype(), x.shape(), {x.raw_data(), x.strides()}, {scalar.raw_data(), Strides(x.dim(), 0)},
+             x.raw_data());
+    return;
+  }
+  x.CopyFrom(Mul(x, b));
+}
+
 Tensor Eq(const Tensor& a, const Tensor& b) { return Compare("eq", a, b, cpu::Eq); }
 Tensor Ne(const Tensor& a, const Tensor& b) { return Compare("ne", a, b, cpu::Ne); }
 Tensor Lt(const Tensor& a, const Tensor& b) { return Compare("lt", a, b, cpu::Lt); }

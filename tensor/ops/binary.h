@@ -29,6 +29,8 @@ Tensor Div(const Tensor& a, const Scalar& b);
 Tensor Div(const Scalar& a, const Tensor& b);
 Tensor Maximum(const Tensor& a, const Scalar& b);
 Tensor Minimum(const Tensor& a, const Scalar& b);
+// x *= b, into x's own memory, in x's dtype (one pass when x is contiguous f32 or f64).
+void MulInPlace(const Tensor& x, const Scalar& b);
 
 // Comparisons give bool tensors.
 Tensor Eq(const Tensor& a, const Tensor& b);

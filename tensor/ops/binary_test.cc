@@ -41,6 +41,19 @@ TEST(BinaryOpsTest, ScalarsKeepTheTensorsDType) {
   EXPECT_EQ(Maximum(FromList({-1.0, 2.0}), 0).ToVector<float>(), (std::vector<float>{0, 2}));
 }
 
+TEST(BinaryOpsTest, MulInPlaceWritesTheTensorItself) {
+  const Tensor x = FromList({{1.0, 2.0}, {3.0, 4.0}});
+  const Tensor view = x;  // another handle sees the change
+  MulInPlace(x, 0.5);
+  EXPECT_EQ(view.ToVector<float>(), (std::vector<float>{0.5, 1, 1.5, 2}));
+  MulInPlace(x.Transpose(0, 1).Select(0, 1), 4);  // a strided column: x[:, 1] *= 4
+  EXPECT_EQ(x.ToVector<float>(), (std::vector<float>{0.5, 4, 1.5, 8}));
+  const Tensor h = FromList({1.0, -3.0}).To(DType::kBF16);
+  MulInPlace(h, 2);
+  EXPECT_EQ(h.dtype(), DType::kBF16);
+  EXPECT_EQ(h.ToVector<float>(), (std::vector<float>{2, -6}));
+}
+
 TEST(BinaryOpsTest, HalfPrecisionComputesInF32) {
   const Tensor a = FromList({1.0, 256.0}, DType::kBF16);
   const Tensor sum = Add(a, FromList({1.0, 1.0}, DType::kBF16));

@@ -90,6 +90,15 @@ Tensor Sum(const Tensor& x, IntSpan dims, bool keepdim) {
   return ReduceRows("sum", x, plan, cpu::SumRows);
 }
 
+double SumOfSquares(const Tensor& x) {
+  EMBER_CHECK(x.device().is_cpu(), "sum_of_squares: tensors on ", x.device().ToString(), " are not supported yet");
+  EMBER_CHECK(IsFloatingPoint(x.dtype()), "sum_of_squares: expected a floating-point tensor, got dtype ",
+              DTypeName(x.dtype()));
+  const DType compute = x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  const Tensor c = x.To(compute).Contiguous();
+  return cpu::SumSquares(compute, c.numel(), c.raw_data());
+}
+
 Tensor SumToSize(const Tensor& x, IntSpan shape) {
   const int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
   bool broadcasts = lead >= 0;
