@@ -165,9 +165,54 @@ void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_
   }
 }
 
+// C[0:m, j0:j1] (+)= A B for a few rows of A (m < kMr), without packing: packing B
+// costs as much as using it once, and a row of generated tokens is one row. B's
+// contiguous side decides the loop: rows of B (C row += a_ip B[p, :], axpy over
+// columns) or columns of B (C[i][j] = a_i . B[:, j], dot products; x W^T with W [out,
+// in]).
+template <typename T>
+void GemmFewRows(int64_t m, int64_t k, int64_t j0, int64_t j1, const T* a, int64_t ars, int64_t acs,
+                 const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc, bool accumulate) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t i = 0; i < m; ++i) {
+    const T* ai = a + i * ars;
+    T* ci = c + i * ldc;
+    if (bcs == 1) {
+      if (!accumulate) std::fill(ci + j0, ci + j1, T(0));
+      for (int64_t p = 0; p < k; ++p) {
+        const T* row = b + p * brs;
+        const auto av = hn::Set(d, ai[p * acs]);
+        int64_t j = j0;
+        for (; j + lanes <= j1; j += lanes) {
+          hn::StoreU(hn::MulAdd(av, hn::LoadU(d, row + j), hn::LoadU(d, ci + j)), d, ci + j);
+        }
+        for (; j < j1; ++j) ci[j] += ai[p * acs] * row[j];
+      }
+      continue;
+    }
+    for (int64_t j = j0; j < j1; ++j) {  // brs == 1: column j is contiguous
+      const T* col = b + j * bcs;
+      T sum = 0;
+      int64_t p = 0;
+      if (acs == 1) {
+        auto s0 = hn::Zero(d), s1 = s0;
+        for (; p + 2 * lanes <= k; p += 2 * lanes) {
+          s0 = hn::MulAdd(hn::LoadU(d, ai + p), hn::LoadU(d, col + p), s0);
+          s1 = hn::MulAdd(hn::LoadU(d, ai + p + lanes), hn::LoadU(d, col + p + lanes), s1);
+        }
+        sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+      }
+      for (; p < k; ++p) sum += ai[p * acs] * col[p];
+      ci[j] = accumulate ? ci[j] + sum : sum;
+    }
+  }
+}
+
 // Splits C across the pool into independent blocks, each a GemmSerial with its own
 // packing: column blocks (whole nr-wide panels) when there are enough of them to go
-// round, so that no thread waits for another's packed B; otherwise row blocks.
+// round, so that no thread waits for another's packed B; otherwise row blocks. A few
+// rows against a B with a contiguous side go unpacked (GemmFewRows), split by columns.
 template <typename T>
 void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs, const T* b,
               int64_t brs, int64_t bcs, T* c, int64_t ldc, bool accumulate) {
@@ -175,6 +220,17 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
     if (!accumulate) {
       for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
     }
+    return;
+  }
+  if (m < kMr && (bcs == 1 || brs == 1)) {
+    // Threads take blocks of 64 columns (whole vectors), so which columns go through
+    // the vector loop, and so their rounding, does not depend on the thread count.
+    constexpr int64_t kBlock = 64;
+    ParallelFor((n + kBlock - 1) / kBlock, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, m * k * kBlock)),
+                [&](int64_t begin, int64_t end) {
+                  GemmFewRows(m, k, begin * kBlock, std::min(n, end * kBlock), a, ars, acs, b, brs, bcs, c, ldc,
+                              accumulate);
+                });
     return;
   }
   const hn::ScalableTag<T> d;

@@ -43,6 +43,18 @@ void BM_Ember(benchmark::State& state) {
   SetFlops(state, m, k, n);
 }
 
+// A W^T with W [N, K] stored row-major: nn::Linear's forward, B read transposed.
+void BM_EmberTransposedB(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  SetNumThreads(static_cast<int>(state.range(3)));
+  Operands x(m, k, n);
+  for (auto _ : state) {
+    Gemm(DType::kF32, m, k, n, {x.a.data(), k, 1}, {x.b.data(), 1, k}, x.c.data(), n, false);
+    benchmark::DoNotOptimize(x.c.data());
+  }
+  SetFlops(state, m, k, n);
+}
+
 void BM_OpenBlas(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   openblas_set_num_threads(static_cast<int>(state.range(3)));
@@ -84,6 +96,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Ember)->Apply(Shapes);
+BENCHMARK(BM_EmberTransposedB)->Apply(Shapes);
 BENCHMARK(BM_OpenBlas)->Apply(Shapes);
 BENCHMARK(BM_Eigen)->Apply(Shapes);
 

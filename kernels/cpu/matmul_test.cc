@@ -97,9 +97,10 @@ TEST(GemmTest, AccumulatesIntoC) {
 }
 
 // The pool splits C by rows when it has few column panels (the first shape) and by
-// columns otherwise (the second); each element is one thread's sum either way.
+// columns otherwise (the second, and the unpacked few-rows path of the third); each
+// element is one thread's sum either way.
 TEST(GemmTest, ResultsDoNotDependOnTheThreadCount) {
-  for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{300, 500, 130}, {20, 300, 1000}}) {
+  for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{300, 500, 130}, {20, 300, 1000}, {3, 300, 1000}}) {
     std::mt19937 rng(10);
     std::uniform_real_distribution<float> dist(-1, 1);
     std::vector<float> a(m * k), b(k * n), c1(m * n), c3(m * n);

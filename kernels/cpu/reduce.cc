@@ -35,62 +35,38 @@ auto LoadTail(D d, const T* x, int64_t i, int64_t n, T fill) {
   return hn::Load(d, padded);
 }
 
-// Sum of n <= kSumBlock contiguous elements: four vector accumulators, then lanes.
-template <typename T>
+// Sum of n <= kSumBlock contiguous elements (of their squares with kSquares): four
+// vector accumulators, then lanes.
+template <bool kSquares, typename T>
 T SumBlock(const T* x, int64_t n) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto add = [](auto v, auto sum) { return kSquares ? hn::MulAdd(v, v, sum) : hn::Add(sum, v); };
   auto s0 = hn::Zero(d), s1 = s0, s2 = s0, s3 = s0;
   int64_t i = 0;
   for (; i + 4 * lanes <= n; i += 4 * lanes) {
-    s0 = hn::Add(s0, hn::LoadU(d, x + i));
-    s1 = hn::Add(s1, hn::LoadU(d, x + i + lanes));
-    s2 = hn::Add(s2, hn::LoadU(d, x + i + 2 * lanes));
-    s3 = hn::Add(s3, hn::LoadU(d, x + i + 3 * lanes));
+    s0 = add(hn::LoadU(d, x + i), s0);
+    s1 = add(hn::LoadU(d, x + i + lanes), s1);
+    s2 = add(hn::LoadU(d, x + i + 2 * lanes), s2);
+    s3 = add(hn::LoadU(d, x + i + 3 * lanes), s3);
   }
-  for (; i + lanes <= n; i += lanes) s0 = hn::Add(s0, hn::LoadU(d, x + i));
-  if (i < n) s1 = hn::Add(s1, LoadTail(d, x, i, n, T(0)));
+  for (; i + lanes <= n; i += lanes) s0 = add(hn::LoadU(d, x + i), s0);
+  if (i < n) s1 = add(LoadTail(d, x, i, n, T(0)), s1);
   return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
 }
 
 // Pairwise: split at a block boundary near the middle, so the tree depends on n only.
 template <typename T>
 T PairwiseSum(const T* x, int64_t n) {
-  if (n <= kSumBlock) return SumBlock(x, n);
+  if (n <= kSumBlock) return SumBlock<false>(x, n);
   const int64_t half = (n / kSumBlock + 1) / 2 * kSumBlock;
   return PairwiseSum(x, half) + PairwiseSum(x + half, n - half);
-}
-
-// Sum of squares of n <= kSumBlock contiguous elements, as SumBlock.
-template <typename T>
-T SumSquaresBlock(const T* x, int64_t n) {
-  const hn::ScalableTag<T> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  auto s0 = hn::Zero(d), s1 = s0, s2 = s0, s3 = s0;
-  int64_t i = 0;
-  for (; i + 4 * lanes <= n; i += 4 * lanes) {
-    const auto a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + i + lanes);
-    const auto c = hn::LoadU(d, x + i + 2 * lanes), e = hn::LoadU(d, x + i + 3 * lanes);
-    s0 = hn::MulAdd(a, a, s0);
-    s1 = hn::MulAdd(b, b, s1);
-    s2 = hn::MulAdd(c, c, s2);
-    s3 = hn::MulAdd(e, e, s3);
-  }
-  for (; i + lanes <= n; i += lanes) {
-    const auto a = hn::LoadU(d, x + i);
-    s0 = hn::MulAdd(a, a, s0);
-  }
-  if (i < n) {
-    const auto a = LoadTail(d, x, i, n, T(0));
-    s1 = hn::MulAdd(a, a, s1);
-  }
-  return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
 }
 
 template <typename T>
 double SumSquaresImpl(int64_t n, const T* x) {
   double sum = 0;
-  for (int64_t i = 0; i < n; i += kSumBlock) sum += SumSquaresBlock(x + i, std::min(kSumBlock, n - i));
+  for (int64_t i = 0; i < n; i += kSumBlock) sum += SumBlock<true>(x + i, std::min(kSumBlock, n - i));
   return sum;
 }
 double SumSquaresF32(int64_t n, const float* x) { return SumSquaresImpl(n, x); }

@@ -16,8 +16,6 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -114,12 +112,7 @@ absl::Status Run() {
 }  // namespace ember::models::bigram
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("fits a character bigram model of names; see models/bigram/train.cc's header");
-  absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ember::models::bigram::Run();
-  if (!status.ok()) {
-    std::fprintf(stderr, "train: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return ember::models::RunMain(argc, argv, "train",
+                                "fits a character bigram model of names; see models/bigram/train.cc's header",
+                                &ember::models::bigram::Run);
 }

@@ -18,15 +18,11 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
-#include "models/gpt2/weights.h"
-#include "tokenizer/vocab.h"
 
 ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
 ABSL_FLAG(std::string, system, "", "a first line kept at the top of the conversation (e.g. who the bot is)");
@@ -47,18 +43,14 @@ size_t TurnMarker(const std::string& reply) {
 absl::Status Run() {
   const std::string path = absl::GetFlag(FLAGS_checkpoint).empty() ? WorkspacePath("runs/gpt2/checkpoint.safetensors")
                                                                    : absl::GetFlag(FLAGS_checkpoint);
-  absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(path);
-  if (!model.ok()) return model.status();
-  if ((*model)->config().vocab_size != 50257) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " has a vocabulary of ", (*model)->config().vocab_size,
-                                                   " tokens, not GPT-2's 50257"));
-  }
-  absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
-  if (!gpt2.ok()) return absl::NotFoundError(absl::StrCat(gpt2.status().message(), " (run ./setup.sh)"));
-  const int64_t eot = gpt2->specials().at("<|endoftext|>"), block = (*model)->config().block_size;
+  absl::StatusOr<TextModel> loaded = LoadTextModel(path);
+  if (!loaded.ok()) return loaded.status();
+  GPT& model = *loaded->model;
+  const tokenizer::Encoding& gpt2 = loaded->encoding;
+  const int64_t eot = gpt2.specials().at("<|endoftext|>"), block = model.config().block_size;
   const int64_t max_reply = std::min(absl::GetFlag(FLAGS_max_reply_tokens), block / 2);
   auto encode = [&](const std::string& text) {
-    const std::vector<tokenizer::Rank> ids = gpt2->EncodeOrdinary(text).value();
+    const std::vector<tokenizer::Rank> ids = gpt2.EncodeOrdinary(text).value();
     return std::vector<int64_t>(ids.begin(), ids.end());
   };
   const std::vector<int64_t> system = absl::GetFlag(FLAGS_system).empty()
@@ -66,9 +58,9 @@ absl::Status Run() {
                                           : encode(absl::GetFlag(FLAGS_system) + "\n");
   SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k), absl::GetFlag(FLAGS_top_p)};
   Generator gen(absl::GetFlag(FLAGS_seed));
-  Sampler sampler(**model, sampling, gen);
+  Sampler sampler(model, sampling, gen);
   std::deque<std::vector<int64_t>> turns;  // each "User: ...\nBot: ...\n", encoded
-  std::fprintf(stderr, "chat: %s from %s; an empty line ends the chat\n", (*model)->config().ToString().c_str(),
+  std::fprintf(stderr, "chat: %s from %s; an empty line ends the chat\n", model.config().ToString().c_str(),
                path.c_str());
   std::string line;
   while (std::fputs("User: ", stdout), std::fflush(stdout), std::getline(std::cin, line) && !line.empty()) {
@@ -92,7 +84,7 @@ absl::Status Run() {
     sampler.Reset(context);
 
     std::printf("Bot:");
-    TextStream stream(*gpt2);
+    TextStream stream(gpt2);
     std::string reply, shown;
     for (int64_t i = 0; i < max_reply; ++i) {
       const int64_t token = sampler.Next();
@@ -129,12 +121,7 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("talks with a GPT-2; see models/gpt2/chat.cc's header");
-  absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ember::models::gpt2::Run();
-  if (!status.ok()) {
-    std::fprintf(stderr, "chat: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return ember::models::RunMain(argc, argv, "chat",
+                                "talks with a GPT-2; see models/gpt2/chat.cc's header",
+                                &ember::models::gpt2::Run);
 }

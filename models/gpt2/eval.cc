@@ -18,8 +18,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -96,12 +94,7 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("the mean next-token loss of a GPT-2 on a token shard; see models/gpt2/eval.cc's header");
-  absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ember::models::gpt2::Run();
-  if (!status.ok()) {
-    std::fprintf(stderr, "eval: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return ember::models::RunMain(argc, argv, "eval",
+                                "the mean next-token loss of a GPT-2 on a token shard; see models/gpt2/eval.cc's header",
+                                &ember::models::gpt2::Run);
 }

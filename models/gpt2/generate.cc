@@ -17,15 +17,11 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
-#include "models/gpt2/weights.h"
-#include "tokenizer/vocab.h"
 
 ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
 ABSL_FLAG(std::string, prompt, "", "text to continue (empty: start from <|endoftext|>)");
@@ -47,28 +43,24 @@ absl::Status Run() {
   if (sampling.temperature < 0 || sampling.top_k < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1)) {
     return absl::InvalidArgumentError("need --temperature >= 0, --top_k >= 0 and 0 < --top_p <= 1");
   }
-  absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(path);
-  if (!model.ok()) return model.status();
-  if ((*model)->config().vocab_size != 50257) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " has a vocabulary of ", (*model)->config().vocab_size,
-                                                   " tokens, not GPT-2's 50257"));
-  }
-  absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
-  if (!gpt2.ok()) return absl::NotFoundError(absl::StrCat(gpt2.status().message(), " (run ./setup.sh)"));
-  const int64_t eot = gpt2->specials().at("<|endoftext|>");
+  absl::StatusOr<TextModel> loaded = LoadTextModel(path);
+  if (!loaded.ok()) return loaded.status();
+  GPT& model = *loaded->model;
+  const tokenizer::Encoding& gpt2 = loaded->encoding;
+  const int64_t eot = gpt2.specials().at("<|endoftext|>");
   std::vector<int64_t> prompt = {eot};
   if (const std::string text = absl::GetFlag(FLAGS_prompt); !text.empty()) {
-    absl::StatusOr<std::vector<tokenizer::Rank>> ids = gpt2->EncodeOrdinary(text);
+    absl::StatusOr<std::vector<tokenizer::Rank>> ids = gpt2.EncodeOrdinary(text);
     if (!ids.ok()) return ids.status();
     prompt.assign(ids->begin(), ids->end());
   }
   std::fprintf(stderr, "generate: %s (%.1fM parameters) from %s; a prompt of %zu tokens\n",
-               (*model)->config().ToString().c_str(), (*model)->NumParameters() / 1e6, path.c_str(), prompt.size());
+               model.config().ToString().c_str(), model.NumParameters() / 1e6, path.c_str(), prompt.size());
   Generator gen(absl::GetFlag(FLAGS_seed));
-  Sampler sampler(**model, sampling, gen, absl::GetFlag(FLAGS_kv_cache));
+  Sampler sampler(model, sampling, gen, absl::GetFlag(FLAGS_kv_cache));
   sampler.Append(prompt);
   std::fputs(absl::GetFlag(FLAGS_prompt).c_str(), stdout);
-  TextStream stream(*gpt2);
+  TextStream stream(gpt2);
   const auto start = std::chrono::steady_clock::now();
   int64_t made = 0;
   for (; made < absl::GetFlag(FLAGS_max_tokens); ++made) {
@@ -89,12 +81,7 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("continues a prompt with a GPT-2; see models/gpt2/generate.cc's header");
-  absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ember::models::gpt2::Run();
-  if (!status.ok()) {
-    std::fprintf(stderr, "generate: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return ember::models::RunMain(argc, argv, "generate",
+                                "continues a prompt with a GPT-2; see models/gpt2/generate.cc's header",
+                                &ember::models::gpt2::Run);
 }

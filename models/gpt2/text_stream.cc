@@ -1,8 +1,24 @@
 #include "models/gpt2/text_stream.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "models/common/run_log.h"
+#include "models/gpt2/weights.h"
+#include "tokenizer/vocab.h"
 
 namespace ember::models::gpt2 {
+
+absl::StatusOr<TextModel> LoadTextModel(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(path);
+  if (!model.ok()) return model.status();
+  if ((*model)->config().vocab_size != 50257) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " has a vocabulary of ", (*model)->config().vocab_size,
+                                                   " tokens, not GPT-2's 50257"));
+  }
+  absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
+  if (!gpt2.ok()) return absl::NotFoundError(absl::StrCat(gpt2.status().message(), " (run ./setup.sh)"));
+  return TextModel{*std::move(model), *std::move(gpt2)};
+}
 
 std::string TextStream::Push(tokenizer::Rank token) {
   tokens_.push_back(token);

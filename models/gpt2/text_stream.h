@@ -1,17 +1,30 @@
 #ifndef EMBER_MODELS_GPT2_TEXT_STREAM_H_
 #define EMBER_MODELS_GPT2_TEXT_STREAM_H_
 
-// Text of tokens as they arrive, for printing while generating: a token can end inside
-// a UTF-8 character (GPT-2's byte-level BPE splits some characters across tokens), so
-// the bytes of an unfinished character wait for the tokens that finish it.
+// What the text binaries (generate, chat) share: a GPT-2 with its tokenizer, and the
+// text of tokens as they arrive.
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "models/gpt2/model.h"
 #include "tokenizer/encoding.h"
 
 namespace ember::models::gpt2 {
 
+// The model at `path` (weights.h's formats), which must have GPT-2's 50,257 tokens, and
+// GPT-2's tokenizer from the workspace's downloads/tokenizer (./setup.sh).
+struct TextModel {
+  std::unique_ptr<GPT> model;
+  tokenizer::Encoding encoding;
+};
+absl::StatusOr<TextModel> LoadTextModel(const std::string& path);
+
+// Text of tokens as they arrive, for printing while generating: a token can end inside
+// a UTF-8 character (GPT-2's byte-level BPE splits some characters across tokens), so
+// the bytes of an unfinished character wait for the tokens that finish it.
 class TextStream {
  public:
   explicit TextStream(const tokenizer::Encoding& encoding) : encoding_(encoding) {}

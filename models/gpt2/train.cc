@@ -26,8 +26,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -238,12 +236,7 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("trains GPT-2 on token shards; see models/gpt2/train.cc's header");
-  absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ember::models::gpt2::Run();
-  if (!status.ok()) {
-    std::fprintf(stderr, "train: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return ember::models::RunMain(argc, argv, "train",
+                                "trains GPT-2 on token shards; see models/gpt2/train.cc's header",
+                                &ember::models::gpt2::Run);
 }

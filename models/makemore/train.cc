@@ -19,8 +19,6 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -144,12 +142,7 @@ absl::Status Run() {
 }  // namespace ember::models::makemore
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("trains makemore's MLP on names; see models/makemore/train.cc's header");
-  absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ember::models::makemore::Run();
-  if (!status.ok()) {
-    std::fprintf(stderr, "train: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return ember::models::RunMain(argc, argv, "train",
+                                "trains makemore's MLP on names; see models/makemore/train.cc's header",
+                                &ember::models::makemore::Run);
 }

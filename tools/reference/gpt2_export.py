@@ -26,25 +26,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "nn"))
-from gpt2_torch import Block  # noqa: E402
+from gpt2_torch import GPT  # noqa: E402
 from safetensors_interop import write as write_safetensors  # noqa: E402
 
 V, T, L, H, C = 96, 16, 2, 4, 32
-
-
-class GPT(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.wte = nn.Embedding(V, C)
-        self.wpe = nn.Embedding(T, C)
-        self.h = nn.ModuleList([Block(C, H) for _ in range(L)])
-        self.ln_f = nn.LayerNorm(C)
-
-    def forward(self, ids):
-        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
-        for block in self.h:
-            x = block(x)
-        return self.ln_f(x) @ self.wte.weight.t()
 
 
 KINDS = ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
@@ -57,7 +42,7 @@ def main():
     out = sys.argv[1]
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    model = GPT()
+    model = GPT(V, T, L, H, C)
     with torch.no_grad():  # away from PyTorch's init so that every tensor matters
         for name, p in model.named_parameters():
             p.copy_(torch.randn(p.shape) * (0.5 if p.dim() == 1 else 0.2) + (1.0 if name.endswith("ln_1.weight") or name.endswith("ln_2.weight") or name == "ln_f.weight" else 0.0))

@@ -18,25 +18,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from gpt2_torch import Block
+from gpt2_torch import GPT
 
 V, T, L, H, C = 50257, 16, 2, 4, 64
 B = 2
-
-
-class GPT(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.wte = nn.Embedding(V, C)
-        self.wpe = nn.Embedding(T, C)
-        self.h = nn.ModuleList([Block(C, H) for _ in range(L)])
-        self.ln_f = nn.LayerNorm(C)
-
-    def forward(self, ids):
-        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
-        for block in self.h:
-            x = block(x)
-        return self.ln_f(x) @ self.wte.weight.t()
 
 
 def Weight(name, shape):
@@ -65,7 +50,7 @@ def emit(name, values):
 
 
 torch.set_num_threads(1)
-model = GPT()
+model = GPT(V, T, L, H, C)
 with torch.no_grad():
     for name, p in model.named_parameters():
         p.copy_(Weight(name, tuple(p.shape)))

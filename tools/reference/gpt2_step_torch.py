@@ -19,24 +19,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gpt2_torch import Block  # noqa: E402
+from gpt2_torch import GPT  # noqa: E402
 
 V, T, L, H, C = 50257, 1024, 12, 12, 768
-
-
-class GPT(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.wte = nn.Embedding(V, C)
-        self.wpe = nn.Embedding(T, C)
-        self.h = nn.ModuleList([Block(C, H) for _ in range(L)])
-        self.ln_f = nn.LayerNorm(C)
-
-    def forward(self, ids):
-        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
-        for block in self.h:
-            x = block(x)
-        return self.ln_f(x) @ self.wte.weight.t()
 
 
 def main():
@@ -48,7 +33,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    model = GPT()
+    model = GPT(V, T, L, H, C)
     with torch.no_grad():  # GPT-2's initialisation, as ember's (nn::InitGpt2)
         for name, p in model.named_parameters():
             if name.endswith("bias"):

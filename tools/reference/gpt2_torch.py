@@ -1,5 +1,6 @@
-"""GPT-2's block in PyTorch with nanoGPT's names (ln_1, attn.c_attn, attn.c_proj, ln_2,
-mlp.c_fc, mlp.c_proj), shared by the reference scripts (nn_layers.py, gpt2_parity.py)."""
+"""GPT-2 in PyTorch with nanoGPT's names (wte, wpe, h.<i>.ln_1, attn.c_attn, attn.c_proj,
+ln_2, mlp.c_fc, mlp.c_proj, ln_f), shared by the reference scripts (nn_layers.py,
+gpt2_parity.py, gpt2_export.py, gpt2_step_torch.py)."""
 import math
 
 import torch
@@ -46,3 +47,20 @@ class Block(nn.Module):
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
         return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """Token and position embeddings, the blocks, a final LayerNorm, the head tied to wte."""
+
+    def __init__(self, vocab, positions, layers, heads, width):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, width)
+        self.wpe = nn.Embedding(positions, width)
+        self.h = nn.ModuleList([Block(width, heads) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(width)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+        for block in self.h:
+            x = block(x)
+        return self.ln_f(x) @ self.wte.weight.t()
