@@ -14,39 +14,50 @@ int64_t SampleToken(const std::vector<float>& logits, const SamplingOptions& opt
   const int64_t n = static_cast<int64_t>(logits.size());
   EMBER_CHECK(n > 0, "SampleToken: no logits");
   if (options.temperature <= 0) return std::max_element(logits.begin(), logits.end()) - logits.begin();
-  // Candidates by descending score (ties: lower id first), cut to top_k.
+  // Candidates: every token, or the top_k by score (ties: lower id first); by
+  // descending score when top-p needs the order.
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   const int64_t k = options.top_k > 0 ? std::min(options.top_k, n) : n;
-  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
-  order.resize(static_cast<size_t>(k));
+  if (k < n || options.top_p < 1) {
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+    });
+    order.resize(static_cast<size_t>(k));
+  }
   // Softmax of logits / temperature over the candidates, in double.
-  std::vector<double> p(order.size());
-  const double top = logits[order[0]];
+  double top = -INFINITY;
+  for (const int64_t id : order) top = std::max(top, static_cast<double>(logits[id]));
+  std::vector<std::pair<int64_t, double>> p(order.size());
   double sum = 0;
-  for (size_t i = 0; i < order.size(); ++i) sum += p[i] = std::exp((logits[order[i]] - top) / options.temperature);
-  for (double& v : p) v /= sum;
-  // Nucleus: the shortest prefix whose probability reaches top_p.
+  for (size_t i = 0; i < order.size(); ++i) {
+    p[i] = {order[i], std::exp((logits[order[i]] - top) / options.temperature)};
+    sum += p[i].second;
+  }
+  // Nucleus: the shortest prefix (most likely first) whose probability reaches top_p.
   size_t keep = p.size();
   if (options.top_p < 1) {
     double mass = 0;
     for (size_t i = 0; i < p.size(); ++i) {
-      mass += p[i];
+      mass += p[i].second / sum;
       if (mass >= options.top_p) {
         keep = i + 1;
         break;
       }
     }
   }
+  p.resize(keep);
+  // The draw walks the kept tokens in id order: two passes whose scores differ in the
+  // last bits (the cached and the uncached model) could swap near-equal tokens in an
+  // order by score and draw differently from the same number; in id order they cannot.
+  std::sort(p.begin(), p.end());
   double kept = 0;
-  for (size_t i = 0; i < keep; ++i) kept += p[i];
+  for (const auto& [id, weight] : p) kept += weight;
   double u = gen.NextUniform(53) * kept;
-  for (size_t i = 0; i < keep; ++i) {
-    if ((u -= p[i]) < 0) return order[i];
+  for (const auto& [id, weight] : p) {
+    if ((u -= weight) < 0) return id;
   }
-  return order[keep - 1];
+  return p.back().first;
 }
 
 Sampler::Sampler(GPT& model, const SamplingOptions& options, Generator& gen, bool use_cache)
