@@ -5,12 +5,17 @@
 #include "base/error.h"
 
 namespace ember {
+namespace {
+
+// aligned_alloc wants a multiple of the alignment; the cache is keyed by it too.
+int64_t Padded(int64_t nbytes) { return (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment; }
+
+}  // namespace
 
 void* CpuAllocator::Allocate(int64_t nbytes) {
   EMBER_CHECK(nbytes >= 0, "allocate: negative size ", nbytes, " bytes");
   if (nbytes == 0) return nullptr;
-  // aligned_alloc wants a multiple of the alignment.
-  const int64_t padded = (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+  const int64_t padded = Padded(nbytes);
   void* data = nullptr;
   if (padded >= kCacheMinBytes) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -21,6 +26,10 @@ void* CpuAllocator::Allocate(int64_t nbytes) {
     }
   }
   if (data == nullptr) data = std::aligned_alloc(kStorageAlignment, padded);
+  if (data == nullptr && cached_bytes() > 0) {  // the cache's other sizes may be what is missing
+    EmptyCache();
+    data = std::aligned_alloc(kStorageAlignment, padded);
+  }
   EMBER_CHECK(data != nullptr, "allocate: out of memory asking for ", nbytes, " bytes (",
               live_bytes(), " bytes already live)");
   const int64_t live = live_bytes_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
@@ -34,7 +43,7 @@ void* CpuAllocator::Allocate(int64_t nbytes) {
 void CpuAllocator::Deallocate(void* data, int64_t nbytes) {
   if (data == nullptr) return;
   live_bytes_.fetch_sub(nbytes, std::memory_order_relaxed);
-  const int64_t padded = (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+  const int64_t padded = Padded(nbytes);
   if (padded >= kCacheMinBytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (cached_bytes_ + padded <= kCacheMaxBytes) {

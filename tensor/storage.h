@@ -36,7 +36,8 @@ class Allocator {
 // every time (logits, gradients), and a fresh large block comes from the kernel as
 // untouched pages, one page fault and one zeroing per 4 kB, every step. The cache
 // holds at most kCacheMaxBytes (a block that does not fit is freed); EmptyCache()
-// gives it all back (as torch.cuda.empty_cache()).
+// gives it all back (as torch.cuda.empty_cache()), as does an allocation that finds
+// no memory, before it tries again.
 class CpuAllocator final : public Allocator {
  public:
   static constexpr int64_t kCacheMinBytes = int64_t{1} << 20;

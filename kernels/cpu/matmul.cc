@@ -7,7 +7,6 @@
 
 #include "base/error.h"
 #include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/internal/scratch.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -16,6 +15,7 @@
 #define HWY_TARGET_INCLUDE "kernels/cpu/matmul.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "hwy/aligned_allocator.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -134,6 +134,24 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT 
   }
 }
 
+// Per-thread packing buffers (0: B, 1: A), grown when needed and reused, so that a
+// steady stream of products allocates nothing. Aligned to 64 bytes: a packed row of
+// B is then whole cache lines.
+template <typename T>
+T* PackBuffer(int which, int64_t items) {
+  struct Slot {
+    hwy::AlignedFreeUniquePtr<T[]> data;
+    int64_t capacity = 0;
+  };
+  thread_local Slot slots[2];
+  Slot& slot = slots[which];
+  if (slot.capacity < items) {
+    slot.data = hwy::AllocateAligned<T>(static_cast<size_t>(items));
+    slot.capacity = items;
+  }
+  return slot.data.get();
+}
+
 // C (+)= A B on the calling thread: B in blocks of kNc columns and max_kc rows, each
 // packed once and swept by kMc-row blocks of packed A, tile by tile.
 template <typename T>
@@ -148,9 +166,9 @@ void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_
     for (int64_t pc = 0; pc < k; pc += max_kc) {
       const int64_t kc = std::min(max_kc, k - pc);
       const bool add = accumulate || pc > 0;
-      T* const packed_b = internal::ScratchBuffer<T>(internal::Scratch::kGemmPackedB, kc * nc_padded);
+      T* const packed_b = PackBuffer<T>(0, kc * nc_padded);
       PackB(b + pc * brs + jc * bcs, brs, bcs, kc, nc, nr, packed_b);
-      T* const packed_a = internal::ScratchBuffer<T>(internal::Scratch::kGemmPackedA, kMc * kc);
+      T* const packed_a = PackBuffer<T>(1, kMc * kc);
       for (int64_t ic = 0; ic < m; ic += kMc) {
         const int64_t mc = std::min(kMc, m - ic);
         PackA(a + ic * ars + pc * acs, ars, acs, mc, kc, packed_a);
