@@ -19,13 +19,11 @@ namespace ember::models::gpt2 {
 namespace ag = autograd;
 namespace {
 
-constexpr char kOptimizerPrefix[] = "optimizer.";
-
 // Reads a uint64 from the checkpoint's metadata.
-absl::StatusOr<uint64_t> MetaNumber(const nn::Safetensors& file, const std::string& key, const std::string& path) {
-  const auto it = file.metadata.find(key);
+absl::StatusOr<uint64_t> MetaNumber(const Weights& checkpoint, const std::string& key, const std::string& path) {
+  const auto it = checkpoint.metadata.find(key);
   uint64_t v;
-  if (it == file.metadata.end() || !absl::SimpleAtoi(it->second, &v)) {
+  if (it == checkpoint.metadata.end() || !absl::SimpleAtoi(it->second, &v)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint has no number \"", key, "\" in its metadata"));
   }
   return v;
@@ -40,28 +38,16 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
   // --resume: an ember checkpoint, with the optimizer state and the run's position;
   // --init_from: the weights and config of any file ReadWeights reads.
   GPTConfig cfg = config;
-  std::optional<nn::Safetensors> file;
   std::optional<Weights> weights;
-  if (!checkpoint.empty() && resume) {
-    absl::StatusOr<nn::Safetensors> f = nn::LoadSafetensors(checkpoint);
-    if (!f.ok() && f.status().code() != absl::StatusCode::kNotFound) {
-      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (",
-                                                     f.status().message(), "); --resume needs one that train wrote"));
-    }
-    if (!f.ok()) return f.status();
-    if (f->metadata["format"] != kCheckpointFormat) {
-      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (format \"",
-                                                     f->metadata["format"], "\", expected \"", kCheckpointFormat,
-                                                     "\"); --init_from takes llm.c and Hugging Face files"));
-    }
-    absl::StatusOr<GPTConfig> c = ParseConfigJson(f->metadata["config"], checkpoint);
-    if (!c.ok()) return c.status();
-    cfg = *c;
-    file = *std::move(f);
-  } else if (!checkpoint.empty()) {
+  if (!checkpoint.empty()) {
     absl::StatusOr<Weights> w = ReadWeights(checkpoint);
     if (!w.ok()) return w.status();
-    w->config.dropout = config.dropout;
+    if (resume && w->format != "ember") {
+      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (it is ", w->format,
+                                                     "'s); --resume needs one that train wrote, --init_from takes "
+                                                     "any"));
+    }
+    if (!resume) w->config.dropout = config.dropout;
     cfg = w->config;
     weights = *std::move(w);
   }
@@ -97,25 +83,14 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
       return absl::InvalidArgumentError(absl::StrCat(checkpoint, " (", weights->format, "): ", s.message()));
     }
   }
-  if (file) {
-    std::map<std::string, Tensor> model_state, optimizer;
-    for (auto& [name, t] : file->tensors) {
-      if (name.rfind(kOptimizerPrefix, 0) == 0) {
-        optimizer[name.substr(sizeof(kOptimizerPrefix) - 1)] = t;
-      } else {
-        model_state[name] = t;
-      }
-    }
-    if (absl::Status s = trainer->model_->LoadStateDict(model_state); !s.ok()) {
+  if (resume && weights) {
+    if (absl::Status s = trainer->optimizer_->LoadStateDict(weights->optimizer); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
     }
-    if (absl::Status s = trainer->optimizer_->LoadStateDict(optimizer); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
-    }
-    absl::StatusOr<uint64_t> step = MetaNumber(*file, "step", checkpoint);
-    absl::StatusOr<uint64_t> micro = MetaNumber(*file, "micro_batches", checkpoint);
-    absl::StatusOr<uint64_t> data_offset = MetaNumber(*file, "data_generator_offset", checkpoint);
-    absl::StatusOr<uint64_t> model_offset = MetaNumber(*file, "model_generator_offset", checkpoint);
+    absl::StatusOr<uint64_t> step = MetaNumber(*weights, "step", checkpoint);
+    absl::StatusOr<uint64_t> micro = MetaNumber(*weights, "micro_batches", checkpoint);
+    absl::StatusOr<uint64_t> data_offset = MetaNumber(*weights, "data_generator_offset", checkpoint);
+    absl::StatusOr<uint64_t> model_offset = MetaNumber(*weights, "model_generator_offset", checkpoint);
     for (const auto* s : {&step, &micro, &data_offset, &model_offset}) {
       if (!s->ok()) return s->status();
     }

@@ -75,7 +75,6 @@ class Trainer {
  private:
   Trainer(const GPTConfig& config, const TrainOptions& options, std::vector<const data::TokenShard*> train,
           const data::TokenShard* val);
-  absl::Status Restore(const std::string& path, bool resume);
   // The next micro-batch's inputs and targets.
   std::pair<Tensor, Tensor> NextBatch();
 

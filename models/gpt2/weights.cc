@@ -1,13 +1,12 @@
 #include "models/gpt2/weights.h"
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "data/datasets.h"
 #include "nlohmann/json.hpp"
 #include "nn/safetensors.h"
 
@@ -15,22 +14,18 @@ namespace ember::models::gpt2 {
 namespace {
 
 constexpr int32_t kLlmcMagic = 20240326;
-constexpr char kOptimizerPrefix[] = "optimizer.";
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 absl::StatusOr<Weights> ReadEmber(nn::Safetensors file, const std::string& path) {
   absl::StatusOr<GPTConfig> config = ParseConfigJson(file.metadata["config"], path);
   if (!config.ok()) return config.status();
-  Weights w{*config, {}, "ember"};
+  Weights w{*config, {}, "ember", {}, std::move(file.metadata)};
+  constexpr size_t kPrefix = sizeof(kOptimizerPrefix) - 1;
   for (auto& [name, t] : file.tensors) {
-    if (name.rfind(kOptimizerPrefix, 0) != 0) w.state[name] = t.To(DType::kF32);
+    if (name.compare(0, kPrefix, kOptimizerPrefix) == 0) {
+      w.optimizer[name.substr(kPrefix)] = t;
+    } else {
+      w.state[name] = t.To(DType::kF32);
+    }
   }
   return w;
 }
@@ -53,13 +48,13 @@ std::vector<std::pair<std::string, Shape>> LlmcOrder(const GPTConfig& c, int64_t
   return order;
 }
 
-absl::StatusOr<Weights> ReadLlmc(const std::string& bytes, const std::string& path) {
-  constexpr size_t kHeader = 256 * sizeof(int32_t);
-  if (bytes.size() < kHeader) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", bytes.size(), " bytes, shorter than llm.c's 1024-byte header"));
-  }
+absl::StatusOr<Weights> ReadLlmc(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const int64_t size = static_cast<int64_t>(std::filesystem::file_size(path));
   int32_t h[256];
-  std::memcpy(h, bytes.data(), kHeader);
+  if (!in.read(reinterpret_cast<char*>(h), sizeof(h))) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", size, " bytes, shorter than llm.c's 1024-byte header"));
+  }
   if (h[1] != 3 && h[1] != 5) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": llm.c checkpoint version ", h[1], " (expected 3, float32, or 5, bfloat16)"));
@@ -76,25 +71,26 @@ absl::StatusOr<Weights> ReadLlmc(const std::string& bytes, const std::string& pa
   const auto order = LlmcOrder(c, padded);
   int64_t elements = 0;
   for (const auto& [name, shape] : order) elements += NumElements(shape);
-  const int64_t expected = static_cast<int64_t>(kHeader) + elements * ItemSize(dtype);
-  if (static_cast<int64_t>(bytes.size()) != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", bytes.size(), " bytes, but its header (", c.ToString(),
-                                                   ", ", DTypeName(dtype), ") needs ", expected));
+  const int64_t expected = static_cast<int64_t>(sizeof(h)) + elements * ItemSize(dtype);
+  if (size != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", size, " bytes, but its header (", c.ToString(), ", ",
+                                                   DTypeName(dtype), ") needs ", expected));
   }
-  Weights w{c, {}, "llm.c"};
-  size_t offset = kHeader;
+  Weights w{c, {}, "llm.c", {}, {}};
   for (const auto& [name, shape] : order) {
     Tensor t = Empty(shape, dtype);
-    std::memcpy(t.raw_data(), bytes.data() + offset, static_cast<size_t>(t.numel() * t.itemsize()));
-    offset += static_cast<size_t>(t.numel() * t.itemsize());
+    if (!in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.numel() * t.itemsize()))) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read ", name));
+    }
     t = t.To(DType::kF32);
     w.state[name] = name == "wte.weight" ? t.Slice(0, 0, c.vocab_size).Contiguous() : t;
   }
   return w;
 }
 
-absl::StatusOr<Weights> ReadHuggingFace(const std::string& safetensors_path, const std::string& config_path) {
-  absl::StatusOr<std::string> text = ReadFile(config_path);
+absl::StatusOr<Weights> ReadHuggingFace(const nn::Safetensors& file, const std::string& safetensors_path,
+                                        const std::string& config_path) {
+  absl::StatusOr<std::string> text = data::ReadUtf8File(config_path);
   if (!text.ok()) return absl::NotFoundError(absl::StrCat(text.status().message(), " (a Hugging Face GPT-2 needs config.json)"));
   const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   GPTConfig c;
@@ -105,10 +101,8 @@ absl::StatusOr<Weights> ReadHuggingFace(const std::string& safetensors_path, con
     return absl::InvalidArgumentError(absl::StrCat(config_path, ": not a GPT-2 config: ", e.what()));
   }
   if (absl::Status s = c.Validate(); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(config_path, ": ", s.message()));
-  absl::StatusOr<nn::Safetensors> file = nn::LoadSafetensors(safetensors_path);
-  if (!file.ok()) return file.status();
-  Weights w{c, {}, "huggingface"};
-  for (auto& [full_name, t] : file->tensors) {
+  Weights w{c, {}, "huggingface", {}, {}};
+  for (const auto& [full_name, t] : file.tensors) {
     std::string name = full_name.rfind("transformer.", 0) == 0 ? full_name.substr(12) : full_name;
     const auto ends_with = [&](const std::string& suffix) {
       return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -150,20 +144,23 @@ absl::StatusOr<Weights> ReadWeights(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (fs::is_directory(path, error)) {
-    return ReadHuggingFace((fs::path(path) / "model.safetensors").string(), (fs::path(path) / "config.json").string());
+    const std::string safetensors_path = (fs::path(path) / "model.safetensors").string();
+    absl::StatusOr<nn::Safetensors> file = nn::LoadSafetensors(safetensors_path);
+    if (!file.ok()) return file.status();
+    return ReadHuggingFace(*file, safetensors_path, (fs::path(path) / "config.json").string());
   }
-  absl::StatusOr<std::string> bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
   int32_t magic = 0;
-  if (bytes->size() >= sizeof(magic)) std::memcpy(&magic, bytes->data(), sizeof(magic));
-  if (magic == kLlmcMagic) return ReadLlmc(*bytes, path);
-  absl::StatusOr<nn::Safetensors> file = nn::ParseSafetensors(*bytes);
+  in.read(reinterpret_cast<char*>(&magic), sizeof(magic));
+  if (in && magic == kLlmcMagic) return ReadLlmc(path);
+  absl::StatusOr<nn::Safetensors> file = nn::LoadSafetensors(path);
   if (!file.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " is neither an llm.c checkpoint (magic ", kLlmcMagic, ") nor safetensors: ", file.status().message()));
   }
   if (file->metadata["format"] == kCheckpointFormat) return ReadEmber(*std::move(file), path);
-  return ReadHuggingFace(path, (fs::path(path).parent_path() / "config.json").string());
+  return ReadHuggingFace(*file, path, (fs::path(path).parent_path() / "config.json").string());
 }
 
 absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path) {

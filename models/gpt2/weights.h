@@ -21,7 +21,9 @@
 //   (attn.bias, attn.masked_bias) and lm_head.weight (wte's twin) are skipped; the four
 //   Conv1D matrices are stored [in, out] and are transposed.
 //
-// Any float dtype is read (to f32). Every error names the file and what was wrong.
+// Any float dtype is read (to f32). Every file is read once: llm.c's tensors straight
+// into their memory, safetensors memory-mapped. Every error names the file and what
+// was wrong.
 
 #include <map>
 #include <string>
@@ -32,11 +34,17 @@
 namespace ember::models::gpt2 {
 
 inline constexpr char kCheckpointFormat[] = "ember-gpt2-checkpoint/1";
+// An ember checkpoint's optimizer entries are its optimizer's StateDict() under this.
+inline constexpr char kOptimizerPrefix[] = "optimizer.";
 
 struct Weights {
   GPTConfig config;
   std::map<std::string, Tensor> state;  // every parameter of GPT(config), f32
   std::string format;                   // "ember", "llm.c" or "huggingface"
+  // An ember checkpoint's rest, for resuming: the optimizer's state (the prefix taken
+  // off) and the metadata (step, data position, generator offsets).
+  std::map<std::string, Tensor> optimizer;
+  std::map<std::string, std::string> metadata;
 };
 
 absl::StatusOr<Weights> ReadWeights(const std::string& path);
