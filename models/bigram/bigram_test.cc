@@ -60,20 +60,19 @@ TEST(BigramTest, GradientDescentFindsTheCounts) {
 // On the real names, the counting model's losses equal PyTorch's (the same split and
 // counts: tools/reference/makemore_torch.py --model=counting, testdata/torch_counting.json).
 TEST(BigramTest, NamesLossesEqualPyTorchs) {
-  absl::StatusOr<NameSplits> names = LoadNameSplits(data::kNamesDir);
+  absl::StatusOr<NameSplits> names = LoadNameSplits(data::kNamesDir, 1);
   if (!names.ok()) GTEST_SKIP() << "the names are not downloaded (./setup.sh): " << names.status();
   std::ifstream file("models/bigram/testdata/torch_counting.json");
   const nlohmann::json torch = nlohmann::json::parse(file);
-  EXPECT_EQ(names->train.size(), torch["names"]["train"].get<size_t>());
-  EXPECT_EQ(names->val.size(), torch["names"]["val"].get<size_t>());
+  EXPECT_EQ(names->train.names.size(), torch["names"]["train"].get<size_t>());
+  EXPECT_EQ(names->val.names.size(), torch["names"]["val"].get<size_t>());
   std::string vocab;
   for (const std::string& c : names->vocab.chars()) vocab += c;
   EXPECT_EQ(vocab, torch["vocab"].get<std::string>());
-  const auto train = data::NameExamples(names->train, names->vocab, 1).value();
-  const CountingBigram model = CountingBigram::Fit(train, static_cast<int64_t>(names->vocab.size()));
-  for (const auto& [split, list] : {std::pair<std::string, const std::vector<std::string>*>{"train", &names->train},
+  const CountingBigram model = CountingBigram::Fit(names->train.examples, static_cast<int64_t>(names->vocab.size()));
+  for (const auto& [split, part] : {std::pair<std::string, const NameSplit*>{"train", &names->train},
                                     {"val", &names->val}, {"test", &names->test}}) {
-    const auto examples = data::NameExamples(*list, names->vocab, 1).value();
+    const data::CharExamples& examples = part->examples;
     EXPECT_NEAR(MeanNll(model.Logits(examples.x), examples.y), torch[split + "_loss"].get<double>(), 2e-6) << split;
   }
 }

@@ -47,17 +47,15 @@ absl::Status Run() {
     return absl::InvalidArgumentError(absl::StrCat("unknown model \"", model, "\"; expected counting or neural"));
   }
   const std::string dir = absl::GetFlag(FLAGS_names_dir).empty() ? WorkspacePath(data::kNamesDir) : absl::GetFlag(FLAGS_names_dir);
-  absl::StatusOr<NameSplits> names = LoadNameSplits(dir);
+  absl::StatusOr<NameSplits> names = LoadNameSplits(dir, 1);
   if (!names.ok()) return absl::NotFoundError(absl::StrCat(names.status().message(), " (run ./setup.sh)"));
-  absl::StatusOr<data::CharExamples> train = data::NameExamples(names->train, names->vocab, 1);
-  absl::StatusOr<data::CharExamples> val = data::NameExamples(names->val, names->vocab, 1);
-  absl::StatusOr<data::CharExamples> test = data::NameExamples(names->test, names->vocab, 1);
-  if (!train.ok() || !val.ok() || !test.ok()) return !train.ok() ? train.status() : !val.ok() ? val.status() : test.status();
+  const data::CharExamples &train = names->train.examples, &val = names->val.examples;
+  const data::CharExamples &test = names->test.examples;
   const int64_t vocab = static_cast<int64_t>(names->vocab.size());
   std::fprintf(stderr, "train: %s bigram; %zu/%zu/%zu names (train/val/test), %lld/%lld/%lld characters, vocabulary %lld\n",
-               model.c_str(), names->train.size(), names->val.size(), names->test.size(),
-               static_cast<long long>(train->y.size(0)), static_cast<long long>(val->y.size(0)),
-               static_cast<long long>(test->y.size(0)), static_cast<long long>(vocab));
+               model.c_str(), names->train.names.size(), names->val.names.size(),
+               names->test.names.size(), static_cast<long long>(train.y.size(0)), static_cast<long long>(val.y.size(0)),
+               static_cast<long long>(test.y.size(0)), static_cast<long long>(vocab));
 
   const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? WorkspacePath("runs/bigram") : absl::GetFlag(FLAGS_out_dir);
   std::filesystem::create_directories(out_dir);
@@ -71,7 +69,7 @@ absl::Status Run() {
   if (model == "counting") {
     const double smoothing = absl::GetFlag(FLAGS_smoothing);
     if (!(smoothing >= 0)) return absl::InvalidArgumentError(absl::StrCat("--smoothing=", smoothing, ": expected >= 0"));
-    counting = CountingBigram::Fit(*train, vocab, smoothing);
+    counting = CountingBigram::Fit(train, vocab, smoothing);
     logits = [&](const Tensor& x) { return counting->Logits(x); };
   } else {
     const int64_t steps = absl::GetFlag(FLAGS_steps);
@@ -80,7 +78,7 @@ absl::Status Run() {
     auto sgd = optim::Sgd({{neural->Parameters(), absl::GetFlag(FLAGS_lr), 0}});
     const auto start = std::chrono::steady_clock::now();
     for (int64_t step = 0; step < steps; ++step) {
-      const Tensor loss = neural->Loss(*train, absl::GetFlag(FLAGS_reg));
+      const Tensor loss = neural->Loss(train, absl::GetFlag(FLAGS_reg));
       sgd->ZeroGrad();
       ag::Backward(loss);
       sgd->Step();
@@ -92,8 +90,8 @@ absl::Status Run() {
     std::fputc('\n', stderr);
     logits = [&](const Tensor& x) { return (*neural)(x); };
   }
-  const double train_loss = MeanNll(logits(train->x), train->y), val_loss = MeanNll(logits(val->x), val->y);
-  const double test_loss = MeanNll(logits(test->x), test->y);
+  const double train_loss = MeanNll(logits(train.x), train.y), val_loss = MeanNll(logits(val.x), val.y);
+  const double test_loss = MeanNll(logits(test.x), test.y);
   csv << "final," << train_loss << ',' << val_loss << '\n';
   std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f\n", train_loss, val_loss, test_loss);
   std::vector<std::string> samples;

@@ -18,14 +18,19 @@
 
 namespace ember::models {
 
+struct NameSplit {
+  std::vector<std::string> names;
+  data::CharExamples examples;  // data::NameExamples of the names
+};
 struct NameSplits {
-  std::vector<std::string> train, val, test;
+  NameSplit train, val, test;
   tokenizer::CharTokenizer vocab;  // '.' (id 0) then every character of every split
 };
 
 // female.txt and male.txt of `dir` through data::LoadNames (lowercased, merged,
-// deduplicated, sorted); name i goes to train when i % 10 < 8, val when 8, test when 9.
-absl::StatusOr<NameSplits> LoadNameSplits(const std::string& dir);
+// deduplicated, sorted); name i goes to train when i % 10 < 8, val when 8, test when 9;
+// each split's examples have a context of block_size characters.
+absl::StatusOr<NameSplits> LoadNameSplits(const std::string& dir, int block_size);
 
 // A name drawn character by character: the context starts as block_size '.'s, each
 // next id is drawn from softmax(logits(context)) (context i64 [1, block_size], logits

@@ -13,15 +13,19 @@ TEST(NamesTest, SplitsByPositionInTheSortedNames) {
   const std::string dir = std::getenv("TEST_TMPDIR");
   std::ofstream(dir + "/female.txt") << "Emma\nAva\nMia\nZoe\nIvy\nAda\n";
   std::ofstream(dir + "/male.txt") << "Leo\nMax\nEli\nOwen\nAva\nJo-Jo\n";
-  const NameSplits splits = LoadNameSplits(dir).value();
+  const NameSplits splits = LoadNameSplits(dir, 2).value();
   // Sorted, deduplicated: ada ava eli emma ivy jo-jo leo max mia owen zoe (11 names).
-  EXPECT_EQ(splits.train, (std::vector<std::string>{"ada", "ava", "eli", "emma", "ivy", "jo-jo", "leo", "max", "zoe"}));
-  EXPECT_EQ(splits.val, (std::vector<std::string>{"mia"}));
-  EXPECT_EQ(splits.test, (std::vector<std::string>{"owen"}));
+  EXPECT_EQ(splits.train.names, (std::vector<std::string>{"ada", "ava", "eli", "emma", "ivy", "jo-jo", "leo", "max", "zoe"}));
+  EXPECT_EQ(splits.val.names, (std::vector<std::string>{"mia"}));
+  EXPECT_EQ(splits.test.names, (std::vector<std::string>{"owen"}));
   EXPECT_EQ(splits.vocab.chars().front(), ".");
   EXPECT_EQ(splits.vocab.chars()[1], "-");
   EXPECT_EQ(splits.vocab.size(), 1u + 1 + 14);  // '.', '-', and a d e i j l m n o v w x y z
-  EXPECT_FALSE(LoadNameSplits(dir + "/missing").ok());
+  // "owen" and its closing '.': 5 examples of 2 characters of context, ". ." first.
+  EXPECT_EQ(splits.test.examples.x.shape(), (Shape{5, 2}));
+  EXPECT_EQ(splits.test.examples.x.ToVector<int64_t>()[1], 0);
+  EXPECT_EQ(splits.test.examples.y.ToVector<int64_t>().back(), 0);
+  EXPECT_FALSE(LoadNameSplits(dir + "/missing", 2).ok());
 }
 
 TEST(NamesTest, SamplingFollowsTheLogitsAndStopsAtTheDot) {

@@ -33,10 +33,9 @@ TEST(MlpTest, LearningRateDropsTenfoldHalfway) {
 // A few thousand steps on the real names take the model past the bigram models' 2.42
 // nats per character on the validation names.
 TEST(MlpTest, LearnsNames) {
-  absl::StatusOr<NameSplits> names = LoadNameSplits(data::kNamesDir);
+  absl::StatusOr<NameSplits> names = LoadNameSplits(data::kNamesDir, 3);
   if (!names.ok()) GTEST_SKIP() << "the names are not downloaded (./setup.sh): " << names.status();
-  const auto train = data::NameExamples(names->train, names->vocab, 3).value();
-  const auto val = data::NameExamples(names->val, names->vocab, 3).value();
+  const data::CharExamples &train = names->train.examples, &val = names->val.examples;
   Generator gen(1);
   Mlp model(MlpConfig{}, gen);
   auto sgd = optim::Sgd({{model.Parameters(), 0.1, 0}});

@@ -66,13 +66,11 @@ absl::Status Run() {
     if (value < 1) return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value, ": expected at least 1"));
   }
   const std::string dir = absl::GetFlag(FLAGS_names_dir).empty() ? WorkspacePath(data::kNamesDir) : absl::GetFlag(FLAGS_names_dir);
-  absl::StatusOr<NameSplits> names = LoadNameSplits(dir);
-  if (!names.ok()) return absl::NotFoundError(absl::StrCat(names.status().message(), " (run ./setup.sh)"));
   const int block = static_cast<int>(config.block_size);
-  absl::StatusOr<data::CharExamples> train = data::NameExamples(names->train, names->vocab, block);
-  absl::StatusOr<data::CharExamples> val = data::NameExamples(names->val, names->vocab, block);
-  absl::StatusOr<data::CharExamples> test = data::NameExamples(names->test, names->vocab, block);
-  if (!train.ok() || !val.ok() || !test.ok()) return !train.ok() ? train.status() : !val.ok() ? val.status() : test.status();
+  absl::StatusOr<NameSplits> names = LoadNameSplits(dir, block);
+  if (!names.ok()) return absl::NotFoundError(absl::StrCat(names.status().message(), " (run ./setup.sh)"));
+  const data::CharExamples &train = names->train.examples, &val = names->val.examples;
+  const data::CharExamples &test = names->test.examples;
   config.vocab = static_cast<int64_t>(names->vocab.size());
 
   Generator gen(absl::GetFlag(FLAGS_seed));
@@ -81,7 +79,7 @@ absl::Status Run() {
   auto sgd = optim::Sgd({{model.Parameters(), lr, 0}});
   std::fprintf(stderr, "train: %s, %lld parameters; %lld training examples; %lld steps of %lld\n",
                model.ToString().c_str(), static_cast<long long>(model.NumParameters()),
-               static_cast<long long>(train->y.size(0)), static_cast<long long>(steps),
+               static_cast<long long>(train.y.size(0)), static_cast<long long>(steps),
                static_cast<long long>(batch_size));
   const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? WorkspacePath("runs/makemore") : absl::GetFlag(FLAGS_out_dir);
   std::filesystem::create_directories(out_dir);
@@ -89,8 +87,8 @@ absl::Status Run() {
   csv << "step,lr,batch_loss,train_loss,val_loss\n";
 
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
-  const int64_t n = train->y.size(0);
-  const data::BatchFn rows = data::RowBatches(train->x, train->y);
+  const int64_t n = train.y.size(0);
+  const data::BatchFn rows = data::RowBatches(train.x, train.y);
   std::vector<int64_t> index(static_cast<size_t>(batch_size));
   double seconds = 0, batch_loss = 0;
   auto start = std::chrono::steady_clock::now();
@@ -111,7 +109,7 @@ absl::Status Run() {
                    "step", seconds);
     }
     if (report) {
-      const double train_loss = SplitLoss(model, *train), val_loss = SplitLoss(model, *val);
+      const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val);
       csv << step + 1 << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss << ','
           << val_loss << '\n';
       std::fprintf(stderr, "\nstep %lld: train loss %.4f, val loss %.4f\n", static_cast<long long>(step + 1),
@@ -119,8 +117,8 @@ absl::Status Run() {
       start = std::chrono::steady_clock::now();  // the evaluation is not training time
     }
   }
-  const double train_loss = SplitLoss(model, *train), val_loss = SplitLoss(model, *val),
-               test_loss = SplitLoss(model, *test);
+  const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val),
+               test_loss = SplitLoss(model, test);
   std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n", train_loss,
               val_loss, test_loss, FormatDuration(seconds).c_str());
   if (absl::Status s = nn::SaveSafetensors(out_dir + "/mlp.safetensors", model.StateDict()); !s.ok()) return s;
