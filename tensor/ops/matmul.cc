@@ -2,10 +2,9 @@
 
 #include <cstring>
 
-#include "tensor/ops/binary.h"
-
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
+#include "tensor/ops/binary.h"
 
 namespace ember::ops {
 namespace {

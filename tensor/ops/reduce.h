@@ -29,6 +29,7 @@ Tensor SumToSize(const Tensor& x, IntSpan shape);
 // sum(x^2) over every element, accumulated in double (f32 or f64 x; bf16 and f16
 // through f32), without a squared copy.
 double SumOfSquares(const Tensor& x);
+
 // The index (i64) of the first largest value along `dim`; without a dim, of the
 // flattened tensor. Any dtype (integers and bools too).
 Tensor ArgMax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
