@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/reference/conv.h"
 
@@ -113,44 +114,73 @@ TEST(Conv2dTest, RefusesIntegerDTypes) {
   EXPECT_THROW(Conv2dForward(DType::kI32, 1, 1, 1, {1, 1, 1, 1}, &x, &x, nullptr, &x), Error);
 }
 
-TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaxima) {
+template <typename T>
+void CheckPoolAgainstReference() {
   std::mt19937 rng(4);
-  // planes as n * c; stride below the kernel so windows overlap.
+  // planes as n * c. Windows inside the plane take the vector path: 2x2 stride 2 at the
+  // CNN's sizes (rows shorter than a vector), overlapping 3x3 windows with stride (1, 2),
+  // a plane smaller than a vector. Padded or dilated windows take the other.
   for (const ref::Conv2dShape& s :
-       {ref::Conv2dShape{2, 3, 0, 8, 8, 2, 2, 2, 2}, ref::Conv2dShape{1, 2, 0, 9, 7, 3, 3, 2, 2, 1, 1},
+       {ref::Conv2dShape{2, 3, 0, 8, 8, 2, 2, 2, 2}, ref::Conv2dShape{2, 3, 0, 28, 28, 2, 2, 2, 2},
+        ref::Conv2dShape{1, 2, 0, 14, 14, 2, 2, 2, 2}, ref::Conv2dShape{1, 2, 0, 11, 13, 3, 3, 1, 2},
+        ref::Conv2dShape{3, 1, 0, 5, 4, 2, 2, 2, 2}, ref::Conv2dShape{1, 2, 0, 9, 7, 3, 3, 2, 2, 1, 1},
         ref::Conv2dShape{1, 1, 0, 10, 10, 3, 2, 1, 2, 1, 1, 2, 1}}) {
+    SCOPED_TRACE(testing::Message() << "planes " << s.n * s.c << " of " << s.h << "x" << s.w << ", kernel "
+                                    << s.kh << "x" << s.kw << ", stride " << s.sh << "x" << s.sw);
     const int64_t planes = s.n * s.c, outs = s.oh() * s.ow();
-    const std::vector<double> x = Random(planes * s.h * s.w, rng);
+    // Values from a few levels, so that windows hold ties.
+    std::vector<double> x(planes * s.h * s.w);
+    for (double& v : x) v = std::uniform_int_distribution<int>(-2, 2)(rng);
     std::vector<int64_t> want_argmax;
     const std::vector<double> want = ref::MaxPool2d(s, x, &want_argmax);
-    std::vector<double> y(planes * outs);
-    std::vector<int64_t> argmax(planes * outs);
-    MaxPool2dForward(DType::kF64, planes, WindowOf(s), x.data(), y.data(), argmax.data());
-    EXPECT_EQ(y, want);
-    EXPECT_EQ(argmax, want_argmax);
+    const std::vector<T> xt = Cast<T>(x);
+    internal::ForEachTarget([&](const std::string& target) {
+      SCOPED_TRACE(target);
+      std::vector<T> y(planes * outs);
+      std::vector<int64_t> argmax(planes * outs);
+      MaxPool2dForward(DTypeOf<T>::value, planes, WindowOf(s), xt.data(), y.data(), argmax.data());
+      EXPECT_EQ(y, Cast<T>(want));
+      EXPECT_EQ(argmax, want_argmax);
+    });
 
-    const std::vector<double> dy = Random(planes * outs, rng);
-    std::vector<double> dx(x.size(), 1.0), expected(x.size(), 1.0);  // accumulated into
+    std::vector<int64_t> argmax(want_argmax);
+    const std::vector<T> dy = Cast<T>(Random(planes * outs, rng));
+    std::vector<T> dx(x.size(), T(1)), expected(x.size(), T(1));  // accumulated into
     for (int64_t p = 0; p < planes; ++p) {
       for (int64_t k = 0; k < outs; ++k) expected[p * s.h * s.w + want_argmax[p * outs + k]] += dy[p * outs + k];
     }
-    MaxPool2dBackward(DType::kF64, planes, WindowOf(s), argmax.data(), dy.data(), dx.data());
+    MaxPool2dBackward(DTypeOf<T>::value, planes, WindowOf(s), argmax.data(), dy.data(), dx.data());
     EXPECT_EQ(dx, expected);
   }
 }
 
+TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaximaF64) { CheckPoolAgainstReference<double>(); }
+TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaximaF32) { CheckPoolAgainstReference<float>(); }
+
 TEST(MaxPool2dTest, TiesTakeTheFirstAndNaNWinsAsInPyTorch) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  // One 2x4 plane, 2x2 windows: [1 1 | nan 5], [1 0 | 7 nan] -> (1 at 0), (nan at 6).
-  const std::vector<float> x = {1, 1, nan, 5, 1, 0, 7, nan};
-  std::vector<float> y(2);
-  std::vector<int64_t> argmax(2);
-  MaxPool2dForward(DType::kF32, 1, {2, 4, 2, 2, 2, 2}, x.data(), y.data(), argmax.data());
-  EXPECT_EQ(y[0], 1);
-  EXPECT_EQ(argmax[0], 0);
-  EXPECT_TRUE(std::isnan(y[1]));
-  EXPECT_EQ(argmax[1], 7);  // the last NaN
+  // A 2x4 block, 2x2 windows: [1 1 | nan 5], [1 0 | 7 nan] -> (1 at 0), (nan at 7), the
+  // last NaN. Side by side 1 and 16 times (the second takes the vector path).
+  const std::vector<float> block = {1, 1, nan, 5, 1, 0, 7, nan};
+  for (const int64_t copies : {1, 16}) {
+    std::vector<float> x(8 * copies);
+    for (int64_t c = 0; c < copies; ++c) {
+      for (int64_t k = 0; k < 8; ++k) x[(k / 4) * 4 * copies + c * 4 + k % 4] = block[k];
+    }
+    internal::ForEachTarget([&](const std::string& target) {
+      SCOPED_TRACE(testing::Message() << target << ", " << copies << " copies");
+      std::vector<float> y(2 * copies);
+      std::vector<int64_t> argmax(2 * copies);
+      MaxPool2dForward(DType::kF32, 1, {2, 4 * copies, 2, 2, 2, 2}, x.data(), y.data(), argmax.data());
+      for (int64_t c = 0; c < copies; ++c) {
+        EXPECT_EQ(y[2 * c], 1);
+        EXPECT_EQ(argmax[2 * c], 4 * c);
+        EXPECT_TRUE(std::isnan(y[2 * c + 1]));
+        EXPECT_EQ(argmax[2 * c + 1], 4 * copies + 4 * c + 3);
+      }
+    });
+  }
   // A window of -inf points at its first input, never at padding.
   // 2x2 input padded by 1, 2x2 windows with stride 2: each window holds one input.
   const std::vector<float> minus = {-inf, -inf, -inf, -inf};

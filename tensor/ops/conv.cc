@@ -129,7 +129,8 @@ Tensor MaxPool2dBackward(IntSpan x_shape, const Tensor& indices, const Tensor& d
   const Tensor g = dy.To(compute).Contiguous(), at = indices.Contiguous();
   const int64_t area = x_shape[2] * x_shape[3];
   const int64_t* index = at.data<int64_t>();
-  for (int64_t k = 0; k < at.numel(); ++k) {
+  const int64_t count = at.numel();
+  for (int64_t k = 0; k < count; ++k) {
     EMBER_CHECK(index[k] >= 0 && index[k] < area, "max_pool2d_backward: index ", index[k],
                 " is outside the ", x_shape[2], "x", x_shape[3], " input planes");
   }
