@@ -1,3 +1,7 @@
+// Convolution and max pooling (see conv.h) in Highway, compiled once per SIMD target:
+// the convolution is the blocked GEMM of internal/gemm-inl.h with the image unrolled
+// straight into its packed panels (no separate im2col buffer).
+
 #include "kernels/cpu/conv.h"
 
 #include <algorithm>
@@ -8,7 +12,6 @@
 
 #include "base/error.h"
 #include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -18,11 +21,219 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 // clang-format on
+#include "kernels/cpu/internal/gemm-inl.h"
+#include "kernels/cpu/internal/map-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+namespace gemm = internal::HWY_NAMESPACE;
+
+// Parts the backward's sum over images is cut into: fixed, so that the order of the
+// sum (and the bits of dw, db) do not depend on the thread count.
+constexpr int64_t kBackwardParts = 16;
+
+// The indices k in [0, count) with 0 <= origin + k * step < size, as [begin, end):
+// the taps of a window that fall inside the input (origin negative in the padding), or
+// the output columns whose tap reads inside the row.
+struct IndexRange {
+  int64_t begin, end;
+};
+IndexRange InsideRange(int64_t origin, int64_t count, int64_t step, int64_t size) {
+  const int64_t begin = std::min(count, origin >= 0 ? 0 : (-origin + step - 1) / step);
+  const int64_t end = std::min(count, origin >= size ? 0 : (size - origin + step - 1) / step);
+  return {begin, std::max(begin, end)};
+}
+
+// The unrolled image ("im2col"): columns [c kh kw, oh ow], whose row t = (ch kh + i) kw
+// + j holds, for each output position q = oy ow + ox, the input that q multiplies by
+// w[:, ch, i, j] (0 in the padding). UnrolledRow writes entries [q0, q1) of row t of
+// image [c, H, W] to out[0, q1 - q0).
+template <typename T>
+void UnrolledRow(const Window2d& g, const T* image, int64_t t, int64_t q0, int64_t q1, T* out) {
+  const int64_t ow = g.out_w(), taps = g.kernel_h * g.kernel_w;
+  const int64_t i = t % taps / g.kernel_w, j = t % g.kernel_w;
+  const T* plane = image + t / taps * g.height * g.width;
+  const int64_t x0 = j * g.dilation_w - g.pad_w;  // input column of ox = 0
+  const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
+  if (g.stride_h == 1 && g.stride_w == 1 && ow == g.width) {
+    // Stride 1 and "same" width (every layer of the CNN): position q reads input q + shift
+    // of the plane, so the row is the plane shifted, copied in whole vectors from the
+    // first position whose input lies inside the plane to the last, then zeroed where
+    // the window hangs over the left and right edges.
+    const int64_t shift = (i * g.dilation_h - g.pad_h) * g.width + x0;
+    const int64_t oy_lo = std::max<int64_t>(0, g.pad_h - i * g.dilation_h);
+    const int64_t oy_hi = std::min(g.out_h(), g.height + g.pad_h - i * g.dilation_h);
+    const int64_t qa = std::clamp(oy_lo * ow + valid.begin, q0, q1);
+    const int64_t qb = std::clamp((oy_hi - 1) * ow + valid.end, qa, q1);
+    const hn::ScalableTag<T> d;
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+    for (int64_t q = q0; q < qa; ++q) out[q - q0] = T(0);
+    int64_t q = qa;
+    for (; q + lanes <= qb; q += lanes) hn::StoreU(hn::LoadU(d, plane + q + shift), d, out + q - q0);
+    for (; q < qb; ++q) out[q - q0] = plane[q + shift];
+    for (; q < q1; ++q) out[q - q0] = T(0);
+    auto zero = [&](int64_t at) {
+      if (at >= qa && at < qb) out[at - q0] = T(0);
+    };
+    for (int64_t oy = qa / ow; oy * ow < qb; ++oy) {  // the edges inside [qa, qb)
+      for (int64_t ox = 0; ox < valid.begin; ++ox) zero(oy * ow + ox);
+      for (int64_t ox = valid.end; ox < ow; ++ox) zero(oy * ow + ox);
+    }
+    return;
+  }
+  // Output row by output row (one division, at the start: they cost tens of cycles).
+  for (int64_t q = q0, oy = q0 / ow, ox0 = q0 % ow; q < q1; ++oy, ox0 = 0) {
+    const int64_t ox1 = std::min(ow, ox0 + q1 - q);
+    T* dst = out + (q - q0) - ox0;  // dst[ox] is position (oy, ox)
+    q += ox1 - ox0;
+    const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
+    // Plain loops: rows are a few dozen entries, too short for library calls.
+    if (iy < 0 || iy >= g.height) {
+      for (int64_t ox = ox0; ox < ox1; ++ox) dst[ox] = T(0);
+      continue;
+    }
+    const T* row = plane + iy * g.width + x0;
+    const int64_t b = std::clamp(valid.begin, ox0, ox1), e = std::clamp(valid.end, b, ox1);
+    for (int64_t ox = ox0; ox < b; ++ox) dst[ox] = T(0);
+    for (int64_t ox = b; ox < e; ++ox) dst[ox] = row[ox * g.stride_w];
+    for (int64_t ox = e; ox < ox1; ++ox) dst[ox] = T(0);
+  }
+}
+
+// im2col's adjoint: image [c, H, W] += each column entry at the position it came from.
+template <typename T>
+void Col2Im(int64_t c, const Window2d& g, const T* columns, T* image) {
+  const int64_t oh = g.out_h(), ow = g.out_w();
+  const T* in = columns;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    T* plane = image + ch * g.height * g.width;
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const int64_t x0 = j * g.dilation_w - g.pad_w;
+        const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
+        for (int64_t oy = 0; oy < oh; ++oy, in += ow) {
+          const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
+          if (iy < 0 || iy >= g.height) continue;
+          T* row = plane + iy * g.width;
+          for (int64_t ox = valid.begin; ox < valid.end; ++ox) row[x0 + ox * g.stride_w] += in[ox];
+        }
+      }
+    }
+  }
+}
+
+// y[s] [o, l] = b + w [o, ck] . unrolled(x[s]) [ck, l], one image per task: the weights
+// packed once for all images, each image unrolled row by row (one tap at a time) into
+// the GEMM's packed panels of B.
+template <typename T>
+void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, const T* b,
+             T* y) {
+  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
+  const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PackedASize<T>(o, ck));
+  gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
+  ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> row(gemm::kNc);
+    for (int64_t s = begin; s < end; ++s) {
+      T* out = y + s * o * l;
+      for (int64_t oc = 0; oc < o; ++oc) std::fill(out + oc * l, out + (oc + 1) * l, b ? b[oc] : T(0));
+      gemm::GemmBlocked(
+          o, ck, l,
+          [&](int64_t ic, int64_t pc, int64_t, int64_t kc) {
+            return gemm::PackedABlock(packed_w.get(), o, ic, pc, kc);
+          },
+          [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
+            // Row pc + p of the unrolled image, columns [jc, jc + nc), cut into panels.
+            for (int64_t p = 0; p < kc; ++p) {
+              UnrolledRow(g, x + s * image, pc + p, jc, jc + nc, row.data());
+              int64_t j = 0;
+              for (; j + nr <= nc; j += nr) {
+                T* dst = packed + (j / nr * kc + p) * nr;
+                for (int64_t v = 0; v < nr; v += lanes) hn::Store(hn::LoadU(d, row.data() + j + v), d, dst + v);
+              }
+              if (j < nc) {  // a last, partial panel: zero-padded
+                T* dst = packed + (j / nr * kc + p) * nr;
+                for (int64_t k = 0; k < nr; ++k) dst[k] = j + k < nc ? row[j + k] : T(0);
+              }
+            }
+          },
+          out, l, /*accumulate=*/true);
+    }
+  });
+}
+
+// Per image s, summed over images in kBackwardParts fixed parts:
+//   dw [o, ck] += dy[s] [o, l] . unrolled(x[s])^T [l, ck]  (B packed straight from the image)
+//   db [o]     += sum over l of dy[s]
+//   dx[s]       = col2im(w^T [ck, o] . dy[s] [o, l])       (w^T packed once)
+template <typename T>
+void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,
+              const T* dy, T* dx, T* dw, T* db) {
+  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
+  const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
+  const int64_t parts = std::min(n, kBackwardParts);
+  std::vector<T> dw_parts(parts * o * ck, T(0)), db_parts(db ? parts * o : 0, T(0));
+  hwy::AlignedFreeUniquePtr<T[]> packed_wt;
+  if (dx) {
+    packed_wt = hwy::AllocateAligned<T>(gemm::PackedASize<T>(ck, o));
+    gemm::PackAllA(w, 1, ck, ck, o, packed_wt.get());
+  }
+  ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> row(gemm::BlockDepth<T>()), dcolumns(dx ? ck * l : 0);
+    for (int64_t part = begin; part < end; ++part) {
+      for (int64_t s = part * n / parts; s < (part + 1) * n / parts; ++s) {
+        const T* g_out = dy + s * o * l;  // [o, l]
+        gemm::GemmBlocked(
+            o, l, ck,
+            [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc) {
+              T* const packed = gemm::PackBuffer<T>(1, gemm::kMc * kc);
+              gemm::PackA(g_out + ic * l + pc, l, 1, mc, kc, packed);
+              return static_cast<const T*>(packed);
+            },
+            [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
+              // Column t = jc + j of B is row t of the unrolled image, positions
+              // [pc, pc + kc): written down its panel with stride nr.
+              for (int64_t j = 0; j < (nc + nr - 1) / nr * nr; ++j) {
+                T* dst = packed + (j / nr * kc) * nr + j % nr;
+                if (j < nc) UnrolledRow(g, x + s * image, jc + j, pc, pc + kc, row.data());
+                for (int64_t p = 0; p < kc; ++p) dst[p * nr] = j < nc ? row[p] : T(0);
+              }
+            },
+            dw_parts.data() + part * o * ck, ck, /*accumulate=*/true);
+        for (int64_t oc = 0; db && oc < o; ++oc) {
+          const T* r = g_out + oc * l;
+          db_parts[part * o + oc] += internal::HWY_NAMESPACE::Accumulate(
+              l, r, r, [](auto, auto v, auto) { return v; }, [](T v, T) { return v; });
+        }
+        if (dx) {
+          gemm::GemmBlocked(
+              ck, o, l,
+              [&](int64_t ic, int64_t pc, int64_t, int64_t kc) {
+                return gemm::PackedABlock(packed_wt.get(), ck, ic, pc, kc);
+              },
+              [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
+                gemm::PackB(g_out + pc * l + jc, l, 1, kc, nc, nr, packed);
+              },
+              dcolumns.data(), l, /*accumulate=*/false);
+          std::fill(dx + s * image, dx + (s + 1) * image, T(0));
+          Col2Im(c, g, dcolumns.data(), dx + s * image);
+        }
+      }
+    }
+  });
+  std::fill(dw, dw + o * ck, T(0));
+  if (db) std::fill(db, db + o, T(0));
+  for (int64_t part = 0; part < parts; ++part) {
+    for (int64_t k = 0; k < o * ck; ++k) dw[k] += dw_parts[part * o * ck + k];
+    if (db) {
+      for (int64_t oc = 0; oc < o; ++oc) db[oc] += db_parts[part * o + oc];
+    }
+  }
+}
 
 // Max pooling where every window lies inside the plane (no padding, no dilation: the
 // common case, 2x2 with stride 2), planes [begin, end). A vector of a plane's outputs
@@ -79,155 +290,8 @@ void PoolInside(const Window2d& g, int64_t begin, int64_t end, const T* x, T* y,
   }
 }
 
-void PoolInsideF32(const Window2d& g, int64_t begin, int64_t end, const float* x, float* y,
-                   int64_t* argmax) {
-  PoolInside(g, begin, end, x, y, argmax);
-}
-void PoolInsideF64(const Window2d& g, int64_t begin, int64_t end, const double* x, double* y,
-                   int64_t* argmax) {
-  PoolInside(g, begin, end, x, y, argmax);
-}
-
-}  // namespace HWY_NAMESPACE
-}  // namespace ember::kernels::cpu
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
-namespace ember::kernels::cpu {
-
-HWY_EXPORT(PoolInsideF32);
-HWY_EXPORT(PoolInsideF64);
-
-namespace {
-
-// Parts the backward's sum over images is cut into: fixed, so that the order of the
-// sum (and the bits of dw, db) do not depend on the thread count.
-constexpr int64_t kBackwardParts = 16;
-
-// The indices k in [0, count) with 0 <= origin + k * step < size, as [begin, end):
-// the taps of a window that fall inside the input (origin negative in the padding), or
-// the output columns whose tap reads inside the row.
-struct IndexRange {
-  int64_t begin, end;
-};
-IndexRange InsideRange(int64_t origin, int64_t count, int64_t step, int64_t size) {
-  const int64_t begin = std::min(count, origin >= 0 ? 0 : (-origin + step - 1) / step);
-  const int64_t end = std::min(count, origin >= size ? 0 : (size - origin + step - 1) / step);
-  return {begin, std::max(begin, end)};
-}
-
-// columns [c kh kw, oh ow] from image [c, H, W] (overwritten; padding is 0).
-template <typename T>
-void Im2Col(int64_t c, const Window2d& g, const T* image, T* columns) {
-  const int64_t oh = g.out_h(), ow = g.out_w();
-  T* out = columns;
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const T* plane = image + ch * g.height * g.width;
-    for (int64_t i = 0; i < g.kernel_h; ++i) {
-      for (int64_t j = 0; j < g.kernel_w; ++j) {
-        const int64_t x0 = j * g.dilation_w - g.pad_w;  // input column of ox = 0
-        const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
-        for (int64_t oy = 0; oy < oh; ++oy, out += ow) {
-          const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
-          if (iy < 0 || iy >= g.height) {
-            std::fill(out, out + ow, T(0));
-            continue;
-          }
-          const T* row = plane + iy * g.width;
-          std::fill(out, out + valid.begin, T(0));
-          if (g.stride_w == 1) {
-            std::copy(row + x0 + valid.begin, row + x0 + valid.end, out + valid.begin);
-          } else {
-            for (int64_t ox = valid.begin; ox < valid.end; ++ox) out[ox] = row[x0 + ox * g.stride_w];
-          }
-          std::fill(out + valid.end, out + ow, T(0));
-        }
-      }
-    }
-  }
-}
-
-// im2col's adjoint: image [c, H, W] += each column entry at the position it came from.
-template <typename T>
-void Col2Im(int64_t c, const Window2d& g, const T* columns, T* image) {
-  const int64_t oh = g.out_h(), ow = g.out_w();
-  const T* in = columns;
-  for (int64_t ch = 0; ch < c; ++ch) {
-    T* plane = image + ch * g.height * g.width;
-    for (int64_t i = 0; i < g.kernel_h; ++i) {
-      for (int64_t j = 0; j < g.kernel_w; ++j) {
-        const int64_t x0 = j * g.dilation_w - g.pad_w;
-        const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
-        for (int64_t oy = 0; oy < oh; ++oy, in += ow) {
-          const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
-          if (iy < 0 || iy >= g.height) continue;
-          T* row = plane + iy * g.width;
-          for (int64_t ox = valid.begin; ox < valid.end; ++ox) row[x0 + ox * g.stride_w] += in[ox];
-        }
-      }
-    }
-  }
-}
-
-template <typename T>
-void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, const T* b,
-             T* y) {
-  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
-  const int64_t image = c * g.height * g.width;
-  ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> columns(ck * l);
-    for (int64_t s = begin; s < end; ++s) {
-      Im2Col(c, g, x + s * image, columns.data());
-      T* out = y + s * o * l;
-      for (int64_t oc = 0; oc < o; ++oc) std::fill(out + oc * l, out + (oc + 1) * l, b ? b[oc] : T(0));
-      // y[s] [o, l] += w [o, ck] · columns [ck, l]
-      Gemm(DTypeOf<T>::value, o, ck, l, {w, ck, 1}, {columns.data(), l, 1}, out, l,
-           /*accumulate=*/true);
-    }
-  });
-}
-
-template <typename T>
-void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,
-              const T* dy, T* dx, T* dw, T* db) {
-  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
-  const int64_t image = c * g.height * g.width;
-  const int64_t parts = std::min(n, kBackwardParts);
-  std::vector<T> dw_parts(parts * o * ck, T(0)), db_parts(db ? parts * o : 0, T(0));
-  ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> columns(ck * l), dcolumns(dx ? ck * l : 0);
-    for (int64_t part = begin; part < end; ++part) {
-      for (int64_t s = part * n / parts; s < (part + 1) * n / parts; ++s) {
-        const T* g_out = dy + s * o * l;  // [o, l]
-        Im2Col(c, g, x + s * image, columns.data());
-        // dw_part [o, ck] += dy[s] [o, l] · columns^T [l, ck]
-        Gemm(DTypeOf<T>::value, o, l, ck, {g_out, l, 1}, {columns.data(), 1, l},
-             dw_parts.data() + part * o * ck, ck, /*accumulate=*/true);
-        for (int64_t oc = 0; db && oc < o; ++oc) {
-          T sum = 0;
-          for (int64_t k = 0; k < l; ++k) sum += g_out[oc * l + k];
-          db_parts[part * o + oc] += sum;
-        }
-        if (dx) {
-          // dcolumns [ck, l] = w^T [ck, o] · dy[s] [o, l]
-          Gemm(DTypeOf<T>::value, ck, o, l, {w, 1, ck}, {g_out, l, 1}, dcolumns.data(), l,
-               /*accumulate=*/false);
-          std::fill(dx + s * image, dx + (s + 1) * image, T(0));
-          Col2Im(c, g, dcolumns.data(), dx + s * image);
-        }
-      }
-    }
-  });
-  std::fill(dw, dw + o * ck, T(0));
-  if (db) std::fill(db, db + o, T(0));
-  for (int64_t part = 0; part < parts; ++part) {
-    for (int64_t k = 0; k < o * ck; ++k) dw[k] += dw_parts[part * o * ck + k];
-    if (db) {
-      for (int64_t oc = 0; oc < o; ++oc) db[oc] += db_parts[part * o + oc];
-    }
-  }
-}
-
+// Max pooling over planes [0, planes): PoolInside where windows lie inside the plane,
+// otherwise one window at a time over its valid taps.
 template <typename T>
 void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64_t* argmax) {
   // A copy: argmax (int64) might alias the window's fields, which would be reloaded
@@ -236,13 +300,7 @@ void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64
   const int64_t oh = g.out_h(), ow = g.out_w(), area = g.height * g.width;
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(oh * ow, 1));
   if (g.pad_h == 0 && g.pad_w == 0 && g.dilation_h == 1 && g.dilation_w == 1) {
-    ParallelFor(planes, grain, [&](int64_t begin, int64_t end) {
-      if constexpr (std::is_same_v<T, float>) {
-        HWY_DYNAMIC_DISPATCH(PoolInsideF32)(g, begin, end, x, y, argmax);
-      } else {
-        HWY_DYNAMIC_DISPATCH(PoolInsideF64)(g, begin, end, x, y, argmax);
-      }
-    });
+    ParallelFor(planes, grain, [&](int64_t begin, int64_t end) { PoolInside(g, begin, end, x, y, argmax); });
     return;
   }
   // The valid taps of every window row and column, computed once (they divide).
@@ -286,6 +344,38 @@ void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64
   });
 }
 
+#define EMBER_CONV_EXPORTS(T, S)                                                                  \
+  void ConvForward##S(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,  \
+                      const T* b, T* y) {                                                          \
+    Forward(n, c, o, g, x, w, b, y);                                                               \
+  }                                                                                                \
+  void ConvBackward##S(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, \
+                       const T* dy, T* dx, T* dw, T* db) {                                         \
+    Backward(n, c, o, g, x, w, dy, dx, dw, db);                                                    \
+  }                                                                                                \
+  void PoolForward##S(int64_t planes, const Window2d& g, const T* x, T* y, int64_t* argmax) {      \
+    PoolForward(planes, g, x, y, argmax);                                                          \
+  }
+EMBER_CONV_EXPORTS(float, F32)
+EMBER_CONV_EXPORTS(double, F64)
+#undef EMBER_CONV_EXPORTS
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ember::kernels::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels::cpu {
+
+HWY_EXPORT(ConvForwardF32);
+HWY_EXPORT(ConvForwardF64);
+HWY_EXPORT(ConvBackwardF32);
+HWY_EXPORT(ConvBackwardF64);
+HWY_EXPORT(PoolForwardF32);
+HWY_EXPORT(PoolForwardF64);
+
+namespace {
+
 template <typename T>
 void PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, const T* dy, T* dx) {
   const int64_t outs = g.out_h() * g.out_w(), area = g.height * g.width;
@@ -297,52 +387,50 @@ void PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, cons
   });
 }
 
-// Calls fn(T{}) with T the float type of dtype: CheckFloatDType, then VisitDType, as
-// the other kernels dispatch.
-template <typename Fn>
-void VisitFloat(const char* op, DType dtype, Fn&& fn) {
-  internal::CheckFloatDType(op, dtype);
-  VisitDType(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) fn(T{});
-  });
-}
-
 }  // namespace
+
+// Each entry point checks the dtype, then calls the f32 or f64 kernel of the best SIMD
+// target.
+#define EMBER_CALL(op, F, args)                                      \
+  internal::CheckFloatDType(op, dtype);                              \
+  if (dtype == DType::kF32) {                                        \
+    using T = float;                                                 \
+    HWY_DYNAMIC_DISPATCH(F##F32) args;                               \
+  } else {                                                           \
+    using T = double;                                                \
+    HWY_DYNAMIC_DISPATCH(F##F64) args;                               \
+  }
 
 void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
                    const void* x, const void* w, const void* b, void* y) {
-  VisitFloat("conv2d", dtype, [&](auto zero) {
-    using T = decltype(zero);
-    Forward<T>(n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
-               static_cast<const T*>(b), static_cast<T*>(y));
-  });
+  EMBER_CALL("conv2d", ConvForward,
+             (n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
+              static_cast<const T*>(b), static_cast<T*>(y)))
 }
 
 void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
                     const void* x, const void* w, const void* dy, void* dx, void* dw, void* db) {
-  VisitFloat("conv2d_backward", dtype, [&](auto zero) {
-    using T = decltype(zero);
-    Backward<T>(n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
-                static_cast<const T*>(dy), static_cast<T*>(dx), static_cast<T*>(dw),
-                static_cast<T*>(db));
-  });
+  EMBER_CALL("conv2d_backward", ConvBackward,
+             (n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
+              static_cast<const T*>(dy), static_cast<T*>(dx), static_cast<T*>(dw), static_cast<T*>(db)))
 }
 
 void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const void* x, void* y,
                       int64_t* argmax) {
-  VisitFloat("max_pool2d", dtype, [&](auto zero) {
-    using T = decltype(zero);
-    PoolForward<T>(planes, window, static_cast<const T*>(x), static_cast<T*>(y), argmax);
-  });
+  EMBER_CALL("max_pool2d", PoolForward,
+             (planes, window, static_cast<const T*>(x), static_cast<T*>(y), argmax))
 }
+
+#undef EMBER_CALL
 
 void MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
                        const void* dy, void* dx) {
-  VisitFloat("max_pool2d_backward", dtype, [&](auto zero) {
-    using T = decltype(zero);
-    PoolBackward<T>(planes, window, argmax, static_cast<const T*>(dy), static_cast<T*>(dx));
-  });
+  internal::CheckFloatDType("max_pool2d_backward", dtype);
+  if (dtype == DType::kF32) {
+    PoolBackward(planes, window, argmax, static_cast<const float*>(dy), static_cast<float*>(dx));
+  } else {
+    PoolBackward(planes, window, argmax, static_cast<const double*>(dy), static_cast<double*>(dx));
+  }
 }
 
 }  // namespace ember::kernels::cpu

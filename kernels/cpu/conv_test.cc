@@ -47,6 +47,8 @@ const ref::Conv2dShape kShapes[] = {
     {2, 2, 3, 10, 11, 3, 3, 2, 3, 2, 1, 2, 1},  // dilation, padding larger than 1
     {17, 1, 2, 6, 6, 5, 5, 1, 1, 2, 2},       // more images than backward parts
     {2, 4, 3, 4, 4, 1, 1},                    // 1x1
+    {2, 2, 3, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2},  // "same" with dilation
+    {2, 3, 4, 14, 14, 3, 3, 1, 1, 1, 1},      // more positions than a GEMM block is deep
 };
 
 template <typename T>

@@ -1,5 +1,6 @@
-// Gemm (see matmul.h): packing and a register-tiled micro-kernel in Highway, compiled
-// once per SIMD target.
+// Gemm (see matmul.h): the blocked GEMM of internal/gemm-inl.h on strided matrices,
+// split across threads, and an unpacked path for a few rows; compiled once per SIMD
+// target.
 
 #include "kernels/cpu/matmul.h"
 
@@ -15,172 +16,32 @@
 #define HWY_TARGET_INCLUDE "kernels/cpu/matmul.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "hwy/aligned_allocator.h"
 // clang-format on
+#include "kernels/cpu/internal/gemm-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+namespace gemm = internal::HWY_NAMESPACE;
+using gemm::kMr;
 
-// Register tile: kMr rows of C by kNv vectors of columns (nr = kNv * lanes). The
-// kMr * kNv accumulators, kNv B vectors and one broadcast A value must fit the register
-// file: 8 x 3 (24 + 4 registers) with AVX-512's 32, 6 x 2 (12 + 3) with AVX2's 16.
-// Cache blocking: a kc x nr panel of B stays in L1 (kKc f32 rows: 24 KiB with AVX-512,
-// 16 KiB with AVX2; as many bytes for f64) while a kMc x kc block of A stays in L2;
-// kNc columns of B (a 512 KiB f32 block with AVX-512, under half of L2) are packed at a
-// time. Measured with matmul_benchmark: the 8 x 3 tile and these blocks took AVX-512
-// from 55-75% of OpenBLAS to 78-96% at GPT-2's shapes on 2 threads.
-#if HWY_TARGET <= HWY_AVX3 || !HWY_ARCH_X86
-constexpr int64_t kMr = 8, kNv = 3, kKc = 128;
-#else
-constexpr int64_t kMr = 6, kNv = 2, kKc = 256;
-#endif
-constexpr int64_t kMc = 16 * kMr;
-constexpr int64_t kNc = 1024;
-
-// Packs rows [0, rows) x columns [0, depth) of A (from `a`) into slivers of kMr rows:
-// packed[s][p][r] = A[s * kMr + r][p], rows past the end zero.
-template <typename T>
-void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* packed) {
-  for (int64_t s = 0; s < rows; s += kMr) {
-    const int64_t valid = std::min(kMr, rows - s);
-    for (int64_t p = 0; p < depth; ++p) {
-      for (int64_t r = 0; r < kMr; ++r) {
-        *packed++ = r < valid ? a[(s + r) * rs + p * cs] : T(0);
-      }
-    }
-  }
-}
-
-// Packs rows [0, depth) x columns [0, cols) of B into panels of nr columns:
-// packed[s][p][c] = B[p][s * nr + c], columns past the end zero. B is read along its
-// contiguous direction: row by row for a row-major B; column by column for a
-// transposed one (x W^T with W [out, in], Linear's forward), each column written
-// down its panel with stride nr (the panel, kc x nr, stays in L1).
-template <typename T>
-void PackB(const T* b, int64_t rs, int64_t cs, int64_t depth, int64_t cols, int64_t nr, T* packed) {
-  const int64_t panels = (cols + nr - 1) / nr;
-  if (rs == 1 && cs != 1) {
-    for (int64_t s = 0; s < panels; ++s) {
-      T* panel = packed + s * depth * nr;
-      const int64_t valid = std::min(nr, cols - s * nr);
-      for (int64_t c = 0; c < valid; ++c) {
-        const T* column = b + (s * nr + c) * cs;
-        for (int64_t p = 0; p < depth; ++p) panel[p * nr + c] = column[p];
-      }
-      for (int64_t c = valid; c < nr; ++c) {
-        for (int64_t p = 0; p < depth; ++p) panel[p * nr + c] = T(0);
-      }
-    }
-    return;
-  }
-  for (int64_t p = 0; p < depth; ++p) {
-    const T* row = b + p * rs;
-    for (int64_t s = 0; s < panels; ++s) {
-      T* dst = packed + (s * depth + p) * nr;
-      const int64_t valid = std::min(nr, cols - s * nr);
-      if (cs == 1 && valid == nr) {  // whole vectors (a memcpy call per 192 bytes costs more)
-        const hn::ScalableTag<T> d;
-        const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-        for (int64_t v = 0; v < nr; v += lanes) hn::Store(hn::LoadU(d, row + s * nr + v), d, dst + v);
-        continue;
-      }
-      for (int64_t c = 0; c < nr; ++c) dst[c] = c < valid ? row[(s * nr + c) * cs] : T(0);
-    }
-  }
-}
-
-// C[0:rows, 0:cols] (+)= Ap Bp over `depth`, for one kMr x nr tile (rows <= kMr,
-// cols <= nr); `add` says whether to add to C.
-template <typename T>
-void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c,
-                 int64_t ldc, int64_t rows, int64_t cols, bool add) {
-  const hn::ScalableTag<T> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  using V = decltype(hn::Zero(d));
-  V tile[kMr][kNv];
-  for (int64_t r = 0; r < kMr; ++r) {
-    for (int64_t v = 0; v < kNv; ++v) tile[r][v] = hn::Zero(d);
-  }
-  for (int64_t p = 0; p < depth; ++p) {
-    V b[kNv];
-    for (int64_t v = 0; v < kNv; ++v) b[v] = hn::LoadU(d, bp + v * lanes);
-    bp += kNv * lanes;
-#pragma GCC unroll 16
-    for (int64_t r = 0; r < kMr; ++r) {
-      const V a = hn::Set(d, ap[r]);
-      for (int64_t v = 0; v < kNv; ++v) tile[r][v] = hn::MulAdd(a, b[v], tile[r][v]);
-    }
-    ap += kMr;
-  }
-  if (cols == kNv * lanes) {
-    for (int64_t r = 0; r < rows; ++r) {
-      T* row = c + r * ldc;
-      for (int64_t v = 0; v < kNv; ++v) {
-        V sum = tile[r][v];
-        if (add) sum = hn::Add(sum, hn::LoadU(d, row + v * lanes));
-        hn::StoreU(sum, d, row + v * lanes);
-      }
-    }
-    return;
-  }
-  // A partial tile at the right edge: through a buffer.
-  HWY_ALIGN T buffer[kNv * HWY_MAX_BYTES / sizeof(T)];
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t v = 0; v < kNv; ++v) hn::Store(tile[r][v], d, buffer + v * lanes);
-    T* row = c + r * ldc;
-    for (int64_t j = 0; j < cols; ++j) row[j] = add ? row[j] + buffer[j] : buffer[j];
-  }
-}
-
-// Per-thread packing buffers (0: B, 1: A), grown when needed and reused, so that a
-// steady stream of products allocates nothing. Aligned to 64 bytes: a packed row of
-// B is then whole cache lines.
-template <typename T>
-T* PackBuffer(int which, int64_t items) {
-  struct Slot {
-    hwy::AlignedFreeUniquePtr<T[]> data;
-    int64_t capacity = 0;
-  };
-  thread_local Slot slots[2];
-  Slot& slot = slots[which];
-  if (slot.capacity < items) {
-    slot.data = hwy::AllocateAligned<T>(static_cast<size_t>(items));
-    slot.capacity = items;
-  }
-  return slot.data.get();
-}
-
-// C (+)= A B on the calling thread: B in blocks of kNc columns and max_kc rows, each
-// packed once and swept by kMc-row blocks of packed A, tile by tile.
+// C (+)= A B on the calling thread, A and B strided matrices.
 template <typename T>
 void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs, const T* b,
                 int64_t brs, int64_t bcs, T* c, int64_t ldc, bool accumulate) {
-  const hn::ScalableTag<T> d;
-  const int64_t nr = kNv * static_cast<int64_t>(hn::Lanes(d));
-  const int64_t max_kc = kKc * 4 / static_cast<int64_t>(sizeof(T));  // same panel bytes
-  for (int64_t jc = 0; jc < n; jc += kNc) {
-    const int64_t nc = std::min(kNc, n - jc);
-    const int64_t nc_padded = (nc + nr - 1) / nr * nr;
-    for (int64_t pc = 0; pc < k; pc += max_kc) {
-      const int64_t kc = std::min(max_kc, k - pc);
-      const bool add = accumulate || pc > 0;
-      T* const packed_b = PackBuffer<T>(0, kc * nc_padded);
-      PackB(b + pc * brs + jc * bcs, brs, bcs, kc, nc, nr, packed_b);
-      T* const packed_a = PackBuffer<T>(1, kMc * kc);
-      for (int64_t ic = 0; ic < m; ic += kMc) {
-        const int64_t mc = std::min(kMc, m - ic);
-        PackA(a + ic * ars + pc * acs, ars, acs, mc, kc, packed_a);
-        for (int64_t jr = 0; jr < nc; jr += nr) {
-          for (int64_t ir = 0; ir < mc; ir += kMr) {
-            MicroKernel(kc, packed_a + ir * kc, packed_b + jr * kc, c + (ic + ir) * ldc + jc + jr,
-                        ldc, std::min(kMr, mc - ir), std::min(nr, nc - jr), add);
-          }
-        }
-      }
-    }
-  }
+  const int64_t nr = gemm::PanelWidth<T>();
+  gemm::GemmBlocked(
+      m, k, n,
+      [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc) {
+        T* const packed = gemm::PackBuffer<T>(1, gemm::kMc * kc);
+        gemm::PackA(a + ic * ars + pc * acs, ars, acs, mc, kc, packed);
+        return static_cast<const T*>(packed);
+      },
+      [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
+        gemm::PackB(b + pc * brs + jc * bcs, brs, bcs, kc, nc, nr, packed);
+      },
+      c, ldc, accumulate);
 }
 
 // C[0:m, j0:j1] (+)= A B for a few rows of A (m < kMr), without packing: packing B
@@ -251,8 +112,7 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
                 });
     return;
   }
-  const hn::ScalableTag<T> d;
-  const int64_t nr = kNv * static_cast<int64_t>(hn::Lanes(d));
+  const int64_t nr = gemm::PanelWidth<T>();
   const int64_t panels = (n + nr - 1) / nr, slivers = (m + kMr - 1) / kMr;
   // Below about 2^17 multiply-adds a product is not worth waking the pool for.
   const int64_t min_tiles = std::max<int64_t>(1, (1 << 17) / (kMr * nr * k));
