@@ -46,6 +46,39 @@ IndexRange InsideRange(int64_t origin, int64_t count, int64_t step, int64_t size
   return {begin, std::max(begin, end)};
 }
 
+// Stride 1 and "same" width (every layer of the CNN): output position q of tap row i
+// (input column offset x0) reads input q + shift of its plane, so an unrolled row is the
+// plane shifted: one contiguous copy over [qa, qb), from the first position whose input
+// lies inside the plane to the last (clipped to [q0, q1)), except at the positions in
+// between whose window hangs over the left or right edge (ForEachEdge), which read
+// padding, not the neighbouring row that q + shift lands in.
+bool IsSameWidth(const Window2d& g) {
+  return g.stride_h == 1 && g.stride_w == 1 && g.out_w() == g.width;
+}
+struct ShiftedSpan {
+  int64_t shift, qa, qb;
+};
+ShiftedSpan SameWidthSpan(const Window2d& g, int64_t i, int64_t x0, IndexRange valid, int64_t q0,
+                          int64_t q1) {
+  const int64_t ow = g.out_w();
+  const int64_t oy_lo = std::max<int64_t>(0, g.pad_h - i * g.dilation_h);
+  const int64_t oy_hi = std::min(g.out_h(), g.height + g.pad_h - i * g.dilation_h);
+  const int64_t qa = std::clamp(oy_lo * ow + valid.begin, q0, q1);
+  const int64_t qb = std::clamp((oy_hi - 1) * ow + valid.end, qa, q1);
+  return {(i * g.dilation_h - g.pad_h) * g.width + x0, qa, qb};
+}
+template <class Fn>
+void ForEachEdge(const Window2d& g, IndexRange valid, const ShiftedSpan& span, const Fn& fn) {
+  const int64_t ow = g.out_w();
+  auto visit = [&](int64_t at) {
+    if (at >= span.qa && at < span.qb) fn(at);
+  };
+  for (int64_t oy = span.qa / ow; oy * ow < span.qb; ++oy) {
+    for (int64_t ox = 0; ox < valid.begin; ++ox) visit(oy * ow + ox);
+    for (int64_t ox = valid.end; ox < ow; ++ox) visit(oy * ow + ox);
+  }
+}
+
 // The unrolled image ("im2col"): columns [c kh kw, oh ow], whose row t = (ch kh + i) kw
 // + j holds, for each output position q = oy ow + ox, the input that q multiplies by
 // w[:, ch, i, j] (0 in the padding). UnrolledRow writes entries [q0, q1) of row t of
@@ -57,30 +90,16 @@ void UnrolledRow(const Window2d& g, const T* image, int64_t t, int64_t q0, int64
   const T* plane = image + t / taps * g.height * g.width;
   const int64_t x0 = j * g.dilation_w - g.pad_w;  // input column of ox = 0
   const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
-  if (g.stride_h == 1 && g.stride_w == 1 && ow == g.width) {
-    // Stride 1 and "same" width (every layer of the CNN): position q reads input q + shift
-    // of the plane, so the row is the plane shifted, copied in whole vectors from the
-    // first position whose input lies inside the plane to the last, then zeroed where
-    // the window hangs over the left and right edges.
-    const int64_t shift = (i * g.dilation_h - g.pad_h) * g.width + x0;
-    const int64_t oy_lo = std::max<int64_t>(0, g.pad_h - i * g.dilation_h);
-    const int64_t oy_hi = std::min(g.out_h(), g.height + g.pad_h - i * g.dilation_h);
-    const int64_t qa = std::clamp(oy_lo * ow + valid.begin, q0, q1);
-    const int64_t qb = std::clamp((oy_hi - 1) * ow + valid.end, qa, q1);
+  if (IsSameWidth(g)) {
+    const ShiftedSpan span = SameWidthSpan(g, i, x0, valid, q0, q1);
     const hn::ScalableTag<T> d;
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-    for (int64_t q = q0; q < qa; ++q) out[q - q0] = T(0);
-    int64_t q = qa;
-    for (; q + lanes <= qb; q += lanes) hn::StoreU(hn::LoadU(d, plane + q + shift), d, out + q - q0);
-    for (; q < qb; ++q) out[q - q0] = plane[q + shift];
+    for (int64_t q = q0; q < span.qa; ++q) out[q - q0] = T(0);
+    int64_t q = span.qa;
+    for (; q + lanes <= span.qb; q += lanes) hn::StoreU(hn::LoadU(d, plane + q + span.shift), d, out + q - q0);
+    for (; q < span.qb; ++q) out[q - q0] = plane[q + span.shift];
     for (; q < q1; ++q) out[q - q0] = T(0);
-    auto zero = [&](int64_t at) {
-      if (at >= qa && at < qb) out[at - q0] = T(0);
-    };
-    for (int64_t oy = qa / ow; oy * ow < qb; ++oy) {  // the edges inside [qa, qb)
-      for (int64_t ox = 0; ox < valid.begin; ++ox) zero(oy * ow + ox);
-      for (int64_t ox = valid.end; ox < ow; ++ox) zero(oy * ow + ox);
-    }
+    ForEachEdge(g, valid, span, [&](int64_t at) { out[at - q0] = T(0); });
     return;
   }
   // Output row by output row (one division, at the start: they cost tens of cycles).
@@ -103,21 +122,37 @@ void UnrolledRow(const Window2d& g, const T* image, int64_t t, int64_t q0, int64
 }
 
 // im2col's adjoint: image [c, H, W] += each column entry at the position it came from.
+// columns [c kh kw, oh ow] is clobbered: for same-width layers, entries that read padding
+// are zeroed, so that each row adds as one shifted span of vectors.
 template <typename T>
-void Col2Im(int64_t c, const Window2d& g, const T* columns, T* image) {
+void Col2Im(int64_t c, const Window2d& g, T* columns, T* image) {
   const int64_t oh = g.out_h(), ow = g.out_w();
-  const T* in = columns;
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  T* in = columns;
   for (int64_t ch = 0; ch < c; ++ch) {
     T* plane = image + ch * g.height * g.width;
     for (int64_t i = 0; i < g.kernel_h; ++i) {
-      for (int64_t j = 0; j < g.kernel_w; ++j) {
+      for (int64_t j = 0; j < g.kernel_w; ++j, in += oh * ow) {
         const int64_t x0 = j * g.dilation_w - g.pad_w;
         const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
-        for (int64_t oy = 0; oy < oh; ++oy, in += ow) {
+        if (IsSameWidth(g)) {
+          const ShiftedSpan span = SameWidthSpan(g, i, x0, valid, 0, oh * ow);
+          ForEachEdge(g, valid, span, [&](int64_t at) { in[at] = T(0); });
+          T* to = plane + span.shift;
+          int64_t q = span.qa;
+          for (; q + lanes <= span.qb; q += lanes) {
+            hn::StoreU(hn::Add(hn::LoadU(d, to + q), hn::LoadU(d, in + q)), d, to + q);
+          }
+          for (; q < span.qb; ++q) to[q] += in[q];
+          continue;
+        }
+        for (int64_t oy = 0; oy < oh; ++oy) {
           const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
           if (iy < 0 || iy >= g.height) continue;
           T* row = plane + iy * g.width;
-          for (int64_t ox = valid.begin; ox < valid.end; ++ox) row[x0 + ox * g.stride_w] += in[ox];
+          const T* from = in + oy * ow;
+          for (int64_t ox = valid.begin; ox < valid.end; ++ox) row[x0 + ox * g.stride_w] += from[ox];
         }
       }
     }
@@ -196,11 +231,18 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
             },
             [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
               // Column t = jc + j of B is row t of the unrolled image, positions
-              // [pc, pc + kc): written down its panel with stride nr.
-              for (int64_t j = 0; j < (nc + nr - 1) / nr * nr; ++j) {
-                T* dst = packed + (j / nr * kc) * nr + j % nr;
-                if (j < nc) UnrolledRow(g, x + s * image, jc + j, pc, pc + kc, row.data());
-                for (int64_t p = 0; p < kc; ++p) dst[p * nr] = j < nc ? row[p] : T(0);
+              // [pc, pc + kc): written down its panel with stride nr; a last, partial
+              // panel zero-padded row by row.
+              for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+                T* panel = packed + j0 * kc;
+                const int64_t valid = std::min(nr, nc - j0);
+                for (int64_t j = 0; j < valid; ++j) {
+                  UnrolledRow(g, x + s * image, jc + j0 + j, pc, pc + kc, row.data());
+                  for (int64_t p = 0; p < kc; ++p) panel[p * nr + j] = row[p];
+                }
+                for (int64_t p = 0; valid < nr && p < kc; ++p) {
+                  std::fill(panel + p * nr + valid, panel + (p + 1) * nr, T(0));
+                }
               }
             },
             dw_parts.data() + part * o * ck, ck, /*accumulate=*/true);
