@@ -73,7 +73,8 @@ void ForEachEdge(const Window2d& g, IndexRange valid, const ShiftedSpan& span, c
   auto visit = [&](int64_t at) {
     if (at >= span.qa && at < span.qb) fn(at);
   };
-  for (int64_t oy = span.qa / ow; oy * ow < span.qb; ++oy) {
+  for (int64_t oy = 0; oy * ow < span.qb; ++oy) {  // no division: they cost tens of cycles
+    if ((oy + 1) * ow <= span.qa) continue;
     for (int64_t ox = 0; ox < valid.begin; ++ox) visit(oy * ow + ox);
     for (int64_t ox = valid.end; ox < ow; ++ox) visit(oy * ow + ox);
   }
@@ -81,15 +82,32 @@ void ForEachEdge(const Window2d& g, IndexRange valid, const ShiftedSpan& span, c
 
 // The unrolled image ("im2col"): columns [c kh kw, oh ow], whose row t = (ch kh + i) kw
 // + j holds, for each output position q = oy ow + ox, the input that q multiplies by
-// w[:, ch, i, j] (0 in the padding). UnrolledRow writes entries [q0, q1) of row t of
-// image [c, H, W] to out[0, q1 - q0).
+// w[:, ch, i, j] (0 in the padding). A Tap is what a row needs to know of t, computed
+// once per call (TapsOf): its plane, kernel row i, the input column x0 of ox = 0, and
+// the output columns whose input lies inside the row.
+struct Tap {
+  int64_t plane, i, x0;
+  IndexRange valid;
+};
+std::vector<Tap> TapsOf(int64_t c, const Window2d& g) {
+  std::vector<Tap> taps;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const int64_t x0 = j * g.dilation_w - g.pad_w;
+        taps.push_back({ch * g.height * g.width, i, x0, InsideRange(x0, g.out_w(), g.stride_w, g.width)});
+      }
+    }
+  }
+  return taps;
+}
+
+// Writes entries [q0, q1) of the unrolled row `tap` of image [c, H, W] to out[0, q1 - q0).
 template <typename T>
-void UnrolledRow(const Window2d& g, const T* image, int64_t t, int64_t q0, int64_t q1, T* out) {
-  const int64_t ow = g.out_w(), taps = g.kernel_h * g.kernel_w;
-  const int64_t i = t % taps / g.kernel_w, j = t % g.kernel_w;
-  const T* plane = image + t / taps * g.height * g.width;
-  const int64_t x0 = j * g.dilation_w - g.pad_w;  // input column of ox = 0
-  const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
+void UnrolledRow(const Window2d& g, const T* image, const Tap& tap, int64_t q0, int64_t q1, T* out) {
+  const int64_t ow = g.out_w(), i = tap.i, x0 = tap.x0;
+  const IndexRange valid = tap.valid;
+  const T* plane = image + tap.plane;
   if (IsSameWidth(g)) {
     const ShiftedSpan span = SameWidthSpan(g, i, x0, valid, q0, q1);
     const hn::ScalableTag<T> d;
@@ -125,36 +143,32 @@ void UnrolledRow(const Window2d& g, const T* image, int64_t t, int64_t q0, int64
 // columns [c kh kw, oh ow] is clobbered: for same-width layers, entries that read padding
 // are zeroed, so that each row adds as one shifted span of vectors.
 template <typename T>
-void Col2Im(int64_t c, const Window2d& g, T* columns, T* image) {
+void Col2Im(const std::vector<Tap>& taps, const Window2d& g, T* columns, T* image) {
   const int64_t oh = g.out_h(), ow = g.out_w();
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  T* in = columns;
-  for (int64_t ch = 0; ch < c; ++ch) {
-    T* plane = image + ch * g.height * g.width;
-    for (int64_t i = 0; i < g.kernel_h; ++i) {
-      for (int64_t j = 0; j < g.kernel_w; ++j, in += oh * ow) {
-        const int64_t x0 = j * g.dilation_w - g.pad_w;
-        const IndexRange valid = InsideRange(x0, ow, g.stride_w, g.width);
-        if (IsSameWidth(g)) {
-          const ShiftedSpan span = SameWidthSpan(g, i, x0, valid, 0, oh * ow);
-          ForEachEdge(g, valid, span, [&](int64_t at) { in[at] = T(0); });
-          T* to = plane + span.shift;
-          int64_t q = span.qa;
-          for (; q + lanes <= span.qb; q += lanes) {
-            hn::StoreU(hn::Add(hn::LoadU(d, to + q), hn::LoadU(d, in + q)), d, to + q);
-          }
-          for (; q < span.qb; ++q) to[q] += in[q];
-          continue;
-        }
-        for (int64_t oy = 0; oy < oh; ++oy) {
-          const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
-          if (iy < 0 || iy >= g.height) continue;
-          T* row = plane + iy * g.width;
-          const T* from = in + oy * ow;
-          for (int64_t ox = valid.begin; ox < valid.end; ++ox) row[x0 + ox * g.stride_w] += from[ox];
-        }
+  for (int64_t t = 0; t < static_cast<int64_t>(taps.size()); ++t) {
+    T* in = columns + t * oh * ow;
+    T* plane = image + taps[t].plane;
+    const int64_t i = taps[t].i, x0 = taps[t].x0;
+    const IndexRange valid = taps[t].valid;
+    if (IsSameWidth(g)) {
+      const ShiftedSpan span = SameWidthSpan(g, i, x0, valid, 0, oh * ow);
+      ForEachEdge(g, valid, span, [&](int64_t at) { in[at] = T(0); });
+      T* to = plane + span.shift;
+      int64_t q = span.qa;
+      for (; q + lanes <= span.qb; q += lanes) {
+        hn::StoreU(hn::Add(hn::LoadU(d, to + q), hn::LoadU(d, in + q)), d, to + q);
       }
+      for (; q < span.qb; ++q) to[q] += in[q];
+      continue;
+    }
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
+      if (iy < 0 || iy >= g.height) continue;
+      T* row = plane + iy * g.width;
+      const T* from = in + oy * ow;
+      for (int64_t ox = valid.begin; ox < valid.end; ++ox) row[x0 + ox * g.stride_w] += from[ox];
     }
   }
 }
@@ -169,6 +183,7 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
   const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const std::vector<Tap> taps = TapsOf(c, g);
   const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PackedASize<T>(o, ck));
   gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
   ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
@@ -184,7 +199,7 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
           [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
             // Row pc + p of the unrolled image, columns [jc, jc + nc), cut into panels.
             for (int64_t p = 0; p < kc; ++p) {
-              UnrolledRow(g, x + s * image, pc + p, jc, jc + nc, row.data());
+              UnrolledRow(g, x + s * image, taps[pc + p], jc, jc + nc, row.data());
               int64_t j = 0;
               for (; j + nr <= nc; j += nr) {
                 T* dst = packed + (j / nr * kc + p) * nr;
@@ -212,6 +227,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
   const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
   const int64_t parts = std::min(n, kBackwardParts);
   std::vector<T> dw_parts(parts * o * ck, T(0)), db_parts(db ? parts * o : 0, T(0));
+  const std::vector<Tap> taps = TapsOf(c, g);
   hwy::AlignedFreeUniquePtr<T[]> packed_wt;
   if (dx) {
     packed_wt = hwy::AllocateAligned<T>(gemm::PackedASize<T>(ck, o));
@@ -237,7 +253,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
                 T* panel = packed + j0 * kc;
                 const int64_t valid = std::min(nr, nc - j0);
                 for (int64_t j = 0; j < valid; ++j) {
-                  UnrolledRow(g, x + s * image, jc + j0 + j, pc, pc + kc, row.data());
+                  UnrolledRow(g, x + s * image, taps[jc + j0 + j], pc, pc + kc, row.data());
                   for (int64_t p = 0; p < kc; ++p) panel[p * nr + j] = row[p];
                 }
                 for (int64_t p = 0; valid < nr && p < kc; ++p) {
@@ -262,7 +278,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
               },
               dcolumns.data(), l, /*accumulate=*/false);
           std::fill(dx + s * image, dx + (s + 1) * image, T(0));
-          Col2Im(c, g, dcolumns.data(), dx + s * image);
+          Col2Im(taps, g, dcolumns.data(), dx + s * image);
         }
       }
     }
