@@ -63,9 +63,12 @@ ShiftedSpan SameWidthSpan(const Window2d& g, int64_t i, int64_t x0, IndexRange v
   const int64_t ow = g.out_w();
   const int64_t oy_lo = std::max<int64_t>(0, g.pad_h - i * g.dilation_h);
   const int64_t oy_hi = std::min(g.out_h(), g.height + g.pad_h - i * g.dilation_h);
+  const int64_t shift = (i * g.dilation_h - g.pad_h) * g.width + x0;
+  // A tap that reads only padding (padding wider than the image) spans nothing.
+  if (valid.begin >= valid.end || oy_lo >= oy_hi) return {shift, q0, q0};
   const int64_t qa = std::clamp(oy_lo * ow + valid.begin, q0, q1);
   const int64_t qb = std::clamp((oy_hi - 1) * ow + valid.end, qa, q1);
-  return {(i * g.dilation_h - g.pad_h) * g.width + x0, qa, qb};
+  return {shift, qa, qb};
 }
 template <class Fn>
 void ForEachEdge(const Window2d& g, IndexRange valid, const ShiftedSpan& span, const Fn& fn) {

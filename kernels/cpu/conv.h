@@ -31,7 +31,8 @@ struct Window2d {
 //
 // As im2col + GEMM: each image is unrolled into columns [c kh kw, oh ow] (row
 // (c kh + i) kw + j holds the input each output position multiplies by w[:, c, i, j]),
-// and y[n] = w [o, c kh kw] · columns. Images are split across threads.
+// and y[n] = w [o, c kh kw] · columns, the columns written straight into the GEMM's
+// packed panels (no columns buffer). Images are split across threads.
 void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
                    const void* x, const void* w, const void* b, void* y);
 

@@ -49,6 +49,7 @@ const ref::Conv2dShape kShapes[] = {
     {2, 4, 3, 4, 4, 1, 1},                    // 1x1
     {2, 2, 3, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2},  // "same" with dilation
     {2, 3, 4, 14, 14, 3, 3, 1, 1, 1, 1},      // more positions than a GEMM block is deep
+    {1, 2, 2, 2, 2, 5, 5, 1, 1, 2, 2},        // "same", padding as wide as the image
 };
 
 template <typename T>
