@@ -46,9 +46,9 @@ absl::Status Run() {
   if (model != "counting" && model != "neural") {
     return absl::InvalidArgumentError(absl::StrCat("unknown model \"", model, "\"; expected counting or neural"));
   }
-  const std::string dir = absl::GetFlag(FLAGS_names_dir).empty() ? WorkspacePath(data::kNamesDir) : absl::GetFlag(FLAGS_names_dir);
+  const std::string dir = PathOrWorkspace(absl::GetFlag(FLAGS_names_dir), data::kNamesDir);
   absl::StatusOr<NameSplits> names = LoadNameSplits(dir, 1);
-  if (!names.ok()) return absl::NotFoundError(absl::StrCat(names.status().message(), " (run ./setup.sh)"));
+  if (!names.ok()) return MissingInput(names.status());
   const data::CharExamples &train = names->train.examples, &val = names->val.examples;
   const data::CharExamples &test = names->test.examples;
   const int64_t vocab = static_cast<int64_t>(names->vocab.size());
@@ -57,7 +57,7 @@ absl::Status Run() {
                names->test.names.size(), static_cast<long long>(train.y.size(0)), static_cast<long long>(val.y.size(0)),
                static_cast<long long>(test.y.size(0)), static_cast<long long>(vocab));
 
-  const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? WorkspacePath("runs/bigram") : absl::GetFlag(FLAGS_out_dir);
+  const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/bigram");
   std::filesystem::create_directories(out_dir);
   std::ofstream csv(out_dir + "/metrics.csv", std::ios::trunc);
   csv << "step,train_loss,val_loss\n";

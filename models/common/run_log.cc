@@ -29,6 +29,14 @@ std::string WorkspacePath(std::string_view relative) {
   return absl::StrCat(root != nullptr ? root : ".", "/", std::string(relative));
 }
 
+std::string PathOrWorkspace(const std::string& flag, std::string_view fallback) {
+  return flag.empty() ? WorkspacePath(fallback) : flag;
+}
+
+absl::Status MissingInput(const absl::Status& status) {
+  return absl::NotFoundError(absl::StrCat(status.message(), " (run ./setup.sh)"));
+}
+
 std::string FormatDuration(double seconds) {
   const int64_t t = std::llround(std::max(0.0, seconds));
   return t >= 60 ? absl::StrCat(t / 60, "m", t % 60 < 10 ? "0" : "", t % 60, "s") : absl::StrCat(t, "s");

@@ -21,6 +21,12 @@ int RunMain(int argc, char** argv, const char* name, const char* usage, absl::St
 // BUILD_WORKSPACE_DIRECTORY), else under the current directory.
 std::string WorkspacePath(std::string_view relative);
 
+// A path flag's value, or WorkspacePath(fallback) when it is empty (its default).
+std::string PathOrWorkspace(const std::string& flag, std::string_view fallback);
+
+// An input that could not be read, as NotFound with the hint that ./setup.sh fetches it.
+absl::Status MissingInput(const absl::Status& status);
+
 // "42s", "3m05s".
 std::string FormatDuration(double seconds);
 

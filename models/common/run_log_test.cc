@@ -22,6 +22,14 @@ TEST(RunLogTest, WorkspacePathFollowsBazelRun) {
   EXPECT_EQ(WorkspacePath("runs/x"), "/src/ember/runs/x");
   unsetenv("BUILD_WORKSPACE_DIRECTORY");
   EXPECT_EQ(WorkspacePath("runs/x"), "./runs/x");
+  EXPECT_EQ(PathOrWorkspace("", "runs/x"), "./runs/x");
+  EXPECT_EQ(PathOrWorkspace("/tmp/out", "runs/x"), "/tmp/out");
+}
+
+TEST(RunLogTest, MissingInputSaysToRunSetup) {
+  const absl::Status s = MissingInput(absl::InvalidArgumentError("cannot open downloads/names/female.txt"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(s.message(), "cannot open downloads/names/female.txt (run ./setup.sh)");
 }
 
 TEST(RunLogTest, ProgressLineExtrapolatesTheEta) {

@@ -41,8 +41,7 @@ size_t TurnMarker(const std::string& reply) {
 }
 
 absl::Status Run() {
-  const std::string path = absl::GetFlag(FLAGS_checkpoint).empty() ? WorkspacePath("runs/gpt2/checkpoint.safetensors")
-                                                                   : absl::GetFlag(FLAGS_checkpoint);
+  const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
   absl::StatusOr<TextModel> loaded = LoadTextModel(path);
   if (!loaded.ok()) return loaded.status();
   GPT& model = *loaded->model;

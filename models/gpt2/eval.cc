@@ -38,8 +38,7 @@ namespace ember::models::gpt2 {
 namespace {
 
 absl::Status Run() {
-  const std::string path = absl::GetFlag(FLAGS_checkpoint).empty() ? WorkspacePath("runs/gpt2/checkpoint.safetensors")
-                                                                   : absl::GetFlag(FLAGS_checkpoint);
+  const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
   if (absl::GetFlag(FLAGS_tokens).empty()) return absl::InvalidArgumentError("--tokens=FILE is required");
   absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(path);
   if (!model.ok()) return model.status();

@@ -37,8 +37,7 @@ namespace ember::models::gpt2 {
 namespace {
 
 absl::Status Run() {
-  const std::string path = absl::GetFlag(FLAGS_checkpoint).empty() ? WorkspacePath("runs/gpt2/checkpoint.safetensors")
-                                                                   : absl::GetFlag(FLAGS_checkpoint);
+  const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
   SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k), absl::GetFlag(FLAGS_top_p)};
   if (sampling.temperature < 0 || sampling.top_k < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1)) {
     return absl::InvalidArgumentError("need --temperature >= 0, --top_k >= 0 and 0 < --top_p <= 1");

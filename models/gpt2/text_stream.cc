@@ -16,7 +16,7 @@ absl::StatusOr<TextModel> LoadTextModel(const std::string& path) {
                                                    " tokens, not GPT-2's 50257"));
   }
   absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
-  if (!gpt2.ok()) return absl::NotFoundError(absl::StrCat(gpt2.status().message(), " (run ./setup.sh)"));
+  if (!gpt2.ok()) return MissingInput(gpt2.status());
   return TextModel{*std::move(model), *std::move(gpt2)};
 }
 

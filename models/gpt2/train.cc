@@ -76,9 +76,9 @@ absl::Status EnsureBrownShards(const std::string& train, const std::string& val)
   if (std::filesystem::exists(train) && std::filesystem::exists(val)) return absl::OkStatus();
   std::fprintf(stderr, "train: tokenizing the Brown corpus with GPT-2's BPE into %s (once)\n", train.c_str());
   absl::StatusOr<std::vector<data::Document>> docs = data::BrownDocuments(WorkspacePath(data::kBrownDir));
-  if (!docs.ok()) return absl::NotFoundError(absl::StrCat(docs.status().message(), " (run ./setup.sh)"));
+  if (!docs.ok()) return MissingInput(docs.status());
   absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
-  if (!gpt2.ok()) return absl::NotFoundError(absl::StrCat(gpt2.status().message(), " (run ./setup.sh)"));
+  if (!gpt2.ok()) return MissingInput(gpt2.status());
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   absl::StatusOr<data::TokenSplit> split = data::TokenizeDocuments(
       *docs, [&](const std::string& text) { return gpt2->EncodeOrdinary(text, threads); },
@@ -102,7 +102,7 @@ absl::StatusOr<std::vector<std::string>> Expand(const std::string& flag, const s
 }
 
 absl::Status Run() {
-  const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? WorkspacePath("runs/gpt2") : absl::GetFlag(FLAGS_out_dir);
+  const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/gpt2");
   std::filesystem::create_directories(out_dir);
   std::string train_path = absl::GetFlag(FLAGS_train_data), val_path = absl::GetFlag(FLAGS_val_data);
   if (train_path.empty()) {

@@ -65,10 +65,10 @@ absl::Status Run() {
                                     {"steps", steps}, {"batch_size", batch_size}}) {
     if (value < 1) return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value, ": expected at least 1"));
   }
-  const std::string dir = absl::GetFlag(FLAGS_names_dir).empty() ? WorkspacePath(data::kNamesDir) : absl::GetFlag(FLAGS_names_dir);
+  const std::string dir = PathOrWorkspace(absl::GetFlag(FLAGS_names_dir), data::kNamesDir);
   const int block = static_cast<int>(config.block_size);
   absl::StatusOr<NameSplits> names = LoadNameSplits(dir, block);
-  if (!names.ok()) return absl::NotFoundError(absl::StrCat(names.status().message(), " (run ./setup.sh)"));
+  if (!names.ok()) return MissingInput(names.status());
   const data::CharExamples &train = names->train.examples, &val = names->val.examples;
   const data::CharExamples &test = names->test.examples;
   config.vocab = static_cast<int64_t>(names->vocab.size());
@@ -81,7 +81,7 @@ absl::Status Run() {
                model.ToString().c_str(), static_cast<long long>(model.NumParameters()),
                static_cast<long long>(train.y.size(0)), static_cast<long long>(steps),
                static_cast<long long>(batch_size));
-  const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? WorkspacePath("runs/makemore") : absl::GetFlag(FLAGS_out_dir);
+  const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/makemore");
   std::filesystem::create_directories(out_dir);
   std::ofstream csv(out_dir + "/metrics.csv", std::ios::trunc);
   csv << "step,lr,batch_loss,train_loss,val_loss\n";

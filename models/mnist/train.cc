@@ -67,9 +67,9 @@ absl::Status Run() {
 
   const std::string dir = absl::GetFlag(FLAGS_data_dir);
   absl::StatusOr<data::ImageSet> train = data::LoadMnist(dir, data::Split::kTrain, data::ImageLayout::kNCHW);
-  if (!train.ok()) return absl::NotFoundError(absl::StrCat(train.status().message(), " (run ./setup.sh)"));
+  if (!train.ok()) return MissingInput(train.status());
   absl::StatusOr<data::ImageSet> test = data::LoadMnist(dir, data::Split::kTest, data::ImageLayout::kNCHW);
-  if (!test.ok()) return absl::NotFoundError(absl::StrCat(test.status().message(), " (run ./setup.sh)"));
+  if (!test.ok()) return MissingInput(test.status());
   data::LoaderOptions loading;
   loading.batch_size = batch_size;
   loading.seed = absl::GetFlag(FLAGS_seed);
@@ -78,7 +78,7 @@ absl::Status Run() {
       data::DataLoader::Create(train->images.size(0), data::RowBatches(train->images, train->labels), loading);
   if (!loader.ok()) return loader.status();
 
-  const std::string out_dir = absl::GetFlag(FLAGS_out_dir).empty() ? WorkspacePath("runs/mnist") : absl::GetFlag(FLAGS_out_dir);
+  const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/mnist");
   std::filesystem::create_directories(out_dir);
   std::ofstream csv(out_dir + "/metrics.csv", std::ios::trunc);
   csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
