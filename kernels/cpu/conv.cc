@@ -46,43 +46,6 @@ IndexRange InsideRange(int64_t origin, int64_t count, int64_t step, int64_t size
   return {begin, std::max(begin, end)};
 }
 
-// Stride 1 and "same" width (every layer of the CNN): output position q of tap row i
-// (input column offset x0) reads input q + shift of its plane, so an unrolled row is the
-// plane shifted: one contiguous copy over [qa, qb), from the first position whose input
-// lies inside the plane to the last (clipped to [q0, q1)), except at the positions in
-// between whose window hangs over the left or right edge (ForEachEdge), which read
-// padding, not the neighbouring row that q + shift lands in.
-bool IsSameWidth(const Window2d& g) {
-  return g.stride_h == 1 && g.stride_w == 1 && g.out_w() == g.width;
-}
-struct ShiftedSpan {
-  int64_t shift, qa, qb;
-};
-ShiftedSpan SameWidthSpan(const Window2d& g, int64_t i, int64_t x0, IndexRange valid, int64_t q0,
-                          int64_t q1) {
-  const int64_t ow = g.out_w();
-  const int64_t oy_lo = std::max<int64_t>(0, g.pad_h - i * g.dilation_h);
-  const int64_t oy_hi = std::min(g.out_h(), g.height + g.pad_h - i * g.dilation_h);
-  const int64_t shift = (i * g.dilation_h - g.pad_h) * g.width + x0;
-  // A tap that reads only padding (padding wider than the image) spans nothing.
-  if (valid.begin >= valid.end || oy_lo >= oy_hi) return {shift, q0, q0};
-  const int64_t qa = std::clamp(oy_lo * ow + valid.begin, q0, q1);
-  const int64_t qb = std::clamp((oy_hi - 1) * ow + valid.end, qa, q1);
-  return {shift, qa, qb};
-}
-template <class Fn>
-void ForEachEdge(const Window2d& g, IndexRange valid, const ShiftedSpan& span, const Fn& fn) {
-  const int64_t ow = g.out_w();
-  auto visit = [&](int64_t at) {
-    if (at >= span.qa && at < span.qb) fn(at);
-  };
-  for (int64_t oy = 0; oy * ow < span.qb; ++oy) {  // no division: they cost tens of cycles
-    if ((oy + 1) * ow <= span.qa) continue;
-    for (int64_t ox = 0; ox < valid.begin; ++ox) visit(oy * ow + ox);
-    for (int64_t ox = valid.end; ox < ow; ++ox) visit(oy * ow + ox);
-  }
-}
-
 // The unrolled image ("im2col"): columns [c kh kw, oh ow], whose row t = (ch kh + i) kw
 // + j holds, for each output position q = oy ow + ox, the input that q multiplies by
 // w[:, ch, i, j] (0 in the padding). A Tap is what a row needs to know of t, computed
@@ -105,6 +68,44 @@ std::vector<Tap> TapsOf(int64_t c, const Window2d& g) {
   return taps;
 }
 
+// Stride 1 and "same" width (every layer of the CNN): output position q of tap row i
+// (input column offset x0) reads input q + shift of its plane, so an unrolled row is the
+// plane shifted: one contiguous copy over [qa, qb), from the first position whose input
+// lies inside the plane to the last (clipped to [q0, q1)), except at the positions in
+// between whose window hangs over the left or right edge (ForEachEdge), which read
+// padding, not the neighbouring row that q + shift lands in.
+bool IsSameWidth(const Window2d& g) {
+  return g.stride_h == 1 && g.stride_w == 1 && g.out_w() == g.width;
+}
+struct ShiftedSpan {
+  int64_t shift, qa, qb;
+};
+ShiftedSpan SameWidthSpan(const Window2d& g, const Tap& tap, int64_t q0, int64_t q1) {
+  const int64_t ow = g.out_w(), i = tap.i;
+  const IndexRange valid = tap.valid;
+  const int64_t oy_lo = std::max<int64_t>(0, g.pad_h - i * g.dilation_h);
+  const int64_t oy_hi = std::min(g.out_h(), g.height + g.pad_h - i * g.dilation_h);
+  const int64_t shift = (i * g.dilation_h - g.pad_h) * g.width + tap.x0;
+  // A tap that reads only padding (padding wider than the image) spans nothing.
+  if (valid.begin >= valid.end || oy_lo >= oy_hi) return {shift, q0, q0};
+  const int64_t qa = std::clamp(oy_lo * ow + valid.begin, q0, q1);
+  const int64_t qb = std::clamp((oy_hi - 1) * ow + valid.end, qa, q1);
+  return {shift, qa, qb};
+}
+template <class Fn>
+void ForEachEdge(const Window2d& g, const Tap& tap, const ShiftedSpan& span, const Fn& fn) {
+  const int64_t ow = g.out_w();
+  const IndexRange valid = tap.valid;
+  auto visit = [&](int64_t at) {
+    if (at >= span.qa && at < span.qb) fn(at);
+  };
+  for (int64_t oy = 0; oy * ow < span.qb; ++oy) {  // no division: they cost tens of cycles
+    if ((oy + 1) * ow <= span.qa) continue;
+    for (int64_t ox = 0; ox < valid.begin; ++ox) visit(oy * ow + ox);
+    for (int64_t ox = valid.end; ox < ow; ++ox) visit(oy * ow + ox);
+  }
+}
+
 // Writes entries [q0, q1) of the unrolled row `tap` of image [c, H, W] to out[0, q1 - q0).
 template <typename T>
 void UnrolledRow(const Window2d& g, const T* image, const Tap& tap, int64_t q0, int64_t q1, T* out) {
@@ -112,7 +113,7 @@ void UnrolledRow(const Window2d& g, const T* image, const Tap& tap, int64_t q0, 
   const IndexRange valid = tap.valid;
   const T* plane = image + tap.plane;
   if (IsSameWidth(g)) {
-    const ShiftedSpan span = SameWidthSpan(g, i, x0, valid, q0, q1);
+    const ShiftedSpan span = SameWidthSpan(g, tap, q0, q1);
     const hn::ScalableTag<T> d;
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
     for (int64_t q = q0; q < span.qa; ++q) out[q - q0] = T(0);
@@ -120,7 +121,7 @@ void UnrolledRow(const Window2d& g, const T* image, const Tap& tap, int64_t q0, 
     for (; q + lanes <= span.qb; q += lanes) hn::StoreU(hn::LoadU(d, plane + q + span.shift), d, out + q - q0);
     for (; q < span.qb; ++q) out[q - q0] = plane[q + span.shift];
     for (; q < q1; ++q) out[q - q0] = T(0);
-    ForEachEdge(g, valid, span, [&](int64_t at) { out[at - q0] = T(0); });
+    ForEachEdge(g, tap, span, [&](int64_t at) { out[at - q0] = T(0); });
     return;
   }
   // Output row by output row (one division, at the start: they cost tens of cycles).
@@ -156,8 +157,8 @@ void Col2Im(const std::vector<Tap>& taps, const Window2d& g, T* columns, T* imag
     const int64_t i = taps[t].i, x0 = taps[t].x0;
     const IndexRange valid = taps[t].valid;
     if (IsSameWidth(g)) {
-      const ShiftedSpan span = SameWidthSpan(g, i, x0, valid, 0, oh * ow);
-      ForEachEdge(g, valid, span, [&](int64_t at) { in[at] = T(0); });
+      const ShiftedSpan span = SameWidthSpan(g, taps[t], 0, oh * ow);
+      ForEachEdge(g, taps[t], span, [&](int64_t at) { in[at] = T(0); });
       T* to = plane + span.shift;
       int64_t q = span.qa;
       for (; q + lanes <= span.qb; q += lanes) {
@@ -184,10 +185,8 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
              T* y) {
   const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
   const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
-  const hn::ScalableTag<T> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const std::vector<Tap> taps = TapsOf(c, g);
-  const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PackedASize<T>(o, ck));
+  const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PaddedRows(o) * ck);
   gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
   ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> row(gemm::kNc);
@@ -195,23 +194,11 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
       T* out = y + s * o * l;
       for (int64_t oc = 0; oc < o; ++oc) std::fill(out + oc * l, out + (oc + 1) * l, b ? b[oc] : T(0));
       gemm::GemmBlocked(
-          o, ck, l,
-          [&](int64_t ic, int64_t pc, int64_t, int64_t kc) {
-            return gemm::PackedABlock(packed_w.get(), o, ic, pc, kc);
-          },
+          o, ck, l, gemm::PrepackedA(packed_w.get(), o),
           [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
-            // Row pc + p of the unrolled image, columns [jc, jc + nc), cut into panels.
             for (int64_t p = 0; p < kc; ++p) {
               UnrolledRow(g, x + s * image, taps[pc + p], jc, jc + nc, row.data());
-              int64_t j = 0;
-              for (; j + nr <= nc; j += nr) {
-                T* dst = packed + (j / nr * kc + p) * nr;
-                for (int64_t v = 0; v < nr; v += lanes) hn::Store(hn::LoadU(d, row.data() + j + v), d, dst + v);
-              }
-              if (j < nc) {  // a last, partial panel: zero-padded
-                T* dst = packed + (j / nr * kc + p) * nr;
-                for (int64_t k = 0; k < nr; ++k) dst[k] = j + k < nc ? row[j + k] : T(0);
-              }
+              gemm::PackBRow(row.data(), 1, p, kc, nc, nr, packed);
             }
           },
           out, l, /*accumulate=*/true);
@@ -233,7 +220,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
   const std::vector<Tap> taps = TapsOf(c, g);
   hwy::AlignedFreeUniquePtr<T[]> packed_wt;
   if (dx) {
-    packed_wt = hwy::AllocateAligned<T>(gemm::PackedASize<T>(ck, o));
+    packed_wt = hwy::AllocateAligned<T>(gemm::PaddedRows(ck) * o);
     gemm::PackAllA(w, 1, ck, ck, o, packed_wt.get());
   }
   ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
@@ -242,44 +229,24 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
       for (int64_t s = part * n / parts; s < (part + 1) * n / parts; ++s) {
         const T* g_out = dy + s * o * l;  // [o, l]
         gemm::GemmBlocked(
-            o, l, ck,
-            [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc) {
-              T* const packed = gemm::PackBuffer<T>(1, gemm::kMc * kc);
-              gemm::PackA(g_out + ic * l + pc, l, 1, mc, kc, packed);
-              return static_cast<const T*>(packed);
-            },
+            o, l, ck, gemm::StridedA(g_out, l, 1),
             [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
-              // Column t = jc + j of B is row t of the unrolled image, positions
-              // [pc, pc + kc): written down its panel with stride nr; a last, partial
-              // panel zero-padded row by row.
-              for (int64_t j0 = 0; j0 < nc; j0 += nr) {
-                T* panel = packed + j0 * kc;
-                const int64_t valid = std::min(nr, nc - j0);
-                for (int64_t j = 0; j < valid; ++j) {
-                  UnrolledRow(g, x + s * image, taps[jc + j0 + j], pc, pc + kc, row.data());
-                  for (int64_t p = 0; p < kc; ++p) panel[p * nr + j] = row[p];
-                }
-                for (int64_t p = 0; valid < nr && p < kc; ++p) {
-                  std::fill(panel + p * nr + valid, panel + (p + 1) * nr, T(0));
-                }
+              // Column jc + j of B: positions [pc, pc + kc) of unrolled row jc + j.
+              for (int64_t j = 0; j < nc; ++j) {
+                UnrolledRow(g, x + s * image, taps[jc + j], pc, pc + kc, row.data());
+                gemm::PackBColumn(row.data(), j, kc, nr, packed);
               }
+              gemm::PadLastPanel(kc, nc, nr, packed);
             },
             dw_parts.data() + part * o * ck, ck, /*accumulate=*/true);
-        for (int64_t oc = 0; db && oc < o; ++oc) {
+        for (int64_t oc = 0; db && oc < o; ++oc) {  // Accumulate over one array: f passes it through
           const T* r = g_out + oc * l;
           db_parts[part * o + oc] += internal::HWY_NAMESPACE::Accumulate(
               l, r, r, [](auto, auto v, auto) { return v; }, [](T v, T) { return v; });
         }
         if (dx) {
-          gemm::GemmBlocked(
-              ck, o, l,
-              [&](int64_t ic, int64_t pc, int64_t, int64_t kc) {
-                return gemm::PackedABlock(packed_wt.get(), ck, ic, pc, kc);
-              },
-              [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
-                gemm::PackB(g_out + pc * l + jc, l, 1, kc, nc, nr, packed);
-              },
-              dcolumns.data(), l, /*accumulate=*/false);
+          gemm::GemmBlocked(ck, o, l, gemm::PrepackedA(packed_wt.get(), ck), gemm::StridedB(g_out, l, 1),
+                            dcolumns.data(), l, /*accumulate=*/false);
           std::fill(dx + s * image, dx + (s + 1) * image, T(0));
           Col2Im(taps, g, dcolumns.data(), dx + s * image);
         }

@@ -30,18 +30,7 @@ using gemm::kMr;
 template <typename T>
 void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs, const T* b,
                 int64_t brs, int64_t bcs, T* c, int64_t ldc, bool accumulate) {
-  const int64_t nr = gemm::PanelWidth<T>();
-  gemm::GemmBlocked(
-      m, k, n,
-      [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc) {
-        T* const packed = gemm::PackBuffer<T>(1, gemm::kMc * kc);
-        gemm::PackA(a + ic * ars + pc * acs, ars, acs, mc, kc, packed);
-        return static_cast<const T*>(packed);
-      },
-      [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
-        gemm::PackB(b + pc * brs + jc * bcs, brs, bcs, kc, nc, nr, packed);
-      },
-      c, ldc, accumulate);
+  gemm::GemmBlocked(m, k, n, gemm::StridedA(a, ars, acs), gemm::StridedB(b, brs, bcs), c, ldc, accumulate);
 }
 
 // C[0:m, j0:j1] (+)= A B for a few rows of A (m < kMr), without packing: packing B

@@ -52,42 +52,48 @@ void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* p
   }
 }
 
-// Packs rows [0, depth) x columns [0, cols) of B into panels of nr columns:
-// packed[s][p][c] = B[p][s * nr + c], columns past the end zero. B is read along its
-// contiguous direction: row by row for a row-major B; column by column for a
-// transposed one (x W^T with W [out, in], Linear's forward), each column written
-// down its panel with stride nr (the panel, kc x nr, stays in L1).
+// B packed into panels of nr columns: packed[s][p][c] = B[p][s * nr + c], columns past
+// the end zero. A caller packs B row by row (PackBRow: row p, `cols` entries with stride
+// cs) or column by column (PackBColumn: column c, `depth` contiguous entries, written
+// down its panel with stride nr; then PadLastPanel), whichever side of B is contiguous.
+template <typename T>
+void PackBRow(const T* row, int64_t cs, int64_t p, int64_t depth, int64_t cols, int64_t nr, T* packed) {
+  for (int64_t j = 0; j < cols; j += nr) {
+    T* dst = packed + (j * depth + p * nr);  // panel j / nr, row p
+    const int64_t valid = std::min(nr, cols - j);
+    if (cs == 1 && valid == nr) {  // whole vectors (a memcpy call per 192 bytes costs more)
+      const hn::ScalableTag<T> d;
+      const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+      for (int64_t v = 0; v < nr; v += lanes) hn::Store(hn::LoadU(d, row + j + v), d, dst + v);
+      continue;
+    }
+    for (int64_t c = 0; c < nr; ++c) dst[c] = c < valid ? row[(j + c) * cs] : T(0);
+  }
+}
+template <typename T>
+void PackBColumn(const T* column, int64_t c, int64_t depth, int64_t nr, T* packed) {
+  T* dst = packed + c / nr * depth * nr + c % nr;
+  for (int64_t p = 0; p < depth; ++p) dst[p * nr] = column[p];
+}
+template <typename T>
+void PadLastPanel(int64_t depth, int64_t cols, int64_t nr, T* packed) {
+  const int64_t valid = cols % nr;
+  if (valid == 0) return;
+  T* panel = packed + cols / nr * depth * nr;
+  for (int64_t p = 0; p < depth; ++p) std::fill(panel + p * nr + valid, panel + (p + 1) * nr, T(0));
+}
+
+// Rows [0, depth) x columns [0, cols) of a strided B, read along its contiguous side:
+// row by row for a row-major B; column by column for a transposed one (x W^T with
+// W [out, in], Linear's forward; the panel, kc x nr, stays in L1).
 template <typename T>
 void PackB(const T* b, int64_t rs, int64_t cs, int64_t depth, int64_t cols, int64_t nr, T* packed) {
-  const int64_t panels = (cols + nr - 1) / nr;
   if (rs == 1 && cs != 1) {
-    for (int64_t s = 0; s < panels; ++s) {
-      T* panel = packed + s * depth * nr;
-      const int64_t valid = std::min(nr, cols - s * nr);
-      for (int64_t c = 0; c < valid; ++c) {
-        const T* column = b + (s * nr + c) * cs;
-        for (int64_t p = 0; p < depth; ++p) panel[p * nr + c] = column[p];
-      }
-      for (int64_t c = valid; c < nr; ++c) {
-        for (int64_t p = 0; p < depth; ++p) panel[p * nr + c] = T(0);
-      }
-    }
+    for (int64_t c = 0; c < cols; ++c) PackBColumn(b + c * cs, c, depth, nr, packed);
+    PadLastPanel(depth, cols, nr, packed);
     return;
   }
-  for (int64_t p = 0; p < depth; ++p) {
-    const T* row = b + p * rs;
-    for (int64_t s = 0; s < panels; ++s) {
-      T* dst = packed + (s * depth + p) * nr;
-      const int64_t valid = std::min(nr, cols - s * nr);
-      if (cs == 1 && valid == nr) {  // whole vectors (a memcpy call per 192 bytes costs more)
-        const hn::ScalableTag<T> d;
-        const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-        for (int64_t v = 0; v < nr; v += lanes) hn::Store(hn::LoadU(d, row + s * nr + v), d, dst + v);
-        continue;
-      }
-      for (int64_t c = 0; c < nr; ++c) dst[c] = c < valid ? row[(s * nr + c) * cs] : T(0);
-    }
-  }
+  for (int64_t p = 0; p < depth; ++p) PackBRow(b + p * rs, cs, p, depth, cols, nr, packed);
 }
 
 // C[0:rows, 0:cols] (+)= Ap Bp over `depth`, for one kMr x nr tile (rows <= kMr,
@@ -162,23 +168,39 @@ constexpr int64_t BlockDepth() {
   return kKc * 4 / static_cast<int64_t>(sizeof(T));
 }
 
-// All of A [m, k] packed at once, for an A that many products share (a convolution's
-// weights, one product per image): block pc (kc deep) of slivers at
-// packed + pc * RoundUp(m, kMr), so PackedABlock finds block (ic, pc) without packing.
-template <typename T>
-int64_t PackedASize(int64_t m, int64_t k) {
-  return (m + kMr - 1) / kMr * kMr * k;
-}
+// Rows of A padded to whole slivers.
+inline int64_t PaddedRows(int64_t m) { return (m + kMr - 1) / kMr * kMr; }
+
+// All of A [m, k] packed at once (PaddedRows(m) * k entries), for an A that many
+// products share (a convolution's weights, one product per image): block pc (kc deep)
+// of slivers at packed + pc * PaddedRows(m), so PrepackedA finds block (ic, pc) without
+// packing.
 template <typename T>
 void PackAllA(const T* a, int64_t rs, int64_t cs, int64_t m, int64_t k, T* packed) {
-  const int64_t m_padded = (m + kMr - 1) / kMr * kMr;
   for (int64_t pc = 0; pc < k; pc += BlockDepth<T>()) {
-    PackA(a + pc * cs, rs, cs, m, std::min(BlockDepth<T>(), k - pc), packed + pc * m_padded);
+    PackA(a + pc * cs, rs, cs, m, std::min(BlockDepth<T>(), k - pc), packed + pc * PaddedRows(m));
   }
 }
+
+// The packers GemmBlocked takes, for the common operands: A prepacked by PackAllA, a
+// strided A (packed per block into PackBuffer(1)), a strided B.
 template <typename T>
-const T* PackedABlock(const T* packed, int64_t m, int64_t ic, int64_t pc, int64_t kc) {
-  return packed + pc * ((m + kMr - 1) / kMr * kMr) + ic * kc;
+auto PrepackedA(const T* packed, int64_t m) {
+  return [=](int64_t ic, int64_t pc, int64_t, int64_t kc) { return packed + pc * PaddedRows(m) + ic * kc; };
+}
+template <typename T>
+auto StridedA(const T* a, int64_t rs, int64_t cs) {
+  return [=](int64_t ic, int64_t pc, int64_t mc, int64_t kc) {
+    T* const packed = PackBuffer<T>(1, kMc * kc);
+    PackA(a + ic * rs + pc * cs, rs, cs, mc, kc, packed);
+    return static_cast<const T*>(packed);
+  };
+}
+template <typename T>
+auto StridedB(const T* b, int64_t rs, int64_t cs) {
+  return [=](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
+    PackB(b + pc * rs + jc * cs, rs, cs, kc, nc, PanelWidth<T>(), packed);
+  };
 }
 
 // C [m, n] (+)= A [m, k] B [k, n] on the calling thread: B in blocks of kNc columns and
