@@ -48,24 +48,32 @@ IndexRange InsideRange(int64_t origin, int64_t count, int64_t step, int64_t size
 
 // The unrolled image ("im2col"): columns [c kh kw, oh ow], whose row t = (ch kh + i) kw
 // + j holds, for each output position q = oy ow + ox, the input that q multiplies by
-// w[:, ch, i, j] (0 in the padding). A Tap is what a row needs to know of t, computed
-// once per call (TapsOf): its plane, kernel row i, the input column x0 of ox = 0, and
-// the output columns whose input lies inside the row.
+// w[:, ch, i, j] (0 in the padding). A Tap is what a row needs to know of t: its plane,
+// kernel row i, the input column x0 of ox = 0, and the output columns whose input lies
+// inside the row. Unrolling holds the taps and the output size, computed once per call
+// (out_h and out_w divide, which costs tens of cycles a row).
 struct Tap {
   int64_t plane, i, x0;
   IndexRange valid;
 };
-std::vector<Tap> TapsOf(int64_t c, const Window2d& g) {
+struct Unrolling {
+  Window2d g;
+  int64_t oh, ow;
+  bool same_width;  // stride 1 and ow == W: see SameWidthSpan
   std::vector<Tap> taps;
+};
+Unrolling UnrollingOf(int64_t c, const Window2d& g) {
+  Unrolling u{g, g.out_h(), g.out_w(), false, {}};
+  u.same_width = g.stride_h == 1 && g.stride_w == 1 && u.ow == g.width;
   for (int64_t ch = 0; ch < c; ++ch) {
     for (int64_t i = 0; i < g.kernel_h; ++i) {
       for (int64_t j = 0; j < g.kernel_w; ++j) {
         const int64_t x0 = j * g.dilation_w - g.pad_w;
-        taps.push_back({ch * g.height * g.width, i, x0, InsideRange(x0, g.out_w(), g.stride_w, g.width)});
+        u.taps.push_back({ch * g.height * g.width, i, x0, InsideRange(x0, u.ow, g.stride_w, g.width)});
       }
     }
   }
-  return taps;
+  return u;
 }
 
 // Stride 1 and "same" width (every layer of the CNN): output position q of tap row i
@@ -74,17 +82,15 @@ std::vector<Tap> TapsOf(int64_t c, const Window2d& g) {
 // lies inside the plane to the last (clipped to [q0, q1)), except at the positions in
 // between whose window hangs over the left or right edge (ForEachEdge), which read
 // padding, not the neighbouring row that q + shift lands in.
-bool IsSameWidth(const Window2d& g) {
-  return g.stride_h == 1 && g.stride_w == 1 && g.out_w() == g.width;
-}
 struct ShiftedSpan {
   int64_t shift, qa, qb;
 };
-ShiftedSpan SameWidthSpan(const Window2d& g, const Tap& tap, int64_t q0, int64_t q1) {
-  const int64_t ow = g.out_w(), i = tap.i;
+ShiftedSpan SameWidthSpan(const Unrolling& u, const Tap& tap, int64_t q0, int64_t q1) {
+  const Window2d& g = u.g;
+  const int64_t ow = u.ow, i = tap.i;
   const IndexRange valid = tap.valid;
   const int64_t oy_lo = std::max<int64_t>(0, g.pad_h - i * g.dilation_h);
-  const int64_t oy_hi = std::min(g.out_h(), g.height + g.pad_h - i * g.dilation_h);
+  const int64_t oy_hi = std::min(u.oh, g.height + g.pad_h - i * g.dilation_h);
   const int64_t shift = (i * g.dilation_h - g.pad_h) * g.width + tap.x0;
   // A tap that reads only padding (padding wider than the image) spans nothing.
   if (valid.begin >= valid.end || oy_lo >= oy_hi) return {shift, q0, q0};
@@ -93,8 +99,8 @@ ShiftedSpan SameWidthSpan(const Window2d& g, const Tap& tap, int64_t q0, int64_t
   return {shift, qa, qb};
 }
 template <class Fn>
-void ForEachEdge(const Window2d& g, const Tap& tap, const ShiftedSpan& span, const Fn& fn) {
-  const int64_t ow = g.out_w();
+void ForEachEdge(const Unrolling& u, const Tap& tap, const ShiftedSpan& span, const Fn& fn) {
+  const int64_t ow = u.ow;
   const IndexRange valid = tap.valid;
   auto visit = [&](int64_t at) {
     if (at >= span.qa && at < span.qb) fn(at);
@@ -108,12 +114,13 @@ void ForEachEdge(const Window2d& g, const Tap& tap, const ShiftedSpan& span, con
 
 // Writes entries [q0, q1) of the unrolled row `tap` of image [c, H, W] to out[0, q1 - q0).
 template <typename T>
-void UnrolledRow(const Window2d& g, const T* image, const Tap& tap, int64_t q0, int64_t q1, T* out) {
-  const int64_t ow = g.out_w(), i = tap.i, x0 = tap.x0;
+void UnrolledRow(const Unrolling& u, const T* image, const Tap& tap, int64_t q0, int64_t q1, T* out) {
+  const Window2d& g = u.g;
+  const int64_t ow = u.ow, i = tap.i, x0 = tap.x0;
   const IndexRange valid = tap.valid;
   const T* plane = image + tap.plane;
-  if (IsSameWidth(g)) {
-    const ShiftedSpan span = SameWidthSpan(g, tap, q0, q1);
+  if (u.same_width) {
+    const ShiftedSpan span = SameWidthSpan(u, tap, q0, q1);
     const hn::ScalableTag<T> d;
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
     for (int64_t q = q0; q < span.qa; ++q) out[q - q0] = T(0);
@@ -121,7 +128,7 @@ void UnrolledRow(const Window2d& g, const T* image, const Tap& tap, int64_t q0, 
     for (; q + lanes <= span.qb; q += lanes) hn::StoreU(hn::LoadU(d, plane + q + span.shift), d, out + q - q0);
     for (; q < span.qb; ++q) out[q - q0] = plane[q + span.shift];
     for (; q < q1; ++q) out[q - q0] = T(0);
-    ForEachEdge(g, tap, span, [&](int64_t at) { out[at - q0] = T(0); });
+    ForEachEdge(u, tap, span, [&](int64_t at) { out[at - q0] = T(0); });
     return;
   }
   // Output row by output row (one division, at the start: they cost tens of cycles).
@@ -147,8 +154,10 @@ void UnrolledRow(const Window2d& g, const T* image, const Tap& tap, int64_t q0, 
 // columns [c kh kw, oh ow] is clobbered: for same-width layers, entries that read padding
 // are zeroed, so that each row adds as one shifted span of vectors.
 template <typename T>
-void Col2Im(const std::vector<Tap>& taps, const Window2d& g, T* columns, T* image) {
-  const int64_t oh = g.out_h(), ow = g.out_w();
+void Col2Im(const Unrolling& u, T* columns, T* image) {
+  const Window2d& g = u.g;
+  const std::vector<Tap>& taps = u.taps;
+  const int64_t oh = u.oh, ow = u.ow;
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t t = 0; t < static_cast<int64_t>(taps.size()); ++t) {
@@ -156,9 +165,9 @@ void Col2Im(const std::vector<Tap>& taps, const Window2d& g, T* columns, T* imag
     T* plane = image + taps[t].plane;
     const int64_t i = taps[t].i, x0 = taps[t].x0;
     const IndexRange valid = taps[t].valid;
-    if (IsSameWidth(g)) {
-      const ShiftedSpan span = SameWidthSpan(g, taps[t], 0, oh * ow);
-      ForEachEdge(g, taps[t], span, [&](int64_t at) { in[at] = T(0); });
+    if (u.same_width) {
+      const ShiftedSpan span = SameWidthSpan(u, taps[t], 0, oh * ow);
+      ForEachEdge(u, taps[t], span, [&](int64_t at) { in[at] = T(0); });
       T* to = plane + span.shift;
       int64_t q = span.qa;
       for (; q + lanes <= span.qb; q += lanes) {
@@ -185,7 +194,7 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
              T* y) {
   const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
   const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
-  const std::vector<Tap> taps = TapsOf(c, g);
+  const Unrolling unrolling = UnrollingOf(c, g);
   const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PaddedRows(o) * ck);
   gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
   ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
@@ -197,7 +206,7 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
           o, ck, l, gemm::PrepackedA(packed_w.get(), o),
           [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
             for (int64_t p = 0; p < kc; ++p) {
-              UnrolledRow(g, x + s * image, taps[pc + p], jc, jc + nc, row.data());
+              UnrolledRow(unrolling, x + s * image, unrolling.taps[pc + p], jc, jc + nc, row.data());
               gemm::PackBRow(row.data(), 1, p, kc, nc, nr, packed);
             }
           },
@@ -217,7 +226,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
   const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
   const int64_t parts = std::min(n, kBackwardParts);
   std::vector<T> dw_parts(parts * o * ck, T(0)), db_parts(db ? parts * o : 0, T(0));
-  const std::vector<Tap> taps = TapsOf(c, g);
+  const Unrolling unrolling = UnrollingOf(c, g);
   hwy::AlignedFreeUniquePtr<T[]> packed_wt;
   if (dx) {
     packed_wt = hwy::AllocateAligned<T>(gemm::PaddedRows(ck) * o);
@@ -233,7 +242,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
             [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
               // Column jc + j of B: positions [pc, pc + kc) of unrolled row jc + j.
               for (int64_t j = 0; j < nc; ++j) {
-                UnrolledRow(g, x + s * image, taps[jc + j], pc, pc + kc, row.data());
+                UnrolledRow(unrolling, x + s * image, unrolling.taps[jc + j], pc, pc + kc, row.data());
                 gemm::PackBColumn(row.data(), j, kc, nr, packed);
               }
               gemm::PadLastPanel(kc, nc, nr, packed);
@@ -248,7 +257,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
           gemm::GemmBlocked(ck, o, l, gemm::PrepackedA(packed_wt.get(), ck), gemm::StridedB(g_out, l, 1),
                             dcolumns.data(), l, /*accumulate=*/false);
           std::fill(dx + s * image, dx + (s + 1) * image, T(0));
-          Col2Im(taps, g, dcolumns.data(), dx + s * image);
+          Col2Im(unrolling, dcolumns.data(), dx + s * image);
         }
       }
     }
