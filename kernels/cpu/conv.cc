@@ -233,7 +233,9 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
     gemm::PackAllA(w, 1, ck, ck, o, packed_wt.get());
   }
   ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> row(gemm::BlockDepth<T>()), dcolumns(dx ? ck * l : 0);
+    // Unrolled rows of a lane-count group of taps, transposed into B's panels together.
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
+    std::vector<T> rows(lanes * gemm::BlockDepth<T>()), dcolumns(dx ? ck * l : 0);
     for (int64_t part = begin; part < end; ++part) {
       for (int64_t s = part * n / parts; s < (part + 1) * n / parts; ++s) {
         const T* g_out = dy + s * o * l;  // [o, l]
@@ -241,9 +243,12 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
             o, l, ck, gemm::StridedA(g_out, l, 1),
             [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
               // Column jc + j of B: positions [pc, pc + kc) of unrolled row jc + j.
-              for (int64_t j = 0; j < nc; ++j) {
-                UnrolledRow(unrolling, x + s * image, unrolling.taps[jc + j], pc, pc + kc, row.data());
-                gemm::PackBColumn(row.data(), j, kc, nr, packed);
+              for (int64_t j0 = 0; j0 < nc; j0 += lanes) {
+                const int64_t count = std::min(lanes, nc - j0);
+                for (int64_t j = 0; j < count; ++j) {
+                  UnrolledRow(unrolling, x + s * image, unrolling.taps[jc + j0 + j], pc, pc + kc, rows.data() + j * kc);
+                }
+                gemm::PackBColumns(rows.data(), kc, j0, count, kc, nr, packed);
               }
               gemm::PadLastPanel(kc, nc, nr, packed);
             },
@@ -419,6 +424,7 @@ void PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, cons
   ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(outs, 1)),
               [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
+      std::fill(dx + p * area, dx + (p + 1) * area, T(0));
       for (int64_t k = 0; k < outs; ++k) dx[p * area + argmax[p * outs + k]] += dy[p * outs + k];
     }
   });

@@ -54,7 +54,9 @@ void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d
 void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const void* x, void* y,
                       int64_t* argmax);
 
-// dx[p, argmax[p, k]] += dy[p, k]: dx [planes, H, W] is accumulated into.
+// dx[p, i] = the sum of dy[p, k] over the k with argmax[p, k] == i, 0 where there is
+// none: dx [planes, H, W] is overwritten (zeroed a plane at a time, while it is in
+// cache, not in a pass of its own before the scatter).
 void MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
                        const void* dy, void* dx);
 

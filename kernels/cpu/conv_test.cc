@@ -148,7 +148,7 @@ void CheckPoolAgainstReference() {
 
     std::vector<int64_t> argmax(want_argmax);
     const std::vector<T> dy = Cast<T>(Random(planes * outs, rng));
-    std::vector<T> dx(x.size(), T(1)), expected(x.size(), T(1));  // accumulated into
+    std::vector<T> dx(x.size(), T(7)), expected(x.size(), T(0));  // dx is overwritten
     for (int64_t p = 0; p < planes; ++p) {
       for (int64_t k = 0; k < outs; ++k) expected[p * s.h * s.w + want_argmax[p * outs + k]] += dy[p * outs + k];
     }

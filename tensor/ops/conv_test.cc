@@ -84,6 +84,11 @@ TEST(MaxPool2dOpTest, ChecksPaddingAndIndices) {
                 MaxPool2dBackward({1, 1, 4, 4}, Full({1, 1, 2, 2}, 16, DType::kI64), Zeros({1, 1, 2, 2}), {});
               }),
               HasSubstr("index 16 is outside the 4x4 input planes"));
+  EXPECT_THAT(ErrorOf([] {
+                MaxPool2dBackward({1, 1, 4, 4}, FromVector<int64_t>({3, -1, 15, 0}, {1, 1, 2, 2}),
+                                  Zeros({1, 1, 2, 2}), {});
+              }),
+              HasSubstr("index -1 is outside the 4x4 input planes"));
 }
 
 }  // namespace

@@ -38,24 +38,73 @@ constexpr int64_t kMr = 6, kNv = 2, kKc = 256;
 constexpr int64_t kMc = 16 * kMr;
 constexpr int64_t kNc = 1024;
 
+// An N x N block transposed in registers, N the lane count: dst[j * dst_stride + r] =
+// src[r * src_stride + j] for j < N and r < width, rows r >= rows read as zero (so that
+// a caller never reads past its matrix); the rows of src must hold N entries. log2(N)
+// rounds deinterleave pairs of vectors (ConcatEven / ConcatOdd): a round moves the
+// entry at flattened index f = r N + j to (f mod 2) N^2 / 2 + f / 2, i.e. rotates the
+// bits of f right by one, so after log2(N) rounds entry (r, j) sits at j N + r. One
+// permute per vector per round: log2(N) / N per entry, against a load and a store per
+// entry for the scalar transpose, whose strided side misses the store buffer's
+// combining (measured 6 cycles an entry when packing the convolution's panels).
+template <typename T>
+void TransposeBlock(const T* src, int64_t src_stride, int64_t rows, T* dst, int64_t dst_stride,
+                    int64_t width) {
+  const hn::ScalableTag<T> d;
+  constexpr int64_t kN = static_cast<int64_t>(hn::MaxLanes(d));
+  using V = decltype(hn::Zero(d));
+  V v[kN];
+  for (int64_t r = 0; r < kN; ++r) v[r] = r < rows ? hn::LoadU(d, src + r * src_stride) : hn::Zero(d);
+#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to permute (and no ConcatEven)
+  for (int64_t round = 1; round < kN; round *= 2) {
+    V next[kN];
+    for (int64_t i = 0; i < kN / 2; ++i) {
+      next[i] = hn::ConcatEven(d, v[2 * i + 1], v[2 * i]);
+      next[kN / 2 + i] = hn::ConcatOdd(d, v[2 * i + 1], v[2 * i]);
+    }
+    for (int64_t i = 0; i < kN; ++i) v[i] = next[i];
+  }
+#endif
+  for (int64_t j = 0; j < kN; ++j) {
+    if (width == kN) {
+      hn::StoreU(v[j], d, dst + j * dst_stride);
+    } else {
+      hn::BlendedStore(v[j], hn::FirstN(d, static_cast<size_t>(width)), d, dst + j * dst_stride);
+    }
+  }
+}
+
 // Packs rows [0, rows) x columns [0, depth) of A (from `a`) into slivers of kMr rows:
-// packed[s][p][r] = A[s * kMr + r][p], rows past the end zero.
+// packed[s][p][r] = A[s * kMr + r][p], rows past the end zero. A row-major A (cs == 1)
+// is transposed a lane-count square at a time (rows of a sliver in groups of N where
+// kMr > N); the rest, and a column-major A, whose sliver rows are already contiguous,
+// go entry by entry.
 template <typename T>
 void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* packed) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
   for (int64_t s = 0; s < rows; s += kMr) {
     const int64_t valid = std::min(kMr, rows - s);
-    for (int64_t p = 0; p < depth; ++p) {
-      for (int64_t r = 0; r < kMr; ++r) {
-        *packed++ = r < valid ? a[(s + r) * rs + p * cs] : T(0);
+    int64_t p = 0;
+    if (cs == 1) {
+      for (; p + lanes <= depth; p += lanes) {
+        for (int64_t g = 0; g < kMr; g += lanes) {
+          TransposeBlock(a + (s + g) * rs + p, rs, std::max<int64_t>(0, valid - g), packed + p * kMr + g, kMr,
+                         std::min(lanes, kMr - g));
+        }
       }
     }
+    for (; p < depth; ++p) {
+      for (int64_t r = 0; r < kMr; ++r) packed[p * kMr + r] = r < valid ? a[(s + r) * rs + p * cs] : T(0);
+    }
+    packed += depth * kMr;
   }
 }
 
 // B packed into panels of nr columns: packed[s][p][c] = B[p][s * nr + c], columns past
 // the end zero. A caller packs B row by row (PackBRow: row p, `cols` entries with stride
-// cs) or column by column (PackBColumn: column c, `depth` contiguous entries, written
-// down its panel with stride nr; then PadLastPanel), whichever side of B is contiguous.
+// cs) or, where columns are contiguous, a group of at most N (the lane count) columns
+// at a time (PackBColumns: column c0 + c at column + c * cs, `depth` entries each,
+// transposed into the panel; then PadLastPanel).
 template <typename T>
 void PackBRow(const T* row, int64_t cs, int64_t p, int64_t depth, int64_t cols, int64_t nr, T* packed) {
   for (int64_t j = 0; j < cols; j += nr) {
@@ -71,9 +120,15 @@ void PackBRow(const T* row, int64_t cs, int64_t p, int64_t depth, int64_t cols, 
   }
 }
 template <typename T>
-void PackBColumn(const T* column, int64_t c, int64_t depth, int64_t nr, T* packed) {
-  T* dst = packed + c / nr * depth * nr + c % nr;
-  for (int64_t p = 0; p < depth; ++p) dst[p * nr] = column[p];
+void PackBColumns(const T* column, int64_t cs, int64_t c0, int64_t count, int64_t depth, int64_t nr,
+                  T* packed) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
+  T* dst = packed + c0 / nr * depth * nr + c0 % nr;  // nr is a whole number of lanes
+  int64_t p = 0;
+  for (; p + lanes <= depth; p += lanes) TransposeBlock(column + p, cs, count, dst + p * nr, nr, lanes);
+  for (; p < depth; ++p) {
+    for (int64_t c = 0; c < count; ++c) dst[p * nr + c] = column[c * cs + p];
+  }
 }
 template <typename T>
 void PadLastPanel(int64_t depth, int64_t cols, int64_t nr, T* packed) {
@@ -84,45 +139,50 @@ void PadLastPanel(int64_t depth, int64_t cols, int64_t nr, T* packed) {
 }
 
 // Rows [0, depth) x columns [0, cols) of a strided B, read along its contiguous side:
-// row by row for a row-major B; column by column for a transposed one (x W^T with
-// W [out, in], Linear's forward; the panel, kc x nr, stays in L1).
+// row by row for a row-major B; columns at a time for a transposed one (x W^T with
+// W [out, in], Linear's forward).
 template <typename T>
 void PackB(const T* b, int64_t rs, int64_t cs, int64_t depth, int64_t cols, int64_t nr, T* packed) {
   if (rs == 1 && cs != 1) {
-    for (int64_t c = 0; c < cols; ++c) PackBColumn(b + c * cs, c, depth, nr, packed);
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
+    for (int64_t c = 0; c < cols; c += lanes) {
+      PackBColumns(b + c * cs, cs, c, std::min(lanes, cols - c), depth, nr, packed);
+    }
     PadLastPanel(depth, cols, nr, packed);
     return;
   }
   for (int64_t p = 0; p < depth; ++p) PackBRow(b + p * rs, cs, p, depth, cols, nr, packed);
 }
 
-// C[0:rows, 0:cols] (+)= Ap Bp over `depth`, for one kMr x nr tile (rows <= kMr,
-// cols <= nr); `add` says whether to add to C.
-template <typename T>
-void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c,
+// C[0:rows, 0:cols] (+)= Ap Bp over `depth`, for one tile of kMr rows by kV vectors
+// (rows <= kMr, cols <= kV lanes); `add` says whether to add to C. Bp's rows are nr
+// apart whatever kV: a panel's last columns go through a narrower tile (kV < kNv), not
+// through multiply-adds of its zero padding.
+template <int64_t kV, typename T>
+void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, int64_t nr, T* c,
                  int64_t ldc, int64_t rows, int64_t cols, bool add) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   using V = decltype(hn::Zero(d));
-  V tile[kMr][kNv];
+  V tile[kMr][kV];
   for (int64_t r = 0; r < kMr; ++r) {
-    for (int64_t v = 0; v < kNv; ++v) tile[r][v] = hn::Zero(d);
+    for (int64_t v = 0; v < kV; ++v) tile[r][v] = hn::Zero(d);
   }
   for (int64_t p = 0; p < depth; ++p) {
-    V b[kNv];
-    for (int64_t v = 0; v < kNv; ++v) b[v] = hn::LoadU(d, bp + v * lanes);
-    bp += kNv * lanes;
+    V b[kV];
+    for (int64_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, bp + v * lanes);
+    bp += nr;
 #pragma GCC unroll 16
     for (int64_t r = 0; r < kMr; ++r) {
       const V a = hn::Set(d, ap[r]);
-      for (int64_t v = 0; v < kNv; ++v) tile[r][v] = hn::MulAdd(a, b[v], tile[r][v]);
+      for (int64_t v = 0; v < kV; ++v) tile[r][v] = hn::MulAdd(a, b[v], tile[r][v]);
     }
     ap += kMr;
   }
-  if (cols == kNv * lanes) {
+  if (cols == kV * lanes) {
     for (int64_t r = 0; r < rows; ++r) {
       T* row = c + r * ldc;
-      for (int64_t v = 0; v < kNv; ++v) {
+      for (int64_t v = 0; v < kV; ++v) {
         V sum = tile[r][v];
         if (add) sum = hn::Add(sum, hn::LoadU(d, row + v * lanes));
         hn::StoreU(sum, d, row + v * lanes);
@@ -133,10 +193,22 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT 
   // A partial tile at the right edge: through a buffer.
   HWY_ALIGN T buffer[kNv * HWY_MAX_BYTES / sizeof(T)];
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t v = 0; v < kNv; ++v) hn::Store(tile[r][v], d, buffer + v * lanes);
+    for (int64_t v = 0; v < kV; ++v) hn::Store(tile[r][v], d, buffer + v * lanes);
     T* row = c + r * ldc;
     for (int64_t j = 0; j < cols; ++j) row[j] = add ? row[j] + buffer[j] : buffer[j];
   }
+}
+
+// MicroKernel with the fewest vectors (at most kV) that cover `cols`.
+template <int64_t kV, typename T>
+void MicroKernelFor(int64_t depth, const T* ap, const T* bp, int64_t nr, T* c, int64_t ldc, int64_t rows,
+                    int64_t cols, bool add) {
+  if constexpr (kV > 1) {
+    if (cols <= (kV - 1) * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()))) {
+      return MicroKernelFor<kV - 1>(depth, ap, bp, nr, c, ldc, rows, cols, add);
+    }
+  }
+  MicroKernel<kV>(depth, ap, bp, nr, c, ldc, rows, cols, add);
 }
 
 // Per-thread packing buffers (0: B, 1: A), grown when needed and reused, so that a
@@ -225,8 +297,8 @@ void GemmBlocked(int64_t m, int64_t k, int64_t n, const PackAFn& pack_a, const P
         const T* const packed_a = pack_a(ic, pc, mc, kc);
         for (int64_t jr = 0; jr < nc; jr += nr) {
           for (int64_t ir = 0; ir < mc; ir += kMr) {
-            MicroKernel(kc, packed_a + ir * kc, packed_b + jr * kc, c + (ic + ir) * ldc + jc + jr,
-                        ldc, std::min(kMr, mc - ir), std::min(nr, nc - jr), add);
+            MicroKernelFor<kNv>(kc, packed_a + ir * kc, packed_b + jr * kc, nr, c + (ic + ir) * ldc + jc + jr,
+                                ldc, std::min(kMr, mc - ir), std::min(nr, nc - jr), add);
           }
         }
       }
