@@ -224,8 +224,15 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
               const T* dy, T* dx, T* dw, T* db) {
   const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
   const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
+  if (n == 0) {  // no images: zero gradients
+    std::fill(dw, dw + o * ck, T(0));
+    if (db) std::fill(db, db + o, T(0));
+    return;
+  }
   const int64_t parts = std::min(n, kBackwardParts);
-  std::vector<T> dw_parts(parts * o * ck, T(0)), db_parts(db ? parts * o : 0, T(0));
+  // Each part's first image writes its dw part (no zeroing pass over them).
+  const hwy::AlignedFreeUniquePtr<T[]> dw_parts = hwy::AllocateAligned<T>(parts * o * ck);
+  std::vector<T> db_parts(db ? parts * o : 0, T(0));
   const Unrolling unrolling = UnrollingOf(c, g);
   hwy::AlignedFreeUniquePtr<T[]> packed_wt;
   if (dx) {
@@ -235,9 +242,11 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
   ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
     // Unrolled rows of a lane-count group of taps, transposed into B's panels together.
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
-    std::vector<T> rows(lanes * gemm::BlockDepth<T>()), dcolumns(dx ? ck * l : 0);
+    std::vector<T> rows(lanes * gemm::BlockDepth<T>());
+    const hwy::AlignedFreeUniquePtr<T[]> dcolumns = dx ? hwy::AllocateAligned<T>(ck * l) : nullptr;
     for (int64_t part = begin; part < end; ++part) {
-      for (int64_t s = part * n / parts; s < (part + 1) * n / parts; ++s) {
+      const int64_t first = part * n / parts;
+      for (int64_t s = first; s < (part + 1) * n / parts; ++s) {
         const T* g_out = dy + s * o * l;  // [o, l]
         gemm::GemmBlocked(
             o, l, ck, gemm::StridedA(g_out, l, 1),
@@ -252,7 +261,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
               }
               gemm::PadLastPanel(kc, nc, nr, packed);
             },
-            dw_parts.data() + part * o * ck, ck, /*accumulate=*/true);
+            dw_parts.get() + part * o * ck, ck, /*accumulate=*/s > first);
         for (int64_t oc = 0; db && oc < o; ++oc) {  // Accumulate over one array: f passes it through
           const T* r = g_out + oc * l;
           db_parts[part * o + oc] += internal::HWY_NAMESPACE::Accumulate(
@@ -260,20 +269,21 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
         }
         if (dx) {
           gemm::GemmBlocked(ck, o, l, gemm::PrepackedA(packed_wt.get(), ck), gemm::StridedB(g_out, l, 1),
-                            dcolumns.data(), l, /*accumulate=*/false);
+                            dcolumns.get(), l, /*accumulate=*/false);
           std::fill(dx + s * image, dx + (s + 1) * image, T(0));
-          Col2Im(unrolling, dcolumns.data(), dx + s * image);
+          Col2Im(unrolling, dcolumns.get(), dx + s * image);
         }
       }
     }
   });
-  std::fill(dw, dw + o * ck, T(0));
-  if (db) std::fill(db, db + o, T(0));
-  for (int64_t part = 0; part < parts; ++part) {
+  // The parts summed in order.
+  std::copy(dw_parts.get(), dw_parts.get() + o * ck, dw);
+  for (int64_t part = 1; part < parts; ++part) {
     for (int64_t k = 0; k < o * ck; ++k) dw[k] += dw_parts[part * o * ck + k];
-    if (db) {
-      for (int64_t oc = 0; oc < o; ++oc) db[oc] += db_parts[part * o + oc];
-    }
+  }
+  if (db) std::fill(db, db + o, T(0));
+  for (int64_t part = 0; db && part < parts; ++part) {
+    for (int64_t oc = 0; oc < o; ++oc) db[oc] += db_parts[part * o + oc];
   }
 }
 

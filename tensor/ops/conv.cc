@@ -131,13 +131,14 @@ Tensor MaxPool2dBackward(IntSpan x_shape, const Tensor& indices, const Tensor& d
   const Tensor g = dy.To(compute).Contiguous(), at = indices.Contiguous();
   const int64_t area = x_shape[2] * x_shape[3];
   const int64_t* index = at.data<int64_t>();
-  // The extremes in one pass (which vectorizes), not a check per index.
-  const auto [low, high] = std::minmax_element(index, index + at.numel());
-  if (at.numel() > 0) {
-    const int64_t bad = *low < 0 ? *low : *high;
-    EMBER_CHECK(bad >= 0 && bad < area, "max_pool2d_backward: index ", bad, " is outside the ",
-                x_shape[2], "x", x_shape[3], " input planes");
+  // The extremes in one pass of min/max (which vectorizes), not a check per index.
+  int64_t low = 0, high = 0;
+  for (int64_t k = 0; k < at.numel(); ++k) {
+    low = std::min(low, index[k]);
+    high = std::max(high, index[k]);
   }
+  EMBER_CHECK(low >= 0 && high < area, "max_pool2d_backward: index ", low < 0 ? low : high,
+              " is outside the ", x_shape[2], "x", x_shape[3], " input planes");
   Tensor dx = Empty(x_shape, compute);  // the kernel writes every entry
   kernels::cpu::MaxPool2dBackward(compute, x_shape[0] * x_shape[1], window, at.data<int64_t>(),
                                   g.raw_data(), dx.raw_data());

@@ -48,6 +48,14 @@ TEST(Conv2dOpTest, BackwardGivesOnlyWhatIsAsked) {
   EXPECT_EQ(g.dbias.ToVector<float>(), (std::vector<float>{18, 18, 18, 18}));
 }
 
+TEST(Conv2dOpTest, AnEmptyBatchHasZeroWeightGradients) {
+  const Tensor w = Ones({4, 3, 3, 3});
+  const Conv2dGrads g = Conv2dBackward(Zeros({0, 3, 5, 5}), w, Zeros({0, 4, 3, 3}), {}, true, true);
+  EXPECT_EQ(g.dx.shape(), (Shape{0, 3, 5, 5}));
+  EXPECT_EQ(g.dweight.ToVector<float>(), std::vector<float>(4 * 3 * 3 * 3, 0));
+  EXPECT_EQ(g.dbias.ToVector<float>(), std::vector<float>(4, 0));
+}
+
 TEST(Conv2dOpTest, BadShapesNameTheOpAndShapes) {
   const Tensor x = Zeros({1, 3, 8, 8});
   EXPECT_THAT(ErrorOf([&] { Conv2d(Zeros({3, 8, 8}), Zeros({4, 3, 3, 3}), Tensor()); }),

@@ -53,25 +53,30 @@ void TransposeBlock(const T* src, int64_t src_stride, int64_t rows, T* dst, int6
   const hn::ScalableTag<T> d;
   constexpr int64_t kN = static_cast<int64_t>(hn::MaxLanes(d));
   using V = decltype(hn::Zero(d));
-  V v[kN];
+  V v[kN];  // unrolled loops below keep v in registers (kN <= 16 of AVX-512's 32)
+#pragma GCC unroll 16
   for (int64_t r = 0; r < kN; ++r) v[r] = r < rows ? hn::LoadU(d, src + r * src_stride) : hn::Zero(d);
 #if HWY_TARGET != HWY_SCALAR  // one lane: nothing to permute (and no ConcatEven)
+#pragma GCC unroll 4
   for (int64_t round = 1; round < kN; round *= 2) {
     V next[kN];
+#pragma GCC unroll 8
     for (int64_t i = 0; i < kN / 2; ++i) {
       next[i] = hn::ConcatEven(d, v[2 * i + 1], v[2 * i]);
       next[kN / 2 + i] = hn::ConcatOdd(d, v[2 * i + 1], v[2 * i]);
     }
+#pragma GCC unroll 16
     for (int64_t i = 0; i < kN; ++i) v[i] = next[i];
   }
 #endif
-  for (int64_t j = 0; j < kN; ++j) {
-    if (width == kN) {
-      hn::StoreU(v[j], d, dst + j * dst_stride);
-    } else {
-      hn::BlendedStore(v[j], hn::FirstN(d, static_cast<size_t>(width)), d, dst + j * dst_stride);
-    }
+  if (width == kN) {
+#pragma GCC unroll 16
+    for (int64_t j = 0; j < kN; ++j) hn::StoreU(v[j], d, dst + j * dst_stride);
+    return;
   }
+  const auto first = hn::FirstN(d, static_cast<size_t>(width));
+#pragma GCC unroll 16
+  for (int64_t j = 0; j < kN; ++j) hn::BlendedStore(v[j], first, d, dst + j * dst_stride);
 }
 
 // Packs rows [0, rows) x columns [0, depth) of A (from `a`) into slivers of kMr rows:
@@ -191,7 +196,7 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT 
     return;
   }
   // A partial tile at the right edge: through a buffer.
-  HWY_ALIGN T buffer[kNv * HWY_MAX_BYTES / sizeof(T)];
+  HWY_ALIGN T buffer[kV * HWY_MAX_BYTES / sizeof(T)] = {};  // zeroed: GCC cannot see the stores cover it
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t v = 0; v < kV; ++v) hn::Store(tile[r][v], d, buffer + v * lanes);
     T* row = c + r * ldc;
