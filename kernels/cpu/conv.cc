@@ -200,8 +200,6 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
   ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> row(gemm::kNc);
     for (int64_t s = begin; s < end; ++s) {
-      T* out = y + s * o * l;
-      for (int64_t oc = 0; oc < o; ++oc) std::fill(out + oc * l, out + (oc + 1) * l, b ? b[oc] : T(0));
       gemm::GemmBlocked(
           o, ck, l, gemm::PrepackedA(packed_w.get(), o),
           [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
@@ -210,7 +208,7 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
               gemm::PackBRow(row.data(), 1, p, kc, nc, nr, packed);
             }
           },
-          out, l, /*accumulate=*/true);
+          y + s * o * l, l, /*accumulate=*/false, b);
     }
   });
 }
@@ -287,13 +285,22 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
   }
 }
 
+// PyTorch's max-pooling rule as lane selects: tap value v (at input index `at`) replaces
+// the best so far where v > best or v is NaN (so the first maximum and the last NaN
+// win). Branches instead would mispredict half the time on real data.
+template <class V, class VI>
+void TakeGreaterOrNaN(V v, VI at, V& best, VI& best_at) {
+  const auto take = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
+  best = hn::IfThenElse(take, v, best);
+  best_at = hn::IfThenElse(hn::RebindMask(hn::DFromV<VI>(), take), at, best_at);
+}
+
 // Max pooling where every window lies inside the plane (no padding, no dilation: the
-// common case, 2x2 with stride 2), planes [begin, end). A vector of a plane's outputs
-// (in row-major order, across output rows: rows are short) at a time, tap by tap,
-// gathering each window's input: PyTorch's rule (v > best or v is NaN: the first
-// maximum, the last NaN) as lane selects, not branches, which on real data mispredict
-// half the time. Starting from each window's first input instead of -inf picks the same
-// element. A plane's last vector overlaps the one before (same outputs, same values).
+// common case), planes [begin, end). A vector of a plane's outputs (in row-major order,
+// across output rows: rows are short) at a time, tap by tap, gathering each window's
+// input (TakeGreaterOrNaN). Starting from each window's first input instead of -inf
+// picks the same element. A plane's last vector overlaps the one before (same outputs,
+// same values).
 template <typename T>
 void PoolInside(const Window2d& g, int64_t begin, int64_t end, const T* x, T* y, int64_t* argmax) {
   const hn::ScalableTag<T> d;
@@ -330,10 +337,7 @@ void PoolInside(const Window2d& g, int64_t begin, int64_t end, const T* x, T* y,
       auto best_at = first;
       for (int64_t k = 1; k < taps; ++k) {
         const auto at = hn::Add(first, hn::Set(di, shift[k]));
-        const auto v = hn::GatherIndex(d, plane, at);
-        const auto take = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
-        best = hn::IfThenElse(take, v, best);
-        best_at = hn::IfThenElse(hn::RebindMask(di, take), at, best_at);
+        TakeGreaterOrNaN(hn::GatherIndex(d, plane, at), at, best, best_at);
       }
       hn::StoreU(best, d, out + q);
       hn::Store(best_at, di, winner);
@@ -342,8 +346,73 @@ void PoolInside(const Window2d& g, int64_t begin, int64_t end, const T* x, T* y,
   }
 }
 
-// Max pooling over planes [0, planes): PoolInside where windows lie inside the plane,
-// otherwise one window at a time over its valid taps.
+// 2x2 windows with stride 2 (the CNN's), planes [begin, end) of x's `total` entries:
+// each output row from contiguous loads of its two input rows, a window's left and
+// right inputs split apart by ConcatEven / ConcatOdd, instead of gathered (gathers
+// stalled PoolInside on these shapes). A vector of one output row at a time; a row's
+// loads run on into the next input row (2 lanes per output, the rest unused), except
+// at the end of x, where the last chunk goes window by window.
+template <typename T>
+void PoolPairs(const Window2d& g, int64_t begin, int64_t end, int64_t total, const T* x, T* y,
+               int64_t* argmax) {
+#if HWY_TARGET == HWY_SCALAR  // one lane: no ConcatEven, nothing to gain
+  (void)total;
+  PoolInside(g, begin, end, x, y, argmax);
+#else
+  const hn::ScalableTag<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using TI = hn::TFromD<decltype(di)>;  // int32 for f32: planes are under 2^31 elements
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t w = g.width, ow = g.out_w(), outs = g.out_h() * ow, area = g.height * w;
+  const auto twice_lane = hn::Add(hn::Iota(di, 0), hn::Iota(di, 0));
+  HWY_ALIGN T best_values[HWY_MAX_BYTES / sizeof(T)];
+  HWY_ALIGN TI winner[HWY_MAX_BYTES / sizeof(T)];
+  for (int64_t p = begin; p < end; ++p) {
+    const T* plane = x + p * area;
+    for (int64_t q0 = 0; q0 < outs; q0 += ow) {  // output row q0 / ow
+      const int64_t row = 2 * (q0 / ow) * w;  // its windows' first input row
+      for (int64_t ox0 = 0; ox0 < ow; ox0 += lanes) {
+        const int64_t count = std::min(lanes, ow - ox0), first = row + 2 * ox0;
+        T* out = y + p * outs + q0 + ox0;
+        int64_t* out_index = argmax + p * outs + q0 + ox0;
+        if (p * area + first + w + 2 * lanes > total) {  // the loads would leave x
+          for (int64_t k = 0; k < count; ++k) {
+            int64_t best_index = first + 2 * k;
+            for (const int64_t at : {best_index + 1, best_index + w, best_index + w + 1}) {
+              if (plane[at] > plane[best_index] || std::isnan(plane[at])) best_index = at;
+            }
+            out[k] = plane[best_index];
+            out_index[k] = best_index;
+          }
+          continue;
+        }
+        const T* top = plane + first;
+        const T* bottom = top + w;
+        const auto top_lo = hn::LoadU(d, top), top_hi = hn::LoadU(d, top + lanes);
+        const auto bottom_lo = hn::LoadU(d, bottom), bottom_hi = hn::LoadU(d, bottom + lanes);
+        const auto at = hn::Add(hn::Set(di, static_cast<TI>(first)), twice_lane);
+        auto best = hn::ConcatEven(d, top_hi, top_lo);
+        auto best_at = at;
+        TakeGreaterOrNaN(hn::ConcatOdd(d, top_hi, top_lo), hn::Add(at, hn::Set(di, TI(1))), best, best_at);
+        TakeGreaterOrNaN(hn::ConcatEven(d, bottom_hi, bottom_lo), hn::Add(at, hn::Set(di, static_cast<TI>(w))),
+                         best, best_at);
+        TakeGreaterOrNaN(hn::ConcatOdd(d, bottom_hi, bottom_lo), hn::Add(at, hn::Set(di, static_cast<TI>(w + 1))),
+                         best, best_at);
+        hn::Store(best, d, best_values);
+        hn::Store(best_at, di, winner);
+        for (int64_t k = 0; k < count; ++k) {
+          out[k] = best_values[k];
+          out_index[k] = winner[k];
+        }
+      }
+    }
+  }
+#endif
+}
+
+// Max pooling over planes [0, planes): PoolPairs for 2x2 windows with stride 2,
+// PoolInside for other windows that lie inside the plane, otherwise one window at a
+// time over its valid taps.
 template <typename T>
 void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64_t* argmax) {
   // A copy: argmax (int64) might alias the window's fields, which would be reloaded
@@ -352,7 +421,14 @@ void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64
   const int64_t oh = g.out_h(), ow = g.out_w(), area = g.height * g.width;
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(oh * ow, 1));
   if (g.pad_h == 0 && g.pad_w == 0 && g.dilation_h == 1 && g.dilation_w == 1) {
-    ParallelFor(planes, grain, [&](int64_t begin, int64_t end) { PoolInside(g, begin, end, x, y, argmax); });
+    const bool pairs = g.kernel_h == 2 && g.kernel_w == 2 && g.stride_h == 2 && g.stride_w == 2;
+    ParallelFor(planes, grain, [&](int64_t begin, int64_t end) {
+      if (pairs) {
+        PoolPairs(g, begin, end, planes * area, x, y, argmax);
+      } else {
+        PoolInside(g, begin, end, x, y, argmax);
+      }
+    });
     return;
   }
   // The valid taps of every window row and column, computed once (they divide).

@@ -77,6 +77,7 @@ BENCHMARK(BM_Conv2dForward)->Apply(CnnShapes);
 BENCHMARK(BM_Conv2dBackward)->Apply(CnnShapes);
 BENCHMARK(BM_MaxPool2dForwardBackward)
     ->Args({64, 32, 28})
+    ->Args({64, 64, 14})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

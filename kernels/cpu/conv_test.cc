@@ -120,12 +120,14 @@ TEST(Conv2dTest, RefusesIntegerDTypes) {
 template <typename T>
 void CheckPoolAgainstReference() {
   std::mt19937 rng(4);
-  // planes as n * c. Windows inside the plane take the vector path: 2x2 stride 2 at the
-  // CNN's sizes (rows shorter than a vector), overlapping 3x3 windows with stride (1, 2),
-  // a plane smaller than a vector. Padded or dilated windows take the other.
+  // planes as n * c. 2x2 windows with stride 2 take PoolPairs: the CNN's sizes (rows
+  // shorter than a vector), odd sizes, planes whose last rows go window by window. Other
+  // windows inside the plane take PoolInside: overlapping 3x3 windows with stride (1, 2),
+  // a plane with fewer outputs than a vector. Padded or dilated windows take the rest.
   for (const ref::Conv2dShape& s :
        {ref::Conv2dShape{2, 3, 0, 8, 8, 2, 2, 2, 2}, ref::Conv2dShape{2, 3, 0, 28, 28, 2, 2, 2, 2},
-        ref::Conv2dShape{1, 2, 0, 14, 14, 2, 2, 2, 2}, ref::Conv2dShape{1, 2, 0, 11, 13, 3, 3, 1, 2},
+        ref::Conv2dShape{1, 2, 0, 14, 14, 2, 2, 2, 2}, ref::Conv2dShape{2, 2, 0, 9, 41, 2, 2, 2, 2},
+        ref::Conv2dShape{2, 1, 0, 5, 5, 3, 3, 2, 2}, ref::Conv2dShape{1, 2, 0, 11, 13, 3, 3, 1, 2},
         ref::Conv2dShape{3, 1, 0, 5, 4, 2, 2, 2, 2}, ref::Conv2dShape{1, 2, 0, 9, 7, 3, 3, 2, 2, 1, 1},
         ref::Conv2dShape{1, 1, 0, 10, 10, 3, 2, 1, 2, 1, 1, 2, 1}}) {
     SCOPED_TRACE(testing::Message() << "planes " << s.n * s.c << " of " << s.h << "x" << s.w << ", kernel "

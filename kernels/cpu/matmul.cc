@@ -84,10 +84,8 @@ void GemmFewRows(int64_t m, int64_t k, int64_t j0, int64_t j1, const T* a, int64
 template <typename T>
 void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs, const T* b,
               int64_t brs, int64_t bcs, T* c, int64_t ldc, bool accumulate) {
-  if (k == 0) {  // C = 0 (or unchanged)
-    if (!accumulate) {
-      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
-    }
+  if (k == 0) {  // C = 0 (or unchanged): nothing to split
+    GemmSerial(m, k, n, a, ars, acs, b, brs, bcs, c, ldc, accumulate);
     return;
   }
   if (m < kMr && (bcs == 1 || brs == 1)) {

@@ -133,7 +133,8 @@ Tensor MaxPool2dBackward(IntSpan x_shape, const Tensor& indices, const Tensor& d
   const int64_t* index = at.data<int64_t>();
   // The extremes in one pass of min/max (which vectorizes), not a check per index.
   int64_t low = 0, high = 0;
-  for (int64_t k = 0; k < at.numel(); ++k) {
+  const int64_t count = at.numel();  // once: a call per index would cost more than the check
+  for (int64_t k = 0; k < count; ++k) {
     low = std::min(low, index[k]);
     high = std::max(high, index[k]);
   }

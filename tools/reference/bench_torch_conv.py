@@ -30,8 +30,9 @@ for n, c, o, size in ((64, 1, 32, 28), (64, 32, 64, 14)):
     backward = lambda: torch.autograd.grad(y, (x, w, b), dy, retain_graph=True)
     print(f"conv2d_backward {name:15s} {median_ms(backward):9.3f} ms")
 
-x = torch.randn(64, 32, 28, 28, requires_grad=True)
-def pool():
-    y = F.max_pool2d(x, 2)
-    torch.autograd.grad(y, x, y)
-print(f"max_pool2d_forward_backward 64/32/28 {median_ms(pool):9.3f} ms")
+for n, c, size in ((64, 32, 28), (64, 64, 14)):
+    x = torch.randn(n, c, size, size, requires_grad=True)
+    def pool():
+        y = F.max_pool2d(x, 2)
+        torch.autograd.grad(y, x, y)
+    print(f"max_pool2d_forward_backward {n}/{c}/{size:<8d} {median_ms(pool):9.3f} ms")

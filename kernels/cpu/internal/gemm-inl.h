@@ -160,18 +160,20 @@ void PackB(const T* b, int64_t rs, int64_t cs, int64_t depth, int64_t cols, int6
 }
 
 // C[0:rows, 0:cols] (+)= Ap Bp over `depth`, for one tile of kMr rows by kV vectors
-// (rows <= kMr, cols <= kV lanes); `add` says whether to add to C. Bp's rows are nr
-// apart whatever kV: a panel's last columns go through a narrower tile (kV < kNv), not
+// (rows <= kMr, cols <= kV lanes): with `add`, C += Ap Bp; otherwise C = bias[r] + Ap Bp
+// (bias: one value per row of the tile, or null for none). Bp's rows are nr apart
+// whatever kV: a panel's last columns go through a narrower tile (kV < kNv), not
 // through multiply-adds of its zero padding.
 template <int64_t kV, typename T>
 void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, int64_t nr, T* c,
-                 int64_t ldc, int64_t rows, int64_t cols, bool add) {
+                 int64_t ldc, int64_t rows, int64_t cols, bool add, const T* bias) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   using V = decltype(hn::Zero(d));
   V tile[kMr][kV];
   for (int64_t r = 0; r < kMr; ++r) {
-    for (int64_t v = 0; v < kV; ++v) tile[r][v] = hn::Zero(d);
+    const V start = bias && r < rows ? hn::Set(d, bias[r]) : hn::Zero(d);
+    for (int64_t v = 0; v < kV; ++v) tile[r][v] = start;
   }
   for (int64_t p = 0; p < depth; ++p) {
     V b[kV];
@@ -207,13 +209,13 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT 
 // MicroKernel with the fewest vectors (at most kV) that cover `cols`.
 template <int64_t kV, typename T>
 void MicroKernelFor(int64_t depth, const T* ap, const T* bp, int64_t nr, T* c, int64_t ldc, int64_t rows,
-                    int64_t cols, bool add) {
+                    int64_t cols, bool add, const T* bias) {
   if constexpr (kV > 1) {
     if (cols <= (kV - 1) * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()))) {
-      return MicroKernelFor<kV - 1>(depth, ap, bp, nr, c, ldc, rows, cols, add);
+      return MicroKernelFor<kV - 1>(depth, ap, bp, nr, c, ldc, rows, cols, add, bias);
     }
   }
-  MicroKernel<kV>(depth, ap, bp, nr, c, ldc, rows, cols, add);
+  MicroKernel<kV>(depth, ap, bp, nr, c, ldc, rows, cols, add, bias);
 }
 
 // Per-thread packing buffers (0: B, 1: A), grown when needed and reused, so that a
@@ -284,10 +286,15 @@ auto StridedB(const T* b, int64_t rs, int64_t cs) {
 // BlockDepth rows, each packed once and swept by kMc-row blocks of packed A, tile by
 // tile. pack_a(ic, pc, mc, kc) returns rows [ic, ic + mc) x columns [pc, pc + kc) of A
 // packed as PackA does (in PackBuffer(1) or already packed); pack_b(pc, kc, jc, nc, out)
-// writes rows [pc, pc + kc) x columns [jc, jc + nc) of B packed as PackB does.
+// writes rows [pc, pc + kc) x columns [jc, jc + nc) of B packed as PackB does. Without
+// `accumulate`, C = bias[i] + (A B)[i, j] where `bias` (m values, or null for none) is
+// given: the convolution's bias per output channel, added by the tiles' first block.
 template <typename T, class PackAFn, class PackBFn>
 void GemmBlocked(int64_t m, int64_t k, int64_t n, const PackAFn& pack_a, const PackBFn& pack_b, T* c,
-                 int64_t ldc, bool accumulate) {
+                 int64_t ldc, bool accumulate, const T* bias = nullptr) {
+  if (k == 0 && !accumulate) {  // no block to write C
+    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, bias ? bias[i] : T(0));
+  }
   const int64_t nr = PanelWidth<T>();
   for (int64_t jc = 0; jc < n; jc += kNc) {
     const int64_t nc = std::min(kNc, n - jc);
@@ -303,7 +310,8 @@ void GemmBlocked(int64_t m, int64_t k, int64_t n, const PackAFn& pack_a, const P
         for (int64_t jr = 0; jr < nc; jr += nr) {
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             MicroKernelFor<kNv>(kc, packed_a + ir * kc, packed_b + jr * kc, nr, c + (ic + ir) * ldc + jc + jr,
-                                ldc, std::min(kMr, mc - ir), std::min(nr, nc - jr), add);
+                                ldc, std::min(kMr, mc - ir), std::min(nr, nc - jr), add,
+                                bias && !add ? bias + ic + ir : nullptr);
           }
         }
       }
