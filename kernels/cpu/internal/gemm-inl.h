@@ -38,18 +38,17 @@ constexpr int64_t kMr = 6, kNv = 2, kKc = 256;
 constexpr int64_t kMc = 16 * kMr;
 constexpr int64_t kNc = 1024;
 
-// An N x N block transposed in registers, N the lane count: dst[j * dst_stride + r] =
-// src[r * src_stride + j] for j < N and r < width, rows r >= rows read as zero (so that
-// a caller never reads past its matrix); the rows of src must hold N entries. log2(N)
-// rounds deinterleave pairs of vectors (ConcatEven / ConcatOdd): a round moves the
-// entry at flattened index f = r N + j to (f mod 2) N^2 / 2 + f / 2, i.e. rotates the
-// bits of f right by one, so after log2(N) rounds entry (r, j) sits at j N + r. One
-// permute per vector per round: log2(N) / N per entry, against a load and a store per
-// entry for the scalar transpose, whose strided side misses the store buffer's
-// combining (measured 6 cycles an entry when packing the convolution's panels).
-template <typename T>
-void TransposeBlock(const T* src, int64_t src_stride, int64_t rows, T* dst, int64_t dst_stride,
-                    int64_t width) {
+// An N x N block transposed in registers, N the lane count: calls store(j, v) with v
+// holding src[r * src_stride + j] in lane r, for each j < N; rows r >= rows read as
+// zero (so that a caller never reads past its matrix), and src's rows must hold N
+// entries. log2(N) rounds deinterleave pairs of vectors (ConcatEven / ConcatOdd): a
+// round moves the entry at flattened index f = r N + j to (f mod 2) N^2 / 2 + f / 2,
+// i.e. rotates the bits of f right by one, so after log2(N) rounds entry (r, j) sits at
+// j N + r. One permute per vector per round: log2(N) / N per entry, against a load and
+// a store per entry for the scalar transpose, whose strided side misses the store
+// buffer's combining (measured 6 cycles an entry when packing the convolution's panels).
+template <typename T, class Store>
+void TransposeBlock(const T* src, int64_t src_stride, int64_t rows, const Store& store) {
   const hn::ScalableTag<T> d;
   constexpr int64_t kN = static_cast<int64_t>(hn::MaxLanes(d));
   using V = decltype(hn::Zero(d));
@@ -69,39 +68,58 @@ void TransposeBlock(const T* src, int64_t src_stride, int64_t rows, T* dst, int6
     for (int64_t i = 0; i < kN; ++i) v[i] = next[i];
   }
 #endif
-  if (width == kN) {
 #pragma GCC unroll 16
-    for (int64_t j = 0; j < kN; ++j) hn::StoreU(v[j], d, dst + j * dst_stride);
-    return;
-  }
-  const auto first = hn::FirstN(d, static_cast<size_t>(width));
-#pragma GCC unroll 16
-  for (int64_t j = 0; j < kN; ++j) hn::BlendedStore(v[j], first, d, dst + j * dst_stride);
+  for (int64_t j = 0; j < kN; ++j) store(j, v[j]);
 }
 
 // Packs rows [0, rows) x columns [0, depth) of A (from `a`) into slivers of kMr rows:
 // packed[s][p][r] = A[s * kMr + r][p], rows past the end zero. A row-major A (cs == 1)
-// is transposed a lane-count square at a time (rows of a sliver in groups of N where
-// kMr > N); the rest, and a column-major A, whose sliver rows are already contiguous,
-// go entry by entry.
+// is transposed a lane-count square at a time: two slivers per square where a vector
+// holds two of their rows (AVX-512 f32), else a sliver's rows in groups of N lanes (a
+// group narrower than a vector stored masked). The last depth % N columns, and a
+// column-major A, whose sliver rows are already contiguous, go entry by entry.
 template <typename T>
 void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* packed) {
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
-  for (int64_t s = 0; s < rows; s += kMr) {
-    const int64_t valid = std::min(kMr, rows - s);
-    int64_t p = 0;
-    if (cs == 1) {
-      for (; p + lanes <= depth; p += lanes) {
-        for (int64_t g = 0; g < kMr; g += lanes) {
-          TransposeBlock(a + (s + g) * rs + p, rs, std::max<int64_t>(0, valid - g), packed + p * kMr + g, kMr,
-                         std::min(lanes, kMr - g));
-        }
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t squares = cs == 1 ? depth / lanes * lanes : 0;  // columns packed by squares
+  int64_t s = 0;  // sliver s / kMr starts at packed + s * depth
+#if HWY_TARGET != HWY_SCALAR
+  if (lanes == 2 * kMr) {
+    const hn::Half<decltype(d)> dh;
+    for (; squares > 0 && s + kMr < rows; s += 2 * kMr) {  // the second sliver may be partial
+      T* const first = packed + s * depth;
+      T* const second = first + kMr * depth;
+      for (int64_t p = 0; p < squares; p += lanes) {
+        TransposeBlock(a + s * rs + p, rs, std::min(lanes, rows - s), [&](int64_t j, auto v) {
+          hn::StoreU(hn::LowerHalf(dh, v), dh, first + (p + j) * kMr);
+          hn::StoreU(hn::UpperHalf(dh, v), dh, second + (p + j) * kMr);
+        });
       }
     }
-    for (; p < depth; ++p) {
-      for (int64_t r = 0; r < kMr; ++r) packed[p * kMr + r] = r < valid ? a[(s + r) * rs + p * cs] : T(0);
+  }
+#endif
+  for (; squares > 0 && s < rows; s += kMr) {
+    for (int64_t p = 0; p < squares; p += lanes) {
+      for (int64_t g = 0; g < kMr; g += lanes) {
+        T* const dst = packed + s * depth + p * kMr + g;
+        const int64_t width = std::min(lanes, kMr - g);
+        TransposeBlock(a + (s + g) * rs + p, rs, std::clamp<int64_t>(rows - s - g, 0, width), [&](int64_t j, auto v) {
+          if (width == lanes) {
+            hn::StoreU(v, d, dst + j * kMr);
+          } else {
+            hn::BlendedStore(v, hn::FirstN(d, static_cast<size_t>(width)), d, dst + j * kMr);
+          }
+        });
+      }
     }
-    packed += depth * kMr;
+  }
+  for (s = 0; s < rows; s += kMr) {
+    const int64_t valid = std::min(kMr, rows - s);
+    T* const sliver = packed + s * depth;
+    for (int64_t p = squares; p < depth; ++p) {
+      for (int64_t r = 0; r < kMr; ++r) sliver[p * kMr + r] = r < valid ? a[(s + r) * rs + p * cs] : T(0);
+    }
   }
 }
 
@@ -112,25 +130,30 @@ void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* p
 // transposed into the panel; then PadLastPanel).
 template <typename T>
 void PackBRow(const T* row, int64_t cs, int64_t p, int64_t depth, int64_t cols, int64_t nr, T* packed) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t j = 0; j < cols; j += nr) {
-    T* dst = packed + (j * depth + p * nr);  // panel j / nr, row p
+    T* dst = packed + (j * depth + p * nr);  // panel j / nr, row p: aligned, whole vectors
     const int64_t valid = std::min(nr, cols - j);
-    if (cs == 1 && valid == nr) {  // whole vectors (a memcpy call per 192 bytes costs more)
-      const hn::ScalableTag<T> d;
-      const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-      for (int64_t v = 0; v < nr; v += lanes) hn::Store(hn::LoadU(d, row + j + v), d, dst + v);
-      continue;
+    int64_t c = 0;
+    if (cs == 1) {  // vectors (a memcpy call per 192 bytes costs more)
+      for (; c + lanes <= valid; c += lanes) hn::Store(hn::LoadU(d, row + j + c), d, dst + c);
     }
-    for (int64_t c = 0; c < nr; ++c) dst[c] = c < valid ? row[(j + c) * cs] : T(0);
+    for (; c < valid; ++c) dst[c] = row[(j + c) * cs];
+    for (; c % lanes != 0; ++c) dst[c] = T(0);  // the padding: the rest of a vector,
+    for (; c < nr; c += lanes) hn::Store(hn::Zero(d), d, dst + c);  // then whole ones
   }
 }
 template <typename T>
 void PackBColumns(const T* column, int64_t cs, int64_t c0, int64_t count, int64_t depth, int64_t nr,
                   T* packed) {
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   T* dst = packed + c0 / nr * depth * nr + c0 % nr;  // nr is a whole number of lanes
   int64_t p = 0;
-  for (; p + lanes <= depth; p += lanes) TransposeBlock(column + p, cs, count, dst + p * nr, nr, lanes);
+  for (; p + lanes <= depth; p += lanes) {
+    TransposeBlock(column + p, cs, count, [&](int64_t j, auto v) { hn::StoreU(v, d, dst + (p + j) * nr); });
+  }
   for (; p < depth; ++p) {
     for (int64_t c = 0; c < count; ++c) dst[p * nr + c] = column[c * cs + p];
   }
