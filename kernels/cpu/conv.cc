@@ -363,18 +363,17 @@ void PoolPairs(const Window2d& g, int64_t begin, int64_t end, int64_t total, con
   const hn::RebindToSigned<decltype(d)> di;
   using TI = hn::TFromD<decltype(di)>;  // int32 for f32: planes are under 2^31 elements
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t w = g.width, ow = g.out_w(), outs = g.out_h() * ow, area = g.height * w;
+  const int64_t w = g.width, oh = g.out_h(), ow = g.out_w(), outs = oh * ow, area = g.height * w;
   const auto twice_lane = hn::Add(hn::Iota(di, 0), hn::Iota(di, 0));
   HWY_ALIGN T best_values[HWY_MAX_BYTES / sizeof(T)];
   HWY_ALIGN TI winner[HWY_MAX_BYTES / sizeof(T)];
   for (int64_t p = begin; p < end; ++p) {
     const T* plane = x + p * area;
-    for (int64_t q0 = 0; q0 < outs; q0 += ow) {  // output row q0 / ow
-      const int64_t row = 2 * (q0 / ow) * w;  // its windows' first input row
+    for (int64_t oy = 0; oy < oh; ++oy) {
       for (int64_t ox0 = 0; ox0 < ow; ox0 += lanes) {
-        const int64_t count = std::min(lanes, ow - ox0), first = row + 2 * ox0;
-        T* out = y + p * outs + q0 + ox0;
-        int64_t* out_index = argmax + p * outs + q0 + ox0;
+        const int64_t count = std::min(lanes, ow - ox0), first = 2 * oy * w + 2 * ox0;
+        T* out = y + p * outs + oy * ow + ox0;
+        int64_t* out_index = argmax + p * outs + oy * ow + ox0;
         if (p * area + first + w + 2 * lanes > total) {  // the loads would leave x
           for (int64_t k = 0; k < count; ++k) {
             int64_t best_index = first + 2 * k;
