@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -50,14 +51,15 @@ const ref::Conv2dShape kShapes[] = {
     {2, 2, 3, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2},  // "same" with dilation
     {2, 3, 4, 14, 14, 3, 3, 1, 1, 1, 1},      // more positions than a GEMM block is deep
     {1, 2, 2, 2, 2, 5, 5, 1, 1, 2, 2},        // "same", padding as wide as the image
+    {2, 8, 20, 10, 10, 3, 3, 1, 1, 1, 1},     // channels over several GEMM tiles each way
 };
 
 template <typename T>
-void CheckAgainstReference(double tol) {
+void CheckAgainstReferenceOn(double tol, const std::string& target) {
   std::mt19937 rng(3);
   for (const ref::Conv2dShape& s : kShapes) {
-    SCOPED_TRACE(testing::Message() << "n=" << s.n << " c=" << s.c << " o=" << s.o << " h=" << s.h
-                                    << " kh=" << s.kh << " stride=" << s.sh << " pad=" << s.ph);
+    SCOPED_TRACE(testing::Message() << target << ": n=" << s.n << " c=" << s.c << " o=" << s.o
+                                    << " h=" << s.h << " kh=" << s.kh << " stride=" << s.sh << " pad=" << s.ph);
     const std::vector<double> x = Random(s.n * s.c * s.h * s.w, rng);
     const std::vector<double> w = Random(s.o * s.c * s.kh * s.kw, rng);
     const std::vector<double> b = Random(s.o, rng);
@@ -79,6 +81,12 @@ void CheckAgainstReference(double tol) {
     ExpectNear(dw, want.dw, tol, "dw");
     ExpectNear(db, want.db, tol, "db");
   }
+}
+
+// On every SIMD target: the GEMM's tile, panel width and packing differ between them.
+template <typename T>
+void CheckAgainstReference(double tol) {
+  internal::ForEachTarget([&](const std::string& target) { CheckAgainstReferenceOn<T>(tol, target); });
 }
 
 TEST(Conv2dTest, MatchesTheDirectSumF64) { CheckAgainstReference<double>(1e-12); }
