@@ -5,6 +5,7 @@
 #include "kernels/cpu/conv.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -504,15 +505,26 @@ HWY_EXPORT(PoolForwardF64);
 namespace {
 
 template <typename T>
-void PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, const T* dy, T* dx) {
+bool PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, const T* dy, T* dx) {
   const int64_t outs = g.out_h() * g.out_w(), area = g.height * g.width;
+  std::atomic<bool> all_inside{true};
   ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(outs, 1)),
               [&](int64_t begin, int64_t end) {
+    bool inside = true;
     for (int64_t p = begin; p < end; ++p) {
       std::fill(dx + p * area, dx + (p + 1) * area, T(0));
-      for (int64_t k = 0; k < outs; ++k) dx[p * area + argmax[p * outs + k]] += dy[p * outs + k];
+      for (int64_t k = 0; k < outs; ++k) {
+        const int64_t at = argmax[p * outs + k];
+        if (static_cast<uint64_t>(at) >= static_cast<uint64_t>(area)) {  // negative too
+          inside = false;
+          continue;
+        }
+        dx[p * area + at] += dy[p * outs + k];
+      }
     }
+    if (!inside) all_inside.store(false, std::memory_order_relaxed);
   });
+  return all_inside.load();
 }
 
 }  // namespace
@@ -551,14 +563,13 @@ void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const
 
 #undef EMBER_CALL
 
-void MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
+bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
                        const void* dy, void* dx) {
   internal::CheckFloatDType("max_pool2d_backward", dtype);
   if (dtype == DType::kF32) {
-    PoolBackward(planes, window, argmax, static_cast<const float*>(dy), static_cast<float*>(dx));
-  } else {
-    PoolBackward(planes, window, argmax, static_cast<const double*>(dy), static_cast<double*>(dx));
+    return PoolBackward(planes, window, argmax, static_cast<const float*>(dy), static_cast<float*>(dx));
   }
+  return PoolBackward(planes, window, argmax, static_cast<const double*>(dy), static_cast<double*>(dx));
 }
 
 }  // namespace ember::kernels::cpu

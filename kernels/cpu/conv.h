@@ -56,8 +56,10 @@ void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const
 
 // dx[p, i] = the sum of dy[p, k] over the k with argmax[p, k] == i, 0 where there is
 // none: dx [planes, H, W] is overwritten (zeroed a plane at a time, while it is in
-// cache, not in a pass of its own before the scatter).
-void MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
+// cache, not in a pass of its own before the scatter). Returns whether every argmax
+// entry lies in [0, H W); entries outside are skipped, so that bad indices from a
+// caller never write outside dx (the caller reports them).
+bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
                        const void* dy, void* dx);
 
 }  // namespace ember::kernels::cpu

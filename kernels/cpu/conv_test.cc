@@ -162,13 +162,26 @@ void CheckPoolAgainstReference() {
     for (int64_t p = 0; p < planes; ++p) {
       for (int64_t k = 0; k < outs; ++k) expected[p * s.h * s.w + want_argmax[p * outs + k]] += dy[p * outs + k];
     }
-    MaxPool2dBackward(DTypeOf<T>::value, planes, WindowOf(s), argmax.data(), dy.data(), dx.data());
+    EXPECT_TRUE(MaxPool2dBackward(DTypeOf<T>::value, planes, WindowOf(s), argmax.data(), dy.data(), dx.data()));
     EXPECT_EQ(dx, expected);
   }
 }
 
 TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaximaF64) { CheckPoolAgainstReference<double>(); }
 TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaximaF32) { CheckPoolAgainstReference<float>(); }
+
+// Indices outside the plane (a caller's bad input) are skipped, not scattered outside
+// dx, and reported; the valid ones still land.
+TEST(MaxPool2dTest, BackwardSkipsAndReportsIndicesOutsideThePlane) {
+  const Window2d window{2, 2, 2, 2, 2, 2};  // planes of 2x2, one output each
+  for (const int64_t bad : {int64_t{-1}, int64_t{4}}) {
+    std::vector<int64_t> argmax = {3, bad, 0};
+    const std::vector<float> dy = {1, 2, 3};
+    std::vector<float> dx(3 * 4 + 1, 9);  // one guard entry past the three planes
+    EXPECT_FALSE(MaxPool2dBackward(DType::kF32, 3, window, argmax.data(), dy.data(), dx.data()));
+    EXPECT_EQ(dx, (std::vector<float>{0, 0, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 9})) << bad;
+  }
+}
 
 TEST(MaxPool2dTest, TiesTakeTheFirstAndNaNWinsAsInPyTorch) {
   const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -131,18 +131,14 @@ Tensor MaxPool2dBackward(IntSpan x_shape, const Tensor& indices, const Tensor& d
   const Tensor g = dy.To(compute).Contiguous(), at = indices.Contiguous();
   const int64_t area = x_shape[2] * x_shape[3];
   const int64_t* index = at.data<int64_t>();
-  // The extremes in one pass of min/max (which vectorizes), not a check per index.
-  int64_t low = 0, high = 0;
-  const int64_t count = at.numel();  // once: a call per index would cost more than the check
-  for (int64_t k = 0; k < count; ++k) {
-    low = std::min(low, index[k]);
-    high = std::max(high, index[k]);
-  }
-  EMBER_CHECK(low >= 0 && high < area, "max_pool2d_backward: index ", low < 0 ? low : high,
-              " is outside the ", x_shape[2], "x", x_shape[3], " input planes");
   Tensor dx = Empty(x_shape, compute);  // the kernel writes every entry
-  kernels::cpu::MaxPool2dBackward(compute, x_shape[0] * x_shape[1], window, at.data<int64_t>(),
-                                  g.raw_data(), dx.raw_data());
+  if (!kernels::cpu::MaxPool2dBackward(compute, x_shape[0] * x_shape[1], window, index, g.raw_data(),
+                                       dx.raw_data())) {
+    // The kernel skipped an index outside the planes (it checks as it scatters): name one.
+    const int64_t* bad = std::find_if(index, index + at.numel(), [&](int64_t k) { return k < 0 || k >= area; });
+    EMBER_THROW("max_pool2d_backward: index ", *bad, " is outside the ", x_shape[2], "x", x_shape[3],
+                " input planes");
+  }
   return dx.To(dy.dtype());
 }
 
