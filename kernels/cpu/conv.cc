@@ -50,88 +50,92 @@ IndexRange InsideRange(int64_t origin, int64_t count, int64_t step, int64_t size
 // The unrolled image ("im2col"): columns [c kh kw, oh ow], whose row t = (ch kh + i) kw
 // + j holds, for each output position q = oy ow + ox, the input that q multiplies by
 // w[:, ch, i, j] (0 in the padding). A Tap is what a row needs to know of t: its plane,
-// kernel row i, the input column x0 of ox = 0, and the output columns whose input lies
-// inside the row. Unrolling holds the taps and the output size, computed once per call
-// (out_h and out_w divide, which costs tens of cycles a row).
+// kernel row i, the input column x0 of ox = 0, the output columns whose input lies
+// inside the row, and its shift and mask (below). Unrolling holds the taps and the
+// output size, computed once per call (out_h and out_w divide, which costs tens of
+// cycles a row).
+//
+// Stride 1 and "same" width (every layer of the CNN): output position q of a tap reads
+// input q + shift of its plane, so an unrolled row is the plane shifted, except where
+// the window hangs over an edge and would read a neighbouring row or plane instead of
+// padding. inside[mask + q] is 1 where q's input lies inside the plane, else 0 (a mask
+// per kernel tap (i, j), shared by the channels), so a row is a load and a select per
+// vector.
 struct Tap {
   int64_t plane, i, x0;
   IndexRange valid;
+  int64_t shift, mask;
 };
+template <typename T>
 struct Unrolling {
   Window2d g;
-  int64_t oh, ow;
-  bool same_width;  // stride 1 and ow == W: see SameWidthSpan
+  int64_t oh, ow, image, total;  // entries of an image [c, H, W], and of x
+  bool same_width;               // stride 1 and ow == W
   std::vector<Tap> taps;
+  std::vector<T> inside;  // same width: [kh kw, oh ow]
 };
-Unrolling UnrollingOf(int64_t c, const Window2d& g) {
-  Unrolling u{g, g.out_h(), g.out_w(), false, {}};
+template <typename T>
+Unrolling<T> UnrollingOf(int64_t n, int64_t c, const Window2d& g) {
+  const int64_t area = g.height * g.width;
+  Unrolling<T> u{g, g.out_h(), g.out_w(), c * area, n * c * area, false, {}, {}};
   u.same_width = g.stride_h == 1 && g.stride_w == 1 && u.ow == g.width;
+  const int64_t l = u.oh * u.ow;
   for (int64_t ch = 0; ch < c; ++ch) {
     for (int64_t i = 0; i < g.kernel_h; ++i) {
       for (int64_t j = 0; j < g.kernel_w; ++j) {
         const int64_t x0 = j * g.dilation_w - g.pad_w;
-        u.taps.push_back({ch * g.height * g.width, i, x0, InsideRange(x0, u.ow, g.stride_w, g.width)});
+        u.taps.push_back({ch * area, i, x0, InsideRange(x0, u.ow, g.stride_w, g.width),
+                          (i * g.dilation_h - g.pad_h) * g.width + x0, (i * g.kernel_w + j) * l});
+      }
+    }
+  }
+  if (u.same_width) {
+    u.inside.resize(g.kernel_h * g.kernel_w * l);
+    for (int64_t k = 0; k < g.kernel_h * g.kernel_w && k < static_cast<int64_t>(u.taps.size()); ++k) {
+      const Tap& tap = u.taps[k];  // channel 0's taps: one per kernel tap
+      for (int64_t oy = 0; oy < u.oh; ++oy) {
+        const int64_t iy = oy - g.pad_h + tap.i * g.dilation_h;
+        for (int64_t ox = 0; ox < u.ow; ++ox) {
+          const bool in = iy >= 0 && iy < g.height && ox >= tap.valid.begin && ox < tap.valid.end;
+          u.inside[tap.mask + oy * u.ow + ox] = in ? T(1) : T(0);
+        }
       }
     }
   }
   return u;
 }
 
-// Stride 1 and "same" width (every layer of the CNN): output position q of tap row i
-// (input column offset x0) reads input q + shift of its plane, so an unrolled row is the
-// plane shifted: one contiguous copy over [qa, qb), from the first position whose input
-// lies inside the plane to the last (clipped to [q0, q1)), except at the positions in
-// between whose window hangs over the left or right edge (ForEachEdge), which read
-// padding, not the neighbouring row that q + shift lands in.
-struct ShiftedSpan {
-  int64_t shift, qa, qb;
-};
-ShiftedSpan SameWidthSpan(const Unrolling& u, const Tap& tap, int64_t q0, int64_t q1) {
-  const Window2d& g = u.g;
-  const int64_t ow = u.ow, i = tap.i;
-  const IndexRange valid = tap.valid;
-  const int64_t oy_lo = std::max<int64_t>(0, g.pad_h - i * g.dilation_h);
-  const int64_t oy_hi = std::min(u.oh, g.height + g.pad_h - i * g.dilation_h);
-  const int64_t shift = (i * g.dilation_h - g.pad_h) * g.width + tap.x0;
-  // A tap that reads only padding (padding wider than the image) spans nothing.
-  if (valid.begin >= valid.end || oy_lo >= oy_hi) return {shift, q0, q0};
-  const int64_t qa = std::clamp(oy_lo * ow + valid.begin, q0, q1);
-  const int64_t qb = std::clamp((oy_hi - 1) * ow + valid.end, qa, q1);
-  return {shift, qa, qb};
-}
-template <class Fn>
-void ForEachEdge(const Unrolling& u, const Tap& tap, const ShiftedSpan& span, const Fn& fn) {
-  const int64_t ow = u.ow;
-  const IndexRange valid = tap.valid;
-  auto visit = [&](int64_t at) {
-    if (at >= span.qa && at < span.qb) fn(at);
-  };
-  for (int64_t oy = 0; oy * ow < span.qb; ++oy) {  // no division: they cost tens of cycles
-    if ((oy + 1) * ow <= span.qa) continue;
-    for (int64_t ox = 0; ox < valid.begin; ++ox) visit(oy * ow + ox);
-    for (int64_t ox = valid.end; ox < ow; ++ox) visit(oy * ow + ox);
-  }
+// The positions q in [q0, q1) whose entry base + q lies in [0, size): where a shifted
+// row may load (or add) whole vectors; its mask zeroes what lies outside the plane.
+IndexRange Addressable(int64_t base, int64_t size, int64_t q0, int64_t q1) {
+  const int64_t begin = std::clamp(-base, q0, q1);
+  return {begin, std::clamp(size - base, begin, q1)};
 }
 
-// Writes entries [q0, q1) of the unrolled row `tap` of image [c, H, W] to out[0, q1 - q0).
+// Writes entries [q0, q1) of the unrolled row `tap` of image s of x to out[0, q1 - q0).
 template <typename T>
-void UnrolledRow(const Unrolling& u, const T* image, const Tap& tap, int64_t q0, int64_t q1, T* out) {
+void UnrolledRow(const Unrolling<T>& u, const T* x, int64_t s, const Tap& tap, int64_t q0, int64_t q1,
+                 T* out) {
   const Window2d& g = u.g;
   const int64_t ow = u.ow, i = tap.i, x0 = tap.x0;
   const IndexRange valid = tap.valid;
-  const T* plane = image + tap.plane;
   if (u.same_width) {
-    const ShiftedSpan span = SameWidthSpan(u, tap, q0, q1);
     const hn::ScalableTag<T> d;
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-    for (int64_t q = q0; q < span.qa; ++q) out[q - q0] = T(0);
-    int64_t q = span.qa;
-    for (; q + lanes <= span.qb; q += lanes) hn::StoreU(hn::LoadU(d, plane + q + span.shift), d, out + q - q0);
-    for (; q < span.qb; ++q) out[q - q0] = plane[q + span.shift];
-    for (; q < q1; ++q) out[q - q0] = T(0);
-    ForEachEdge(u, tap, span, [&](int64_t at) { out[at - q0] = T(0); });
+    const int64_t base = s * u.image + tap.plane + tap.shift;  // the entry of x position 0 reads
+    const T* inside = u.inside.data() + tap.mask;
+    const IndexRange loads = Addressable(base, u.total, q0, q1);  // whole vectors stay in x
+    auto one = [&](int64_t q) { out[q - q0] = inside[q] != T(0) ? x[base + q] : T(0); };
+    int64_t q = q0;
+    for (; q < loads.begin; ++q) one(q);
+    for (; q + lanes <= loads.end; q += lanes) {
+      const auto keep = hn::Ne(hn::LoadU(d, inside + q), hn::Zero(d));
+      hn::StoreU(hn::IfThenElseZero(keep, hn::LoadU(d, x + (base + q))), d, out + q - q0);
+    }
+    for (; q < q1; ++q) one(q);
     return;
   }
+  const T* plane = x + s * u.image + tap.plane;
   // Output row by output row (one division, at the start: they cost tens of cycles).
   for (int64_t q = q0, oy = q0 / ow, ox0 = q0 % ow; q < q1; ++oy, ox0 = 0) {
     const int64_t ox1 = std::min(ow, ox0 + q1 - q);
@@ -152,31 +156,36 @@ void UnrolledRow(const Unrolling& u, const T* image, const Tap& tap, int64_t q0,
 }
 
 // im2col's adjoint: image [c, H, W] += each column entry at the position it came from.
-// columns [c kh kw, oh ow] is clobbered: for same-width layers, entries that read padding
-// are zeroed, so that each row adds as one shifted span of vectors.
+// A same-width row adds as a shifted row of vectors, its mask zeroing the entries whose
+// input lies outside the plane, over the positions whose target lies in this image (the
+// next image's is another thread's).
 template <typename T>
-void Col2Im(const Unrolling& u, T* columns, T* image) {
+void Col2Im(const Unrolling<T>& u, const T* columns, T* image) {
   const Window2d& g = u.g;
   const std::vector<Tap>& taps = u.taps;
   const int64_t oh = u.oh, ow = u.ow;
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t t = 0; t < static_cast<int64_t>(taps.size()); ++t) {
-    T* in = columns + t * oh * ow;
-    T* plane = image + taps[t].plane;
+    const T* in = columns + t * oh * ow;
     const int64_t i = taps[t].i, x0 = taps[t].x0;
     const IndexRange valid = taps[t].valid;
     if (u.same_width) {
-      const ShiftedSpan span = SameWidthSpan(u, taps[t], 0, oh * ow);
-      ForEachEdge(u, taps[t], span, [&](int64_t at) { in[at] = T(0); });
-      T* to = plane + span.shift;
-      int64_t q = span.qa;
-      for (; q + lanes <= span.qb; q += lanes) {
-        hn::StoreU(hn::Add(hn::LoadU(d, to + q), hn::LoadU(d, in + q)), d, to + q);
+      const int64_t base = taps[t].plane + taps[t].shift;  // the entry position 0 adds to
+      const T* inside = u.inside.data() + taps[t].mask;
+      const IndexRange adds = Addressable(base, u.image, 0, oh * ow);
+      int64_t q = adds.begin;
+      for (; q + lanes <= adds.end; q += lanes) {
+        const auto keep = hn::Ne(hn::LoadU(d, inside + q), hn::Zero(d));
+        T* to = image + (base + q);
+        hn::StoreU(hn::Add(hn::LoadU(d, to), hn::IfThenElseZero(keep, hn::LoadU(d, in + q))), d, to);
       }
-      for (; q < span.qb; ++q) to[q] += in[q];
+      for (; q < adds.end; ++q) {
+        if (inside[q] != T(0)) image[base + q] += in[q];
+      }
       continue;
     }
+    T* plane = image + taps[t].plane;
     for (int64_t oy = 0; oy < oh; ++oy) {
       const int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
       if (iy < 0 || iy >= g.height) continue;
@@ -193,9 +202,8 @@ void Col2Im(const Unrolling& u, T* columns, T* image) {
 template <typename T>
 void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, const T* b,
              T* y) {
-  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
-  const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
-  const Unrolling unrolling = UnrollingOf(c, g);
+  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w(), nr = gemm::PanelWidth<T>();
+  const Unrolling<T> unrolling = UnrollingOf<T>(n, c, g);
   const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PaddedRows(o) * ck);
   gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
   ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
@@ -205,7 +213,7 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
           o, ck, l, gemm::PrepackedA(packed_w.get(), o),
           [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
             for (int64_t p = 0; p < kc; ++p) {
-              UnrolledRow(unrolling, x + s * image, unrolling.taps[pc + p], jc, jc + nc, row.data());
+              UnrolledRow(unrolling, x, s, unrolling.taps[pc + p], jc, jc + nc, row.data());
               gemm::PackBRow(row.data(), 1, p, kc, nc, nr, packed);
             }
           },
@@ -232,7 +240,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
   // Each part's first image writes its dw part (no zeroing pass over them).
   const hwy::AlignedFreeUniquePtr<T[]> dw_parts = hwy::AllocateAligned<T>(parts * o * ck);
   std::vector<T> db_parts(db ? parts * o : 0, T(0));
-  const Unrolling unrolling = UnrollingOf(c, g);
+  const Unrolling<T> unrolling = UnrollingOf<T>(n, c, g);
   hwy::AlignedFreeUniquePtr<T[]> packed_wt;
   if (dx) {
     packed_wt = hwy::AllocateAligned<T>(gemm::PaddedRows(ck) * o);
@@ -254,7 +262,7 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
               for (int64_t j0 = 0; j0 < nc; j0 += lanes) {
                 const int64_t count = std::min(lanes, nc - j0);
                 for (int64_t j = 0; j < count; ++j) {
-                  UnrolledRow(unrolling, x + s * image, unrolling.taps[jc + j0 + j], pc, pc + kc, rows.data() + j * kc);
+                  UnrolledRow(unrolling, x, s, unrolling.taps[jc + j0 + j], pc, pc + kc, rows.data() + j * kc);
                 }
                 gemm::PackBColumns(rows.data(), kc, j0, count, kc, nr, packed);
               }
