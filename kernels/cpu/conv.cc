@@ -91,13 +91,15 @@ Unrolling<T> UnrollingOf(int64_t n, int64_t c, const Window2d& g) {
   }
   if (u.same_width) {
     u.inside.resize(g.kernel_h * g.kernel_w * l);
-    for (int64_t k = 0; k < g.kernel_h * g.kernel_w && k < static_cast<int64_t>(u.taps.size()); ++k) {
-      const Tap& tap = u.taps[k];  // channel 0's taps: one per kernel tap
-      for (int64_t oy = 0; oy < u.oh; ++oy) {
-        const int64_t iy = oy - g.pad_h + tap.i * g.dilation_h;
-        for (int64_t ox = 0; ox < u.ow; ++ox) {
-          const bool in = iy >= 0 && iy < g.height && ox >= tap.valid.begin && ox < tap.valid.end;
-          u.inside[tap.mask + oy * u.ow + ox] = in ? T(1) : T(0);
+    T* inside = u.inside.data();
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const IndexRange cols = InsideRange(j * g.dilation_w - g.pad_w, u.ow, 1, g.width);
+        for (int64_t oy = 0; oy < u.oh; ++oy) {
+          const int64_t iy = oy - g.pad_h + i * g.dilation_h;
+          for (int64_t ox = 0; ox < u.ow; ++ox) {
+            *inside++ = iy >= 0 && iy < g.height && ox >= cols.begin && ox < cols.end ? T(1) : T(0);
+          }
         }
       }
     }

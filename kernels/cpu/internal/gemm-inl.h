@@ -75,7 +75,7 @@ void TransposeBlock(const T* src, int64_t src_stride, int64_t rows, const Store&
 // Packs rows [0, rows) x columns [0, depth) of A (from `a`) into slivers of kMr rows:
 // packed[s][p][r] = A[s * kMr + r][p], rows past the end zero. A row-major A (cs == 1)
 // is transposed a lane-count square at a time: two slivers per square where a vector
-// holds two of their rows (AVX-512 f32), else a sliver's rows in groups of N lanes (a
+// is twice a sliver's height (AVX-512 f32), else a sliver's rows in groups of N (a
 // group narrower than a vector stored masked). The last depth % N columns, and a
 // column-major A, whose sliver rows are already contiguous, go entry by entry.
 template <typename T>
@@ -104,7 +104,8 @@ void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* p
       for (int64_t g = 0; g < kMr; g += lanes) {
         T* const dst = packed + s * depth + p * kMr + g;
         const int64_t width = std::min(lanes, kMr - g);
-        TransposeBlock(a + (s + g) * rs + p, rs, std::clamp<int64_t>(rows - s - g, 0, width), [&](int64_t j, auto v) {
+        const int64_t group_rows = std::clamp<int64_t>(rows - s - g, 0, width);
+        TransposeBlock(a + (s + g) * rs + p, rs, group_rows, [&](int64_t j, auto v) {
           if (width == lanes) {
             hn::StoreU(v, d, dst + j * kMr);
           } else {
