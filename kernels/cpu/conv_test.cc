@@ -1,3 +1,8 @@
+// Convolution and max pooling on every compiled SIMD target against the direct sums of
+// kernels/reference/conv.h (float64): padding, stride, dilation, "same" layers, channel
+// counts across GEMM tiles, PyTorch's tie and NaN rules, bad pooling indices, and
+// independence from the thread count.
+
 #include "kernels/cpu/conv.h"
 
 #include <cmath>
