@@ -55,6 +55,19 @@ void BM_EmberTransposedB(benchmark::State& state) {
   SetFlops(state, m, k, n);
 }
 
+// G^T X with G [K, M] stored row-major: nn::Linear's weight gradient (dW = dY^T X), A
+// read transposed.
+void BM_EmberTransposedA(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  SetNumThreads(static_cast<int>(state.range(3)));
+  Operands x(m, k, n);
+  for (auto _ : state) {
+    Gemm(DType::kF32, m, k, n, {x.a.data(), 1, m}, {x.b.data(), n, 1}, x.c.data(), n, false);
+    benchmark::DoNotOptimize(x.c.data());
+  }
+  SetFlops(state, m, k, n);
+}
+
 void BM_OpenBlas(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   openblas_set_num_threads(static_cast<int>(state.range(3)));
@@ -97,6 +110,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Ember)->Apply(Shapes);
 BENCHMARK(BM_EmberTransposedB)->Apply(Shapes);
+BENCHMARK(BM_EmberTransposedA)->Apply(Shapes);
 BENCHMARK(BM_OpenBlas)->Apply(Shapes);
 BENCHMARK(BM_Eigen)->Apply(Shapes);
 
