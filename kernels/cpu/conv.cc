@@ -8,10 +8,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
-#include "base/error.h"
 #include "kernels/cpu/internal/check.h"
 #include "kernels/cpu/thread_pool.h"
 
