@@ -6,20 +6,7 @@
 #include <cmath>
 
 #include "base/error.h"
-#include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/thread_pool.h"
-
-// The per-step constants, in the parameter's type as PyTorch applies them. Defined
-// once, outside the per-target namespaces (this file is compiled once per target).
-#ifndef EMBER_KERNELS_CPU_ADAMW_CONSTANTS_
-#define EMBER_KERNELS_CPU_ADAMW_CONSTANTS_
-namespace ember::kernels::cpu {
-template <typename T>
-struct Constants {
-  T decay, beta1, one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size;
-};
-}  // namespace ember::kernels::cpu
-#endif
+#include "kernels/cpu/internal/dispatch.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -34,8 +21,14 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The per-step constants, in the parameter's type as PyTorch applies them.
 template <typename T>
-void StepImpl(int64_t n, T* p, const T* g, T* m, T* v, const Constants<T>& k) {
+struct Constants {
+  T decay, beta1, one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size;
+};
+
+template <typename T>
+void Step(int64_t n, T* p, const T* g, T* m, T* v, const Constants<T>& k) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   auto update = [&](auto pv, auto gv, auto mv, auto vv, auto* po, auto* mo, auto* vo) {
@@ -62,12 +55,27 @@ void StepImpl(int64_t n, T* p, const T* g, T* m, T* v, const Constants<T>& k) {
   }
 }
 
-void StepF32(int64_t n, float* p, const float* g, float* m, float* v, const Constants<float>& k) {
-  StepImpl(n, p, g, m, v, k);
-}
-void StepF64(int64_t n, double* p, const double* g, double* m, double* v,
-             const Constants<double>& k) {
-  StepImpl(n, p, g, m, v, k);
+void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
+               const AdamWHyper& h) {
+  EMBER_CHECK(h.step >= 1, "adamw: step must start at 1, got ", h.step);
+  // Python computes these in double, then the tensor ops cast them to the dtype.
+  const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
+  const double bias_correction2 = 1 - std::pow(h.beta2, static_cast<double>(h.step));
+  internal::DispatchFloat("adamw", dtype, [&](auto type) {
+    using T = decltype(type);
+    const Constants<T> k{static_cast<T>(1 - h.lr * h.weight_decay),
+                         static_cast<T>(h.beta1),
+                         static_cast<T>(1 - h.beta1),
+                         static_cast<T>(h.beta2),
+                         static_cast<T>(1 - h.beta2),
+                         static_cast<T>(std::sqrt(bias_correction2)),
+                         static_cast<T>(h.eps),
+                         static_cast<T>(-(h.lr / bias_correction1))};
+    internal::ParallelForWork(n, 1, [&](int64_t b, int64_t e) {
+      Step(e - b, internal::At<T>(p, b), internal::At<T>(g, b), internal::At<T>(m, b),
+           internal::At<T>(v, b), k);
+    });
+  });
 }
 
 }  // namespace HWY_NAMESPACE
@@ -77,43 +85,11 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels::cpu {
 
-HWY_EXPORT(StepF32);
-HWY_EXPORT(StepF64);
+HWY_EXPORT(AdamWStep);
 
 void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
-               const AdamWHyper& h) {
-  internal::CheckFloatDType("adamw", dtype);
-  EMBER_CHECK(h.step >= 1, "adamw: step must start at 1, got ", h.step);
-  // Python computes these in double, then the tensor ops cast them to the dtype.
-  const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
-  const double bias_correction2 = 1 - std::pow(h.beta2, static_cast<double>(h.step));
-  auto run = [&](auto zero) {
-    using T = decltype(zero);
-    const Constants<T> k{static_cast<T>(1 - h.lr * h.weight_decay),
-                         static_cast<T>(h.beta1),
-                         static_cast<T>(1 - h.beta1),
-                         static_cast<T>(h.beta2),
-                         static_cast<T>(1 - h.beta2),
-                         static_cast<T>(std::sqrt(bias_correction2)),
-                         static_cast<T>(h.eps),
-                         static_cast<T>(-(h.lr / bias_correction1))};
-    ParallelFor(n, 65536, [&](int64_t b, int64_t e) {
-      T* pp = static_cast<T*>(p) + b;
-      const T* gp = static_cast<const T*>(g) + b;
-      T* mp = static_cast<T*>(m) + b;
-      T* vp = static_cast<T*>(v) + b;
-      if constexpr (std::is_same_v<T, float>) {
-        HWY_DYNAMIC_DISPATCH(StepF32)(e - b, pp, gp, mp, vp, k);
-      } else {
-        HWY_DYNAMIC_DISPATCH(StepF64)(e - b, pp, gp, mp, vp, k);
-      }
-    });
-  };
-  if (dtype == DType::kF32) {
-    run(0.0f);
-  } else {
-    run(0.0);
-  }
+               const AdamWHyper& hyper) {
+  HWY_DYNAMIC_DISPATCH(AdamWStep)(dtype, n, p, g, m, v, hyper);
 }
 
 }  // namespace ember::kernels::cpu

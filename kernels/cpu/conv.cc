@@ -1,17 +1,13 @@
-// Convolution and max pooling (see conv.h) in Highway, compiled once per SIMD target:
+// Convolution (see conv.h) in Highway, compiled once per SIMD target:
 // the convolution is the blocked GEMM of internal/gemm-inl.h with the image unrolled
 // straight into its packed panels (no separate im2col buffer).
 
 #include "kernels/cpu/conv.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cmath>
-#include <limits>
 #include <vector>
 
-#include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/internal/dispatch.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -28,22 +24,13 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 namespace gemm = internal::HWY_NAMESPACE;
+using internal::At;
+using internal::DispatchFloat;
+using internal::ParallelForWork;
 
 // Parts the backward's sum over images is cut into: fixed, so that the order of the
 // sum (and the bits of dw, db) do not depend on the thread count.
 constexpr int64_t kBackwardParts = 16;
-
-// The indices k in [0, count) with 0 <= origin + k * step < size, as [begin, end):
-// the taps of a window that fall inside the input (origin negative in the padding), or
-// the output columns whose tap reads inside the row.
-struct IndexRange {
-  int64_t begin, end;
-};
-IndexRange InsideRange(int64_t origin, int64_t count, int64_t step, int64_t size) {
-  const int64_t begin = std::min(count, origin >= 0 ? 0 : (-origin + step - 1) / step);
-  const int64_t end = std::min(count, origin >= size ? 0 : (size - origin + step - 1) / step);
-  return {begin, std::max(begin, end)};
-}
 
 // The unrolled image ("im2col"): columns [c kh kw, oh ow], whose row t = (ch kh + i) kw
 // + j holds, for each output position q = oy ow + ox, the input that q multiplies by
@@ -200,13 +187,13 @@ void Col2Im(const Unrolling<T>& u, const T* columns, T* image) {
 // packed once for all images, each image unrolled row by row (one tap at a time) into
 // the GEMM's packed panels of B.
 template <typename T>
-void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, const T* b,
+void ConvolveImages(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, const T* b,
              T* y) {
   const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w(), nr = gemm::PanelWidth<T>();
   const Unrolling<T> unrolling = UnrollingOf<T>(n, c, g);
   const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PaddedRows(o) * ck);
   gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
-  ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+  ParallelForWork(n, o * ck * l / 2, [&](int64_t begin, int64_t end) {  // an image's multiply-adds / 2
     std::vector<T> row(gemm::kNc);
     for (int64_t s = begin; s < end; ++s) {
       gemm::GemmBlocked(
@@ -227,7 +214,7 @@ void Forward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, con
 //   db [o]     += sum over l of dy[s]
 //   dx[s]       = col2im(w^T [ck, o] . dy[s] [o, l])       (w^T packed once)
 template <typename T>
-void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,
+void ConvolutionGradients(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,
               const T* dy, T* dx, T* dw, T* db) {
   const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
   const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
@@ -246,7 +233,8 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
     packed_wt = hwy::AllocateAligned<T>(gemm::PaddedRows(ck) * o);
     gemm::PackAllA(w, 1, ck, ck, o, packed_wt.get());
   }
-  ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+  // A part's work: two products of o ck l multiply-adds per image (dw, dx), halved.
+  ParallelForWork(parts, (n / parts) * o * ck * l, [&](int64_t begin, int64_t end) {
     // Unrolled rows of a lane-count group of taps, transposed into B's panels together.
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
     std::vector<T> rows(lanes * gemm::BlockDepth<T>());
@@ -294,207 +282,22 @@ void Backward(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, co
   }
 }
 
-// PyTorch's max-pooling rule as lane selects: tap value v (at input index `at`) replaces
-// the best so far where v > best or v is NaN (so the first maximum and the last NaN
-// win). Branches instead would mispredict half the time on real data.
-template <class V, class VI>
-void TakeGreaterOrNaN(V v, VI at, V& best, VI& best_at) {
-  const auto take = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
-  best = hn::IfThenElse(take, v, best);
-  best_at = hn::IfThenElse(hn::RebindMask(hn::DFromV<VI>(), take), at, best_at);
-}
-
-// Max pooling where every window lies inside the plane (no padding, no dilation: the
-// common case), planes [begin, end). A vector of a plane's outputs (in row-major order,
-// across output rows: rows are short) at a time, tap by tap, gathering each window's
-// input (TakeGreaterOrNaN). Starting from each window's first input instead of -inf
-// picks the same element. A plane's last vector overlaps the one before (same outputs,
-// same values).
-template <typename T>
-void PoolInside(const Window2d& g, int64_t begin, int64_t end, const T* x, T* y, int64_t* argmax) {
-  const hn::ScalableTag<T> d;
-  const hn::RebindToSigned<decltype(d)> di;
-  using TI = hn::TFromD<decltype(di)>;  // int32 for f32: planes are under 2^31 elements
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t ow = g.out_w(), outs = g.out_h() * ow, area = g.height * g.width;
-  const int64_t taps = g.kernel_h * g.kernel_w;
-  std::vector<TI> origin(outs);  // each window's first input in its plane
-  for (int64_t q = 0; q < outs; ++q) origin[q] = static_cast<TI>((q / ow) * g.stride_h * g.width + (q % ow) * g.stride_w);
-  std::vector<TI> shift(taps);  // tap k's offset from its window's first input
-  for (int64_t k = 0; k < taps; ++k) shift[k] = static_cast<TI>((k / g.kernel_w) * g.width + k % g.kernel_w);
-  HWY_ALIGN TI winner[HWY_MAX_BYTES / sizeof(T)];
-  for (int64_t p = begin; p < end; ++p) {
-    const T* plane = x + p * area;
-    T* out = y + p * outs;
-    int64_t* out_index = argmax + p * outs;
-    if (outs < lanes) {  // smaller than a vector: one window at a time
-      for (int64_t q = 0; q < outs; ++q) {
-        int64_t best_index = origin[q];
-        for (int64_t k = 1; k < taps; ++k) {
-          const T v = plane[origin[q] + shift[k]];
-          if (v > plane[best_index] || std::isnan(v)) best_index = origin[q] + shift[k];
-        }
-        out[q] = plane[best_index];
-        out_index[q] = best_index;
-      }
-      continue;
-    }
-    for (int64_t q0 = 0; q0 < outs; q0 += lanes) {
-      const int64_t q = std::min(q0, outs - lanes);
-      const auto first = hn::LoadU(di, origin.data() + q);
-      auto best = hn::GatherIndex(d, plane, first);
-      auto best_at = first;
-      for (int64_t k = 1; k < taps; ++k) {
-        const auto at = hn::Add(first, hn::Set(di, shift[k]));
-        TakeGreaterOrNaN(hn::GatherIndex(d, plane, at), at, best, best_at);
-      }
-      hn::StoreU(best, d, out + q);
-      hn::Store(best_at, di, winner);
-      for (int64_t l = 0; l < lanes; ++l) out_index[q + l] = winner[l];
-    }
-  }
-}
-
-// 2x2 windows with stride 2 (the CNN's), planes [begin, end) of x's `total` entries:
-// each output row from contiguous loads of its two input rows, a window's left and
-// right inputs split apart by ConcatEven / ConcatOdd, instead of gathered (gathers
-// stalled PoolInside on these shapes). A vector of one output row at a time; a row's
-// loads run on into the next input row (2 lanes per output, the rest unused), except
-// at the end of x, where the last chunk goes window by window.
-template <typename T>
-void PoolPairs(const Window2d& g, int64_t begin, int64_t end, int64_t total, const T* x, T* y,
-               int64_t* argmax) {
-#if HWY_TARGET == HWY_SCALAR  // one lane: no ConcatEven, nothing to gain
-  (void)total;
-  PoolInside(g, begin, end, x, y, argmax);
-#else
-  const hn::ScalableTag<T> d;
-  const hn::RebindToSigned<decltype(d)> di;
-  using TI = hn::TFromD<decltype(di)>;  // int32 for f32: planes are under 2^31 elements
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t w = g.width, oh = g.out_h(), ow = g.out_w(), outs = oh * ow, area = g.height * w;
-  const auto twice_lane = hn::Add(hn::Iota(di, 0), hn::Iota(di, 0));
-  HWY_ALIGN T best_values[HWY_MAX_BYTES / sizeof(T)];
-  HWY_ALIGN TI winner[HWY_MAX_BYTES / sizeof(T)];
-  for (int64_t p = begin; p < end; ++p) {
-    const T* plane = x + p * area;
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      for (int64_t ox0 = 0; ox0 < ow; ox0 += lanes) {
-        const int64_t count = std::min(lanes, ow - ox0), first = 2 * oy * w + 2 * ox0;
-        T* out = y + p * outs + oy * ow + ox0;
-        int64_t* out_index = argmax + p * outs + oy * ow + ox0;
-        if (p * area + first + w + 2 * lanes > total) {  // the loads would leave x
-          for (int64_t k = 0; k < count; ++k) {
-            int64_t best_index = first + 2 * k;
-            for (const int64_t at : {best_index + 1, best_index + w, best_index + w + 1}) {
-              if (plane[at] > plane[best_index] || std::isnan(plane[at])) best_index = at;
-            }
-            out[k] = plane[best_index];
-            out_index[k] = best_index;
-          }
-          continue;
-        }
-        const T* top = plane + first;
-        const T* bottom = top + w;
-        const auto top_lo = hn::LoadU(d, top), top_hi = hn::LoadU(d, top + lanes);
-        const auto bottom_lo = hn::LoadU(d, bottom), bottom_hi = hn::LoadU(d, bottom + lanes);
-        const auto at = hn::Add(hn::Set(di, static_cast<TI>(first)), twice_lane);
-        auto best = hn::ConcatEven(d, top_hi, top_lo);
-        auto best_at = at;
-        TakeGreaterOrNaN(hn::ConcatOdd(d, top_hi, top_lo), hn::Add(at, hn::Set(di, TI(1))), best, best_at);
-        TakeGreaterOrNaN(hn::ConcatEven(d, bottom_hi, bottom_lo), hn::Add(at, hn::Set(di, static_cast<TI>(w))),
-                         best, best_at);
-        TakeGreaterOrNaN(hn::ConcatOdd(d, bottom_hi, bottom_lo), hn::Add(at, hn::Set(di, static_cast<TI>(w + 1))),
-                         best, best_at);
-        hn::Store(best, d, best_values);
-        hn::Store(best_at, di, winner);
-        for (int64_t k = 0; k < count; ++k) {
-          out[k] = best_values[k];
-          out_index[k] = winner[k];
-        }
-      }
-    }
-  }
-#endif
-}
-
-// Max pooling over planes [0, planes): PoolPairs for 2x2 windows with stride 2,
-// PoolInside for other windows that lie inside the plane, otherwise one window at a
-// time over its valid taps.
-template <typename T>
-void PoolForward(int64_t planes, const Window2d& window, const T* x, T* y, int64_t* argmax) {
-  // A copy: argmax (int64) might alias the window's fields, which would be reloaded
-  // after every store.
-  const Window2d g = window;
-  const int64_t oh = g.out_h(), ow = g.out_w(), area = g.height * g.width;
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(oh * ow, 1));
-  if (g.pad_h == 0 && g.pad_w == 0 && g.dilation_h == 1 && g.dilation_w == 1) {
-    const bool pairs = g.kernel_h == 2 && g.kernel_w == 2 && g.stride_h == 2 && g.stride_w == 2;
-    ParallelFor(planes, grain, [&](int64_t begin, int64_t end) {
-      if (pairs) {
-        PoolPairs(g, begin, end, planes * area, x, y, argmax);
-      } else {
-        PoolInside(g, begin, end, x, y, argmax);
-      }
-    });
-    return;
-  }
-  // The valid taps of every window row and column, computed once (they divide).
-  std::vector<IndexRange> rows(oh), cols(ow);
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    rows[oy] = InsideRange(oy * g.stride_h - g.pad_h, g.kernel_h, g.dilation_h, g.height);
-  }
-  for (int64_t ox = 0; ox < ow; ++ox) {
-    cols[ox] = InsideRange(ox * g.stride_w - g.pad_w, g.kernel_w, g.dilation_w, g.width);
-  }
-  ParallelFor(planes, grain, [&, g](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      const T* plane = x + p * area;
-      T* out = y + p * oh * ow;
-      int64_t* out_index = argmax + p * oh * ow;
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        const int64_t y0 = oy * g.stride_h - g.pad_h;
-        const IndexRange r = rows[oy];
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t x0 = ox * g.stride_w - g.pad_w;
-          const IndexRange c = cols[ox];
-          // PyTorch's rule: start at the first input with -inf, take v > best or NaN.
-          int64_t best_index = (y0 + r.begin * g.dilation_h) * g.width + x0 + c.begin * g.dilation_w;
-          T best = -std::numeric_limits<T>::infinity();
-          for (int64_t i = r.begin; i < r.end; ++i) {
-            const int64_t row = (y0 + i * g.dilation_h) * g.width + x0;
-            for (int64_t j = c.begin; j < c.end; ++j) {
-              const int64_t at = row + j * g.dilation_w;
-              const T v = plane[at];
-              if (v > best || std::isnan(v)) {
-                best = v;
-                best_index = at;
-              }
-            }
-          }
-          out[oy * ow + ox] = best;
-          out_index[oy * ow + ox] = best_index;
-        }
-      }
-    }
+void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
+                   const void* x, const void* w, const void* b, void* y) {
+  DispatchFloat("conv2d", dtype, [&](auto type) {
+    using T = decltype(type);
+    ConvolveImages(n, c, o, window, At<T>(x), At<T>(w), At<T>(b), At<T>(y));
   });
 }
 
-#define EMBER_CONV_EXPORTS(T, S)                                                                  \
-  void ConvForward##S(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,  \
-                      const T* b, T* y) {                                                          \
-    Forward(n, c, o, g, x, w, b, y);                                                               \
-  }                                                                                                \
-  void ConvBackward##S(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, \
-                       const T* dy, T* dx, T* dw, T* db) {                                         \
-    Backward(n, c, o, g, x, w, dy, dx, dw, db);                                                    \
-  }                                                                                                \
-  void PoolForward##S(int64_t planes, const Window2d& g, const T* x, T* y, int64_t* argmax) {      \
-    PoolForward(planes, g, x, y, argmax);                                                          \
-  }
-EMBER_CONV_EXPORTS(float, F32)
-EMBER_CONV_EXPORTS(double, F64)
-#undef EMBER_CONV_EXPORTS
+void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
+                    const void* x, const void* w, const void* dy, void* dx, void* dw, void* db) {
+  DispatchFloat("conv2d_backward", dtype, [&](auto type) {
+    using T = decltype(type);
+    ConvolutionGradients(n, c, o, window, At<T>(x), At<T>(w), At<T>(dy), At<T>(dx), At<T>(dw),
+                         At<T>(db));
+  });
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace ember::kernels::cpu
@@ -503,81 +306,17 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels::cpu {
 
-HWY_EXPORT(ConvForwardF32);
-HWY_EXPORT(ConvForwardF64);
-HWY_EXPORT(ConvBackwardF32);
-HWY_EXPORT(ConvBackwardF64);
-HWY_EXPORT(PoolForwardF32);
-HWY_EXPORT(PoolForwardF64);
-
-namespace {
-
-template <typename T>
-bool PoolBackward(int64_t planes, const Window2d& g, const int64_t* argmax, const T* dy, T* dx) {
-  const int64_t outs = g.out_h() * g.out_w(), area = g.height * g.width;
-  std::atomic<bool> all_inside{true};
-  ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(outs, 1)),
-              [&](int64_t begin, int64_t end) {
-    bool inside = true;
-    for (int64_t p = begin; p < end; ++p) {
-      std::fill(dx + p * area, dx + (p + 1) * area, T(0));
-      for (int64_t k = 0; k < outs; ++k) {
-        const int64_t at = argmax[p * outs + k];
-        if (static_cast<uint64_t>(at) >= static_cast<uint64_t>(area)) {  // negative too
-          inside = false;
-          continue;
-        }
-        dx[p * area + at] += dy[p * outs + k];
-      }
-    }
-    if (!inside) all_inside.store(false, std::memory_order_relaxed);
-  });
-  return all_inside.load();
-}
-
-}  // namespace
-
-// Each entry point checks the dtype, then calls the f32 or f64 kernel of the best SIMD
-// target.
-#define EMBER_CALL(op, F, args)                                      \
-  internal::CheckFloatDType(op, dtype);                              \
-  if (dtype == DType::kF32) {                                        \
-    using T = float;                                                 \
-    HWY_DYNAMIC_DISPATCH(F##F32) args;                               \
-  } else {                                                           \
-    using T = double;                                                \
-    HWY_DYNAMIC_DISPATCH(F##F64) args;                               \
-  }
+HWY_EXPORT(Conv2dForward);
+HWY_EXPORT(Conv2dBackward);
 
 void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
                    const void* x, const void* w, const void* b, void* y) {
-  EMBER_CALL("conv2d", ConvForward,
-             (n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
-              static_cast<const T*>(b), static_cast<T*>(y)))
+  HWY_DYNAMIC_DISPATCH(Conv2dForward)(dtype, n, c, o, window, x, w, b, y);
 }
 
 void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
                     const void* x, const void* w, const void* dy, void* dx, void* dw, void* db) {
-  EMBER_CALL("conv2d_backward", ConvBackward,
-             (n, c, o, window, static_cast<const T*>(x), static_cast<const T*>(w),
-              static_cast<const T*>(dy), static_cast<T*>(dx), static_cast<T*>(dw), static_cast<T*>(db)))
-}
-
-void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const void* x, void* y,
-                      int64_t* argmax) {
-  EMBER_CALL("max_pool2d", PoolForward,
-             (planes, window, static_cast<const T*>(x), static_cast<T*>(y), argmax))
-}
-
-#undef EMBER_CALL
-
-bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
-                       const void* dy, void* dx) {
-  internal::CheckFloatDType("max_pool2d_backward", dtype);
-  if (dtype == DType::kF32) {
-    return PoolBackward(planes, window, argmax, static_cast<const float*>(dy), static_cast<float*>(dx));
-  }
-  return PoolBackward(planes, window, argmax, static_cast<const double*>(dy), static_cast<double*>(dx));
+  HWY_DYNAMIC_DISPATCH(Conv2dBackward)(dtype, n, c, o, window, x, w, dy, dx, dw, db);
 }
 
 }  // namespace ember::kernels::cpu

@@ -1,4 +1,4 @@
-// Convolution and max pooling at the shapes of a small Fashion-MNIST CNN (batch 64):
+// Convolution at the shapes of a small Fashion-MNIST CNN (batch 64):
 //   bazel run -c opt //kernels/cpu:conv_benchmark
 // tools/reference/bench_torch_conv.py times PyTorch on the same shapes.
 
@@ -7,16 +7,14 @@
 
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/internal/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
 std::vector<float> Random(int64_t n) {
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
+  return internal::RandomVector<float>(n, -1, 1, rng);
 }
 
 // Args: batch, in channels, out channels, size (square images, 3x3 kernel, padding 1).
@@ -55,31 +53,12 @@ void BM_Conv2dBackward(benchmark::State& state) {
       benchmark::Counter(2.0 * k.flops() * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
-// Args: batch, channels, size; 2x2 windows, stride 2.
-void BM_MaxPool2dForwardBackward(benchmark::State& state) {
-  const int64_t planes = state.range(0) * state.range(1), size = state.range(2);
-  const Window2d window{size, size, 2, 2, 2, 2};
-  const std::vector<float> x = Random(planes * size * size);
-  const int64_t outs = planes * window.out_h() * window.out_w();
-  std::vector<float> y(outs), dx(x.size());
-  std::vector<int64_t> argmax(outs);
-  for (auto _ : state) {
-    MaxPool2dForward(DType::kF32, planes, window, x.data(), y.data(), argmax.data());
-    MaxPool2dBackward(DType::kF32, planes, window, argmax.data(), y.data(), dx.data());
-  }
-}
-
 void CnnShapes(benchmark::internal::Benchmark* b) {
   b->Args({64, 1, 32, 28})->Args({64, 32, 64, 14})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
 BENCHMARK(BM_Conv2dForward)->Apply(CnnShapes);
 BENCHMARK(BM_Conv2dBackward)->Apply(CnnShapes);
-BENCHMARK(BM_MaxPool2dForwardBackward)
-    ->Args({64, 32, 28})
-    ->Args({64, 64, 14})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ember::kernels::cpu

@@ -6,9 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "base/error.h"
-#include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/internal/dispatch.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -24,10 +22,13 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+using internal::At;
+using internal::DispatchFloat;
+using internal::ParallelForWork;
 using internal::HWY_NAMESPACE::Accumulate;
 
 template <typename T>
-void ForwardImpl(int64_t rows, int64_t c, const T* x, const T* w, const T* b, T eps, T* y, T* mean,
+void ForwardRows(int64_t rows, int64_t c, const T* x, const T* w, const T* b, T eps, T* y, T* mean,
                  T* rstd) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -60,7 +61,7 @@ void ForwardImpl(int64_t rows, int64_t c, const T* x, const T* w, const T* b, T 
 
 // dx for rows [0, rows).
 template <typename T>
-void BackwardInputImpl(int64_t rows, int64_t c, const T* x, const T* w, const T* mean,
+void BackwardInputRows(int64_t rows, int64_t c, const T* x, const T* w, const T* mean,
                        const T* rstd, const T* dy, T* dx) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -101,7 +102,7 @@ void BackwardInputImpl(int64_t rows, int64_t c, const T* x, const T* w, const T*
 // of two vectors of columns keeps its four sums in registers while it walks down the
 // rows.
 template <typename T>
-void BackwardParamsImpl(int64_t rows, int64_t c, int64_t begin, int64_t end, const T* x,
+void BackwardParamColumns(int64_t rows, int64_t c, int64_t begin, int64_t end, const T* x,
                         const T* mean, const T* rstd, const T* dy, T* dw, T* db) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -137,31 +138,36 @@ void BackwardParamsImpl(int64_t rows, int64_t c, int64_t begin, int64_t end, con
   }
 }
 
-void ForwardF32(int64_t rows, int64_t c, const float* x, const float* w, const float* b, float eps,
-                float* y, float* mean, float* rstd) {
-  ForwardImpl(rows, c, x, w, b, eps, y, mean, rstd);
+// The entry points (see layernorm.h). Forward splits rows; backward splits rows for dx
+// and blocks of 64 columns for the parameter gradients (a multiple of any target's two
+// vectors, so whether a column is summed in a vector or in the scalar tail depends on
+// c alone).
+void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
+                      const void* bias, double eps, void* y, void* mean, void* rstd) {
+  DispatchFloat("layer_norm", dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, 2 * c, [&](int64_t b, int64_t e) {
+      ForwardRows(e - b, c, At<T>(x, b * c), At<T>(weight), At<T>(bias), static_cast<T>(eps),
+                  At<T>(y, b * c), At<T>(mean, b), At<T>(rstd, b));
+    });
+  });
 }
-void ForwardF64(int64_t rows, int64_t c, const double* x, const double* w, const double* b,
-                double eps, double* y, double* mean, double* rstd) {
-  ForwardImpl(rows, c, x, w, b, eps, y, mean, rstd);
-}
-void BackwardInputF32(int64_t rows, int64_t c, const float* x, const float* w, const float* mean,
-                      const float* rstd, const float* dy, float* dx) {
-  BackwardInputImpl(rows, c, x, w, mean, rstd, dy, dx);
-}
-void BackwardInputF64(int64_t rows, int64_t c, const double* x, const double* w, const double* mean,
-                      const double* rstd, const double* dy, double* dx) {
-  BackwardInputImpl(rows, c, x, w, mean, rstd, dy, dx);
-}
-void BackwardParamsF32(int64_t rows, int64_t c, int64_t begin, int64_t end, const float* x,
-                       const float* mean, const float* rstd, const float* dy, float* dw,
-                       float* db) {
-  BackwardParamsImpl(rows, c, begin, end, x, mean, rstd, dy, dw, db);
-}
-void BackwardParamsF64(int64_t rows, int64_t c, int64_t begin, int64_t end, const double* x,
-                       const double* mean, const double* rstd, const double* dy, double* dw,
-                       double* db) {
-  BackwardParamsImpl(rows, c, begin, end, x, mean, rstd, dy, dw, db);
+
+void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
+                       const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
+                       void* dbias) {
+  DispatchFloat("layer_norm_backward", dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, 2 * c, [&](int64_t b, int64_t e) {
+      BackwardInputRows(e - b, c, At<T>(x, b * c), At<T>(weight), At<T>(mean, b), At<T>(rstd, b),
+                        At<T>(dy, b * c), At<T>(dx, b * c));
+    });
+    constexpr int64_t kBlock = 64;
+    ParallelForWork((c + kBlock - 1) / kBlock, 2 * rows * kBlock, [&](int64_t first, int64_t last) {
+      BackwardParamColumns(rows, c, first * kBlock, std::min(c, last * kBlock), At<T>(x),
+                           At<T>(mean), At<T>(rstd), At<T>(dy), At<T>(dweight), At<T>(dbias));
+    });
+  });
 }
 
 }  // namespace HWY_NAMESPACE
@@ -170,78 +176,20 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace ember::kernels::cpu {
-namespace {
 
-constexpr int64_t kGrain = 16384;  // elements per thread, at least
-
-template <typename T>
-const T* P(const void* p, int64_t offset = 0) {
-  return p ? static_cast<const T*>(p) + offset : nullptr;
-}
-template <typename T>
-T* P(void* p, int64_t offset = 0) {
-  return p ? static_cast<T*>(p) + offset : nullptr;
-}
-
-}  // namespace
-
-HWY_EXPORT(ForwardF32);
-HWY_EXPORT(ForwardF64);
-HWY_EXPORT(BackwardInputF32);
-HWY_EXPORT(BackwardInputF64);
-HWY_EXPORT(BackwardParamsF32);
-HWY_EXPORT(BackwardParamsF64);
+HWY_EXPORT(LayerNormForward);
+HWY_EXPORT(LayerNormBackward);
 
 void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                       const void* bias, double eps, void* y, void* mean, void* rstd) {
-  internal::CheckFloatDType("layer_norm", dtype);
-  ParallelFor(
-      rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(c, 1)), [&](int64_t b, int64_t e) {
-        if (dtype == DType::kF32) {
-          HWY_DYNAMIC_DISPATCH(ForwardF32)
-          (e - b, c, P<float>(x, b * c), P<float>(weight), P<float>(bias), static_cast<float>(eps),
-           P<float>(y, b * c), P<float>(mean, b), P<float>(rstd, b));
-        } else {
-          HWY_DYNAMIC_DISPATCH(ForwardF64)
-          (e - b, c, P<double>(x, b * c), P<double>(weight), P<double>(bias), eps,
-           P<double>(y, b * c), P<double>(mean, b), P<double>(rstd, b));
-        }
-      });
+  HWY_DYNAMIC_DISPATCH(LayerNormForward)(dtype, rows, c, x, weight, bias, eps, y, mean, rstd);
 }
 
 void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                        const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
                        void* dbias) {
-  internal::CheckFloatDType("layer_norm_backward", dtype);
-  ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(c, 1)),
-              [&](int64_t b, int64_t e) {
-                if (dtype == DType::kF32) {
-                  HWY_DYNAMIC_DISPATCH(BackwardInputF32)
-                  (e - b, c, P<float>(x, b * c), P<float>(weight), P<float>(mean, b),
-                   P<float>(rstd, b), P<float>(dy, b * c), P<float>(dx, b * c));
-                } else {
-                  HWY_DYNAMIC_DISPATCH(BackwardInputF64)
-                  (e - b, c, P<double>(x, b * c), P<double>(weight), P<double>(mean, b),
-                   P<double>(rstd, b), P<double>(dy, b * c), P<double>(dx, b * c));
-                }
-              });
-  // Threads take blocks of 64 columns (a multiple of any target's two vectors), so
-  // whether a column is summed in a vector or in the scalar tail depends on c alone.
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks = (c + kBlock - 1) / kBlock;
-  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(rows * kBlock, 1));
-  ParallelFor(blocks, grain, [&](int64_t first, int64_t last) {
-    const int64_t b = first * kBlock, e = std::min(c, last * kBlock);
-    if (dtype == DType::kF32) {
-      HWY_DYNAMIC_DISPATCH(BackwardParamsF32)
-      (rows, c, b, e, P<float>(x), P<float>(mean), P<float>(rstd), P<float>(dy), P<float>(dweight),
-       P<float>(dbias));
-    } else {
-      HWY_DYNAMIC_DISPATCH(BackwardParamsF64)
-      (rows, c, b, e, P<double>(x), P<double>(mean), P<double>(rstd), P<double>(dy),
-       P<double>(dweight), P<double>(dbias));
-    }
-  });
+  HWY_DYNAMIC_DISPATCH(LayerNormBackward)
+  (dtype, rows, c, x, weight, mean, rstd, dy, dx, dweight, dbias);
 }
 
 }  // namespace ember::kernels::cpu

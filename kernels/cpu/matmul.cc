@@ -6,8 +6,7 @@
 
 #include <algorithm>
 
-#include "base/error.h"
-#include "kernels/cpu/internal/check.h"
+#include "kernels/cpu/internal/dispatch.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -25,6 +24,9 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 namespace gemm = internal::HWY_NAMESPACE;
 using gemm::kMr;
+using internal::At;
+using internal::DispatchFloat;
+using internal::ParallelForWork;
 
 // C (+)= A B on the calling thread, A and B strided matrices.
 template <typename T>
@@ -92,37 +94,35 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
     // Threads take blocks of 64 columns (whole vectors), so which columns go through
     // the vector loop, and so their rounding, does not depend on the thread count.
     constexpr int64_t kBlock = 64;
-    ParallelFor((n + kBlock - 1) / kBlock, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, m * k * kBlock)),
-                [&](int64_t begin, int64_t end) {
-                  GemmFewRows(m, k, begin * kBlock, std::min(n, end * kBlock), a, ars, acs, b, brs, bcs, c, ldc,
-                              accumulate);
-                });
+    ParallelForWork((n + kBlock - 1) / kBlock, m * k * kBlock / 2, [&](int64_t begin, int64_t end) {
+      GemmFewRows(m, k, begin * kBlock, std::min(n, end * kBlock), a, ars, acs, b, brs, bcs, c, ldc,
+                  accumulate);
+    });
     return;
   }
   const int64_t nr = gemm::PanelWidth<T>();
   const int64_t panels = (n + nr - 1) / nr, slivers = (m + kMr - 1) / kMr;
-  // Below about 2^17 multiply-adds a product is not worth waking the pool for.
-  const int64_t min_tiles = std::max<int64_t>(1, (1 << 17) / (kMr * nr * k));
   if (panels >= 4 * NumThreads() || panels >= slivers) {
-    ParallelFor(panels, min_tiles, [&](int64_t begin, int64_t end) {
+    ParallelForWork(panels, m * nr * k / 2, [&](int64_t begin, int64_t end) {
       const int64_t j0 = begin * nr, j1 = std::min(n, end * nr);
       GemmSerial(m, k, j1 - j0, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, accumulate);
     });
   } else {
-    ParallelFor(slivers, min_tiles, [&](int64_t begin, int64_t end) {
+    ParallelForWork(slivers, kMr * n * k / 2, [&](int64_t begin, int64_t end) {
       const int64_t i0 = begin * kMr, i1 = std::min(m, end * kMr);
       GemmSerial(i1 - i0, k, n, a + i0 * ars, ars, acs, b, brs, bcs, c + i0 * ldc, ldc, accumulate);
     });
   }
 }
 
-void GemmF32(int64_t m, int64_t k, int64_t n, const float* a, int64_t ars, int64_t acs,
-             const float* b, int64_t brs, int64_t bcs, float* c, int64_t ldc, bool accumulate) {
-  GemmImpl(m, k, n, a, ars, acs, b, brs, bcs, c, ldc, accumulate);
-}
-void GemmF64(int64_t m, int64_t k, int64_t n, const double* a, int64_t ars, int64_t acs,
-             const double* b, int64_t brs, int64_t bcs, double* c, int64_t ldc, bool accumulate) {
-  GemmImpl(m, k, n, a, ars, acs, b, brs, bcs, c, ldc, accumulate);
+void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
+          int64_t ldc, bool accumulate) {
+  if (m == 0 || n == 0) return;
+  DispatchFloat("matmul", dtype, [&](auto type) {
+    using T = decltype(type);
+    GemmImpl(m, k, n, At<T>(a.data), a.row_stride, a.col_stride, At<T>(b.data), b.row_stride,
+             b.col_stride, At<T>(c), ldc, accumulate);
+  });
 }
 
 }  // namespace HWY_NAMESPACE
@@ -132,24 +132,11 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels::cpu {
 
-HWY_EXPORT(GemmF32);
-HWY_EXPORT(GemmF64);
+HWY_EXPORT(Gemm);
 
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate) {
-  internal::CheckFloatDType("matmul", dtype);
-  if (m == 0 || n == 0) return;
-  if (dtype == DType::kF32) {
-    HWY_DYNAMIC_DISPATCH(GemmF32)
-    (m, k, n, static_cast<const float*>(a.data), a.row_stride, a.col_stride,
-     static_cast<const float*>(b.data), b.row_stride, b.col_stride, static_cast<float*>(c), ldc,
-     accumulate);
-  } else {
-    HWY_DYNAMIC_DISPATCH(GemmF64)
-    (m, k, n, static_cast<const double*>(a.data), a.row_stride, a.col_stride,
-     static_cast<const double*>(b.data), b.row_stride, b.col_stride, static_cast<double*>(c), ldc,
-     accumulate);
-  }
+  HWY_DYNAMIC_DISPATCH(Gemm)(dtype, m, k, n, a, b, c, ldc, accumulate);
 }
 
 }  // namespace ember::kernels::cpu

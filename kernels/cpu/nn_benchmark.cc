@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/layernorm.h"
 #include "kernels/cpu/softmax.h"
 #include "kernels/cpu/unary.h"
@@ -17,10 +18,7 @@ namespace {
 
 std::vector<float> Random(int64_t n, float lo, float hi) {
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
+  return internal::RandomVector<float>(n, lo, hi, rng);
 }
 
 // Bytes that must cross memory at least once: inputs read plus outputs written.

@@ -9,9 +9,10 @@
 #include <limits>
 #include <vector>
 
+#include <type_traits>
+
 #include "base/error.h"
-#include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/internal/dispatch.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -25,6 +26,9 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using internal::At;
+using internal::DispatchFloat;
+using internal::ParallelForWork;
 
 // Loads elements [i, n) of x (fewer than a vector) padded with `fill`.
 template <class D, typename T = hn::TFromD<D>>
@@ -63,14 +67,13 @@ T PairwiseSum(const T* x, int64_t n) {
   return PairwiseSum(x, half) + PairwiseSum(x + half, n - half);
 }
 
+// Blocks of kSumBlock squared in the input's type, the block sums added in double.
 template <typename T>
-double SumSquaresImpl(int64_t n, const T* x) {
+double SumSquaresRange(int64_t n, const T* x) {
   double sum = 0;
   for (int64_t i = 0; i < n; i += kSumBlock) sum += SumBlock<true>(x + i, std::min(kSumBlock, n - i));
   return sum;
 }
-double SumSquaresF32(int64_t n, const float* x) { return SumSquaresImpl(n, x); }
-double SumSquaresF64(int64_t n, const double* x) { return SumSquaresImpl(n, x); }
 
 template <typename T, bool kMax>
 T Extremum(const T* x, int64_t n) {
@@ -120,29 +123,9 @@ void SumColumnRange(const T* x, int64_t ld, int64_t lo, int64_t hi, int64_t cols
   for (; c < cols; ++c) out[c] += scratch[c];
 }
 
-#define EMBER_REDUCE_TYPES(Name, ...)                                                 \
-  template <typename T>                                                               \
-  void Name##Impl(int64_t rows, int64_t n, const T* x, int64_t ld, T* out)            \
-      __VA_ARGS__ void Name##F32(int64_t rows, int64_t n, const float* x, int64_t ld, \
-                                 float* out) {                                        \
-    Name##Impl(rows, n, x, ld, out);                                                  \
-  }                                                                                   \
-  void Name##F64(int64_t rows, int64_t n, const double* x, int64_t ld, double* out) { \
-    Name##Impl(rows, n, x, ld, out);                                                  \
-  }
-EMBER_REDUCE_TYPES(SumRows, {
-  for (int64_t r = 0; r < rows; ++r) out[r] = PairwiseSum(x + r * ld, n);
-})
-EMBER_REDUCE_TYPES(MaxRows, {
-  for (int64_t r = 0; r < rows; ++r) out[r] = Extremum<T, true>(x + r * ld, n);
-})
-EMBER_REDUCE_TYPES(MinRows, {
-  for (int64_t r = 0; r < rows; ++r) out[r] = Extremum<T, false>(x + r * ld, n);
-})
-#undef EMBER_REDUCE_TYPES
-
+// out[c] = sum of all n rows of column c, for cols columns.
 template <typename T>
-void SumColumnsImpl(int64_t n, int64_t cols, const T* x, int64_t ld, T* out) {
+void SumColumnsPairwise(int64_t n, int64_t cols, const T* x, int64_t ld, T* out) {
   if (n == 0) {
     std::fill(out, out + cols, T(0));
     return;
@@ -152,11 +135,73 @@ void SumColumnsImpl(int64_t n, int64_t cols, const T* x, int64_t ld, T* out) {
   std::vector<T> scratch(static_cast<size_t>(cols * levels));
   SumColumnRange(x, ld, 0, n, cols, out, scratch.data());
 }
-void SumColumnsF32(int64_t n, int64_t cols, const float* x, int64_t ld, float* out) {
-  SumColumnsImpl(n, cols, x, ld, out);
+
+// The entry points (see reduce.h).
+
+// Splits rows across the pool (each row read once); each chunk calls
+// reduce_rows(rows, x, out) with T the compute type.
+template <typename ReduceRows>
+void SplitRows(const char* op, DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
+               void* out, const ReduceRows& reduce_rows) {
+  DispatchFloat(op, dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, n, [&](int64_t b, int64_t e) {
+      reduce_rows(e - b, At<T>(x, b * ld), At<T>(out, b));
+    });
+  });
 }
-void SumColumnsF64(int64_t n, int64_t cols, const double* x, int64_t ld, double* out) {
-  SumColumnsImpl(n, cols, x, ld, out);
+
+void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
+  SplitRows("sum", dtype, rows, n, x, ld, out, [&](int64_t count, const auto* in, auto* result) {
+    for (int64_t r = 0; r < count; ++r) result[r] = PairwiseSum(in + r * ld, n);
+  });
+}
+
+void MaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
+  EMBER_CHECK(n >= 1 || rows == 0, "max: cannot reduce an empty row");
+  SplitRows("max", dtype, rows, n, x, ld, out, [&](int64_t count, const auto* in, auto* result) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+    for (int64_t r = 0; r < count; ++r) result[r] = Extremum<T, true>(in + r * ld, n);
+  });
+}
+
+void MinRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
+  EMBER_CHECK(n >= 1 || rows == 0, "min: cannot reduce an empty row");
+  SplitRows("min", dtype, rows, n, x, ld, out, [&](int64_t count, const auto* in, auto* result) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+    for (int64_t r = 0; r < count; ++r) result[r] = Extremum<T, false>(in + r * ld, n);
+  });
+}
+
+// Threads take blocks of 64 columns; each sums its columns over all n rows.
+void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
+  DispatchFloat("sum", dtype, [&](auto type) {
+    using T = decltype(type);
+    constexpr int64_t kBlock = 64;
+    ParallelForWork((cols + kBlock - 1) / kBlock, kBlock * n, [&](int64_t first, int64_t last) {
+      const int64_t b = first * kBlock, e = std::min(cols, last * kBlock);
+      SumColumnsPairwise(n, e - b, At<T>(x, b), ld, At<T>(out, b));
+    });
+  });
+}
+
+// Fixed chunks (whole blocks), their sums added in chunk order.
+double SumSquares(DType dtype, int64_t n, const void* x) {
+  return DispatchFloat("sum_squares", dtype, [&](auto type) {
+    using T = decltype(type);
+    constexpr int64_t kChunk = 256 * kSumBlock;
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<double> partial(static_cast<size_t>(chunks));
+    ParallelForWork(chunks, kChunk, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) {
+        const int64_t begin = c * kChunk;
+        partial[static_cast<size_t>(c)] = SumSquaresRange(std::min(kChunk, n - begin), At<T>(x, begin));
+      }
+    });
+    double sum = 0;
+    for (const double p : partial) sum += p;
+    return sum;
+  });
 }
 
 }  // namespace HWY_NAMESPACE
@@ -165,132 +210,63 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace ember::kernels::cpu {
-namespace {
 
-constexpr int64_t kGrain = 32768;  // elements per thread, at least
-
-template <typename T>
-using RowsFn = void (*)(int64_t, int64_t, const T*, int64_t, T*);
-
-// Splits rows across the pool; each chunk calls fn on its rows.
-void RunRows(const char* op, DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
-             void* out, RowsFn<float> f32, RowsFn<double> f64) {
-  internal::CheckFloatDType(op, dtype);
-  ParallelFor(
-      rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-        if (dtype == DType::kF32) {
-          f32(e - b, n, static_cast<const float*>(x) + b * ld, ld, static_cast<float*>(out) + b);
-        } else {
-          f64(e - b, n, static_cast<const double*>(x) + b * ld, ld, static_cast<double*>(out) + b);
-        }
-      });
-}
-
-}  // namespace
-
-HWY_EXPORT(SumRowsF32);
-HWY_EXPORT(SumRowsF64);
-HWY_EXPORT(MaxRowsF32);
-HWY_EXPORT(MaxRowsF64);
-HWY_EXPORT(MinRowsF32);
-HWY_EXPORT(MinRowsF64);
-HWY_EXPORT(SumColumnsF32);
-HWY_EXPORT(SumColumnsF64);
-HWY_EXPORT(SumSquaresF32);
-HWY_EXPORT(SumSquaresF64);
-
-double SumSquares(DType dtype, int64_t n, const void* x) {
-  internal::CheckFloatDType("sum_squares", dtype);
-  // Fixed chunks (whole blocks), their sums added in chunk order.
-  constexpr int64_t kChunk = 256 * kSumBlock;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> partial(static_cast<size_t>(chunks));
-  ParallelFor(chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
-      partial[static_cast<size_t>(c)] =
-          dtype == DType::kF32 ? HWY_DYNAMIC_DISPATCH(SumSquaresF32)(count, static_cast<const float*>(x) + begin)
-                               : HWY_DYNAMIC_DISPATCH(SumSquaresF64)(count, static_cast<const double*>(x) + begin);
-    }
-  });
-  double sum = 0;
-  for (const double p : partial) sum += p;
-  return sum;
-}
+HWY_EXPORT(SumRows);
+HWY_EXPORT(MaxRows);
+HWY_EXPORT(MinRows);
+HWY_EXPORT(SumColumns);
+HWY_EXPORT(SumSquares);
 
 void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
-  RunRows("sum", dtype, rows, n, x, ld, out, &HWY_DYNAMIC_DISPATCH(SumRowsF32),
-          &HWY_DYNAMIC_DISPATCH(SumRowsF64));
+  HWY_DYNAMIC_DISPATCH(SumRows)(dtype, rows, n, x, ld, out);
 }
-
 void MaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
-  EMBER_CHECK(n >= 1 || rows == 0, "max: cannot reduce an empty row");
-  RunRows("max", dtype, rows, n, x, ld, out, &HWY_DYNAMIC_DISPATCH(MaxRowsF32),
-          &HWY_DYNAMIC_DISPATCH(MaxRowsF64));
+  HWY_DYNAMIC_DISPATCH(MaxRows)(dtype, rows, n, x, ld, out);
 }
-
 void MinRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
-  EMBER_CHECK(n >= 1 || rows == 0, "min: cannot reduce an empty row");
-  RunRows("min", dtype, rows, n, x, ld, out, &HWY_DYNAMIC_DISPATCH(MinRowsF32),
-          &HWY_DYNAMIC_DISPATCH(MinRowsF64));
+  HWY_DYNAMIC_DISPATCH(MinRows)(dtype, rows, n, x, ld, out);
+}
+void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
+  HWY_DYNAMIC_DISPATCH(SumColumns)(dtype, n, cols, x, ld, out);
+}
+double SumSquares(DType dtype, int64_t n, const void* x) {
+  return HWY_DYNAMIC_DISPATCH(SumSquares)(dtype, n, x);
 }
 
-void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
-  internal::CheckFloatDType("sum", dtype);
-  // Threads take ranges of columns; each sums its columns over all n rows.
-  ParallelFor(cols, std::max<int64_t>(64, kGrain / std::max<int64_t>(n, 1)),
-              [&](int64_t b, int64_t e) {
-                if (dtype == DType::kF32) {
-                  HWY_DYNAMIC_DISPATCH(SumColumnsF32)
-                  (n, e - b, static_cast<const float*>(x) + b, ld, static_cast<float*>(out) + b);
-                } else {
-                  HWY_DYNAMIC_DISPATCH(SumColumnsF64)
-                  (n, e - b, static_cast<const double*>(x) + b, ld, static_cast<double*>(out) + b);
-                }
-              });
-}
+// The reductions without SIMD code: plain loops, rows split across the pool.
 
 void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t* out) {
-  internal::CheckFloatDType("argmax", dtype);
   EMBER_CHECK(n >= 1 || rows == 0, "argmax: cannot reduce an empty row");
-  VisitDType(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
-                  [&](int64_t b, int64_t e) {
-                    for (int64_t r = b; r < e; ++r) {
-                      const T* row = static_cast<const T*>(x) + r * ld;
-                      int64_t best = 0;
-                      for (int64_t i = 1; i < n && !std::isnan(row[best]); ++i) {
-                        if (row[i] > row[best] || std::isnan(row[i])) best = i;
-                      }
-                      out[r] = best;
-                    }
-                  });
-    }
+  internal::DispatchFloat("argmax", dtype, [&](auto type) {
+    using T = decltype(type);
+    internal::ParallelForWork(rows, n, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* row = internal::At<T>(x, r * ld);
+        int64_t best = 0;
+        for (int64_t i = 1; i < n && !std::isnan(row[best]); ++i) {
+          if (row[i] > row[best] || std::isnan(row[i])) best = i;
+        }
+        out[r] = best;
+      }
+    });
   });
 }
 
 void VarRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t correction,
              void* out) {
-  internal::CheckFloatDType("var", dtype);
-  VisitDType(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
-                  [&](int64_t b, int64_t e) {
-                    for (int64_t r = b; r < e; ++r) {
-                      const T* row = static_cast<const T*>(x) + r * ld;
-                      double mean = 0, squares = 0;
-                      for (int64_t i = 0; i < n; ++i) mean += row[i];
-                      mean /= n;
-                      for (int64_t i = 0; i < n; ++i) squares += (row[i] - mean) * (row[i] - mean);
-                      // n - correction <= 0 gives inf or NaN, as in PyTorch.
-                      static_cast<T*>(out)[r] =
-                          static_cast<T>(squares / static_cast<double>(n - correction));
-                    }
-                  });
-    }
+  internal::DispatchFloat("var", dtype, [&](auto type) {
+    using T = decltype(type);
+    internal::ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* row = internal::At<T>(x, r * ld);
+        double mean = 0, squares = 0;
+        for (int64_t i = 0; i < n; ++i) mean += row[i];
+        mean /= n;
+        for (int64_t i = 0; i < n; ++i) squares += (row[i] - mean) * (row[i] - mean);
+        // n - correction <= 0 gives inf or NaN, as in PyTorch.
+        internal::At<T>(out)[r] = static_cast<T>(squares / static_cast<double>(n - correction));
+      }
+    });
   });
 }
 

@@ -6,8 +6,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/internal/dispatch.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -25,48 +24,42 @@ bool Before(const T* row, int64_t a, int64_t b) {
 
 void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, void* values,
               int64_t* indices) {
-  internal::CheckFloatDType("topk", dtype);
   EMBER_CHECK(k >= 1 && k <= n, "topk: k = ", k, " is out of range for rows of ", n);
-  VisitDType(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      ParallelFor(rows, 1, [&](int64_t b, int64_t e) {
-        std::vector<int64_t> order(n);
-        for (int64_t r = b; r < e; ++r) {
-          const T* row = static_cast<const T*>(x) + r * n;
-          std::iota(order.begin(), order.end(), 0);
-          // O(n log k): only the first k need to be in order.
-          std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                            [row](int64_t a, int64_t c) { return Before(row, a, c); });
-          for (int64_t i = 0; i < k; ++i) {
-            indices[r * k + i] = order[i];
-            static_cast<T*>(values)[r * k + i] = row[order[i]];
-          }
+  internal::DispatchFloat("topk", dtype, [&](auto type) {
+    using T = decltype(type);
+    internal::ParallelForWork(rows, n, [&](int64_t b, int64_t e) {
+      std::vector<int64_t> order(n);
+      for (int64_t r = b; r < e; ++r) {
+        const T* row = static_cast<const T*>(x) + r * n;
+        std::iota(order.begin(), order.end(), 0);
+        // O(n log k): only the first k need to be in order.
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [row](int64_t a, int64_t c) { return Before(row, a, c); });
+        for (int64_t i = 0; i < k; ++i) {
+          indices[r * k + i] = order[i];
+          static_cast<T*>(values)[r * k + i] = row[order[i]];
         }
-      });
-    }
+      }
+    });
   });
 }
 
 void MultinomialRows(DType dtype, int64_t rows, int64_t n, const void* probs, const double* uniform,
                      int64_t* out) {
-  internal::CheckFloatDType("multinomial", dtype);
-  VisitDType(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* row = static_cast<const T*>(probs) + r * n;
-        double total = 0;
-        for (int64_t j = 0; j < n; ++j) total += row[j];
-        out[r] = -1;
-        if (!(total > 0)) continue;
-        const double target = uniform[r] * total;
-        double running = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          running += row[j];
-          if (row[j] > 0) out[r] = j;  // the last positive entry catches rounding at the top
-          if (row[j] > 0 && running > target) break;
-        }
+  internal::DispatchFloat("multinomial", dtype, [&](auto type) {
+    using T = decltype(type);
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = static_cast<const T*>(probs) + r * n;
+      double total = 0;
+      for (int64_t j = 0; j < n; ++j) total += row[j];
+      out[r] = -1;
+      if (!(total > 0)) continue;
+      const double target = uniform[r] * total;
+      double running = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        running += row[j];
+        if (row[j] > 0) out[r] = j;  // the last positive entry catches rounding at the top
+        if (row[j] > 0 && running > target) break;
       }
     }
   });

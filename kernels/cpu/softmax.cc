@@ -7,9 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "base/error.h"
-#include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/internal/dispatch.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -26,6 +24,9 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using internal::At;
+using internal::DispatchFloat;
+using internal::ParallelForWork;
 using internal::HWY_NAMESPACE::Accumulate;
 using internal::HWY_NAMESPACE::ExpNonPositive;
 using internal::HWY_NAMESPACE::Map;
@@ -116,7 +117,7 @@ T SumExp(const T* x, int64_t n, T m, T* store) {
 
 // y = exp(x - m) / sum.
 template <typename T>
-void SoftmaxImpl(int64_t rows, int64_t n, const T* x, T* y) {
+void SoftmaxRows(int64_t rows, int64_t n, const T* x, T* y) {
   for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
     const T m = RowMax(x, n);
     if (std::isinf(m) && m < 0) {  // every entry -inf: no distribution; NaN as PyTorch
@@ -131,7 +132,7 @@ void SoftmaxImpl(int64_t rows, int64_t n, const T* x, T* y) {
 
 // y = (x - m) - log(sum).
 template <typename T>
-void LogSoftmaxImpl(int64_t rows, int64_t n, const T* x, T* y) {
+void LogSoftmaxRows(int64_t rows, int64_t n, const T* x, T* y) {
   for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
     const T m = RowMax(x, n);
     const T log_sum = std::log(SumExp(x, n, m, static_cast<T*>(nullptr)));
@@ -145,7 +146,7 @@ void LogSoftmaxImpl(int64_t rows, int64_t n, const T* x, T* y) {
 }
 
 template <typename T>
-void SoftmaxBackwardImpl(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
+void SoftmaxBackwardRows(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
   for (int64_t r = 0; r < rows; ++r, y += n, dy += n, dx += n) {
     const T dot = Accumulate(
         n, dy, y, [](auto, auto g, auto yv) { return hn::Mul(g, yv); },
@@ -157,7 +158,7 @@ void SoftmaxBackwardImpl(int64_t rows, int64_t n, const T* y, const T* dy, T* dx
 }
 
 template <typename T>
-void LogSoftmaxBackwardImpl(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
+void LogSoftmaxBackwardRows(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
   for (int64_t r = 0; r < rows; ++r, y += n, dy += n, dx += n) {
     const T sum = RowSum(dy, n, [](auto, auto v) { return v; });
     Map(
@@ -171,7 +172,7 @@ void LogSoftmaxBackwardImpl(int64_t rows, int64_t n, const T* y, const T* dy, T*
 
 // loss = lse - x_t = (m - x_t) + log(sum): the large terms cancel exactly first.
 template <typename T>
-void CrossEntropyForwardImpl(int64_t rows, int64_t n, const T* x, const int64_t* targets,
+void CrossEntropyForwardRows(int64_t rows, int64_t n, const T* x, const int64_t* targets,
                              int64_t ignore_index, T* losses, T* row_max, T* sum_exp) {
   for (int64_t r = 0; r < rows; ++r, x += n) {
     row_max[r] = RowMax(x, n);
@@ -183,7 +184,7 @@ void CrossEntropyForwardImpl(int64_t rows, int64_t n, const T* x, const int64_t*
 
 // dx = exp(x - m) * (grad / sum) - grad [j == t].
 template <typename T>
-void CrossEntropyBackwardImpl(int64_t rows, int64_t n, const T* x, const int64_t* targets,
+void CrossEntropyBackwardRows(int64_t rows, int64_t n, const T* x, const int64_t* targets,
                               int64_t ignore_index, const T* row_max, const T* sum_exp,
                               const T* grad, T* dx) {
   for (int64_t r = 0; r < rows; ++r, x += n, dx += n) {
@@ -202,43 +203,69 @@ void CrossEntropyBackwardImpl(int64_t rows, int64_t n, const T* x, const int64_t
   }
 }
 
-void SoftmaxF32(int64_t rows, int64_t n, const float* x, float* y) { SoftmaxImpl(rows, n, x, y); }
-void SoftmaxF64(int64_t rows, int64_t n, const double* x, double* y) { SoftmaxImpl(rows, n, x, y); }
-void LogSoftmaxF32(int64_t rows, int64_t n, const float* x, float* y) {
-  LogSoftmaxImpl(rows, n, x, y);
+// The entry points (see softmax.h): rows split across the pool, each row passed over
+// two or three times.
+void Softmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
+  DispatchFloat("softmax", dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
+      SoftmaxRows(e - b, n, At<T>(x, b * n), At<T>(y, b * n));
+    });
+  });
 }
-void LogSoftmaxF64(int64_t rows, int64_t n, const double* x, double* y) {
-  LogSoftmaxImpl(rows, n, x, y);
+
+void LogSoftmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
+  DispatchFloat("log_softmax", dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
+      LogSoftmaxRows(e - b, n, At<T>(x, b * n), At<T>(y, b * n));
+    });
+  });
 }
-void SoftmaxBackwardF32(int64_t rows, int64_t n, const float* y, const float* dy, float* dx) {
-  SoftmaxBackwardImpl(rows, n, y, dy, dx);
+
+void SoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy,
+                     void* dx) {
+  DispatchFloat("softmax_backward", dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
+      SoftmaxBackwardRows(e - b, n, At<T>(y, b * n), At<T>(dy, b * n), At<T>(dx, b * n));
+    });
+  });
 }
-void SoftmaxBackwardF64(int64_t rows, int64_t n, const double* y, const double* dy, double* dx) {
-  SoftmaxBackwardImpl(rows, n, y, dy, dx);
+
+void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy,
+                        void* dx) {
+  DispatchFloat("log_softmax_backward", dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
+      LogSoftmaxBackwardRows(e - b, n, At<T>(y, b * n), At<T>(dy, b * n), At<T>(dx, b * n));
+    });
+  });
 }
-void LogSoftmaxBackwardF32(int64_t rows, int64_t n, const float* y, const float* dy, float* dx) {
-  LogSoftmaxBackwardImpl(rows, n, y, dy, dx);
+
+void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
+                         const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
+                         void* sum_exp) {
+  DispatchFloat("cross_entropy", dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
+      CrossEntropyForwardRows(e - b, n, At<T>(logits, b * n), targets + b, ignore_index,
+                              At<T>(losses, b), At<T>(row_max, b), At<T>(sum_exp, b));
+    });
+  });
 }
-void LogSoftmaxBackwardF64(int64_t rows, int64_t n, const double* y, const double* dy, double* dx) {
-  LogSoftmaxBackwardImpl(rows, n, y, dy, dx);
-}
-void CrossEntropyForwardF32(int64_t rows, int64_t n, const float* x, const int64_t* t,
-                            int64_t ignore, float* losses, float* row_max, float* sum_exp) {
-  CrossEntropyForwardImpl(rows, n, x, t, ignore, losses, row_max, sum_exp);
-}
-void CrossEntropyForwardF64(int64_t rows, int64_t n, const double* x, const int64_t* t,
-                            int64_t ignore, double* losses, double* row_max, double* sum_exp) {
-  CrossEntropyForwardImpl(rows, n, x, t, ignore, losses, row_max, sum_exp);
-}
-void CrossEntropyBackwardF32(int64_t rows, int64_t n, const float* x, const int64_t* t,
-                             int64_t ignore, const float* row_max, const float* sum_exp,
-                             const float* grad, float* dx) {
-  CrossEntropyBackwardImpl(rows, n, x, t, ignore, row_max, sum_exp, grad, dx);
-}
-void CrossEntropyBackwardF64(int64_t rows, int64_t n, const double* x, const int64_t* t,
-                             int64_t ignore, const double* row_max, const double* sum_exp,
-                             const double* grad, double* dx) {
-  CrossEntropyBackwardImpl(rows, n, x, t, ignore, row_max, sum_exp, grad, dx);
+
+void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
+                          const int64_t* targets, int64_t ignore_index, const void* row_max,
+                          const void* sum_exp, const void* grad, void* dlogits) {
+  DispatchFloat("cross_entropy_backward", dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
+      CrossEntropyBackwardRows(e - b, n, At<T>(logits, b * n), targets + b, ignore_index,
+                               At<T>(row_max, b), At<T>(sum_exp, b), At<T>(grad, b),
+                               At<T>(dlogits, b * n));
+    });
+  });
 }
 
 }  // namespace HWY_NAMESPACE
@@ -247,113 +274,45 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace ember::kernels::cpu {
-namespace {
 
-constexpr int64_t kGrain = 16384;  // elements per thread, at least
-
-// Splits rows across the pool and calls f32 or f64 with row offsets applied: `fn`
-// gets (begin, end, float tag) and does the pointer arithmetic itself.
-template <typename Fn>
-void SplitRows(const char* op, DType dtype, int64_t rows, int64_t n, const Fn& fn) {
-  internal::CheckFloatDType(op, dtype);
-  ParallelFor(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
-              [&](int64_t b, int64_t e) {
-                if (dtype == DType::kF32) {
-                  fn(b, e, float());
-                } else {
-                  fn(b, e, double());
-                }
-              });
-}
-
-template <typename T>
-const T* At(const void* p, int64_t offset) {
-  return static_cast<const T*>(p) + offset;
-}
-template <typename T>
-T* At(void* p, int64_t offset) {
-  return static_cast<T*>(p) + offset;
-}
-
-}  // namespace
-
-// Calls the f32 or the f64 export of Name, as T is float or double.
-#define EMBER_CALL_TYPED(Name, T, ...)              \
-  do {                                              \
-    if constexpr (std::is_same_v<T, float>) {       \
-      HWY_DYNAMIC_DISPATCH(Name##F32)(__VA_ARGS__); \
-    } else {                                        \
-      HWY_DYNAMIC_DISPATCH(Name##F64)(__VA_ARGS__); \
-    }                                               \
-  } while (0)
-
-HWY_EXPORT(SoftmaxF32);
-HWY_EXPORT(SoftmaxF64);
-HWY_EXPORT(LogSoftmaxF32);
-HWY_EXPORT(LogSoftmaxF64);
-HWY_EXPORT(SoftmaxBackwardF32);
-HWY_EXPORT(SoftmaxBackwardF64);
-HWY_EXPORT(LogSoftmaxBackwardF32);
-HWY_EXPORT(LogSoftmaxBackwardF64);
-HWY_EXPORT(CrossEntropyForwardF32);
-HWY_EXPORT(CrossEntropyForwardF64);
-HWY_EXPORT(CrossEntropyBackwardF32);
-HWY_EXPORT(CrossEntropyBackwardF64);
+HWY_EXPORT(Softmax);
+HWY_EXPORT(LogSoftmax);
+HWY_EXPORT(SoftmaxBackward);
+HWY_EXPORT(LogSoftmaxBackward);
+HWY_EXPORT(CrossEntropyForward);
+HWY_EXPORT(CrossEntropyBackward);
 
 void Softmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
-  SplitRows("softmax", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
-    using T = decltype(tag);
-    EMBER_CALL_TYPED(Softmax, T, e - b, n, At<T>(x, b * n), At<T>(y, b * n));
-  });
+  HWY_DYNAMIC_DISPATCH(Softmax)(dtype, rows, n, x, y);
 }
 
 void LogSoftmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
-  SplitRows("log_softmax", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
-    using T = decltype(tag);
-    EMBER_CALL_TYPED(LogSoftmax, T, e - b, n, At<T>(x, b * n), At<T>(y, b * n));
-  });
+  HWY_DYNAMIC_DISPATCH(LogSoftmax)(dtype, rows, n, x, y);
 }
 
 void SoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy,
                      void* dx) {
-  SplitRows("softmax_backward", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
-    using T = decltype(tag);
-    EMBER_CALL_TYPED(SoftmaxBackward, T, e - b, n, At<T>(y, b * n), At<T>(dy, b * n),
-                     At<T>(dx, b * n));
-  });
+  HWY_DYNAMIC_DISPATCH(SoftmaxBackward)(dtype, rows, n, y, dy, dx);
 }
 
 void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy,
                         void* dx) {
-  SplitRows("log_softmax_backward", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
-    using T = decltype(tag);
-    EMBER_CALL_TYPED(LogSoftmaxBackward, T, e - b, n, At<T>(y, b * n), At<T>(dy, b * n),
-                     At<T>(dx, b * n));
-  });
+  HWY_DYNAMIC_DISPATCH(LogSoftmaxBackward)(dtype, rows, n, y, dy, dx);
 }
 
 void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp) {
-  SplitRows("cross_entropy", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
-    using T = decltype(tag);
-    EMBER_CALL_TYPED(CrossEntropyForward, T, e - b, n, At<T>(logits, b * n), targets + b,
-                     ignore_index, At<T>(losses, b), At<T>(row_max, b), At<T>(sum_exp, b));
-  });
+  HWY_DYNAMIC_DISPATCH(CrossEntropyForward)
+  (dtype, rows, n, logits, targets, ignore_index, losses, row_max, sum_exp);
 }
 
 void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits) {
-  SplitRows("cross_entropy_backward", dtype, rows, n, [&](int64_t b, int64_t e, auto tag) {
-    using T = decltype(tag);
-    EMBER_CALL_TYPED(CrossEntropyBackward, T, e - b, n, At<T>(logits, b * n), targets + b,
-                     ignore_index, At<T>(row_max, b), At<T>(sum_exp, b), At<T>(grad, b),
-                     At<T>(dlogits, b * n));
-  });
+  HWY_DYNAMIC_DISPATCH(CrossEntropyBackward)
+  (dtype, rows, n, logits, targets, ignore_index, row_max, sum_exp, grad, dlogits);
 }
-
-#undef EMBER_CALL_TYPED
 
 }  // namespace ember::kernels::cpu
 #endif  // HWY_ONCE

@@ -5,9 +5,7 @@
 
 #include <cmath>
 
-#include "base/error.h"
-#include "kernels/cpu/internal/check.h"
-#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/internal/dispatch.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -25,6 +23,9 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+using internal::At;
+using internal::DispatchFloat;
+using internal::ParallelForWork;
 using internal::HWY_NAMESPACE::Map;
 using internal::HWY_NAMESPACE::StableSigmoid;
 
@@ -32,194 +33,103 @@ using internal::HWY_NAMESPACE::StableSigmoid;
 constexpr double kGeluBeta = 0.7978845608028654;
 constexpr double kGeluKappa = 0.044715;
 
-// One exported function per op and dtype (HWY_EXPORT needs plain functions).
-#define EMBER_UNARY(Name, ...)                                                       \
-  template <typename T>                                                              \
-  void Name##Impl(int64_t n, const T* in, T* out) {                                  \
-    Map(                                                                             \
-        n, out, [](auto d, auto x) { return __VA_ARGS__; }, in);                     \
-  }                                                                                  \
-  void Name##F32(int64_t n, const float* in, float* out) { Name##Impl(n, in, out); } \
-  void Name##F64(int64_t n, const double* in, double* out) { Name##Impl(n, in, out); }
-
-EMBER_UNARY(Neg, hn::Neg(x))
-EMBER_UNARY(Abs, hn::Abs(x))
-EMBER_UNARY(Exp, hn::Exp(d, x))
-EMBER_UNARY(Log, hn::Log(d, x))
-EMBER_UNARY(Sqrt, hn::Sqrt(x))
-EMBER_UNARY(Rsqrt, hn::Div(hn::Set(d, 1), hn::Sqrt(x)))
-EMBER_UNARY(Reciprocal, hn::Div(hn::Set(d, 1), x))
-EMBER_UNARY(Square, hn::Mul(x, x))
-EMBER_UNARY(Cube, hn::Mul(hn::Mul(x, x), x))
-EMBER_UNARY(Tanh, hn::Tanh(d, x))
-EMBER_UNARY(Sigmoid, StableSigmoid(d, x))
-// x < 0 ? 0 : x, so that NaN passes through (as torch.relu), unlike max(x, 0).
-EMBER_UNARY(Relu, hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x))
-// GPT-2's GELU, 0.5 x (1 + tanh u) with u = sqrt(2/pi) (x + 0.044715 x^3), computed
-// as x sigmoid(2u): the same function (1 + tanh u = 2 sigmoid(2u)), with one exp
-// instead of a tanh and no cancellation in 1 + tanh.
-EMBER_UNARY(GeluTanh,
-            hn::Mul(x, StableSigmoid(d, hn::Mul(hn::Set(d, 2 * kGeluBeta),
-                                                hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x),
-                                                           hn::Mul(x, x), x)))))
-#undef EMBER_UNARY
-
-// grad_in[i] = op(d, a[i], grad_out[i]).
-#define EMBER_BACKWARD(Name, ...)                                            \
-  template <typename T>                                                      \
-  void Name##Impl(int64_t n, const T* a, const T* g, T* out) {               \
-    Map(                                                                     \
-        n, out, [](auto d, auto a, auto g) { return __VA_ARGS__; }, a, g);   \
-  }                                                                          \
-  void Name##F32(int64_t n, const float* a, const float* g, float* out) {    \
-    Name##Impl(n, a, g, out);                                                \
-  }                                                                          \
-  void Name##F64(int64_t n, const double* a, const double* g, double* out) { \
-    Name##Impl(n, a, g, out);                                                \
-  }
-
-EMBER_BACKWARD(ReluBackward, hn::IfThenElseZero(hn::Gt(a, hn::Zero(d)), g))
-EMBER_BACKWARD(TanhBackward, hn::Mul(g, hn::NegMulAdd(a, a, hn::Set(d, 1))))
-EMBER_BACKWARD(SigmoidBackward, hn::Mul(g, hn::Mul(a, hn::Sub(hn::Set(d, 1), a))))
-// With s = sigmoid(2u): d/dx [x s] = s + 2 x s (1 - s) u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2).
-EMBER_BACKWARD(GeluTanhBackward, [&] {
-  const auto x = a;
-  const auto x_sq = hn::Mul(x, x);
-  const auto one = hn::Set(d, 1);
-  const auto s = StableSigmoid(d, hn::Mul(hn::Set(d, 2 * kGeluBeta),
-                                          hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)));
-  const auto du =
-      hn::Mul(hn::Set(d, 2 * kGeluBeta), hn::MulAdd(hn::Set(d, 3 * kGeluKappa), x_sq, one));
-  return hn::Mul(g, hn::MulAdd(hn::Mul(hn::Mul(x, s), hn::Sub(one, s)), du, s));
-}())
-#undef EMBER_BACKWARD
-
-}  // namespace HWY_NAMESPACE
-}  // namespace ember::kernels::cpu
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
-namespace ember::kernels::cpu {
-namespace {
-
-// Below this many elements a loop stays on one thread.
-constexpr int64_t kGrain = 32768;
-
-template <typename T>
-using UnaryFn = void (*)(int64_t, const T*, T*);
-template <typename T>
-using BackwardFn = void (*)(int64_t, const T*, const T*, T*);
-
-void RunUnary(const char* op, DType dtype, int64_t n, const void* in, void* out, UnaryFn<float> f32,
-              UnaryFn<double> f64) {
-  internal::CheckFloatDType(op, dtype);
-  ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
-    if (dtype == DType::kF32) {
-      f32(e - b, static_cast<const float*>(in) + b, static_cast<float*>(out) + b);
-    } else {
-      f64(e - b, static_cast<const double*>(in) + b, static_cast<double*>(out) + b);
-    }
-  });
-}
-
-void RunBackward(const char* op, DType dtype, int64_t n, const void* a, const void* g, void* out,
-                 BackwardFn<float> f32, BackwardFn<double> f64) {
-  internal::CheckFloatDType(op, dtype);
-  ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
-    if (dtype == DType::kF32) {
-      f32(e - b, static_cast<const float*>(a) + b, static_cast<const float*>(g) + b,
-          static_cast<float*>(out) + b);
-    } else {
-      f64(e - b, static_cast<const double*>(a) + b, static_cast<const double*>(g) + b,
-          static_cast<double*>(out) + b);
-    }
-  });
-}
-
-// out[i] = fn(a[i], g[i]) in double, for the ops with no SIMD form (g may be null).
-template <typename Fn>
-void ScalarMap(const char* op, DType dtype, int64_t n, const void* a, const void* g, void* out,
-               const Fn& fn) {
-  internal::CheckFloatDType(op, dtype);
-  auto run = [&](auto zero) {
-    using T = decltype(zero);
-    const T* x = static_cast<const T*>(a);
-    const T* grad = static_cast<const T*>(g);
-    T* y = static_cast<T*>(out);
-    ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        y[i] = static_cast<T>(
-            fn(static_cast<double>(x[i]), grad ? static_cast<double>(grad[i]) : 0.0));
-      }
-    });
-  };
-  if (dtype == DType::kF32) {
-    run(0.0f);
-  } else {
-    run(0.0);
-  }
-}
-
 constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 
-}  // namespace
+// out[i] = f(d, in[i]) over n contiguous elements, split across the pool.
+template <class F>
+void UnaryMap(const char* op, DType dtype, int64_t n, const void* in, void* out, const F& f) {
+  DispatchFloat(op, dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(n, 1, [&](int64_t b, int64_t e) { Map(e - b, At<T>(out, b), f, At<T>(in, b)); });
+  });
+}
 
-#define EMBER_DEFINE_UNARY(Name, name)                                  \
-  HWY_EXPORT(Name##F32);                                                \
-  HWY_EXPORT(Name##F64);                                                \
-  void Name(DType dtype, int64_t n, const void* in, void* out) {        \
-    RunUnary(name, dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(Name##F32), \
-             &HWY_DYNAMIC_DISPATCH(Name##F64));                         \
-  }
-EMBER_DEFINE_UNARY(Neg, "neg")
-EMBER_DEFINE_UNARY(Abs, "abs")
-EMBER_DEFINE_UNARY(Exp, "exp")
-EMBER_DEFINE_UNARY(Log, "log")
-EMBER_DEFINE_UNARY(Sqrt, "sqrt")
-EMBER_DEFINE_UNARY(Rsqrt, "rsqrt")
-EMBER_DEFINE_UNARY(Reciprocal, "reciprocal")
-EMBER_DEFINE_UNARY(Square, "square")
-EMBER_DEFINE_UNARY(Tanh, "tanh")
-EMBER_DEFINE_UNARY(Sigmoid, "sigmoid")
-EMBER_DEFINE_UNARY(Relu, "relu")
-EMBER_DEFINE_UNARY(GeluTanh, "gelu_tanh")
-#undef EMBER_DEFINE_UNARY
+// grad_in[i] = f(d, a[i], grad_out[i]), a being the forward's input or output.
+template <class F>
+void BackwardMap(const char* op, DType dtype, int64_t n, const void* a, const void* grad_out,
+                 void* grad_in, const F& f) {
+  DispatchFloat(op, dtype, [&](auto type) {
+    using T = decltype(type);
+    ParallelForWork(n, 1, [&](int64_t b, int64_t e) {
+      Map(e - b, At<T>(grad_in, b), f, At<T>(a, b), At<T>(grad_out, b));
+    });
+  });
+}
 
-HWY_EXPORT(CubeF32);
-HWY_EXPORT(CubeF64);
+// out[i] = f(a[i], g[i]) in double, for the ops with no SIMD form (g may be null).
+template <typename F>
+void ScalarMap(const char* op, DType dtype, int64_t n, const void* a, const void* g, void* out,
+               const F& f) {
+  DispatchFloat(op, dtype, [&](auto type) {
+    using T = decltype(type);
+    const T* x = At<T>(a);
+    const T* grad = At<T>(g);
+    T* y = At<T>(out);
+    ParallelForWork(n, 4, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        y[i] = static_cast<T>(f(static_cast<double>(x[i]), grad ? static_cast<double>(grad[i]) : 0.0));
+      }
+    });
+  });
+}
 
-#define EMBER_DEFINE_BACKWARD(Name, name)                                                 \
-  HWY_EXPORT(Name##F32);                                                                  \
-  HWY_EXPORT(Name##F64);                                                                  \
-  void Name(DType dtype, int64_t n, const void* a, const void* grad_out, void* grad_in) { \
-    RunBackward(name, dtype, n, a, grad_out, grad_in, &HWY_DYNAMIC_DISPATCH(Name##F32),   \
-                &HWY_DYNAMIC_DISPATCH(Name##F64));                                        \
-  }
-EMBER_DEFINE_BACKWARD(ReluBackward, "relu_backward")
-EMBER_DEFINE_BACKWARD(TanhBackward, "tanh_backward")
-EMBER_DEFINE_BACKWARD(SigmoidBackward, "sigmoid_backward")
-EMBER_DEFINE_BACKWARD(GeluTanhBackward, "gelu_tanh_backward")
-#undef EMBER_DEFINE_BACKWARD
-
+void Neg(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("neg", dtype, n, in, out, [](auto, auto x) { return hn::Neg(x); });
+}
+void Abs(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("abs", dtype, n, in, out, [](auto, auto x) { return hn::Abs(x); });
+}
+void Exp(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("exp", dtype, n, in, out, [](auto d, auto x) { return hn::Exp(d, x); });
+}
+void Log(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("log", dtype, n, in, out, [](auto d, auto x) { return hn::Log(d, x); });
+}
+void Sqrt(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("sqrt", dtype, n, in, out, [](auto, auto x) { return hn::Sqrt(x); });
+}
+void Rsqrt(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("rsqrt", dtype, n, in, out,
+           [](auto d, auto x) { return hn::Div(hn::Set(d, 1), hn::Sqrt(x)); });
+}
+void Reciprocal(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("reciprocal", dtype, n, in, out, [](auto d, auto x) { return hn::Div(hn::Set(d, 1), x); });
+}
+void Square(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("square", dtype, n, in, out, [](auto, auto x) { return hn::Mul(x, x); });
+}
+void Tanh(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("tanh", dtype, n, in, out, [](auto d, auto x) { return hn::Tanh(d, x); });
+}
+void Sigmoid(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("sigmoid", dtype, n, in, out, [](auto d, auto x) { return StableSigmoid(d, x); });
+}
+// x < 0 ? 0 : x, so that NaN passes through (as torch.relu), unlike max(x, 0).
+void Relu(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("relu", dtype, n, in, out,
+           [](auto d, auto x) { return hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x); });
+}
+// GPT-2's GELU, 0.5 x (1 + tanh u) with u = sqrt(2/pi) (x + 0.044715 x^3), computed
+// as x sigmoid(2u): the same function (1 + tanh u = 2 sigmoid(2u)), with one exp
+// instead of a tanh and no cancellation in 1 + tanh.
+void GeluTanh(DType dtype, int64_t n, const void* in, void* out) {
+  UnaryMap("gelu_tanh", dtype, n, in, out, [](auto d, auto x) {
+    return hn::Mul(x, StableSigmoid(d, hn::Mul(hn::Set(d, 2 * kGeluBeta),
+                                               hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x),
+                                                          hn::Mul(x, x), x))));
+  });
+}
 void GeluErf(DType dtype, int64_t n, const void* in, void* out) {
   ScalarMap("gelu_erf", dtype, n, in, nullptr, out,
             [](double x, double) { return 0.5 * x * std::erfc(-x * kSqrtHalf); });
 }
 
-void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
-  ScalarMap("gelu_erf_backward", dtype, n, x, grad_out, grad_in, [](double x, double g) {
-    const double cdf = 0.5 * std::erfc(-x * kSqrtHalf);
-    const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
-    return g * (cdf + x * pdf);
-  });
-}
-
 void PowScalar(DType dtype, int64_t n, const void* in, double exponent, void* out) {
   if (exponent == 2) return Square(dtype, n, in, out);
   if (exponent == 3) {
-    return RunUnary("pow", dtype, n, in, out, &HWY_DYNAMIC_DISPATCH(CubeF32),
-                    &HWY_DYNAMIC_DISPATCH(CubeF64));
+    return UnaryMap("pow", dtype, n, in, out,
+                    [](auto, auto x) { return hn::Mul(hn::Mul(x, x), x); });
   }
   if (exponent == 0.5) return Sqrt(dtype, n, in, out);
   if (exponent == -0.5) return Rsqrt(dtype, n, in, out);
@@ -228,6 +138,106 @@ void PowScalar(DType dtype, int64_t n, const void* in, double exponent, void* ou
     // pow(x, 0) is 1 even for NaN, and pow(x, 1) is x, as in PyTorch.
     return std::pow(x, exponent);
   });
+}
+
+void ReluBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
+  BackwardMap("relu_backward", dtype, n, x, grad_out, grad_in,
+              [](auto d, auto a, auto g) { return hn::IfThenElseZero(hn::Gt(a, hn::Zero(d)), g); });
+}
+void TanhBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
+  BackwardMap("tanh_backward", dtype, n, y, grad_out, grad_in,
+              [](auto d, auto a, auto g) { return hn::Mul(g, hn::NegMulAdd(a, a, hn::Set(d, 1))); });
+}
+void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
+  BackwardMap("sigmoid_backward", dtype, n, y, grad_out, grad_in, [](auto d, auto a, auto g) {
+    return hn::Mul(g, hn::Mul(a, hn::Sub(hn::Set(d, 1), a)));
+  });
+}
+// With s = sigmoid(2u): d/dx [x s] = s + 2 x s (1 - s) u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2).
+void GeluTanhBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
+  BackwardMap("gelu_tanh_backward", dtype, n, x, grad_out, grad_in, [](auto d, auto x, auto g) {
+    const auto x_sq = hn::Mul(x, x);
+    const auto one = hn::Set(d, 1);
+    const auto s = StableSigmoid(
+        d, hn::Mul(hn::Set(d, 2 * kGeluBeta), hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)));
+    const auto du =
+        hn::Mul(hn::Set(d, 2 * kGeluBeta), hn::MulAdd(hn::Set(d, 3 * kGeluKappa), x_sq, one));
+    return hn::Mul(g, hn::MulAdd(hn::Mul(hn::Mul(x, s), hn::Sub(one, s)), du, s));
+  });
+}
+void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
+  ScalarMap("gelu_erf_backward", dtype, n, x, grad_out, grad_in, [](double x, double g) {
+    const double cdf = 0.5 * std::erfc(-x * kSqrtHalf);
+    const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
+    return g * (cdf + x * pdf);
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ember::kernels::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels::cpu {
+
+HWY_EXPORT(Neg);
+HWY_EXPORT(Abs);
+HWY_EXPORT(Exp);
+HWY_EXPORT(Log);
+HWY_EXPORT(Sqrt);
+HWY_EXPORT(Rsqrt);
+HWY_EXPORT(Reciprocal);
+HWY_EXPORT(Square);
+HWY_EXPORT(Tanh);
+HWY_EXPORT(Sigmoid);
+HWY_EXPORT(Relu);
+HWY_EXPORT(GeluTanh);
+HWY_EXPORT(GeluErf);
+HWY_EXPORT(PowScalar);
+HWY_EXPORT(ReluBackward);
+HWY_EXPORT(TanhBackward);
+HWY_EXPORT(SigmoidBackward);
+HWY_EXPORT(GeluTanhBackward);
+HWY_EXPORT(GeluErfBackward);
+
+void Neg(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Neg)(dtype, n, in, out); }
+void Abs(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Abs)(dtype, n, in, out); }
+void Exp(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Exp)(dtype, n, in, out); }
+void Log(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Log)(dtype, n, in, out); }
+void Sqrt(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Sqrt)(dtype, n, in, out); }
+void Rsqrt(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Rsqrt)(dtype, n, in, out); }
+void Reciprocal(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Reciprocal)(dtype, n, in, out);
+}
+void Square(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Square)(dtype, n, in, out); }
+void Tanh(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Tanh)(dtype, n, in, out); }
+void Sigmoid(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Sigmoid)(dtype, n, in, out);
+}
+void Relu(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Relu)(dtype, n, in, out); }
+void GeluTanh(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(GeluTanh)(dtype, n, in, out);
+}
+void GeluErf(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(GeluErf)(dtype, n, in, out);
+}
+void PowScalar(DType dtype, int64_t n, const void* in, double exponent, void* out) {
+  HWY_DYNAMIC_DISPATCH(PowScalar)(dtype, n, in, exponent, out);
+}
+void ReluBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
+  HWY_DYNAMIC_DISPATCH(ReluBackward)(dtype, n, x, grad_out, grad_in);
+}
+void TanhBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
+  HWY_DYNAMIC_DISPATCH(TanhBackward)(dtype, n, y, grad_out, grad_in);
+}
+void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
+  HWY_DYNAMIC_DISPATCH(SigmoidBackward)(dtype, n, y, grad_out, grad_in);
+}
+void GeluTanhBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
+  HWY_DYNAMIC_DISPATCH(GeluTanhBackward)(dtype, n, x, grad_out, grad_in);
+}
+void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
+  HWY_DYNAMIC_DISPATCH(GeluErfBackward)(dtype, n, x, grad_out, grad_in);
 }
 
 }  // namespace ember::kernels::cpu

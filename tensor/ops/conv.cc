@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/pool.h"
 #include "tensor/creation.h"
 #include "tensor/ops/internal/float_dtype.h"
 

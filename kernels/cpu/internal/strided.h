@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "kernels/cpu/internal/dispatch.h"
 #include "tensor/shape.h"
 
 namespace ember::kernels::cpu::internal {
@@ -79,6 +80,38 @@ void ForEachRow(const StridedLoop<N>& loop, int64_t row_begin, int64_t row_end, 
       index[d] = 0;
     }
   }
+}
+
+// Runs row(offsets, n, steps) over every row of `shape` for N inputs with the given
+// strides and a contiguous output (operand N, inner stride 1), split across the pool
+// (one unit of work per element): by rows, or within the one row when everything
+// merged into one. offsets[k] is operand k's offset (in elements) of the row's first
+// element, steps[k] its stride along the row.
+template <size_t N, typename RowBody>
+void ParallelForRows(IntSpan shape, const std::array<IntSpan, N>& strides, const RowBody& row) {
+  const int64_t numel = NumElements(shape);
+  if (numel == 0) return;
+  const Strides out_strides = ContiguousStrides(shape);
+  std::array<IntSpan, N + 1> all;
+  for (size_t k = 0; k < N; ++k) all[k] = strides[k];
+  all[N] = out_strides;
+  const auto loop = Coalesce<N + 1>(shape, all);
+  const int64_t length = loop.row_length(), rows = loop.rows();
+  if (rows == 1) {
+    std::array<int64_t, N + 1> step;
+    for (size_t k = 0; k <= N; ++k) step[k] = loop.strides[k][0];
+    ParallelForWork(length, 1, [&](int64_t begin, int64_t end) {
+      std::array<int64_t, N + 1> offset;
+      for (size_t k = 0; k <= N; ++k) offset[k] = begin * step[k];
+      row(offset, end - begin, step);
+    });
+    return;
+  }
+  ParallelForWork(rows, length, [&](int64_t begin, int64_t end) {
+    ForEachRow(loop, begin, end, [&](const auto& offset, int64_t n, const auto& step) {
+      row(offset, n, step);
+    });
+  });
 }
 
 }  // namespace ember::kernels::cpu::internal

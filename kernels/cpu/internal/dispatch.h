@@ -1,0 +1,82 @@
+#ifndef EMBER_KERNELS_CPU_INTERNAL_DISPATCH_H_
+#define EMBER_KERNELS_CPU_INTERNAL_DISPATCH_H_
+
+// The one scaffold of a CPU kernel file. A kernel file `kernels/cpu/<op>.cc`:
+//
+//   1. re-includes itself once per SIMD target (hwy/foreach_target.h) and, inside
+//      HWY_NAMESPACE, defines its loops as templates on T (float or double) and one
+//      entry point per public function, with the public signature, that checks the
+//      dtype and splits the work:
+//
+//        void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, ...) {
+//          DispatchFloat("layer_norm", dtype, [&](auto type) {
+//            using T = decltype(type);
+//            ParallelForWork(rows, 2 * c, [&](int64_t begin, int64_t end) {
+//              LayerNormRows<T>(end - begin, c, At<T>(x, begin * c), ...);
+//            });
+//          });
+//        }
+//
+//   2. after `#if HWY_ONCE`, exports each entry point and defines the public function
+//      as the call of the best target the CPU has (chosen once, on the first call):
+//
+//        HWY_EXPORT(LayerNormForward);
+//        void LayerNormForward(DType dtype, int64_t rows, ...) {
+//          HWY_DYNAMIC_DISPATCH(LayerNormForward)(dtype, rows, ...);
+//        }
+//
+// So the dtype switch and the thread split run inside the target's code, one
+// dynamic dispatch per call (not per chunk), and no file needs macros to stamp out
+// f32 and f64 variants. A kernel without SIMD code (embedding, sampling) uses the
+// same three helpers without step 2.
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+
+#include "base/error.h"
+#include "kernels/cpu/thread_pool.h"
+#include "tensor/dtype.h"
+
+namespace ember::kernels::cpu::internal {
+
+// The pool's grain, in units of work: about one elementwise operation on one element
+// streamed from memory (a fraction of a nanosecond). Below this much work, a chunk is
+// cheaper to run on the calling thread than to hand to another (waking a worker and
+// waiting for it costs microseconds).
+inline constexpr int64_t kMinChunkWork = 32768;
+
+// ParallelFor over n items that cost `work_per_item` units each (see kMinChunkWork):
+// a row of c elements passed over twice costs 2 c; a GEMM tile costs its
+// multiply-adds / 2 (they run from registers, vectors of them a cycle). Each chunk
+// gets at least kMinChunkWork of work, so small loops stay on the calling thread.
+inline void ParallelForWork(int64_t n, int64_t work_per_item,
+                            const std::function<void(int64_t, int64_t)>& fn) {
+  ParallelFor(n, std::max<int64_t>(1, kMinChunkWork / std::max<int64_t>(work_per_item, 1)), fn);
+}
+
+// Calls fn(T()) with T = float or double for dtype f32 or f64, and returns what it
+// returns. The floating-point kernels compute in f32 or f64 (tensor ops convert bf16
+// and f16 to f32 first); any other dtype is a caller's mistake, reported naming op.
+template <typename Fn>
+decltype(auto) DispatchFloat(const char* op, DType dtype, Fn&& fn) {
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
+              " is not supported (f32 or f64)");
+  if (dtype == DType::kF32) return fn(float());
+  return fn(double());
+}
+
+// A kernel argument as T*, offset by `offset_elements`; null stays null (optional
+// arguments such as a bias).
+template <typename T>
+const T* At(const void* p, int64_t offset_elements = 0) {
+  return p ? static_cast<const T*>(p) + offset_elements : nullptr;
+}
+template <typename T>
+T* At(void* p, int64_t offset_elements = 0) {
+  return p ? static_cast<T*>(p) + offset_elements : nullptr;
+}
+
+}  // namespace ember::kernels::cpu::internal
+
+#endif  // EMBER_KERNELS_CPU_INTERNAL_DISPATCH_H_
