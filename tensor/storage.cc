@@ -73,8 +73,13 @@ CpuAllocator& GetCpuAllocator() {
 }
 
 Allocator& GetAllocator(Device device) {
+#ifdef EMBER_CUDA
   EMBER_CHECK(device.is_cpu(), "no allocator for device ", device.ToString(),
-              ": this build of ember has CPU storage only");
+              ": ember's CUDA backend cannot hold tensors yet");
+#else
+  EMBER_CHECK(device.is_cpu(), "no allocator for device ", device.ToString(),
+              ": this build of ember has no CUDA support (build with --config=cuda)");
+#endif
   return GetCpuAllocator();
 }
 

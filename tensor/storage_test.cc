@@ -79,7 +79,8 @@ TEST(StorageTest, ErrorsNameTheProblem) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "no allocator for device cuda:0: this build of ember has CPU storage only");
+                 "no allocator for device cuda:0: this build of ember has no CUDA support (build "
+                 "with --config=cuda)");
   }
   EXPECT_THROW(Storage::Allocate(-1), Error);
   EXPECT_THROW(Storage::Allocate(int64_t{1} << 62), Error);  // out of memory, not a crash

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cuda/copy.h"
 
 namespace ember {
 namespace {
@@ -358,10 +359,17 @@ Tensor Tensor::To(DType dtype) const {
   return converted;
 }
 
+// Fill and CopyFrom pick their backend by device, as tensor/ops does (the one switch
+// on the device type each).
 const Tensor& Tensor::Fill(const Scalar& value) const {
-  EMBER_CHECK(device().is_cpu(), "fill: tensors on ", device().ToString(),
-              " are not supported yet");
-  kernels::cpu::Fill(shape(), dtype(), raw_data(), strides(), value);
+  switch (device().type) {
+    case DeviceType::kCpu:
+      kernels::cpu::Fill(shape(), dtype(), raw_data(), strides(), value);
+      break;
+    case DeviceType::kCuda:
+      kernels::cuda::Fill(shape(), dtype(), raw_data(), strides(), value);
+      break;
+  }
   return *this;
 }
 
@@ -374,8 +382,8 @@ std::pair<int64_t, int64_t> ByteRange(const Tensor& t) {
 }  // namespace
 
 const Tensor& Tensor::CopyFrom(const Tensor& src) const {
-  EMBER_CHECK(device().is_cpu() && src.device().is_cpu(), "copy: from ", src.device().ToString(),
-              " to ", device().ToString(), " is not supported yet");
+  EMBER_CHECK(device() == src.device(), "copy: expected both tensors on one device, got ",
+              src.device().ToString(), " and ", device().ToString());
   EMBER_CHECK(BroadcastShapes(src.shape(), shape(), "copy") == shape(), "copy: a source of shape ",
               ShapeToString(src.shape()), " cannot be broadcast to the destination's shape ",
               ShapeToString(shape()));
@@ -395,8 +403,16 @@ const Tensor& Tensor::CopyFrom(const Tensor& src) const {
     const auto [b0, b1] = ByteRange(*this);
     if (a0 < b1 && b0 < a1) from = from.Clone();  // overlapping: read from a snapshot
   }
-  kernels::cpu::CopyCast(shape(), from.dtype(), from.raw_data(), from.strides(), dtype(),
-                         raw_data(), strides());
+  switch (device().type) {
+    case DeviceType::kCpu:
+      kernels::cpu::CopyCast(shape(), from.dtype(), from.raw_data(), from.strides(), dtype(),
+                             raw_data(), strides());
+      break;
+    case DeviceType::kCuda:
+      kernels::cuda::CopyCast(shape(), from.dtype(), from.raw_data(), from.strides(), dtype(),
+                              raw_data(), strides());
+      break;
+  }
   return *this;
 }
 

@@ -3,14 +3,12 @@
 
 #include <cstdint>
 
+#include "kernels/operands.h"
 #include "tensor/dtype.h"
 
 namespace ember::kernels::cpu {
 
-struct AdamWHyper {
-  double lr, beta1, beta2, eps, weight_decay;
-  int64_t step;  // 1 for the first update
-};
+using ::ember::kernels::AdamWHyper;
 
 // One AdamW step (Loshchilov & Hutter's decoupled weight decay) in a single pass over
 // parameter p, gradient g and the moments m, v, all [n] of dtype (f32 or f64),

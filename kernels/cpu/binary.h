@@ -1,17 +1,13 @@
 #ifndef EMBER_KERNELS_CPU_BINARY_H_
 #define EMBER_KERNELS_CPU_BINARY_H_
 
+#include "kernels/operands.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 
 namespace ember::kernels::cpu {
 
-// An input operand: element [0, ..., 0] and its strides (in elements) over the op's
-// shape; 0 where the operand is broadcast. Any strides work.
-struct StridedIn {
-  const void* data;
-  IntSpan strides;
-};
+using ::ember::kernels::StridedIn;
 
 // Elementwise binary functions with broadcasting:
 //   out[i] = f(a[i], b[i])  for every index i of `shape`;

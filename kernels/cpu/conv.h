@@ -6,10 +6,12 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/window.h"
+#include "kernels/operands.h"
 #include "tensor/dtype.h"
 
 namespace ember::kernels::cpu {
+
+using ::ember::kernels::Window2d;
 
 // y[n, o, oy, ox] = b[o] + sum_{c, i, j} w[o, c, i, j] x[n, c, iy(oy, i), ix(ox, j)]
 // (padding reads as 0).

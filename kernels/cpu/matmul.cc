@@ -125,6 +125,23 @@ void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, 
   });
 }
 
+void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, MatrixIn a,
+                 const int64_t* a_offsets, MatrixIn b, const int64_t* b_offsets, void* c,
+                 int64_t ldc, int64_t c_batch_stride, bool accumulate) {
+  if (m == 0 || n == 0) return;
+  DispatchFloat("matmul", dtype, [&](auto type) {
+    using T = decltype(type);
+    // A nested ParallelFor (inside GemmImpl) runs serially.
+    ParallelForWork(batches, m * k * n / 2, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        GemmImpl(m, k, n, At<T>(a.data, a_offsets[i]), a.row_stride, a.col_stride,
+                 At<T>(b.data, b_offsets[i]), b.row_stride, b.col_stride,
+                 At<T>(c, i * c_batch_stride), ldc, accumulate);
+      }
+    });
+  });
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace ember::kernels::cpu
 HWY_AFTER_NAMESPACE();
@@ -133,10 +150,18 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels::cpu {
 
 HWY_EXPORT(Gemm);
+HWY_EXPORT(GemmBatched);
 
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate) {
   HWY_DYNAMIC_DISPATCH(Gemm)(dtype, m, k, n, a, b, c, ldc, accumulate);
+}
+
+void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, MatrixIn a,
+                 const int64_t* a_offsets, MatrixIn b, const int64_t* b_offsets, void* c,
+                 int64_t ldc, int64_t c_batch_stride, bool accumulate) {
+  HWY_DYNAMIC_DISPATCH(GemmBatched)
+  (dtype, batches, m, k, n, a, a_offsets, b, b_offsets, c, ldc, c_batch_stride, accumulate);
 }
 
 }  // namespace ember::kernels::cpu

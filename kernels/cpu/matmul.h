@@ -3,18 +3,12 @@
 
 #include <cstdint>
 
+#include "kernels/operands.h"
 #include "tensor/dtype.h"
 
 namespace ember::kernels::cpu {
 
-// A matrix operand: element [0, 0] and the strides (in elements) of its rows and
-// columns. Any strides work: a transposed matrix is the same memory with the two
-// strides swapped.
-struct MatrixIn {
-  const void* data;
-  int64_t row_stride;
-  int64_t col_stride;
-};
+using ::ember::kernels::MatrixIn;
 
 // General matrix multiply, f32 or f64:
 //   C = A B            (accumulate = false; C overwritten)
@@ -29,6 +23,15 @@ struct MatrixIn {
 // order whatever the thread count, so results do not depend on it.
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate);
+
+// A batch of products of one shape: C_i (+)= A_i B_i for i in [0, batches), A_i being
+// `a` moved by a_offsets[i] elements (the same row and column strides for every i),
+// likewise B_i, and C_i at c + i * c_batch_stride elements with row stride ldc.
+// a_offsets, b_offsets: [batches], in host memory. Small products (attention heads)
+// go one per thread; a large one splits inside, as Gemm.
+void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, MatrixIn a,
+                 const int64_t* a_offsets, MatrixIn b, const int64_t* b_offsets, void* c,
+                 int64_t ldc, int64_t c_batch_stride, bool accumulate);
 
 }  // namespace ember::kernels::cpu
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/internal/dispatch.h"
+#include "kernels/cpu/internal/window.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -25,6 +26,8 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using internal::At;
+using internal::IndexRange;
+using internal::InsideRange;
 using internal::DispatchFloat;
 using internal::ParallelForWork;
 

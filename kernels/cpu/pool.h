@@ -5,10 +5,12 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/window.h"
+#include "kernels/operands.h"
 #include "tensor/dtype.h"
 
 namespace ember::kernels::cpu {
+
+using ::ember::kernels::Window2d;
 
 // y[p, oy, ox] = max over the window of x[p, ., .] (padding never wins),
 // argmax[p, oy, ox] = iy * W + ix of that maximum: as PyTorch, the first on ties and

@@ -1,5 +1,9 @@
 #include "tensor/ops/adamw.h"
 
+#include "kernels/cpu/adamw.h"
+#include "kernels/cuda/adamw.h"
+#include "tensor/ops/internal/backend.h"
+
 namespace ember::ops {
 
 void AdamWStep(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
@@ -10,13 +14,14 @@ void AdamWStep(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
                 DTypeName(t->dtype()), " does not match the parameter (",
                 ShapeToString(param.shape()), ", ", DTypeName(param.dtype()), ")");
   }
+  const Device device = internal::SameDevice("adamw", {param, grad, exp_avg, exp_avg_sq});
   for (const Tensor* t : {&param, &grad, &exp_avg, &exp_avg_sq}) {
-    EMBER_CHECK(t->is_contiguous() && t->device().is_cpu(),
-                "adamw: tensors must be contiguous CPU tensors (shape ", ShapeToString(t->shape()),
-                ")");
+    EMBER_CHECK(t->is_contiguous(), "adamw: tensors must be contiguous (shape ",
+                ShapeToString(t->shape()), ")");
   }
-  kernels::cpu::AdamWStep(param.dtype(), param.numel(), param.raw_data(), grad.raw_data(),
-                          exp_avg.raw_data(), exp_avg_sq.raw_data(), hyper);
+  EMBER_KERNEL(AdamWStep).On(device)(param.dtype(), param.numel(), param.raw_data(),
+                                     grad.raw_data(), exp_avg.raw_data(), exp_avg_sq.raw_data(),
+                                     hyper);
 }
 
 }  // namespace ember::ops

@@ -1,15 +1,15 @@
 #ifndef EMBER_TENSOR_OPS_ADAMW_H_
 #define EMBER_TENSOR_OPS_ADAMW_H_
 
-// The fused AdamW update on tensors (kernel in kernels/cpu/adamw.h); optim/ builds
-// the optimizer on it.
+// The fused AdamW update on tensors (kernels in kernels/cpu/adamw.h, and its CUDA
+// twin); optim/ builds the optimizer on it.
 
-#include "kernels/cpu/adamw.h"
+#include "kernels/operands.h"
 #include "tensor/tensor.h"
 
 namespace ember::ops {
 
-using AdamWHyper = kernels::cpu::AdamWHyper;
+using AdamWHyper = kernels::AdamWHyper;
 
 // Updates param, exp_avg and exp_avg_sq in place from grad: all four contiguous, of
 // one shape and one dtype (f32 or f64).

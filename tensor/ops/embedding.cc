@@ -1,7 +1,9 @@
 #include "tensor/ops/embedding.h"
 
 #include "kernels/cpu/embedding.h"
+#include "kernels/cuda/embedding.h"
 #include "tensor/creation.h"
+#include "tensor/ops/internal/backend.h"
 
 namespace ember::ops {
 namespace {
@@ -23,17 +25,20 @@ Tensor CheckIds(const char* op, const Tensor& ids, int64_t vocab) {
 Tensor Embedding(const Tensor& weight, const Tensor& ids) {
   EMBER_CHECK(weight.dim() == 2, "embedding: weight must be [vocab, dim], got ",
               ShapeToString(weight.shape()));
+  const Device device = internal::SameDevice("embedding", {weight, ids});
   const Tensor flat = CheckIds("embedding", ids, weight.size(0));
   const Tensor w = weight.Contiguous();
   Shape shape = ids.shape();
   shape.push_back(weight.size(1));
-  Tensor out = Empty(shape, weight.dtype());
-  kernels::cpu::EmbeddingForward(weight.dtype(), flat.numel(), weight.size(1), w.raw_data(),
-                                 flat.data<int64_t>(), out.raw_data());
+  Tensor out = Empty(shape, weight.dtype(), device);
+  EMBER_KERNEL(EmbeddingForward)
+      .On(device)(weight.dtype(), flat.numel(), weight.size(1), w.raw_data(), flat.data<int64_t>(),
+                  out.raw_data());
   return out;
 }
 
 Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab) {
+  const Device device = internal::SameDevice("embedding_backward", {dout, ids});
   const Tensor flat = CheckIds("embedding_backward", ids, vocab);
   EMBER_CHECK(IsFloatingPoint(dout.dtype()) && dout.dim() == ids.dim() + 1 &&
                   IntSpan(dout.shape()).subspan(0, ids.dim()) == IntSpan(ids.shape()),
@@ -42,9 +47,11 @@ Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab) {
   const DType compute = dout.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
   const int64_t dim = dout.size(-1);
   const Tensor g = dout.To(compute).Contiguous();
-  Tensor dweight = Zeros({vocab, dim}, compute);
-  kernels::cpu::EmbeddingBackward(compute, flat.numel(), dim, flat.data<int64_t>(), g.raw_data(),
-                                  dweight.raw_data());
+  Tensor dweight = Empty({vocab, dim}, compute, device);
+  dweight.Fill(0);
+  EMBER_KERNEL(EmbeddingBackward)
+      .On(device)(compute, flat.numel(), dim, flat.data<int64_t>(), g.raw_data(),
+                  dweight.raw_data());
   return dweight.To(dout.dtype());
 }
 

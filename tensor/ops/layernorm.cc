@@ -1,12 +1,15 @@
 #include "tensor/ops/layernorm.h"
 
 #include "kernels/cpu/layernorm.h"
+#include "kernels/cuda/layernorm.h"
+#include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 
 namespace ember::ops {
 namespace {
 
 DType Check(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  internal::SameDevice("layer_norm", {x, weight, bias});
   const DType compute = internal::FloatComputeDType("layer_norm", x);
   EMBER_CHECK(x.dim() >= 1, "layer_norm: the input needs at least 1 dimension");
   const int64_t c = x.size(-1);
@@ -28,10 +31,13 @@ LayerNormResult LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& b
   const int64_t c = x.size(-1), rows = c == 0 ? 0 : x.numel() / c;
   const Tensor in = x.To(compute).Contiguous(), w = weight.To(compute).Contiguous();
   const Tensor b = bias.defined() ? bias.To(compute).Contiguous() : Tensor();
-  LayerNormResult result{Empty(x.shape(), compute), Empty({rows}, compute), Empty({rows}, compute)};
-  kernels::cpu::LayerNormForward(compute, rows, c, in.raw_data(), w.raw_data(),
-                                 b.defined() ? b.raw_data() : nullptr, eps, result.y.raw_data(),
-                                 result.mean.raw_data(), result.rstd.raw_data());
+  const Device device = x.device();
+  LayerNormResult result{Empty(x.shape(), compute, device), Empty({rows}, compute, device),
+                         Empty({rows}, compute, device)};
+  EMBER_KERNEL(LayerNormForward)
+      .On(device)(compute, rows, c, in.raw_data(), w.raw_data(),
+                  b.defined() ? b.raw_data() : nullptr, eps, result.y.raw_data(),
+                  result.mean.raw_data(), result.rstd.raw_data());
   result.y = result.y.To(x.dtype());
   return result;
 }
@@ -45,12 +51,13 @@ LayerNormGrads LayerNormBackward(const Tensor& x, const Tensor& weight, bool has
   const int64_t c = x.size(-1), rows = c == 0 ? 0 : x.numel() / c;
   const Tensor in = x.To(compute).Contiguous(), w = weight.To(compute).Contiguous();
   const Tensor g = dy.To(compute).Contiguous();
-  LayerNormGrads grads{Empty(x.shape(), compute), Empty({c}, compute),
-                       has_bias ? Empty({c}, compute) : Tensor()};
-  kernels::cpu::LayerNormBackward(compute, rows, c, in.raw_data(), w.raw_data(),
-                                  forward.mean.raw_data(), forward.rstd.raw_data(), g.raw_data(),
-                                  grads.dx.raw_data(), grads.dweight.raw_data(),
-                                  has_bias ? grads.dbias.raw_data() : nullptr);
+  const Device device = internal::SameDevice("layer_norm_backward", {x, dy, forward.mean});
+  LayerNormGrads grads{Empty(x.shape(), compute, device), Empty({c}, compute, device),
+                       has_bias ? Empty({c}, compute, device) : Tensor()};
+  EMBER_KERNEL(LayerNormBackward)
+      .On(device)(compute, rows, c, in.raw_data(), w.raw_data(), forward.mean.raw_data(),
+                  forward.rstd.raw_data(), g.raw_data(), grads.dx.raw_data(),
+                  grads.dweight.raw_data(), has_bias ? grads.dbias.raw_data() : nullptr);
   grads.dx = grads.dx.To(x.dtype());
   grads.dweight = grads.dweight.To(x.dtype());
   if (has_bias) grads.dbias = grads.dbias.To(x.dtype());

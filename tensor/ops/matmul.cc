@@ -1,10 +1,11 @@
 #include "tensor/ops/matmul.h"
 
-#include <cstring>
+#include <vector>
 
 #include "kernels/cpu/matmul.h"
-#include "kernels/cpu/thread_pool.h"
+#include "kernels/cuda/matmul.h"
 #include "tensor/ops/binary.h"
+#include "tensor/ops/internal/backend.h"
 
 namespace ember::ops {
 namespace {
@@ -21,8 +22,7 @@ bool LeadingDimsMerge(const Tensor& x) {
 }  // namespace
 
 Tensor Matmul(const Tensor& a, const Tensor& b) {
-  EMBER_CHECK(a.device().is_cpu() && b.device().is_cpu(), "matmul: tensors on ",
-              a.device().ToString(), " and ", b.device().ToString(), " are not supported yet");
+  const Device device = internal::SameDevice("matmul", {a, b});
   EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1,
               "matmul: both operands need at least 1 dimension, got shapes ",
               ShapeToString(a.shape()), " and ", ShapeToString(b.shape()));
@@ -59,54 +59,50 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
   y_shape.insert(y_shape.end(), {k, n});
   out_shape.insert(out_shape.end(), {m, n});
   const Tensor xb = x.To(compute).Expand(x_shape), yb = y.To(compute).Expand(y_shape);
-  Tensor out = Empty(out_shape, compute);
-  const int64_t batches = NumElements(batch), item = ItemSize(compute);
+  Tensor out = Empty(out_shape, compute, device);
+  // Each product's offset in x and y (batch dimensions broadcast with stride 0).
+  const int64_t batches = NumElements(batch);
   const Strides x_batch(xb.strides().begin(), xb.strides().end() - 2);
   const Strides y_batch(yb.strides().begin(), yb.strides().end() - 2);
-  // Many small products (attention heads) go one per thread; a single large one
-  // splits inside Gemm (a nested ParallelFor runs serially).
-  kernels::cpu::ParallelFor(batches, 1, [&](int64_t begin, int64_t end) {
-    Shape index(batch.size());
-    for (int64_t i = begin; i < end; ++i) {
-      for (int64_t d = static_cast<int64_t>(batch.size()) - 1, rest = i; d >= 0; --d) {
-        index[d] = rest % batch[d];
-        rest /= batch[d];
-      }
-      const char* xp = static_cast<const char*>(xb.raw_data()) + FlatIndex(index, x_batch) * item;
-      const char* yp = static_cast<const char*>(yb.raw_data()) + FlatIndex(index, y_batch) * item;
-      char* op = static_cast<char*>(out.raw_data()) + i * m * n * item;
-      kernels::cpu::Gemm(compute, m, k, n, {xp, xb.stride(-2), xb.stride(-1)},
-                         {yp, yb.stride(-2), yb.stride(-1)}, op, n, /*accumulate=*/false);
-    }
-  });
+  std::vector<int64_t> x_offsets, y_offsets;
+  x_offsets.reserve(batches);
+  y_offsets.reserve(batches);
+  for (NdIndexIterator it(batch); !it.done(); it.Next()) {
+    x_offsets.push_back(FlatIndex(it.index(), x_batch));
+    y_offsets.push_back(FlatIndex(it.index(), y_batch));
+  }
+  EMBER_KERNEL(GemmBatched)
+      .On(device)(compute, batches, m, k, n, {xb.raw_data(), xb.stride(-2), xb.stride(-1)},
+                  x_offsets.data(), {yb.raw_data(), yb.stride(-2), yb.stride(-1)}, y_offsets.data(),
+                  out.raw_data(), n, m * n, /*accumulate=*/false);
   if (a.dim() == 1) out = out.Squeeze(-2);
   if (b.dim() == 1) out = out.Squeeze(-1);
   return out.To(a.dtype());
 }
 
 Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  EMBER_CHECK(weight.dim() == 2 && x.dim() >= 1 && x.size(-1) == weight.size(1), "linear: input of shape ",
-              ShapeToString(x.shape()), " and weight of shape ", ShapeToString(weight.shape()),
-              " (expected [..., in] and [out, in])");
+  EMBER_CHECK(weight.dim() == 2 && x.dim() >= 1 && x.size(-1) == weight.size(1),
+              "linear: input of shape ", ShapeToString(x.shape()), " and weight of shape ",
+              ShapeToString(weight.shape()), " (expected [..., in] and [out, in])");
   const int64_t in = weight.size(1), out = weight.size(0);
   EMBER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out), "linear: bias of shape ",
               ShapeToString(bias.shape()), " for ", out, " outputs");
-  const bool fused = (x.dtype() == DType::kF32 || x.dtype() == DType::kF64) && weight.dtype() == x.dtype() &&
-                     (!bias.defined() || bias.dtype() == x.dtype()) && x.device().is_cpu() && weight.device().is_cpu();
+  const Device device = internal::SameDevice("linear", {x, weight, bias});
+  const bool fused = (x.dtype() == DType::kF32 || x.dtype() == DType::kF64) &&
+                     weight.dtype() == x.dtype() && (!bias.defined() || bias.dtype() == x.dtype());
   if (!fused || !bias.defined()) {
     const Tensor y = Matmul(x, weight.Transpose(0, 1));
     return bias.defined() ? Add(y, bias) : y;
   }
   const Tensor rows = x.Reshape({-1, in});  // a view when the dimensions merge
-  const Tensor b = bias.is_contiguous() ? bias : bias.Contiguous();
-  const int64_t m = rows.size(0), item = x.itemsize();
   Shape out_shape(x.shape().begin(), x.shape().end() - 1);
   out_shape.push_back(out);
-  Tensor y = Empty(out_shape, x.dtype());
-  char* yp = static_cast<char*>(y.raw_data());
-  for (int64_t i = 0; i < m; ++i) std::memcpy(yp + i * out * item, b.raw_data(), out * item);
-  kernels::cpu::Gemm(x.dtype(), m, in, out, {rows.raw_data(), rows.stride(0), rows.stride(1)},
-                     {weight.raw_data(), weight.stride(1), weight.stride(0)}, yp, out, /*accumulate=*/true);
+  Tensor y = Empty(out_shape, x.dtype(), device);
+  y.CopyFrom(bias);  // every row starts as the bias; the product accumulates onto it
+  EMBER_KERNEL(Gemm).On(device)(
+      x.dtype(), rows.size(0), in, out, {rows.raw_data(), rows.stride(0), rows.stride(1)},
+      {weight.raw_data(), weight.stride(1), weight.stride(0)}, y.raw_data(), out,
+      /*accumulate=*/true);
   return y;
 }
 

@@ -3,12 +3,13 @@
 #include <vector>
 
 #include "kernels/cpu/reduce.h"
+#include "kernels/cuda/reduce.h"
+#include "tensor/ops/binary.h"
+#include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 
 namespace ember::ops {
 namespace {
-
-namespace cpu = kernels::cpu;
 
 // The split of x's dimensions into kept and reduced ones.
 struct Plan {
@@ -53,12 +54,13 @@ Tensor AsRows(const Tensor& x, const Plan& plan) {
   return permuted.Contiguous().View({plan.rows, plan.n});
 }
 
-using RowsKernel = void (*)(DType, int64_t, int64_t, const void*, int64_t, void*);
+using RowsKernel = internal::Kernel<void(DType, int64_t, int64_t, const void*, int64_t, void*)>;
 
-Tensor ReduceRows(const char* op, const Tensor& x, const Plan& plan, RowsKernel kernel) {
+Tensor ReduceRows(const char* op, const Tensor& x, const Plan& plan, const RowsKernel& kernel) {
   const Tensor rows = AsRows(x, plan);
-  Tensor out = Empty({plan.rows}, rows.dtype());
-  kernel(rows.dtype(), plan.rows, plan.n, rows.raw_data(), rows.stride(0), out.raw_data());
+  Tensor out = Empty({plan.rows}, rows.dtype(), x.device());
+  kernel.On(x.device())(rows.dtype(), plan.rows, plan.n, rows.raw_data(), rows.stride(0),
+                        out.raw_data());
   return out.View(plan.out_shape).To(x.dtype());
 }
 
@@ -81,22 +83,22 @@ Tensor Sum(const Tensor& x, IntSpan dims, bool keepdim) {
   if (leading && x.dtype() != DType::kBF16 && x.dtype() != DType::kF16) {
     const Tensor matrix = x.Reshape({plan.n, plan.rows});
     if (matrix.stride(1) == 1) {
-      Tensor out = Empty({plan.rows}, x.dtype());
-      cpu::SumColumns(x.dtype(), plan.n, plan.rows, matrix.raw_data(), matrix.stride(0),
-                      out.raw_data());
+      Tensor out = Empty({plan.rows}, x.dtype(), x.device());
+      EMBER_KERNEL(SumColumns)
+          .On(x.device())(x.dtype(), plan.n, plan.rows, matrix.raw_data(), matrix.stride(0),
+                          out.raw_data());
       return out.View(plan.out_shape);
     }
   }
-  return ReduceRows("sum", x, plan, cpu::SumRows);
+  return ReduceRows("sum", x, plan, EMBER_KERNEL(SumRows));
 }
 
 double SumOfSquares(const Tensor& x) {
-  EMBER_CHECK(x.device().is_cpu(), "sum_of_squares: tensors on ", x.device().ToString(), " are not supported yet");
-  EMBER_CHECK(IsFloatingPoint(x.dtype()), "sum_of_squares: expected a floating-point tensor, got dtype ",
-              DTypeName(x.dtype()));
+  EMBER_CHECK(IsFloatingPoint(x.dtype()),
+              "sum_of_squares: expected a floating-point tensor, got dtype ", DTypeName(x.dtype()));
   const DType compute = x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
   const Tensor c = x.To(compute).Contiguous();
-  return cpu::SumSquares(compute, c.numel(), c.raw_data());
+  return EMBER_KERNEL(SumSquares).On(x.device())(compute, c.numel(), c.raw_data());
 }
 
 Tensor SumToSize(const Tensor& x, IntSpan shape) {
@@ -120,37 +122,29 @@ Tensor SumToSize(const Tensor& x, IntSpan shape) {
 Tensor Mean(const Tensor& x, IntSpan dims, bool keepdim) {
   const Plan plan = MakePlan("mean", x, dims, keepdim);
   const DType compute = x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
-  Tensor sum = Sum(x.To(compute), dims, keepdim);
   // n == 0 gives 0 / 0 = NaN, as torch.mean.
-  VisitDType(compute, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      T* data = sum.data<T>();
-      for (int64_t i = 0; i < sum.numel(); ++i) data[i] /= static_cast<T>(plan.n);
-    }
-  });
-  return sum.To(x.dtype());
+  return Div(Sum(x.To(compute), dims, keepdim), static_cast<double>(plan.n)).To(x.dtype());
 }
 
 Tensor Max(const Tensor& x, IntSpan dims, bool keepdim) {
   const Plan plan = MakePlan("max", x, dims, keepdim);
   CheckNonEmpty("max", x, plan);
-  return ReduceRows("max", x, plan, cpu::MaxRows);
+  return ReduceRows("max", x, plan, EMBER_KERNEL(MaxRows));
 }
 
 Tensor Min(const Tensor& x, IntSpan dims, bool keepdim) {
   const Plan plan = MakePlan("min", x, dims, keepdim);
   CheckNonEmpty("min", x, plan);
-  return ReduceRows("min", x, plan, cpu::MinRows);
+  return ReduceRows("min", x, plan, EMBER_KERNEL(MinRows));
 }
 
 Tensor Var(const Tensor& x, IntSpan dims, int64_t correction, bool keepdim) {
   const Plan plan = MakePlan("var", x, dims, keepdim);
   EMBER_CHECK(correction >= 0, "var: correction must be non-negative, got ", correction);
   const Tensor rows = AsRows(x, plan);
-  Tensor out = Empty({plan.rows}, rows.dtype());
-  cpu::VarRows(rows.dtype(), plan.rows, plan.n, rows.raw_data(), rows.stride(0), correction,
-               out.raw_data());
+  Tensor out = Empty({plan.rows}, rows.dtype(), x.device());
+  EMBER_KERNEL(VarRows).On(x.device())(rows.dtype(), plan.rows, plan.n, rows.raw_data(),
+                                       rows.stride(0), correction, out.raw_data());
   return out.View(plan.out_shape).To(x.dtype());
 }
 
@@ -162,9 +156,10 @@ Tensor ArgMax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   const Plan plan = MakePlan("argmax", source, {d}, dim ? keepdim : false);
   CheckNonEmpty("argmax", source, plan);
   const Tensor rows = AsRows(source, plan);
-  Tensor out = Empty({plan.rows}, DType::kI64);
-  cpu::ArgMaxRows(rows.dtype(), plan.rows, plan.n, rows.raw_data(), rows.stride(0),
-                  out.data<int64_t>());
+  Tensor out = Empty({plan.rows}, DType::kI64, x.device());
+  EMBER_KERNEL(ArgMaxRows)
+      .On(x.device())(rows.dtype(), plan.rows, plan.n, rows.raw_data(), rows.stride(0),
+                      out.data<int64_t>());
   return out.View(plan.out_shape);
 }
 

@@ -3,11 +3,11 @@
 #include <vector>
 
 #include "kernels/cpu/sampling.h"
+#include "kernels/cuda/sampling.h"
+#include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 
 namespace ember::ops {
-namespace {}  // namespace
-
 TopKResult TopK(const Tensor& x, int64_t k) {
   const DType compute = internal::FloatComputeDType("topk", x);
   EMBER_CHECK(x.dim() >= 1, "topk: expected at least 1 dimension, got a 0-d tensor");
@@ -16,9 +16,9 @@ TopKResult TopK(const Tensor& x, int64_t k) {
   const Tensor in = x.To(compute).Contiguous();
   Shape shape = x.shape();
   shape.back() = k;
-  TopKResult result{Empty(shape, compute), Empty(shape, DType::kI64)};
-  kernels::cpu::TopKRows(compute, rows, n, k, in.raw_data(), result.values.raw_data(),
-                         result.indices.data<int64_t>());
+  TopKResult result{Empty(shape, compute, x.device()), Empty(shape, DType::kI64, x.device())};
+  EMBER_KERNEL(TopKRows).On(x.device())(compute, rows, n, k, in.raw_data(),
+                                        result.values.raw_data(), result.indices.data<int64_t>());
   result.values = result.values.To(x.dtype());
   return result;
 }
@@ -40,9 +40,9 @@ Tensor Multinomial(const Tensor& probs, Generator& gen) {
   std::vector<double> uniform(rows);
   for (double& u : uniform) u = gen.NextUniform(53);
   const Shape shape(probs.shape().begin(), probs.shape().end() - 1);
-  Tensor out = Empty(shape, DType::kI64);
-  kernels::cpu::MultinomialRows(compute, rows, n, in.raw_data(), uniform.data(),
-                                out.data<int64_t>());
+  Tensor out = Empty(shape, DType::kI64, probs.device());
+  EMBER_KERNEL(MultinomialRows)
+      .On(probs.device())(compute, rows, n, in.raw_data(), uniform.data(), out.data<int64_t>());
   const int64_t* picked = out.data<int64_t>();
   for (int64_t r = 0; r < rows; ++r) {
     EMBER_CHECK(picked[r] >= 0, "multinomial: row ", r, " has no positive weight");

@@ -1,30 +1,33 @@
 #include "tensor/ops/softmax.h"
 
 #include "kernels/cpu/softmax.h"
+#include "kernels/cuda/softmax.h"
 #include "tensor/creation.h"
+#include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 
 namespace ember::ops {
 namespace {
 
-namespace cpu = kernels::cpu;
-
 // Rows of the last dimension (a 0-d tensor is one row of one).
 int64_t RowLength(const Tensor& x) { return x.dim() == 0 ? 1 : x.size(-1); }
 
-using RowsKernel = void (*)(DType, int64_t, int64_t, const void*, void*);
-using RowsBackwardKernel = void (*)(DType, int64_t, int64_t, const void*, const void*, void*);
+using RowsKernel = internal::Kernel<void(DType, int64_t, int64_t, const void*, void*)>;
+using RowsBackwardKernel =
+    internal::Kernel<void(DType, int64_t, int64_t, const void*, const void*, void*)>;
 
-Tensor Forward(const char* op, const Tensor& x, RowsKernel kernel) {
+Tensor Forward(const char* op, const Tensor& x, const RowsKernel& kernel) {
   const DType compute = internal::FloatComputeDType(op, x);
   const Tensor in = x.To(compute).Contiguous();
   const int64_t n = RowLength(x);
-  Tensor out = Empty(x.shape(), compute);
-  kernel(compute, n == 0 ? 0 : x.numel() / n, n, in.raw_data(), out.raw_data());
+  Tensor out = Empty(x.shape(), compute, x.device());
+  kernel.On(x.device())(compute, n == 0 ? 0 : x.numel() / n, n, in.raw_data(), out.raw_data());
   return out.To(x.dtype());
 }
 
-Tensor Backward(const char* op, const Tensor& y, const Tensor& dy, RowsBackwardKernel kernel) {
+Tensor Backward(const char* op, const Tensor& y, const Tensor& dy,
+                const RowsBackwardKernel& kernel) {
+  const Device device = internal::SameDevice(op, {y, dy});
   const DType compute = internal::FloatComputeDType(op, y);
   EMBER_CHECK(y.shape() == dy.shape() && y.dtype() == dy.dtype(), op, ": dy (",
               DTypeName(dy.dtype()), ", shape ", ShapeToString(dy.shape()),
@@ -32,14 +35,16 @@ Tensor Backward(const char* op, const Tensor& y, const Tensor& dy, RowsBackwardK
               ShapeToString(y.shape()), ")");
   const Tensor a = y.To(compute).Contiguous(), g = dy.To(compute).Contiguous();
   const int64_t n = RowLength(y);
-  Tensor out = Empty(y.shape(), compute);
-  kernel(compute, n == 0 ? 0 : y.numel() / n, n, a.raw_data(), g.raw_data(), out.raw_data());
+  Tensor out = Empty(y.shape(), compute, device);
+  kernel.On(device)(compute, n == 0 ? 0 : y.numel() / n, n, a.raw_data(), g.raw_data(),
+                    out.raw_data());
   return out.To(y.dtype());
 }
 
 // Checks logits [rows, classes] and targets [rows] and returns the count of rows that
 // are not ignored.
 int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  internal::SameDevice("cross_entropy", {logits, targets});
   internal::FloatComputeDType("cross_entropy", logits);
   EMBER_CHECK(logits.dim() == 2 && targets.dim() == 1 && targets.size(0) == logits.size(0),
               "cross_entropy: expected logits [rows, classes] and targets [rows], got ",
@@ -61,13 +66,13 @@ int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t i
 
 }  // namespace
 
-Tensor Softmax(const Tensor& x) { return Forward("softmax", x, cpu::Softmax); }
-Tensor LogSoftmax(const Tensor& x) { return Forward("log_softmax", x, cpu::LogSoftmax); }
+Tensor Softmax(const Tensor& x) { return Forward("softmax", x, EMBER_KERNEL(Softmax)); }
+Tensor LogSoftmax(const Tensor& x) { return Forward("log_softmax", x, EMBER_KERNEL(LogSoftmax)); }
 Tensor SoftmaxBackward(const Tensor& y, const Tensor& dy) {
-  return Backward("softmax_backward", y, dy, cpu::SoftmaxBackward);
+  return Backward("softmax_backward", y, dy, EMBER_KERNEL(SoftmaxBackward));
 }
 Tensor LogSoftmaxBackward(const Tensor& y, const Tensor& dy) {
-  return Backward("log_softmax_backward", y, dy, cpu::LogSoftmaxBackward);
+  return Backward("log_softmax_backward", y, dy, EMBER_KERNEL(LogSoftmaxBackward));
 }
 
 CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
@@ -75,10 +80,13 @@ CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int
   const DType compute = logits.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
   const Tensor x = logits.To(compute).Contiguous(), t = targets.Contiguous();
   const int64_t rows = x.size(0), classes = x.size(1);
-  Tensor losses = Empty({rows}, compute);
-  CrossEntropyResult result{Tensor(), Empty({rows}, compute), Empty({rows}, compute), count};
-  cpu::CrossEntropyForward(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
-                           losses.raw_data(), result.row_max.raw_data(), result.sum_exp.raw_data());
+  const Device device = logits.device();
+  Tensor losses = Empty({rows}, compute, device);
+  CrossEntropyResult result{Tensor(), Empty({rows}, compute, device),
+                            Empty({rows}, compute, device), count};
+  EMBER_KERNEL(CrossEntropyForward)
+      .On(device)(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
+                  losses.raw_data(), result.row_max.raw_data(), result.sum_exp.raw_data());
   // The mean over counted rows, summed in double.
   double total = 0;
   VisitDType(compute, [&](auto tag) {
@@ -99,10 +107,11 @@ Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
   const int64_t rows = x.size(0), classes = x.size(1);
   // Each counted row's loss enters the mean with weight 1 / count.
   const Tensor row_grad = Full({rows}, forward.count == 0 ? 0.0 : grad / forward.count, compute);
-  Tensor dlogits = Empty({rows, classes}, compute);
-  cpu::CrossEntropyBackward(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
-                            forward.row_max.raw_data(), forward.sum_exp.raw_data(),
-                            row_grad.raw_data(), dlogits.raw_data());
+  Tensor dlogits = Empty({rows, classes}, compute, logits.device());
+  EMBER_KERNEL(CrossEntropyBackward)
+      .On(logits.device())(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
+                           forward.row_max.raw_data(), forward.sum_exp.raw_data(),
+                           row_grad.raw_data(), dlogits.raw_data());
   return dlogits.To(logits.dtype());
 }
 

@@ -6,12 +6,10 @@
 
 namespace ember::ops::internal {
 
-// For the floating-point ops: checks that `t` is a floating-point CPU tensor
-// (ember::Error naming `op`, the dtype and the shape otherwise) and returns the dtype
-// the kernels compute it in: f64 stays f64; f32, bf16 and f16 compute in f32.
+// For the floating-point ops: checks that `t` is a floating-point tensor (ember::Error
+// naming `op`, the dtype and the shape otherwise) and returns the dtype the kernels
+// compute it in: f64 stays f64; f32, bf16 and f16 compute in f32.
 inline DType FloatComputeDType(const char* op, const Tensor& t) {
-  EMBER_CHECK(t.device().is_cpu(), op, ": tensors on ", t.device().ToString(),
-              " are not supported yet");
   EMBER_CHECK(IsFloatingPoint(t.dtype()), op, ": expected a floating-point tensor, got dtype ",
               DTypeName(t.dtype()), " (shape ", ShapeToString(t.shape()), ")");
   return t.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;

@@ -1,0 +1,50 @@
+// The kernels that kernels/cuda does not have (all of them in a build without CUDA)
+// refuse with an ember::Error that names the kernel and says what to do, never a
+// crash or a link error.
+
+#include <string>
+
+#include "base/error.h"
+#include "gtest/gtest.h"
+#include "kernels/cuda/binary.h"
+#include "kernels/cuda/copy.h"
+#include "kernels/cuda/matmul.h"
+
+namespace ember::kernels::cuda {
+namespace {
+
+std::string MessageOf(void (*call)()) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+#ifdef EMBER_CUDA
+constexpr char kExpected[] = "ember's CUDA backend has no kernel for this op yet";
+#else
+constexpr char kExpected[] = "this build of ember has no CUDA support (build with --config=cuda)";
+#endif
+
+TEST(NoCudaTest, KernelsRefuseNamingThemselves) {
+  const std::string add = MessageOf([] {
+    const Shape shape = {2};
+    const Strides strides = {1};
+    Add(DType::kF32, shape, {nullptr, strides}, {nullptr, strides}, nullptr);
+  });
+  EXPECT_NE(add.find("kernels::cuda::Add: "), std::string::npos) << add;
+  EXPECT_NE(add.find(kExpected), std::string::npos) << add;
+  const std::string gemm = MessageOf([] {
+    Gemm(DType::kF32, 1, 1, 1, {nullptr, 1, 1}, {nullptr, 1, 1}, nullptr, 1, false);
+  });
+  EXPECT_NE(gemm.find("kernels::cuda::Gemm: "), std::string::npos) << gemm;
+#ifndef EMBER_CUDA
+  const std::string fill = MessageOf([] { Fill({}, DType::kF32, nullptr, {}, 1.0); });
+  EXPECT_NE(fill.find(kExpected), std::string::npos) << fill;
+#endif
+}
+
+}  // namespace
+}  // namespace ember::kernels::cuda

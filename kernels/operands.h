@@ -1,0 +1,52 @@
+#ifndef EMBER_KERNELS_OPERANDS_H_
+#define EMBER_KERNELS_OPERANDS_H_
+
+// The operand descriptions that the kernels of both backends take (kernels/cpu and
+// kernels/cuda share every contract, argument for argument).
+
+#include <cstdint>
+
+#include "tensor/shape.h"
+
+namespace ember::kernels {
+
+// An input operand: element [0, ..., 0] and its strides (in elements) over the op's
+// shape; 0 where the operand is broadcast. Any strides work.
+struct StridedIn {
+  const void* data;
+  IntSpan strides;
+};
+
+// A matrix operand: element [0, 0] and the strides (in elements) of its rows and
+// columns. Any strides work: a transposed matrix is the same memory with the two
+// strides swapped.
+struct MatrixIn {
+  const void* data;
+  int64_t row_stride;
+  int64_t col_stride;
+};
+
+// A sliding window over one [H, W] plane (convolution, pooling). Output position
+// (oy, ox) reads input rows oy*stride_h - pad_h + i*dilation_h for i in [0, kernel_h),
+// likewise for columns; positions outside the plane are padding.
+struct Window2d {
+  int64_t height, width;
+  int64_t kernel_h, kernel_w;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+
+  // floor((H + 2 pad - dilation (kernel - 1) - 1) / stride) + 1, as PyTorch.
+  int64_t out_h() const { return (height + 2 * pad_h - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
+  int64_t out_w() const { return (width + 2 * pad_w - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
+};
+
+// The hyperparameters of one AdamW step.
+struct AdamWHyper {
+  double lr, beta1, beta2, eps, weight_decay;
+  int64_t step;  // 1 for the first update
+};
+
+}  // namespace ember::kernels
+
+#endif  // EMBER_KERNELS_OPERANDS_H_

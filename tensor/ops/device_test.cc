@@ -1,0 +1,71 @@
+// Devices in tensor/ops: operands on two devices are refused naming both, and in a
+// build without CUDA every way of computing on a CUDA tensor ends in the message that
+// says how to get CUDA support, never in a crash. CUDA tensors cannot be allocated in
+// such a build, so the tests make them over host memory with an allocator that calls
+// itself cuda:0 (nothing reads that memory: the checks fire first).
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensor/creation.h"
+#include "tensor/ops/binary.h"
+#include "tensor/ops/layernorm.h"
+#include "tensor/ops/matmul.h"
+#include "tensor/ops/unary.h"
+
+namespace ember::ops {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+class FakeCudaAllocator final : public Allocator {
+ public:
+  void* Allocate(int64_t nbytes) override { return GetCpuAllocator().Allocate(nbytes); }
+  void Deallocate(void* data, int64_t nbytes) override {
+    GetCpuAllocator().Deallocate(data, nbytes);
+  }
+  Device device() const override { return Device::Cuda(0); }
+};
+
+Tensor CudaTensor(IntSpan shape) {
+  static FakeCudaAllocator allocator;
+  return Tensor(Storage(NumElements(shape) * 4, allocator), 0, shape, ContiguousStrides(shape),
+                DType::kF32);
+}
+
+#ifdef EMBER_CUDA
+constexpr char kNoCuda[] = "ember's CUDA backend";
+#else
+constexpr char kNoCuda[] = "this build of ember has no CUDA support (build with --config=cuda)";
+#endif
+
+TEST(DeviceTest, MixedDevicesAreRefusedNamingBoth) {
+  const Tensor cpu = Ones({2, 3}), cuda = CudaTensor({2, 3});
+  EXPECT_THAT([&] { Add(cpu, cuda); },
+              ThrowsMessage<Error>(
+                  HasSubstr("add: expected all tensors on one device, got cpu and cuda:0")));
+  EXPECT_THAT([&] { Matmul(cuda, cpu.Transpose(0, 1)); },
+              ThrowsMessage<Error>(
+                  HasSubstr("matmul: expected all tensors on one device, got cuda:0 and cpu")));
+  EXPECT_THAT([&] { LayerNorm(cpu, CudaTensor({3}), Tensor(), 1e-5); },
+              ThrowsMessage<Error>(HasSubstr("layer_norm: expected all tensors on one device")));
+  EXPECT_THAT([&] { cpu.CopyFrom(cuda); },
+              ThrowsMessage<Error>(
+                  HasSubstr("copy: expected both tensors on one device, got cuda:0 and cpu")));
+}
+
+TEST(DeviceTest, CudaTensorsWithoutCudaSayHowToGetIt) {
+  const Tensor x = CudaTensor({2, 3});
+  EXPECT_THAT([&] { Add(x, x); }, ThrowsMessage<Error>(HasSubstr(kNoCuda)));
+  EXPECT_THAT([&] { Exp(x); }, ThrowsMessage<Error>(HasSubstr(kNoCuda)));
+#ifndef EMBER_CUDA  // (a CUDA build has a real Fill, which this host memory would fail)
+  // In place, nothing to allocate: the device switch reaches the CUDA kernel itself.
+  EXPECT_THAT([&] { x.Fill(1.0); },
+              ThrowsMessage<Error>(HasSubstr(std::string("kernels::cuda::Fill: ") + kNoCuda)));
+#endif
+}
+
+}  // namespace
+}  // namespace ember::ops
