@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
 
 namespace ember::tokenizer {
 namespace {
@@ -300,7 +301,10 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
     for (size_t k = 0; k < chunks; ++k) {
       workers.emplace_back([&, k] {
         // Each scan has its own RE2: threads sharing one contend for its DFA cache lock.
-        const Pretokenizer own = *Pretokenizer::Create(pattern_);
+        // pattern_ compiled when this encoding was made, so it compiles again.
+        absl::StatusOr<Pretokenizer> compiled = Pretokenizer::Create(pattern_);
+        EMBER_CHECK(compiled.ok(), "encode: ", compiled.status().message());
+        const Pretokenizer own = *std::move(compiled);
         PieceCache cache;
         Chunk& part = parts[k];
         part.ids.reserve((starts[k + 1] - starts[k]) / 3);

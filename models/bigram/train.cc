@@ -110,7 +110,7 @@ absl::Status Run() {
 }  // namespace ember::models::bigram
 
 int main(int argc, char** argv) {
-  return ember::models::RunMain(argc, argv, "train",
+  return ember::RunMain(argc, argv, "train",
                                 "fits a character bigram model of names; see models/bigram/train.cc's header",
                                 &ember::models::bigram::Run);
 }

@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "autograd/autograd.h"
 #include "tensor/creation.h"
 #include "tensor/ops/sampling.h"
@@ -41,7 +42,9 @@ std::string SampleName(const std::function<Tensor(const Tensor&)>& logits, int b
     context.pop_front();
     context.push_back(next);
   }
-  return vocab.Decode(ids).value();
+  absl::StatusOr<std::string> name = vocab.Decode(ids);  // ids drawn from the vocabulary itself
+  EMBER_CHECK(name.ok(), "sample: ", name.status().message());
+  return *std::move(name);
 }
 
 }  // namespace ember::models

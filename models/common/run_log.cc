@@ -2,32 +2,13 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 
 namespace ember::models {
-
-int RunMain(int argc, char** argv, const char* name, const char* usage, absl::Status (*run)()) {
-  absl::SetProgramUsageMessage(usage);
-  absl::ParseCommandLine(argc, argv);
-  const absl::Status status = run();
-  if (!status.ok()) {
-    std::fprintf(stderr, "%s: %s\n", name, std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
-}
-
-std::string WorkspacePath(std::string_view relative) {
-  const char* root = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  return absl::StrCat(root != nullptr ? root : ".", "/", std::string(relative));
-}
 
 std::string PathOrWorkspace(const std::string& flag, std::string_view fallback) {
   return flag.empty() ? WorkspacePath(fallback) : flag;

@@ -1,25 +1,19 @@
 #ifndef EMBER_MODELS_COMMON_RUN_LOG_H_
 #define EMBER_MODELS_COMMON_RUN_LOG_H_
 
-// What every model binary shares: its main, paths relative to the workspace, the
-// one-line progress display, and the final figures as JSON (--metrics_out).
+// What every model binary shares beyond base/main.h (RunMain, WorkspacePath): path
+// flags with workspace defaults, the one-line progress display, and the final figures
+// as JSON (--metrics_out).
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "base/main.h"
 #include "nlohmann/json.hpp"
 
 namespace ember::models {
-
-// A binary's main: parses the Abseil flags, runs `run`, and on an error prints
-// "<name>: <message>" to stderr and returns 1 (0 otherwise).
-int RunMain(int argc, char** argv, const char* name, const char* usage, absl::Status (*run)());
-
-// `relative` under the workspace root when run by `bazel run` (which sets
-// BUILD_WORKSPACE_DIRECTORY), else under the current directory.
-std::string WorkspacePath(std::string_view relative);
 
 // A path flag's value, or WorkspacePath(fallback) when it is empty (its default).
 std::string PathOrWorkspace(const std::string& flag, std::string_view fallback);

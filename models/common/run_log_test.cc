@@ -17,11 +17,10 @@ TEST(RunLogTest, FormatsDurations) {
   EXPECT_EQ(FormatDuration(-3), "0s");
 }
 
-TEST(RunLogTest, WorkspacePathFollowsBazelRun) {
+TEST(RunLogTest, PathOrWorkspaceDefaultsUnderTheWorkspace) {
   setenv("BUILD_WORKSPACE_DIRECTORY", "/src/ember", 1);
-  EXPECT_EQ(WorkspacePath("runs/x"), "/src/ember/runs/x");
+  EXPECT_EQ(PathOrWorkspace("", "runs/x"), "/src/ember/runs/x");
   unsetenv("BUILD_WORKSPACE_DIRECTORY");
-  EXPECT_EQ(WorkspacePath("runs/x"), "./runs/x");
   EXPECT_EQ(PathOrWorkspace("", "runs/x"), "./runs/x");
   EXPECT_EQ(PathOrWorkspace("/tmp/out", "runs/x"), "/tmp/out");
 }

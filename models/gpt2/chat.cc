@@ -20,6 +20,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
@@ -49,8 +50,9 @@ absl::Status Run() {
   const int64_t eot = gpt2.specials().at("<|endoftext|>"), block = model.config().block_size;
   const int64_t max_reply = std::min(absl::GetFlag(FLAGS_max_reply_tokens), block / 2);
   auto encode = [&](const std::string& text) {
-    const std::vector<tokenizer::Rank> ids = gpt2.EncodeOrdinary(text).value();
-    return std::vector<int64_t>(ids.begin(), ids.end());
+    absl::StatusOr<std::vector<tokenizer::Rank>> ids = gpt2.EncodeOrdinary(text);
+    EMBER_CHECK(ids.ok(), ids.status().message());
+    return std::vector<int64_t>(ids->begin(), ids->end());
   };
   const std::vector<int64_t> system = absl::GetFlag(FLAGS_system).empty()
                                           ? std::vector<int64_t>{eot}
@@ -120,7 +122,7 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  return ember::models::RunMain(argc, argv, "chat",
+  return ember::RunMain(argc, argv, "chat",
                                 "talks with a GPT-2; see models/gpt2/chat.cc's header",
                                 &ember::models::gpt2::Run);
 }

@@ -93,7 +93,7 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  return ember::models::RunMain(argc, argv, "eval",
+  return ember::RunMain(argc, argv, "eval",
                                 "the mean next-token loss of a GPT-2 on a token shard; see models/gpt2/eval.cc's header",
                                 &ember::models::gpt2::Run);
 }

@@ -80,7 +80,7 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  return ember::models::RunMain(argc, argv, "generate",
+  return ember::RunMain(argc, argv, "generate",
                                 "continues a prompt with a GPT-2; see models/gpt2/generate.cc's header",
                                 &ember::models::gpt2::Run);
 }

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/error.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/weights.h"
 #include "tokenizer/vocab.h"
@@ -22,7 +23,9 @@ absl::StatusOr<TextModel> LoadTextModel(const std::string& path) {
 
 std::string TextStream::Push(tokenizer::Rank token) {
   tokens_.push_back(token);
-  bytes_ += encoding_.DecodeBytes({token}).value();
+  absl::StatusOr<std::string> bytes = encoding_.DecodeBytes({token});
+  EMBER_CHECK(bytes.ok(), "generate: ", bytes.status().message());
+  bytes_ += *bytes;
   const absl::string_view pending = absl::string_view(bytes_).substr(shown_);
   // Invalid bytes within the last three may be a character still arriving: they wait.
   // Earlier ones can never become valid and go out as they are.
@@ -39,6 +42,10 @@ std::string TextStream::Finish() {
   return rest;
 }
 
-std::string TextStream::Text() const { return encoding_.Decode(tokens_).value(); }
+std::string TextStream::Text() const {
+  absl::StatusOr<std::string> text = encoding_.Decode(tokens_);
+  EMBER_CHECK(text.ok(), "generate: ", text.status().message());
+  return *std::move(text);
+}
 
 }  // namespace ember::models::gpt2

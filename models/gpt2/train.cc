@@ -40,27 +40,30 @@
 #include "tensor/storage.h"
 #include "tokenizer/vocab.h"
 
+// The defaults of the flags that fill TrainOptions are its own (one set, in trainer.h).
+static const ember::models::gpt2::TrainOptions kDefaults;
+
 ABSL_FLAG(std::string, model, "demo", "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ...");
 ABSL_FLAG(std::string, init_from, "", "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin or a Hugging Face GPT-2 folder");
 ABSL_FLAG(std::string, resume, "", "continue this ember checkpoint's run exactly (to --steps)");
 ABSL_FLAG(std::string, train_data, "", "training token shards: a file or a glob (default: the Brown corpus, GPT-2 BPE)");
 ABSL_FLAG(std::string, val_data, "", "validation token shard: a file or a glob, of which the first (default: Brown's)");
-ABSL_FLAG(int64_t, batch_size, 8, "sequences per micro-batch");
-ABSL_FLAG(int64_t, seq_len, 128, "tokens per sequence (at most the model's block_size)");
-ABSL_FLAG(int64_t, grad_accum, 1, "micro-batches per optimizer step");
-ABSL_FLAG(int64_t, steps, 200, "optimizer steps in all (a resumed run counts the ones done)");
-ABSL_FLAG(double, lr, 1e-3, "peak learning rate");
-ABSL_FLAG(int64_t, warmup_steps, 20, "linear warmup steps");
-ABSL_FLAG(double, min_lr, 1e-4, "learning rate at the end of the cosine decay");
-ABSL_FLAG(double, weight_decay, 0.1, "AdamW weight decay (matrices and embeddings only)");
-ABSL_FLAG(double, beta1, 0.9, "AdamW beta1");
-ABSL_FLAG(double, beta2, 0.95, "AdamW beta2");
-ABSL_FLAG(double, grad_clip, 1.0, "clip the gradients' joint norm to this (0: off)");
+ABSL_FLAG(int64_t, batch_size, kDefaults.batch_size, "sequences per micro-batch");
+ABSL_FLAG(int64_t, seq_len, kDefaults.seq_len, "tokens per sequence (at most the model's block_size)");
+ABSL_FLAG(int64_t, grad_accum, kDefaults.grad_accum, "micro-batches per optimizer step");
+ABSL_FLAG(int64_t, steps, kDefaults.steps, "optimizer steps in all (a resumed run counts the ones done)");
+ABSL_FLAG(double, lr, kDefaults.lr, "peak learning rate");
+ABSL_FLAG(int64_t, warmup_steps, kDefaults.warmup_steps, "linear warmup steps");
+ABSL_FLAG(double, min_lr, kDefaults.min_lr, "learning rate at the end of the cosine decay");
+ABSL_FLAG(double, weight_decay, kDefaults.weight_decay, "AdamW weight decay (matrices and embeddings only)");
+ABSL_FLAG(double, beta1, kDefaults.beta1, "AdamW beta1");
+ABSL_FLAG(double, beta2, kDefaults.beta2, "AdamW beta2");
+ABSL_FLAG(double, grad_clip, kDefaults.grad_clip, "clip the gradients' joint norm to this (0: off)");
 ABSL_FLAG(double, dropout, 0.0, "dropout of a fresh model");
-ABSL_FLAG(uint64_t, seed, 1337, "seed of initialisation, dropout and data order");
+ABSL_FLAG(uint64_t, seed, kDefaults.seed, "seed of initialisation, dropout and data order");
 ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
 ABSL_FLAG(int64_t, val_every, 50, "validation loss every this many steps (and at the end)");
-ABSL_FLAG(int64_t, val_batches, 8, "validation batches (fixed windows from the start of the shard)");
+ABSL_FLAG(int64_t, val_batches, kDefaults.val_batches, "validation batches (fixed windows from the start of the shard)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/gpt2 in the workspace)");
 ABSL_FLAG(std::string, save_checkpoint, "", "checkpoint to write at the end (default: OUT_DIR/checkpoint.safetensors)");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
@@ -236,7 +239,7 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  return ember::models::RunMain(argc, argv, "train",
+  return ember::RunMain(argc, argv, "train",
                                 "trains GPT-2 on token shards; see models/gpt2/train.cc's header",
                                 &ember::models::gpt2::Run);
 }

@@ -144,9 +144,11 @@ std::pair<Tensor, Tensor> Trainer::NextBatch() {
     int64_t pick = static_cast<int64_t>(data_gen_.NextBelow(static_cast<uint64_t>(total)));
     while (pick >= data::WindowCount(*train_[s], t)) pick -= data::WindowCount(*train_[s++], t);
   }
-  const data::Batch batch = *data::RandomWindows(*train_[s], b, t, data_gen_);
+  // Create checked that every shard holds a window, so this fails only on a broken invariant.
+  absl::StatusOr<data::Batch> batch = data::RandomWindows(*train_[s], b, t, data_gen_);
+  EMBER_CHECK(batch.ok(), "train: ", batch.status().message());
   ++micro_batches_;
-  return {batch.x, batch.y};
+  return {batch->x, batch->y};
 }
 
 StepResult Trainer::Step() {

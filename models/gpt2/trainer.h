@@ -24,14 +24,16 @@
 
 namespace ember::models::gpt2 {
 
+// The defaults are the main job's (the demo model on the Brown corpus); train's flags
+// take theirs from here.
 struct TrainOptions {
   int64_t batch_size = 8;
   int64_t seq_len = 128;
   int64_t grad_accum = 1;  // micro-batches per step
-  int64_t steps = 300;
+  int64_t steps = 200;
   double lr = 1e-3;
   double min_lr = 1e-4;
-  int64_t warmup_steps = 30;
+  int64_t warmup_steps = 20;
   double weight_decay = 0.1;
   double beta1 = 0.9, beta2 = 0.95;
   double grad_clip = 1.0;  // 0: off

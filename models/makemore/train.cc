@@ -140,7 +140,7 @@ absl::Status Run() {
 }  // namespace ember::models::makemore
 
 int main(int argc, char** argv) {
-  return ember::models::RunMain(argc, argv, "train",
+  return ember::RunMain(argc, argv, "train",
                                 "trains makemore's MLP on names; see models/makemore/train.cc's header",
                                 &ember::models::makemore::Run);
 }

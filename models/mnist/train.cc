@@ -142,7 +142,7 @@ absl::Status Run() {
 }  // namespace ember::models::mnist
 
 int main(int argc, char** argv) {
-  return ember::models::RunMain(argc, argv, "train",
+  return ember::RunMain(argc, argv, "train",
                                 "trains a Fashion-MNIST classifier; see models/mnist/train.cc's header",
                                 &ember::models::mnist::Run);
 }

@@ -13,8 +13,9 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/main.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
 #include "nn/layers.h"
@@ -44,14 +45,14 @@ Tensor MlpLoss(int64_t batch, int64_t dim, int64_t classes, Generator& gen) {
 
 Tensor BlockLoss(int64_t batch, int64_t seq, int64_t dim, int64_t heads, int64_t classes,
                  Generator& gen) {
-  EMBER_CHECK(heads > 0 && dim % heads == 0, "graph: --heads ", heads, " must divide --dim ", dim);
+  EMBER_CHECK(heads > 0 && dim % heads == 0, "--heads ", heads, " must divide --dim ", dim);
   nn::Block block(dim, heads, /*dropout=*/0, gen);
   nn::Linear head(dim, classes, /*bias=*/false, gen);
   return nn::CrossEntropyLoss(head(block(Randn({batch, seq, dim}, gen))),
                               RandInt(0, classes, {batch, seq}, gen));
 }
 
-int Main() {
+absl::Status Run() {
   Generator gen(0);
   const std::string model = absl::GetFlag(FLAGS_model);
   Tensor loss;
@@ -62,35 +63,25 @@ int Main() {
     loss = BlockLoss(absl::GetFlag(FLAGS_batch), absl::GetFlag(FLAGS_seq), absl::GetFlag(FLAGS_dim),
                      absl::GetFlag(FLAGS_heads), absl::GetFlag(FLAGS_classes), gen);
   } else {
-    std::cerr << "graph: unknown --model=" << model << " (expected mlp or block)\n";
-    return 2;
+    return absl::InvalidArgumentError(absl::StrCat("unknown --model=", model, " (expected mlp or block)"));
   }
   const std::string dot = ag::ToDot(loss);
   const std::string path = absl::GetFlag(FLAGS_out);
   if (path.empty()) {
     std::cout << dot;
-    return 0;
+    return absl::OkStatus();
   }
   std::ofstream file(path);
   file << dot;
-  if (!file.good()) {
-    std::cerr << "graph: cannot write " << path << "\n";
-    return 1;
-  }
+  if (!file.good()) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
   std::cerr << "graph: wrote " << path << " (render with: dot -Tsvg " << path << " > graph.svg)\n";
-  return 0;
+  return absl::OkStatus();
 }
 
 }  // namespace
 }  // namespace ember
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Writes a small model's autograd graph as Graphviz DOT.");
-  absl::ParseCommandLine(argc, argv);
-  try {
-    return ember::Main();
-  } catch (const ember::Error& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  }
+  return ember::RunMain(argc, argv, "graph", "Writes a small model's autograd graph as Graphviz DOT.",
+                        ember::Run);
 }

@@ -25,13 +25,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/main.h"
 #include "data/datasets.h"
 #include "data/prepare.h"
 #include "data/shards.h"
@@ -51,12 +50,6 @@ ABSL_FLAG(int, threads, 0, "encoding threads (0: every core)");
 namespace ember {
 namespace {
 
-// The workspace under `bazel run`, else the current folder.
-std::string Workspace() {
-  const char* w = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  return w != nullptr ? w : ".";
-}
-
 using data::Document;
 
 absl::StatusOr<std::vector<Document>> ReadDocuments() {
@@ -65,7 +58,7 @@ absl::StatusOr<std::vector<Document>> ReadDocuments() {
   std::vector<Document> docs;
   if (!dataset.empty()) {
     if (dataset != "brown") return absl::InvalidArgumentError(absl::StrCat("unknown --dataset=", dataset, " (brown)"));
-    absl::StatusOr<std::vector<Document>> brown = data::BrownDocuments(absl::StrCat(Workspace(), "/", data::kBrownDir));
+    absl::StatusOr<std::vector<Document>> brown = data::BrownDocuments(WorkspacePath(data::kBrownDir));
     if (absl::IsNotFound(brown.status())) {
       return absl::NotFoundError(absl::StrCat(brown.status().message(), " (run ./setup.sh)"));
     }
@@ -103,7 +96,7 @@ absl::Status Run() {
     encode = [&](const std::string& text) { return chars->Encode(text); };
   } else {
     std::string dir = absl::GetFlag(FLAGS_vocab_dir);
-    if (dir.empty()) dir = absl::StrCat(Workspace(), "/downloads/tokenizer");
+    if (dir.empty()) dir = WorkspacePath("downloads/tokenizer");
     absl::StatusOr<tokenizer::Encoding> e = tokenizer::LoadEncoding(name, dir);
     if (!e.ok()) return e.status();
     bpe = *std::move(e);
@@ -140,12 +133,7 @@ absl::Status Run() {
 }  // namespace ember
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("prepare_data --input=FILES|--dataset=brown --encoding=gpt2|char --out=PREFIX");
-  absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ember::Run();
-  if (!status.ok()) {
-    std::fprintf(stderr, "prepare_data: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return ember::RunMain(argc, argv, "prepare_data",
+                        "prepare_data --input=FILES|--dataset=brown --encoding=gpt2|char --out=PREFIX",
+                        ember::Run);
 }

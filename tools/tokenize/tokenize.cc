@@ -39,14 +39,13 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/main.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer/encoding.h"
 #include "tokenizer/trainer.h"
@@ -98,9 +97,7 @@ int Threads() {
 std::string VocabDir() {
   std::string dir = absl::GetFlag(FLAGS_vocab_dir);
   if (!dir.empty()) return dir;
-  // `bazel run` starts the tool in its runfiles; the workspace is where setup.sh wrote.
-  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  return absl::StrCat(workspace != nullptr ? workspace : ".", "/downloads/tokenizer");
+  return WorkspacePath("downloads/tokenizer");
 }
 
 absl::StatusOr<Encoding> LoadSelected() {
@@ -307,17 +304,13 @@ absl::Status Run(const std::string& command) {
 }  // namespace ember::tokenizer
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "tokenize encode|decode|count|train [flags]  (see tools/tokenize/tokenize.cc's header)");
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) {
-    std::fprintf(stderr, "usage: tokenize encode|decode|count|train [flags]; --help lists the flags\n");
-    return 2;
-  }
-  const absl::Status status = ember::tokenizer::Run(args[1]);
-  if (!status.ok()) {
-    std::fprintf(stderr, "tokenize: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return ember::RunMain(
+      argc, argv, "tokenize", "tokenize encode|decode|count|train [flags]  (see tools/tokenize/tokenize.cc's header)",
+      [](const std::vector<std::string>& arguments) {
+        if (arguments.size() != 1) {
+          return absl::InvalidArgumentError(
+              "usage: tokenize encode|decode|count|train [flags]; --help lists the flags");
+        }
+        return ember::tokenizer::Run(arguments[0]);
+      });
 }
