@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status.h"
 #include "data/idx.h"
 #include "tensor/creation.h"
 #include "tokenizer/encoding.h"
@@ -36,9 +37,8 @@ std::string IdxPath(const std::string& dir, const std::string& base) {
 }  // namespace
 
 absl::StatusOr<std::string> ReadUtf8File(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  if (const int64_t bad = tokenizer::FirstInvalidUtf8(*text); bad >= 0) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  if (const int64_t bad = tokenizer::FirstInvalidUtf8(text); bad >= 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not valid UTF-8 at byte ", bad));
   }
   return text;
@@ -48,36 +48,33 @@ absl::StatusOr<ImageSet> LoadMnist(const std::string& dir, Split split, ImageLay
   const std::string prefix = split == Split::kTrain ? "train" : "t10k";
   const std::string images_path = IdxPath(dir, prefix + "-images-idx3-ubyte");
   const std::string labels_path = IdxPath(dir, prefix + "-labels-idx1-ubyte");
-  absl::StatusOr<Tensor> images = ReadIdx(images_path);
-  if (!images.ok()) return images.status();
-  absl::StatusOr<Tensor> labels = ReadIdx(labels_path);
-  if (!labels.ok()) return labels.status();
-  if (images->dtype() != DType::kU8 || images->dim() != 3) {
+  ASSIGN_OR_RETURN(Tensor images, ReadIdx(images_path));
+  ASSIGN_OR_RETURN(Tensor labels, ReadIdx(labels_path));
+  if (images.dtype() != DType::kU8 || images.dim() != 3) {
     return absl::InvalidArgumentError(absl::StrCat(images_path, ": expected unsigned bytes [N, H, W], got ",
-                                                   DTypeName(images->dtype()), " ", ShapeToString(images->shape())));
+                                                   DTypeName(images.dtype()), " ", ShapeToString(images.shape())));
   }
-  if (labels->dtype() != DType::kU8 || labels->dim() != 1 || labels->shape()[0] != images->shape()[0]) {
-    return absl::InvalidArgumentError(absl::StrCat(labels_path, ": expected unsigned bytes [", images->shape()[0],
-                                                   "] (one per image), got ", DTypeName(labels->dtype()), " ",
-                                                   ShapeToString(labels->shape())));
+  if (labels.dtype() != DType::kU8 || labels.dim() != 1 || labels.shape()[0] != images.shape()[0]) {
+    return absl::InvalidArgumentError(absl::StrCat(labels_path, ": expected unsigned bytes [", images.shape()[0],
+                                                   "] (one per image), got ", DTypeName(labels.dtype()), " ",
+                                                   ShapeToString(labels.shape())));
   }
-  const int64_t n = images->shape()[0], h = images->shape()[1], w = images->shape()[2];
+  const int64_t n = images.shape()[0], h = images.shape()[1], w = images.shape()[2];
   ImageSet set;
   set.images = layout == ImageLayout::kNCHW ? Empty({n, 1, h, w}) : Empty({n, h * w});
-  const uint8_t* src = images->data<uint8_t>();
+  const uint8_t* src = images.data<uint8_t>();
   float* dst = set.images.data<float>();
-  for (int64_t i = 0; i < images->numel(); ++i) dst[i] = static_cast<float>(src[i]) / 255.0f;
-  set.labels = labels->To(DType::kI64);
+  for (int64_t i = 0; i < images.numel(); ++i) dst[i] = static_cast<float>(src[i]) / 255.0f;
+  set.labels = labels.To(DType::kI64);
   return set;
 }
 
 absl::StatusOr<std::vector<std::string>> LoadNames(const std::vector<std::string>& paths) {
   std::vector<std::string> names;
   for (const std::string& path : paths) {
-    absl::StatusOr<std::string> text = ReadFile(path);
-    if (!text.ok()) return text.status();
+    ASSIGN_OR_RETURN(std::string text, ReadFile(path));
     size_t line_number = 0;
-    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
       ++line_number;
       line = absl::StripTrailingAsciiWhitespace(line);
       if (line.empty()) continue;
@@ -93,10 +90,9 @@ absl::StatusOr<std::vector<std::string>> LoadNames(const std::vector<std::string
 }
 
 absl::StatusOr<tokenizer::CharTokenizer> NamesVocabulary(const std::vector<std::string>& names) {
-  absl::StatusOr<tokenizer::CharTokenizer> chars = tokenizer::CharTokenizer::FromText(absl::StrJoin(names, ""));
-  if (!chars.ok()) return chars.status();
+  ASSIGN_OR_RETURN(tokenizer::CharTokenizer chars, tokenizer::CharTokenizer::FromText(absl::StrJoin(names, "")));
   std::vector<std::string> with_dot = {"."};
-  for (const std::string& c : chars->chars()) {
+  for (const std::string& c : chars.chars()) {
     if (c != ".") with_dot.push_back(c);
   }
   return tokenizer::CharTokenizer::FromChars(std::move(with_dot));
@@ -143,8 +139,7 @@ absl::StatusOr<std::vector<std::string>> BrownFiles(const std::string& dir) {
 }
 
 absl::StatusOr<std::string> BrownFileText(const std::string& path) {
-  absl::StatusOr<std::string> tagged = ReadUtf8File(path);
-  if (!tagged.ok()) return tagged.status();
+  ASSIGN_OR_RETURN(std::string tagged, ReadUtf8File(path));
   // Paragraphs are separated by blank lines, sentences are lines within them.
   std::string out;
   std::vector<std::string> sentences;
@@ -153,7 +148,7 @@ absl::StatusOr<std::string> BrownFileText(const std::string& path) {
     absl::StrAppend(&out, absl::StrJoin(sentences, "\n"), "\n\n");
     sentences.clear();
   };
-  for (absl::string_view line : absl::StrSplit(*tagged, '\n')) {
+  for (absl::string_view line : absl::StrSplit(tagged, '\n')) {
     std::vector<std::string> words;
     for (absl::string_view pair : absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
       const size_t slash = pair.rfind('/');
@@ -170,13 +165,11 @@ absl::StatusOr<std::string> BrownFileText(const std::string& path) {
 }
 
 absl::StatusOr<std::string> BrownText(const std::string& dir) {
-  absl::StatusOr<std::vector<std::string>> files = BrownFiles(dir);
-  if (!files.ok()) return files.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> files, BrownFiles(dir));
   std::string out;
-  for (const std::string& name : *files) {
-    absl::StatusOr<std::string> text = BrownFileText(absl::StrCat(dir, "/", name));
-    if (!text.ok()) return text.status();
-    out += *text;
+  for (const std::string& name : files) {
+    ASSIGN_OR_RETURN(std::string text, BrownFileText(absl::StrCat(dir, "/", name)));
+    out += text;
   }
   return out;
 }

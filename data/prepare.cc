@@ -7,18 +7,17 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "data/datasets.h"
 
 namespace ember::data {
 
 absl::StatusOr<std::vector<Document>> BrownDocuments(const std::string& dir) {
-  absl::StatusOr<std::vector<std::string>> files = BrownFiles(dir);
-  if (!files.ok()) return files.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> files, BrownFiles(dir));
   std::vector<Document> docs;
-  for (const std::string& file : *files) {
-    absl::StatusOr<std::string> text = BrownFileText(absl::StrCat(dir, "/", file));
-    if (!text.ok()) return text.status();
-    docs.push_back({file, *std::move(text)});
+  for (const std::string& file : files) {
+    ASSIGN_OR_RETURN(std::string text, BrownFileText(absl::StrCat(dir, "/", file)));
+    docs.push_back({file, std::move(text)});
   }
   return docs;
 }

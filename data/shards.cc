@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 
 namespace ember::data {
 namespace {
@@ -85,7 +86,7 @@ absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t voc
   shard.tokens_ = reinterpret_cast<const uint16_t*>(static_cast<const char*>(map) + kShardHeaderBytes);
   shard.size_ = header[2];
   if (vocab_size > 0) {
-    if (absl::Status status = shard.CheckVocabulary(vocab_size); !status.ok()) return status;
+    RETURN_IF_ERROR(shard.CheckVocabulary(vocab_size));
   }
   return shard;
 }

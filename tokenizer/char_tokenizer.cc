@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 
 namespace ember::tokenizer {
@@ -33,7 +34,7 @@ CharTokenizer::CharTokenizer(std::vector<std::string> chars) : chars_(std::move(
 }
 
 absl::StatusOr<CharTokenizer> CharTokenizer::FromText(absl::string_view text) {
-  if (absl::Status s = CheckUtf8(text, "text"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckUtf8(text, "text"));
   if (text.empty()) return absl::InvalidArgumentError("an empty text has no characters");
   absl::flat_hash_set<absl::string_view> distinct;
   for (size_t i = 0; i < text.size();) {
@@ -50,7 +51,7 @@ absl::StatusOr<CharTokenizer> CharTokenizer::FromText(absl::string_view text) {
 absl::StatusOr<CharTokenizer> CharTokenizer::FromChars(std::vector<std::string> chars) {
   absl::flat_hash_set<std::string> seen;
   for (size_t i = 0; i < chars.size(); ++i) {
-    if (absl::Status s = CheckUtf8(chars[i], absl::StrCat("character ", i)); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckUtf8(chars[i], absl::StrCat("character ", i)));
     if (chars[i].empty() || CharBytes(chars[i], 0) != chars[i].size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("character ", i, " (\"", absl::CHexEscape(chars[i]), "\") is not one character"));
@@ -64,7 +65,7 @@ absl::StatusOr<CharTokenizer> CharTokenizer::FromChars(std::vector<std::string> 
 }
 
 absl::StatusOr<std::vector<Rank>> CharTokenizer::Encode(absl::string_view text) const {
-  if (absl::Status s = CheckUtf8(text, "text"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckUtf8(text, "text"));
   std::vector<Rank> ids;
   ids.reserve(text.size());
   for (size_t i = 0; i < text.size();) {

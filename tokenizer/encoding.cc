@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "base/error.h"
 
 namespace ember::tokenizer {
@@ -433,9 +434,8 @@ absl::StatusOr<std::string> Encoding::DecodeBytes(const std::vector<Rank>& ids) 
 }
 
 absl::StatusOr<std::string> Encoding::Decode(const std::vector<Rank>& ids) const {
-  absl::StatusOr<std::string> bytes = DecodeBytes(ids);
-  if (!bytes.ok()) return bytes.status();
-  return ToValidUtf8(*bytes);
+  ASSIGN_OR_RETURN(std::string bytes, DecodeBytes(ids));
+  return ToValidUtf8(bytes);
 }
 
 }  // namespace ember::tokenizer

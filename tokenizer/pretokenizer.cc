@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "re2/re2.h"
 
 namespace ember::tokenizer {
@@ -99,8 +100,7 @@ absl::StatusOr<Pretokenizer> Pretokenizer::Create(absl::string_view pattern) {
           kLookaheadTail, " is emulated: ", pattern));
     }
   }
-  absl::StatusOr<std::string> translated = SpellOutWhiteSpace(body);
-  if (!translated.ok()) return translated.status();
+  ASSIGN_OR_RETURN(std::string translated, SpellOutWhiteSpace(body));
   RE2::Options options;
   options.set_encoding(RE2::Options::EncodingUTF8);
   options.set_log_errors(false);
@@ -117,14 +117,12 @@ absl::StatusOr<Pretokenizer> Pretokenizer::Create(absl::string_view pattern) {
   };
   std::unique_ptr<RE2> body_re;
   if (emulate) {
-    absl::StatusOr<std::unique_ptr<RE2>> b = compile(*translated);
-    if (!b.ok()) return b.status();
-    body_re = *std::move(b);
-    absl::StrAppend(&*translated, "|[", kWhiteSpace, "]+");
+    ASSIGN_OR_RETURN(std::unique_ptr<RE2> b, compile(translated));
+    body_re = std::move(b);
+    absl::StrAppend(&translated, "|[", kWhiteSpace, "]+");
   }
-  absl::StatusOr<std::unique_ptr<RE2>> re = compile(*translated);
-  if (!re.ok()) return re.status();
-  return Pretokenizer(*std::move(re), std::move(body_re));
+  ASSIGN_OR_RETURN(std::unique_ptr<RE2> re, compile(translated));
+  return Pretokenizer(std::move(re), std::move(body_re));
 }
 
 Pretokenizer::Pretokenizer(std::unique_ptr<re2::RE2> re, std::unique_ptr<re2::RE2> body_re)

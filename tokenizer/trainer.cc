@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer/pretokenizer.h"
 
@@ -59,12 +60,11 @@ absl::StatusOr<Ranks> TrainBpe(absl::string_view text, const TrainerOptions& opt
   if (const int64_t bad = FirstInvalidUtf8(text); bad >= 0) {
     return absl::InvalidArgumentError(absl::StrCat("training text is not valid UTF-8 at byte ", bad));
   }
-  absl::StatusOr<Pretokenizer> pretokenizer = Pretokenizer::Create(options.pattern);
-  if (!pretokenizer.ok()) return pretokenizer.status();
+  ASSIGN_OR_RETURN(Pretokenizer pretokenizer, Pretokenizer::Create(options.pattern));
 
   // Distinct pieces with their counts, in byte order (so nothing depends on hashing).
   absl::flat_hash_map<absl::string_view, int64_t> piece_counts;
-  pretokenizer->ForEachPiece(text, [&](absl::string_view piece) { ++piece_counts[piece]; });
+  pretokenizer.ForEachPiece(text, [&](absl::string_view piece) { ++piece_counts[piece]; });
   std::vector<std::pair<absl::string_view, int64_t>> pieces(piece_counts.begin(), piece_counts.end());
   std::sort(pieces.begin(), pieces.end());
   piece_counts.clear();
@@ -208,8 +208,7 @@ absl::Status WriteGpt2Files(const Ranks& ranks, const std::string& encoder_json_
   }
   add_entry("<|endoftext|>", by_rank.size());
   encoder += "}";
-  absl::Status status = WriteFile(encoder_json_path, encoder);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(WriteFile(encoder_json_path, encoder));
   return WriteFile(vocab_bpe_path, merges);
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 
 namespace ember::tokenizer {
@@ -77,11 +78,10 @@ std::string ByteToUnicode(unsigned char byte) {
 }
 
 absl::StatusOr<Ranks> LoadTiktokenRanks(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   Ranks ranks;
   size_t line_number = 0;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_number;
     if (line.empty()) continue;
     const std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
@@ -115,12 +115,11 @@ absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
   Ranks ranks;
   for (int i = 0; i < 256; ++i) ranks[std::string(1, static_cast<char>(order[i]))] = i;
 
-  absl::StatusOr<std::string> merges = ReadFile(vocab_bpe_path);
-  if (!merges.ok()) return merges.status();
+  ASSIGN_OR_RETURN(std::string merges, ReadFile(vocab_bpe_path));
   size_t line_number = 0;
   Rank next = 256;
   std::string first, second;
-  for (absl::string_view line : absl::StrSplit(*merges, '\n')) {
+  for (absl::string_view line : absl::StrSplit(merges, '\n')) {
     ++line_number;
     if (line_number == 1) {
       if (line.substr(0, 9) != "#version:") {
@@ -144,11 +143,10 @@ absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
     ++next;
   }
 
-  absl::StatusOr<std::string> encoder_text = ReadFile(encoder_json_path);
-  if (!encoder_text.ok()) return encoder_text.status();
+  ASSIGN_OR_RETURN(std::string encoder_text, ReadFile(encoder_json_path));
   nlohmann::json encoder;
   try {
-    encoder = nlohmann::json::parse(*encoder_text);
+    encoder = nlohmann::json::parse(encoder_text);
   } catch (const nlohmann::json::parse_error& e) {
     return absl::InvalidArgumentError(absl::StrCat(encoder_json_path, ": not valid JSON: ", e.what()));
   }
@@ -182,9 +180,8 @@ absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
 
 absl::StatusOr<Encoding> Gpt2Encoding(const std::string& dir) {
   absl::flat_hash_map<std::string, Rank> specials;
-  absl::StatusOr<Ranks> ranks = LoadGpt2Ranks(dir + "/encoder.json", dir + "/vocab.bpe", &specials);
-  if (!ranks.ok()) return ranks.status();
-  return Encoding::Create("gpt2", kGpt2Pattern, *std::move(ranks), std::move(specials));
+  ASSIGN_OR_RETURN(Ranks ranks, LoadGpt2Ranks(dir + "/encoder.json", dir + "/vocab.bpe", &specials));
+  return Encoding::Create("gpt2", kGpt2Pattern, std::move(ranks), std::move(specials));
 }
 
 namespace {
@@ -241,10 +238,9 @@ absl::StatusOr<Encoding> LoadEncoding(absl::string_view name, const std::string&
   if (name == "gpt2") return Gpt2Encoding(dir);
   for (const Definition& d : Definitions()) {
     if (name != d.name) continue;
-    absl::StatusOr<Ranks> ranks = LoadTiktokenRanks(absl::StrCat(dir, "/", d.rank_file));
-    if (!ranks.ok()) return ranks.status();
+    ASSIGN_OR_RETURN(Ranks ranks, LoadTiktokenRanks(absl::StrCat(dir, "/", d.rank_file)));
     absl::flat_hash_map<std::string, Rank> specials(d.specials.begin(), d.specials.end());
-    return Encoding::Create(d.name, d.pattern, *std::move(ranks), std::move(specials));
+    return Encoding::Create(d.name, d.pattern, std::move(ranks), std::move(specials));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown encoding \"", name, "\"; known: ", absl::StrJoin(EncodingNames(), ", ")));

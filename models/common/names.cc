@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "base/error.h"
 #include "autograd/autograd.h"
 #include "tensor/creation.h"
@@ -12,19 +13,16 @@
 namespace ember::models {
 
 absl::StatusOr<NameSplits> LoadNameSplits(const std::string& dir, int block_size) {
-  absl::StatusOr<std::vector<std::string>> names = data::LoadNames({dir + "/female.txt", dir + "/male.txt"});
-  if (!names.ok()) return names.status();
-  absl::StatusOr<tokenizer::CharTokenizer> vocab = data::NamesVocabulary(*names);
-  if (!vocab.ok()) return vocab.status();
-  NameSplits splits{{}, {}, {}, *std::move(vocab)};
-  for (size_t i = 0; i < names->size(); ++i) {
+  ASSIGN_OR_RETURN(std::vector<std::string> names, data::LoadNames({dir + "/female.txt", dir + "/male.txt"}));
+  ASSIGN_OR_RETURN(tokenizer::CharTokenizer vocab, data::NamesVocabulary(names));
+  NameSplits splits{{}, {}, {}, std::move(vocab)};
+  for (size_t i = 0; i < names.size(); ++i) {
     NameSplit& to = i % 10 < 8 ? splits.train : i % 10 == 8 ? splits.val : splits.test;
-    to.names.push_back(std::move((*names)[i]));
+    to.names.push_back(std::move((names)[i]));
   }
   for (NameSplit* split : {&splits.train, &splits.val, &splits.test}) {
-    absl::StatusOr<data::CharExamples> examples = data::NameExamples(split->names, splits.vocab, block_size);
-    if (!examples.ok()) return examples.status();
-    split->examples = *std::move(examples);
+    ASSIGN_OR_RETURN(data::CharExamples examples, data::NameExamples(split->names, splits.vocab, block_size));
+    split->examples = std::move(examples);
   }
   return splits;
 }

@@ -20,6 +20,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "base/error.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
@@ -43,10 +44,9 @@ size_t TurnMarker(const std::string& reply) {
 
 absl::Status Run() {
   const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
-  absl::StatusOr<TextModel> loaded = LoadTextModel(path);
-  if (!loaded.ok()) return loaded.status();
-  GPT& model = *loaded->model;
-  const tokenizer::Encoding& gpt2 = loaded->encoding;
+  ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
+  GPT& model = *loaded.model;
+  const tokenizer::Encoding& gpt2 = loaded.encoding;
   const int64_t eot = gpt2.specials().at("<|endoftext|>"), block = model.config().block_size;
   const int64_t max_reply = std::min(absl::GetFlag(FLAGS_max_reply_tokens), block / 2);
   auto encode = [&](const std::string& text) {

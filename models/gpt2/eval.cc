@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status.h"
 #include "autograd/autograd.h"
 #include "data/shards.h"
 #include "models/common/run_log.h"
@@ -40,28 +41,26 @@ namespace {
 absl::Status Run() {
   const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
   if (absl::GetFlag(FLAGS_tokens).empty()) return absl::InvalidArgumentError("--tokens=FILE is required");
-  absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(path);
-  if (!model.ok()) return model.status();
-  const GPTConfig& config = (*model)->config();
-  absl::StatusOr<data::TokenShard> shard = data::TokenShard::Open(absl::GetFlag(FLAGS_tokens), config.vocab_size);
-  if (!shard.ok()) return shard.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<GPT> model, LoadGpt(path));
+  const GPTConfig& config = (model)->config();
+  ASSIGN_OR_RETURN(data::TokenShard shard, data::TokenShard::Open(absl::GetFlag(FLAGS_tokens), config.vocab_size));
   const int64_t t = absl::GetFlag(FLAGS_seq_len) == 0 ? config.block_size : absl::GetFlag(FLAGS_seq_len);
   const int64_t batch = absl::GetFlag(FLAGS_batch_size);
   if (t < 1 || t > config.block_size) {
     return absl::InvalidArgumentError(absl::StrCat("--seq_len=", t, ": expected 1 to the model's block_size ", config.block_size));
   }
   if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("--batch_size=", batch, ": expected at least 1"));
-  int64_t windows = (shard->size() - 1) / t;
+  int64_t windows = (shard.size() - 1) / t;
   if (absl::GetFlag(FLAGS_max_windows) > 0) windows = std::min(windows, absl::GetFlag(FLAGS_max_windows));
   if (windows < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(shard->path(), " holds ", shard->size(), " tokens, fewer than one window of ",
+    return absl::InvalidArgumentError(absl::StrCat(shard.path(), " holds ", shard.size(), " tokens, fewer than one window of ",
                                                    t, " + 1"));
   }
   std::fprintf(stderr, "eval: %s from %s; %lld windows of %lld tokens from %s\n", config.ToString().c_str(), path.c_str(),
-               static_cast<long long>(windows), static_cast<long long>(t), shard->path().c_str());
-  (*model)->Eval();
+               static_cast<long long>(windows), static_cast<long long>(t), shard.path().c_str());
+  (model)->Eval();
   autograd::NoGradGuard no_grad;
-  const uint16_t* tokens = shard->tokens();
+  const uint16_t* tokens = shard.tokens();
   double loss_sum = 0;  // of per-window mean losses times their positions: the sum over positions
   const auto start = std::chrono::steady_clock::now();
   for (int64_t first = 0; first < windows; first += batch) {
@@ -74,7 +73,7 @@ absl::Status Run() {
         y[static_cast<size_t>(w * t + i)] = window[i + 1];
       }
     }
-    loss_sum += (*model)->Loss(FromVector(x, {b, t}), FromVector(y, {b, t})).item<double>() * static_cast<double>(b * t);
+    loss_sum += (model)->Loss(FromVector(x, {b, t}), FromVector(y, {b, t})).item<double>() * static_cast<double>(b * t);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ShowProgress("window", first + b, windows, 0, absl::StrFormat("loss %.4f", loss_sum / ((first + b) * t)),
                  (first + b) * t / seconds, "tok", seconds);

@@ -19,6 +19,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
@@ -42,16 +43,14 @@ absl::Status Run() {
   if (sampling.temperature < 0 || sampling.top_k < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1)) {
     return absl::InvalidArgumentError("need --temperature >= 0, --top_k >= 0 and 0 < --top_p <= 1");
   }
-  absl::StatusOr<TextModel> loaded = LoadTextModel(path);
-  if (!loaded.ok()) return loaded.status();
-  GPT& model = *loaded->model;
-  const tokenizer::Encoding& gpt2 = loaded->encoding;
+  ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
+  GPT& model = *loaded.model;
+  const tokenizer::Encoding& gpt2 = loaded.encoding;
   const int64_t eot = gpt2.specials().at("<|endoftext|>");
   std::vector<int64_t> prompt = {eot};
   if (const std::string text = absl::GetFlag(FLAGS_prompt); !text.empty()) {
-    absl::StatusOr<std::vector<tokenizer::Rank>> ids = gpt2.EncodeOrdinary(text);
-    if (!ids.ok()) return ids.status();
-    prompt.assign(ids->begin(), ids->end());
+    ASSIGN_OR_RETURN(std::vector<tokenizer::Rank> ids, gpt2.EncodeOrdinary(text));
+    prompt.assign(ids.begin(), ids.end());
   }
   std::fprintf(stderr, "generate: %s (%.1fM parameters) from %s; a prompt of %zu tokens\n",
                model.config().ToString().c_str(), model.NumParameters() / 1e6, path.c_str(), prompt.size());

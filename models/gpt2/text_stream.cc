@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/status.h"
 #include "base/error.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/weights.h"
@@ -10,15 +11,14 @@
 namespace ember::models::gpt2 {
 
 absl::StatusOr<TextModel> LoadTextModel(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(path);
-  if (!model.ok()) return model.status();
-  if ((*model)->config().vocab_size != 50257) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " has a vocabulary of ", (*model)->config().vocab_size,
+  ASSIGN_OR_RETURN(std::unique_ptr<GPT> model, LoadGpt(path));
+  if ((model)->config().vocab_size != 50257) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " has a vocabulary of ", (model)->config().vocab_size,
                                                    " tokens, not GPT-2's 50257"));
   }
   absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
   if (!gpt2.ok()) return MissingInput(gpt2.status());
-  return TextModel{*std::move(model), *std::move(gpt2)};
+  return TextModel{std::move(model), *std::move(gpt2)};
 }
 
 std::string TextStream::Push(tokenizer::Rank token) {

@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status.h"
 #include "data/datasets.h"
 #include "data/prepare.h"
 #include "data/shards.h"
@@ -83,13 +84,12 @@ absl::Status EnsureBrownShards(const std::string& train, const std::string& val)
   absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
   if (!gpt2.ok()) return MissingInput(gpt2.status());
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  absl::StatusOr<data::TokenSplit> split = data::TokenizeDocuments(
+  ASSIGN_OR_RETURN(data::TokenSplit split, data::TokenizeDocuments(
       *docs, [&](const std::string& text) { return gpt2->EncodeOrdinary(text, threads); },
-      static_cast<uint16_t>(gpt2->specials().at("<|endoftext|>")), 0.1, data::ProgressBar());
-  if (!split.ok()) return split.status();
+      static_cast<uint16_t>(gpt2->specials().at("<|endoftext|>")), 0.1, data::ProgressBar()));
   std::filesystem::create_directories(std::filesystem::path(train).parent_path());
-  if (absl::Status s = data::WriteTokenShard(train, split->train); !s.ok()) return s;
-  return data::WriteTokenShard(val, split->val);
+  RETURN_IF_ERROR(data::WriteTokenShard(train, split.train));
+  return data::WriteTokenShard(val, split.val);
 }
 
 // The files `pattern` names: itself, or the sorted matches of a glob (* ? [...]).
@@ -111,23 +111,19 @@ absl::Status Run() {
   if (train_path.empty()) {
     train_path = WorkspacePath("runs/data/brown_gpt2_train.bin");
     if (val_path.empty()) val_path = WorkspacePath("runs/data/brown_gpt2_val.bin");
-    if (absl::Status s = EnsureBrownShards(train_path, val_path); !s.ok()) return s;
+    RETURN_IF_ERROR(EnsureBrownShards(train_path, val_path));
   }
-  absl::StatusOr<std::vector<std::string>> train_paths = Expand("train_data", train_path);
-  if (!train_paths.ok()) return train_paths.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> train_paths, Expand("train_data", train_path));
   std::vector<data::TokenShard> train;
-  for (const std::string& path : *train_paths) {
-    absl::StatusOr<data::TokenShard> shard = data::TokenShard::Open(path);
-    if (!shard.ok()) return shard.status();
-    train.push_back(*std::move(shard));
+  for (const std::string& path : train_paths) {
+    ASSIGN_OR_RETURN(data::TokenShard shard, data::TokenShard::Open(path));
+    train.push_back(std::move(shard));
   }
   std::optional<data::TokenShard> val;
   if (!val_path.empty()) {
-    absl::StatusOr<std::vector<std::string>> val_paths = Expand("val_data", val_path);
-    if (!val_paths.ok()) return val_paths.status();
-    absl::StatusOr<data::TokenShard> v = data::TokenShard::Open(val_paths->front());
-    if (!v.ok()) return v.status();
-    val = *std::move(v);
+    ASSIGN_OR_RETURN(std::vector<std::string> val_paths, Expand("val_data", val_path));
+    ASSIGN_OR_RETURN(data::TokenShard v, data::TokenShard::Open(val_paths.front()));
+    val = std::move(v);
   }
   std::vector<const data::TokenShard*> train_shards;
   int64_t train_tokens = 0;
@@ -136,9 +132,8 @@ absl::Status Run() {
     train_tokens += shard.size();
   }
 
-  absl::StatusOr<GPTConfig> config = GPTConfig::Preset(absl::GetFlag(FLAGS_model));
-  if (!config.ok()) return config.status();
-  config->dropout = absl::GetFlag(FLAGS_dropout);
+  ASSIGN_OR_RETURN(GPTConfig config, GPTConfig::Preset(absl::GetFlag(FLAGS_model)));
+  config.dropout = absl::GetFlag(FLAGS_dropout);
   TrainOptions options;
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.seq_len = absl::GetFlag(FLAGS_seq_len);
@@ -160,10 +155,9 @@ absl::Status Run() {
   options.sequential = order == "sequential";
   const std::string resume = absl::GetFlag(FLAGS_resume), init_from = absl::GetFlag(FLAGS_init_from);
   if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
-  absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(
-      *config, options, train_shards, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty());
-  if (!trainer.ok()) return trainer.status();
-  Trainer& t = **trainer;
+  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::Create(
+      config, options, train_shards, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty()));
+  Trainer& t = *trainer;
   const GPTConfig& cfg = t.model().config();
   std::fprintf(stderr, "train: %s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of %lld x %lld x %lld tokens\n",
                cfg.ToString().c_str(), t.model().NumParameters() / 1e6, static_cast<long long>(train_tokens),
@@ -204,33 +198,31 @@ absl::Status Run() {
   std::fputc('\n', stderr);
   const std::string checkpoint =
       absl::GetFlag(FLAGS_save_checkpoint).empty() ? out_dir + "/checkpoint.safetensors" : absl::GetFlag(FLAGS_save_checkpoint);
-  if (absl::Status s = t.SaveCheckpoint(checkpoint); !s.ok()) return s;
+  RETURN_IF_ERROR(t.SaveCheckpoint(checkpoint));
   const double tokens_per_second = train_seconds > 0 ? (t.step() - first) * tokens_per_step / train_seconds : 0;
   const int64_t peak = GetCpuAllocator().peak_bytes();
   std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB; wrote %s and %s/metrics.csv\n",
                static_cast<long long>(t.step() - first), FormatDuration(train_seconds).c_str(), tokens_per_second, peak / 1e6,
                checkpoint.c_str(), out_dir.c_str());
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
-    const absl::Status s = WriteMetricsJson(
+    RETURN_IF_ERROR(WriteMetricsJson(
         path, {{"train_loss", last_loss}, {"val_loss", val_loss}, {"tokens_per_second", tokens_per_second},
                {"train_seconds", train_seconds}, {"peak_memory_bytes", peak}, {"steps", t.step()},
-               {"parameters", t.model().NumParameters()}});
-    if (!s.ok()) return s;
+               {"parameters", t.model().NumParameters()}}));
   }
 
   if (const int64_t n = absl::GetFlag(FLAGS_sample_tokens); n > 0 && cfg.vocab_size == 50257) {
-    absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
-    if (!gpt2.ok()) return gpt2.status();
+    ASSIGN_OR_RETURN(tokenizer::Encoding gpt2, tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer")));
     SamplingOptions sampling;
     sampling.temperature = absl::GetFlag(FLAGS_temperature);
     sampling.top_k = absl::GetFlag(FLAGS_top_k);
     Generator gen(options.seed);
-    const int64_t eot = gpt2->specials().at("<|endoftext|>");
+    const int64_t eot = gpt2.specials().at("<|endoftext|>");
     const std::vector<int64_t> ids = Generate(t.model(), {eot}, n, sampling, gen);
     std::vector<tokenizer::Rank> text_ids;
     for (size_t i = 1; i < ids.size(); ++i) text_ids.push_back(static_cast<tokenizer::Rank>(ids[i]));
     std::printf("---- sample (%lld tokens, temperature %.2f, top-k %lld) ----\n%s\n", static_cast<long long>(n),
-                sampling.temperature, static_cast<long long>(sampling.top_k), gpt2->Decode(text_ids)->c_str());
+                sampling.temperature, static_cast<long long>(sampling.top_k), gpt2.Decode(text_ids)->c_str());
   }
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
 #include "data/windows.h"
@@ -40,18 +41,17 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
   GPTConfig cfg = config;
   std::optional<Weights> weights;
   if (!checkpoint.empty()) {
-    absl::StatusOr<Weights> w = ReadWeights(checkpoint);
-    if (!w.ok()) return w.status();
-    if (resume && w->format != "ember") {
-      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (it is ", w->format,
+    ASSIGN_OR_RETURN(Weights w, ReadWeights(checkpoint));
+    if (resume && w.format != "ember") {
+      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (it is ", w.format,
                                                      "'s); --resume needs one that train wrote, --init_from takes "
                                                      "any"));
     }
-    if (!resume) w->config.dropout = config.dropout;
-    cfg = w->config;
-    weights = *std::move(w);
+    if (!resume) w.config.dropout = config.dropout;
+    cfg = w.config;
+    weights = std::move(w);
   }
-  if (absl::Status s = cfg.Validate(); !s.ok()) return s;
+  RETURN_IF_ERROR(cfg.Validate());
   if (options.batch_size < 1 || options.seq_len < 1 || options.grad_accum < 1 || options.steps < 1) {
     return absl::InvalidArgumentError("batch_size, seq_len, grad_accum and steps must be positive");
   }
@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
                                                      " tokens, fewer than one batch of ", options.batch_size, " x ",
                                                      options.seq_len, " needs"));
     }
-    if (absl::Status s = shard->CheckVocabulary(cfg.vocab_size); !s.ok()) return s;
+    RETURN_IF_ERROR(shard->CheckVocabulary(cfg.vocab_size));
   }
   std::unique_ptr<Trainer> trainer(new Trainer(cfg, options, std::move(train), val));
   if (weights) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "data/datasets.h"
 #include "nlohmann/json.hpp"
 #include "nn/safetensors.h"
@@ -16,9 +17,8 @@ namespace {
 constexpr int32_t kLlmcMagic = 20240326;
 
 absl::StatusOr<Weights> ReadEmber(nn::Safetensors file, const std::string& path) {
-  absl::StatusOr<GPTConfig> config = ParseConfigJson(file.metadata["config"], path);
-  if (!config.ok()) return config.status();
-  Weights w{*config, {}, "ember", {}, std::move(file.metadata)};
+  ASSIGN_OR_RETURN(GPTConfig config, ParseConfigJson(file.metadata["config"], path));
+  Weights w{config, {}, "ember", {}, std::move(file.metadata)};
   constexpr size_t kPrefix = sizeof(kOptimizerPrefix) - 1;
   for (auto& [name, t] : file.tensors) {
     if (name.compare(0, kPrefix, kOptimizerPrefix) == 0) {
@@ -145,9 +145,8 @@ absl::StatusOr<Weights> ReadWeights(const std::string& path) {
   std::error_code error;
   if (fs::is_directory(path, error)) {
     const std::string safetensors_path = (fs::path(path) / "model.safetensors").string();
-    absl::StatusOr<nn::Safetensors> file = nn::LoadSafetensors(safetensors_path);
-    if (!file.ok()) return file.status();
-    return ReadHuggingFace(*file, safetensors_path, (fs::path(path) / "config.json").string());
+    ASSIGN_OR_RETURN(nn::Safetensors file, nn::LoadSafetensors(safetensors_path));
+    return ReadHuggingFace(file, safetensors_path, (fs::path(path) / "config.json").string());
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
@@ -164,12 +163,11 @@ absl::StatusOr<Weights> ReadWeights(const std::string& path) {
 }
 
 absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path) {
-  absl::StatusOr<Weights> w = ReadWeights(path);
-  if (!w.ok()) return w.status();
-  w->config.dropout = 0;
-  auto model = std::make_unique<GPT>(w->config);
-  if (absl::Status s = model->LoadStateDict(w->state); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " (", w->format, "): ", s.message()));
+  ASSIGN_OR_RETURN(Weights w, ReadWeights(path));
+  w.config.dropout = 0;
+  auto model = std::make_unique<GPT>(w.config);
+  if (absl::Status s = model->LoadStateDict(w.state); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " (", w.format, "): ", s.message()));
   }
   return model;
 }

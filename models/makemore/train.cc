@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status.h"
 #include "autograd/autograd.h"
 #include "data/loader.h"
 #include "models/common/names.h"
@@ -121,7 +122,7 @@ absl::Status Run() {
                test_loss = SplitLoss(model, test);
   std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n", train_loss,
               val_loss, test_loss, FormatDuration(seconds).c_str());
-  if (absl::Status s = nn::SaveSafetensors(out_dir + "/mlp.safetensors", model.StateDict()); !s.ok()) return s;
+  RETURN_IF_ERROR(nn::SaveSafetensors(out_dir + "/mlp.safetensors", model.StateDict()));
   model.Eval();
   std::vector<std::string> samples;
   for (int64_t i = 0; i < absl::GetFlag(FLAGS_samples); ++i) {

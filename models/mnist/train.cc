@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status.h"
 #include "autograd/autograd.h"
 #include "data/datasets.h"
 #include "data/loader.h"
@@ -55,15 +56,12 @@ absl::Status Run() {
   if (batch_size < 1) return absl::InvalidArgumentError(absl::StrCat("--batch_size=", batch_size, ": expected at least 1"));
   double lr = absl::GetFlag(FLAGS_lr);
   if (lr == 0) {
-    absl::StatusOr<double> by_default = DefaultLearningRate(optimizer_name);
-    if (!by_default.ok()) return by_default.status();
-    lr = *by_default;
+    ASSIGN_OR_RETURN(double by_default, DefaultLearningRate(optimizer_name));
+    lr = by_default;
   }
   Generator gen(absl::GetFlag(FLAGS_seed));
-  absl::StatusOr<std::shared_ptr<nn::Sequential>> model = MakeClassifier(model_name, gen);
-  if (!model.ok()) return model.status();
-  absl::StatusOr<std::unique_ptr<optim::Optimizer>> optimizer = MakeOptimizer(optimizer_name, (*model)->Parameters(), lr);
-  if (!optimizer.ok()) return optimizer.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<nn::Sequential> model, MakeClassifier(model_name, gen));
+  ASSIGN_OR_RETURN(std::unique_ptr<optim::Optimizer> optimizer, MakeOptimizer(optimizer_name, (model)->Parameters(), lr));
 
   const std::string dir = absl::GetFlag(FLAGS_data_dir);
   absl::StatusOr<data::ImageSet> train = data::LoadMnist(dir, data::Split::kTrain, data::ImageLayout::kNCHW);
@@ -74,34 +72,34 @@ absl::Status Run() {
   loading.batch_size = batch_size;
   loading.seed = absl::GetFlag(FLAGS_seed);
   loading.prefetch = 0;  // a batch is a 100 kB copy, far less than a step: no thread needed
-  absl::StatusOr<std::unique_ptr<data::DataLoader>> loader =
-      data::DataLoader::Create(train->images.size(0), data::RowBatches(train->images, train->labels), loading);
-  if (!loader.ok()) return loader.status();
+  ASSIGN_OR_RETURN(const std::unique_ptr<data::DataLoader> loader,
+                   data::DataLoader::Create(train->images.size(0), data::RowBatches(train->images, train->labels),
+                                            loading));
 
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/mnist");
   std::filesystem::create_directories(out_dir);
   std::ofstream csv(out_dir + "/metrics.csv", std::ios::trunc);
   csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
   std::fprintf(stderr, "train: %s (%lld parameters), %s lr %g, %lld epochs of %lld images in batches of %lld\n",
-               model_name.c_str(), static_cast<long long>((*model)->NumParameters()), optimizer_name.c_str(), lr,
+               model_name.c_str(), static_cast<long long>((model)->NumParameters()), optimizer_name.c_str(), lr,
                static_cast<long long>(epochs), static_cast<long long>(train->images.size(0)),
                static_cast<long long>(batch_size));
 
-  const int64_t steps_per_epoch = (*loader)->batches_per_epoch(), total_steps = epochs * steps_per_epoch;
+  const int64_t steps_per_epoch = loader->batches_per_epoch(), total_steps = epochs * steps_per_epoch;
   double train_seconds = 0, train_loss = 0;
   int64_t examples = 0;
   Evaluation evaluation;
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    (*loader)->StartEpoch(epoch);
+    loader->StartEpoch(epoch);
     double loss_sum = 0;
     int64_t epoch_examples = 0, step = 0;
     const auto start = std::chrono::steady_clock::now();
     double before = train_seconds;
-    while (std::optional<data::Batch> batch = (*loader)->Next()) {
-      const Tensor loss = nn::CrossEntropyLoss((**model)(batch->x), batch->y);
-      (*optimizer)->ZeroGrad();
+    while (std::optional<data::Batch> batch = loader->Next()) {
+      const Tensor loss = nn::CrossEntropyLoss((*model)(batch->x), batch->y);
+      (optimizer)->ZeroGrad();
       ag::Backward(loss);
-      (*optimizer)->Step();
+      (optimizer)->Step();
       const int64_t n = batch->x.size(0);
       loss_sum += loss.item<double>() * static_cast<double>(n);
       epoch_examples += n;
@@ -115,7 +113,7 @@ absl::Status Run() {
     }
     examples += epoch_examples;
     train_loss = loss_sum / static_cast<double>(epoch_examples);
-    evaluation = Evaluate(**model, test->images, test->labels);
+    evaluation = Evaluate(*model, test->images, test->labels);
     std::fprintf(stderr, "\nepoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
                  static_cast<long long>(epoch + 1), train_loss, evaluation.loss, 100 * evaluation.accuracy);
     csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy << ','
@@ -125,7 +123,7 @@ absl::Status Run() {
   const std::string checkpoint = absl::GetFlag(FLAGS_save_checkpoint).empty()
                                      ? absl::StrCat(out_dir, "/", model_name, ".safetensors")
                                      : absl::GetFlag(FLAGS_save_checkpoint);
-  if (absl::Status s = nn::SaveSafetensors(checkpoint, (*model)->StateDict()); !s.ok()) return s;
+  RETURN_IF_ERROR(nn::SaveSafetensors(checkpoint, (model)->StateDict()));
   std::fprintf(stderr, "train: test accuracy %.2f%% after %lld epochs, %s of training, %.0f images/s; wrote %s and %s/metrics.csv\n",
                100 * evaluation.accuracy, static_cast<long long>(epochs), FormatDuration(train_seconds).c_str(),
                examples_per_second, checkpoint.c_str(), out_dir.c_str());
@@ -133,7 +131,7 @@ absl::Status Run() {
     return WriteMetricsJson(path, {{"test_accuracy", evaluation.accuracy}, {"test_loss", evaluation.loss},
                                    {"train_loss", train_loss}, {"train_seconds", train_seconds},
                                    {"examples_per_second", examples_per_second}, {"epochs", epochs},
-                                   {"parameters", (*model)->NumParameters()}});
+                                   {"parameters", (model)->NumParameters()}});
   }
   return absl::OkStatus();
 }

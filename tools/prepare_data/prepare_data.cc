@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status.h"
 #include "base/main.h"
 #include "data/datasets.h"
 #include "data/prepare.h"
@@ -65,9 +66,8 @@ absl::StatusOr<std::vector<Document>> ReadDocuments() {
     return brown;
   }
   for (absl::string_view path : absl::StrSplit(input, ',', absl::SkipEmpty())) {
-    absl::StatusOr<std::string> text = data::ReadUtf8File(std::string(path));
-    if (!text.ok()) return text.status();
-    docs.push_back({std::string(path), *std::move(text)});
+    ASSIGN_OR_RETURN(std::string text, data::ReadUtf8File(std::string(path)));
+    docs.push_back({std::string(path), std::move(text)});
   }
   return docs;
 }
@@ -76,9 +76,8 @@ absl::Status Run() {
   const std::string out = absl::GetFlag(FLAGS_out);
   const double val_fraction = absl::GetFlag(FLAGS_val_fraction);
   if (out.empty()) return absl::InvalidArgumentError("--out=PREFIX is required");
-  absl::StatusOr<std::vector<Document>> docs = ReadDocuments();
-  if (!docs.ok()) return docs.status();
-  if (docs->empty()) return absl::InvalidArgumentError("no input");
+  ASSIGN_OR_RETURN(std::vector<Document> docs, ReadDocuments());
+  if (docs.empty()) return absl::InvalidArgumentError("no input");
 
   // Each document's ids, by BPE or characters.
   const std::string name = absl::GetFlag(FLAGS_encoding);
@@ -88,18 +87,16 @@ absl::Status Run() {
   int64_t vocab_size;
   if (name == "char") {
     std::string all;
-    for (const Document& d : *docs) all += d.text;
-    absl::StatusOr<tokenizer::CharTokenizer> c = tokenizer::CharTokenizer::FromText(all);
-    if (!c.ok()) return c.status();
-    chars = *std::move(c);
+    for (const Document& d : docs) all += d.text;
+    ASSIGN_OR_RETURN(tokenizer::CharTokenizer c, tokenizer::CharTokenizer::FromText(all));
+    chars = std::move(c);
     vocab_size = static_cast<int64_t>(chars->size());
     encode = [&](const std::string& text) { return chars->Encode(text); };
   } else {
     std::string dir = absl::GetFlag(FLAGS_vocab_dir);
     if (dir.empty()) dir = WorkspacePath("downloads/tokenizer");
-    absl::StatusOr<tokenizer::Encoding> e = tokenizer::LoadEncoding(name, dir);
-    if (!e.ok()) return e.status();
-    bpe = *std::move(e);
+    ASSIGN_OR_RETURN(tokenizer::Encoding e, tokenizer::LoadEncoding(name, dir));
+    bpe = std::move(e);
     vocab_size = bpe->n_vocab();
     const int n = absl::GetFlag(FLAGS_threads);
     const int threads = n > 0 ? n : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -112,18 +109,17 @@ absl::Status Run() {
 
   std::optional<uint16_t> separator;
   if (bpe) separator = static_cast<uint16_t>(bpe->specials().at("<|endoftext|>"));
-  absl::StatusOr<data::TokenSplit> split =
-      data::TokenizeDocuments(*docs, encode, separator, val_fraction, data::ProgressBar());
-  if (!split.ok()) return split.status();
-  const std::vector<uint16_t>& train = split->train;
-  const std::vector<uint16_t>& val = split->val;
+  ASSIGN_OR_RETURN(const data::TokenSplit split,
+                   data::TokenizeDocuments(docs, encode, separator, val_fraction, data::ProgressBar()));
+  const std::vector<uint16_t>& train = split.train;
+  const std::vector<uint16_t>& val = split.val;
   for (const auto& [suffix, tokens] : {std::pair<const char*, const std::vector<uint16_t>*>{"_train.bin", &train},
                                        {"_val.bin", &val}}) {
-    if (absl::Status s = data::WriteTokenShard(out + suffix, *tokens); !s.ok()) return s;
+    RETURN_IF_ERROR(data::WriteTokenShard(out + suffix, *tokens));
     std::fprintf(stderr, "wrote %s%s: %zu tokens\n", out.c_str(), suffix, tokens->size());
   }
   if (chars) {
-    if (absl::Status s = chars->Save(out + "_vocab.json"); !s.ok()) return s;
+    RETURN_IF_ERROR(chars->Save(out + "_vocab.json"));
     std::fprintf(stderr, "wrote %s_vocab.json: %zu characters\n", out.c_str(), chars->size());
   }
   return absl::OkStatus();

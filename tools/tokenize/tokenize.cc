@@ -45,6 +45,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status.h"
 #include "base/main.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer/encoding.h"
@@ -110,11 +111,10 @@ absl::StatusOr<Encoding> LoadSelected() {
     }
     return e;
   }
-  absl::StatusOr<Ranks> ranks = LoadTiktokenRanks(file);
-  if (!ranks.ok()) return ranks.status();
+  ASSIGN_OR_RETURN(Ranks ranks, LoadTiktokenRanks(file));
   Rank next = 0;
-  for (const auto& [bytes, rank] : *ranks) next = std::max(next, rank + 1);
-  return Encoding::Create(file, absl::GetFlag(FLAGS_pattern), *std::move(ranks),
+  for (const auto& [bytes, rank] : ranks) next = std::max(next, rank + 1);
+  return Encoding::Create(file, absl::GetFlag(FLAGS_pattern), std::move(ranks),
                           {{"<|endoftext|>", next}});
 }
 
@@ -225,8 +225,7 @@ absl::Status Train() {
   if (absl::GetFlag(FLAGS_input).empty() || out.empty() || vocab_size <= 0) {
     return absl::InvalidArgumentError("train needs --input=FILE, --vocab_size=N and --out=PREFIX");
   }
-  absl::StatusOr<std::string> text = ReadInput();
-  if (!text.ok()) return text.status();
+  ASSIGN_OR_RETURN(std::string text, ReadInput());
   TrainerOptions options;
   options.vocab_size = vocab_size;
   options.pattern = absl::GetFlag(FLAGS_pattern);
@@ -237,16 +236,15 @@ absl::Status Train() {
     }
   };
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<Ranks> ranks = TrainBpe(*text, options);
-  if (!ranks.ok()) return ranks.status();
+  ASSIGN_OR_RETURN(Ranks ranks, TrainBpe(text, options));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& [suffix, status] :
-       {std::pair<const char*, absl::Status>{".tiktoken", WriteTiktokenRanks(*ranks, out + ".tiktoken")},
-        {".encoder.json / .vocab.bpe", WriteGpt2Files(*ranks, out + ".encoder.json", out + ".vocab.bpe")}}) {
+       {std::pair<const char*, absl::Status>{".tiktoken", WriteTiktokenRanks(ranks, out + ".tiktoken")},
+        {".encoder.json / .vocab.bpe", WriteGpt2Files(ranks, out + ".encoder.json", out + ".vocab.bpe")}}) {
     if (!status.ok()) return status;
   }
   std::fprintf(stderr, "train: %zu tokens from %zu bytes in %.2f s; wrote %s.tiktoken, %s.encoder.json, %s.vocab.bpe\n",
-               ranks->size(), text->size(), seconds, out.c_str(), out.c_str(), out.c_str());
+               ranks.size(), text.size(), seconds, out.c_str(), out.c_str(), out.c_str());
   return absl::OkStatus();
 }
 
@@ -256,22 +254,17 @@ absl::Status Run(const std::string& command) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown command \"", command, "\": expected encode, decode, count or train"));
   }
-  absl::StatusOr<Encoding> e = LoadSelected();
-  if (!e.ok()) return e.status();
-  absl::StatusOr<Allowed> allowed = ParseAllowed(*e, absl::GetFlag(FLAGS_allowed_special));
-  if (!allowed.ok()) return allowed.status();
+  ASSIGN_OR_RETURN(Encoding e, LoadSelected());
+  ASSIGN_OR_RETURN(Allowed allowed, ParseAllowed(e, absl::GetFlag(FLAGS_allowed_special)));
   if (absl::GetFlag(FLAGS_jsonl)) {
     if (command == "count") return absl::InvalidArgumentError("--jsonl is for encode and decode");
-    return RunJsonl(*e, command == "encode", *allowed);
+    return RunJsonl(e, command == "encode", allowed);
   }
-  absl::StatusOr<std::string> input = ReadInput();
-  if (!input.ok()) return input.status();
+  ASSIGN_OR_RETURN(std::string input, ReadInput());
   if (command == "decode") {
-    absl::StatusOr<std::vector<Rank>> ids = ParseIds(*input);
-    if (!ids.ok()) return ids.status();
-    absl::StatusOr<std::string> bytes = e->DecodeBytes(*ids);
-    if (!bytes.ok()) return bytes.status();
-    std::cout << *bytes;
+    ASSIGN_OR_RETURN(std::vector<Rank> ids, ParseIds(input));
+    ASSIGN_OR_RETURN(std::string bytes, e.DecodeBytes(ids));
+    std::cout << bytes;
     return absl::OkStatus();
   }
   const int threads = Threads();
@@ -279,9 +272,9 @@ absl::Status Run(const std::string& command) {
   absl::StatusOr<std::vector<Rank>> ids;
   for (int r = 0; r < std::max(1, absl::GetFlag(FLAGS_repeat)); ++r) {
     const auto start = std::chrono::steady_clock::now();
-    ids = EncodeText(*e, *input, *allowed, threads);
+    ids = EncodeText(e, input, allowed, threads);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (!ids.ok()) return ids.status();
+    RETURN_IF_ERROR(ids.status());
   }
   if (command == "count") {
     std::cout << ids->size() << '\n';
@@ -289,8 +282,8 @@ absl::Status Run(const std::string& command) {
       std::sort(seconds.begin(), seconds.end());
       const double median = seconds[seconds.size() / 2];
       std::fprintf(stderr, "%s: %zu bytes, %zu tokens, %.3f s (median of %zu), %.2f MB/s, %d threads\n",
-                   e->name().c_str(), input->size(), ids->size(), median, seconds.size(),
-                   input->size() / median / 1e6, threads);
+                   e.name().c_str(), input.size(), ids->size(), median, seconds.size(),
+                   input.size() / median / 1e6, threads);
     }
     return absl::OkStatus();
   }
