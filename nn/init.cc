@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "autograd/engine.h"
 #include "base/error.h"
 #include "nn/module.h"
@@ -62,18 +61,6 @@ void InitKaimingUniform(const Tensor& t, double a, FanMode mode, Generator& gen)
 
 void InitKaimingNormal(const Tensor& t, double a, FanMode mode, Generator& gen) {
   InitNormal(t, 0, KaimingStd(t, a, mode, "kaiming_normal"), gen);
-}
-
-void InitGpt2(const Module& model, int64_t layers, Generator& gen) {
-  EMBER_CHECK(layers > 0, "init_gpt2: layers must be positive, got ", layers);
-  for (const auto& [name, p] : model.NamedParameters()) {
-    if (absl::EndsWith(name, ".bias")) {
-      InitZeros(p);
-    } else if (p.dim() >= 2) {
-      const bool residual = absl::EndsWith(name, "c_proj.weight");
-      InitNormal(p, 0, residual ? 0.02 / std::sqrt(2.0 * layers) : 0.02, gen);
-    }
-  }
 }
 
 }  // namespace ember::nn

@@ -30,11 +30,6 @@ void InitKaimingUniform(const Tensor& t, double a = 0, FanMode mode = FanMode::k
                         Generator& gen = DefaultGenerator());
 void InitKaimingNormal(const Tensor& t, double a = 0, FanMode mode = FanMode::kFanIn,
                        Generator& gen = DefaultGenerator());
-// GPT-2's: every matrix N(0, 0.02^2), the residual projections (names ending in
-// "c_proj.weight") N(0, (0.02 / sqrt(2 layers))^2), biases zero; LayerNorm weights
-// (1-D, not biases) keep their ones.
-void InitGpt2(const Module& model, int64_t layers, Generator& gen = DefaultGenerator());
-
 }  // namespace ember::nn
 
 #endif  // EMBER_NN_INIT_H_

@@ -36,9 +36,6 @@ TEST(ModuleTest, NamesCountsAndRepr) {
   EXPECT_EQ(mlp->ToString(),
             "Sequential(\n  (0): Linear(in_features=4, out_features=3, bias=True)\n  (1): ReLU()\n"
             "  (2): Dropout(p=0.5)\n  (3): Linear(in_features=3, out_features=2, bias=False)\n)");
-  Block block(16, 4);
-  // GPT-2's block of width C: 12 C^2 + 13 C parameters.
-  EXPECT_EQ(block.NumParameters(), 12 * 16 * 16 + 13 * 16);
 }
 
 TEST(ModuleTest, TrainEvalReachesEverySubmodule) {
@@ -113,24 +110,6 @@ TEST(ModuleTest, InitialisersHaveTheirVariances) {
   InitKaimingUniform(w, 0, FanMode::kFanOut, gen);
   EXPECT_NEAR(variance(), 2.0 / 500, 0.03 * 2.0 / 500);
   EXPECT_THROW(InitXavierUniform(Empty({5}), 1, gen), Error);
-}
-
-TEST(ModuleTest, Gpt2InitScalesResidualProjections) {
-  Generator gen(7);
-  Block block(64, 4);
-  InitGpt2(block, /*layers=*/8, gen);
-  for (const auto& [name, p] : block.NamedParameters()) {
-    const double rms = std::sqrt(ops::Mean(ag::Square(ag::Detach(p))).item());
-    if (name.size() > 5 && name.substr(name.size() - 5) == ".bias") {
-      EXPECT_EQ(rms, 0) << name;
-    } else if (p.dim() == 1) {
-      EXPECT_EQ(rms, 1) << name;  // LayerNorm weights keep their ones
-    } else if (name.find("c_proj.weight") != std::string::npos) {
-      EXPECT_NEAR(rms, 0.02 / 4, 0.1 * 0.02 / 4) << name;
-    } else {
-      EXPECT_NEAR(rms, 0.02, 0.1 * 0.02) << name;
-    }
-  }
 }
 
 }  // namespace

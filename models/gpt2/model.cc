@@ -80,10 +80,11 @@ GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
   drop_ = RegisterModule("drop", std::make_shared<nn::Dropout>(config.dropout, gen));
   h_ = RegisterModule("h", std::make_shared<nn::Sequential>());
   for (int64_t i = 0; i < config.n_layer; ++i) {
-    h_->Append(std::make_shared<nn::Block>(config.n_embd, config.n_head, config.dropout, gen));
+    blocks_.push_back(std::make_shared<Block>(config.n_embd, config.n_head, config.dropout, gen));
+    h_->Append(blocks_.back());
   }
   ln_f_ = RegisterModule("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd));
-  nn::InitGpt2(*this, config.n_layer, gen);
+  InitGpt2(*this, config.n_layer, gen);
 }
 
 Tensor GPT::Forward(const Tensor& ids) { return Forward(ids, nullptr); }
@@ -98,12 +99,8 @@ Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
   // x = wte[ids] + wpe[start..start + T), broadcast over the batch.
   const Tensor pos = Arange(start, start + t);
   Tensor x = drop_->Forward(wte_->Forward(ids) + wpe_->Forward(pos));
-  if (cache == nullptr) {
-    x = h_->Forward(x);
-  } else {
-    for (int64_t i = 0; i < config_.n_layer; ++i) {
-      x = static_cast<nn::Block&>(*h_->Children()[i].second).Forward(x, &cache->layers[i]);
-    }
+  for (int64_t i = 0; i < config_.n_layer; ++i) {
+    x = blocks_[i]->Forward(x, cache != nullptr ? &cache->layers[i] : nullptr);
   }
   // The head shares wte: logits = x wte^T (one Linear node: wte's gradient comes out
   // [V, C], not as a transposed view to copy).
@@ -111,8 +108,8 @@ Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
 }
 
 KVCache GPT::NewCache() const {
-  return KVCache{std::vector<nn::AttentionCache>(static_cast<size_t>(config_.n_layer),
-                                                 nn::AttentionCache(config_.block_size))};
+  return KVCache{std::vector<AttentionCache>(static_cast<size_t>(config_.n_layer),
+                                             AttentionCache(config_.block_size))};
 }
 
 Tensor GPT::Loss(const Tensor& ids, const Tensor& targets) {

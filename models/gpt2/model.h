@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "models/gpt2/block.h"
 #include "nn/layers.h"
 #include "nn/module.h"
 #include "tensor/random.h"
@@ -50,13 +51,13 @@ struct GPTConfig {
 // Each layer's attention cache, for generating a token at a time (GPT::Forward with a
 // cache). Its capacity is the model's block_size.
 struct KVCache {
-  std::vector<nn::AttentionCache> layers;
+  std::vector<AttentionCache> layers;
   int64_t length() const { return layers.empty() ? 0 : layers.front().length; }
 };
 
 class GPT : public nn::Module {
  public:
-  // Initialised as GPT-2 (nn::InitGpt2). The config must be valid (Validate()).
+  // Initialised as GPT-2 (InitGpt2). The config must be valid (Validate()).
   explicit GPT(const GPTConfig& config, Generator& gen = DefaultGenerator());
 
   // ids: integer [B, T] with T <= block_size. Returns the logits [B, T, vocab_size].
@@ -76,7 +77,8 @@ class GPT : public nn::Module {
   GPTConfig config_;
   std::shared_ptr<nn::Embedding> wte_, wpe_;
   std::shared_ptr<nn::Dropout> drop_;
-  std::shared_ptr<nn::Sequential> h_;
+  std::shared_ptr<nn::Sequential> h_;  // the blocks, named h.0, h.1, ... in checkpoints
+  std::vector<std::shared_ptr<Block>> blocks_;  // the same blocks, typed
   std::shared_ptr<nn::LayerNorm> ln_f_;
 };
 

@@ -18,6 +18,7 @@
 #include "base/main.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "models/gpt2/block.h"
 #include "nn/layers.h"
 #include "nn/loss.h"
 #include "tensor/creation.h"
@@ -46,7 +47,7 @@ Tensor MlpLoss(int64_t batch, int64_t dim, int64_t classes, Generator& gen) {
 Tensor BlockLoss(int64_t batch, int64_t seq, int64_t dim, int64_t heads, int64_t classes,
                  Generator& gen) {
   EMBER_CHECK(heads > 0 && dim % heads == 0, "--heads ", heads, " must divide --dim ", dim);
-  nn::Block block(dim, heads, /*dropout=*/0, gen);
+  models::gpt2::Block block(dim, heads, /*dropout=*/0, gen);
   nn::Linear head(dim, classes, /*bias=*/false, gen);
   return nn::CrossEntropyLoss(head(block(Randn({batch, seq, dim}, gen))),
                               RandInt(0, classes, {batch, seq}, gen));

@@ -1,0 +1,85 @@
+#ifndef EMBER_MODELS_GPT2_BLOCK_H_
+#define EMBER_MODELS_GPT2_BLOCK_H_
+
+// GPT-2's own layers, built from nn's generic ones: the MLP, causal self-attention with
+// its key/value cache, the pre-LayerNorm block, and GPT-2's initialisation. Parameter
+// names are nanoGPT's (and so Hugging Face's and llm.c's): ln_1, attn.c_attn, ...
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+namespace ember::models::gpt2 {
+
+// GPT-2's feed-forward block: c_proj(gelu_tanh(c_fc(x))), then dropout.
+class Mlp : public nn::Module {
+ public:
+  Mlp(int64_t dim, int64_t hidden, double dropout = 0, Generator& gen = DefaultGenerator());
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+
+ private:
+  std::shared_ptr<nn::Linear> c_fc_, c_proj_;
+  std::shared_ptr<nn::Dropout> dropout_;
+};
+
+// What causal self-attention keeps of the positions it has seen, so that each new token
+// costs one position when generating: keys and values [B, heads, capacity, C / heads]
+// (allocated on first use), the first `length` positions filled. It holds values, not
+// a graph: no gradient flows through what it keeps.
+struct AttentionCache {
+  explicit AttentionCache(int64_t capacity) : capacity(capacity) {}
+  int64_t capacity;
+  int64_t length = 0;
+  Tensor k, v;
+};
+
+// Causal multi-head self-attention on x [B, T, C]: one fused projection c_attn to q, k, v
+// [B, heads, T, C / heads], causal attention, heads merged, the output projection c_proj,
+// then dropout (on the residual branch, as nanoGPT's resid_dropout).
+class CausalSelfAttention : public nn::Module {
+ public:
+  CausalSelfAttention(int64_t dim, int64_t heads, double dropout = 0,
+                      Generator& gen = DefaultGenerator());
+  Tensor Forward(const Tensor& x) override;
+  // x holds the T positions after the cache's: their keys and values join the cache and
+  // their queries attend to every position so far.
+  Tensor Forward(const Tensor& x, AttentionCache* cache);
+  std::string ToString() const override;
+
+ private:
+  int64_t dim_, heads_;
+  std::shared_ptr<nn::Linear> c_attn_, c_proj_;
+  std::shared_ptr<nn::Dropout> dropout_;
+};
+
+// GPT-2's pre-LayerNorm transformer block:
+//   x = x + attn(ln_1(x));  x = x + mlp(ln_2(x)).
+class Block : public nn::Module {
+ public:
+  Block(int64_t dim, int64_t heads, double dropout = 0, Generator& gen = DefaultGenerator());
+  Tensor Forward(const Tensor& x) override;
+  Tensor Forward(const Tensor& x, AttentionCache* cache);  // see CausalSelfAttention
+  std::string ToString() const override;
+
+ private:
+  // In PyTorch's registration order (the order of NamedParameters).
+  std::shared_ptr<nn::LayerNorm> ln_1_;
+  std::shared_ptr<CausalSelfAttention> attn_;
+  std::shared_ptr<nn::LayerNorm> ln_2_;
+  std::shared_ptr<Mlp> mlp_;
+};
+
+// GPT-2's initialisation: every matrix N(0, 0.02^2), the residual projections (names
+// ending in "c_proj.weight") N(0, (0.02 / sqrt(2 layers))^2), biases zero; LayerNorm
+// weights (1-D, not biases) keep their ones.
+void InitGpt2(const nn::Module& model, int64_t layers, Generator& gen = DefaultGenerator());
+
+}  // namespace ember::models::gpt2
+
+#endif  // EMBER_MODELS_GPT2_BLOCK_H_
