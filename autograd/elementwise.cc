@@ -9,14 +9,20 @@
 namespace ember::autograd {
 namespace {
 
-// A unary function whose backward needs the input x and the output y (as handles
-// outside the graph, so that a node never holds its own output's slot).
-template <typename Forward, typename Backward>
+// What a unary function's backward reads of its input x and output y (bit flags).
+enum Saved { kNothing = 0, kInput = 1, kOutput = 2 };
+
+// A unary function whose node saves only what its backward reads (as handles outside
+// the graph, so that a node never holds its own output's slot): backward(x, y, g),
+// with what is not saved undefined.
+template <int kSaved, typename Forward, typename Backward>
 Tensor Unary(const char* name, const Tensor& x, const Forward& forward, const Backward& backward) {
-  const Tensor y = forward(x);
+  const Tensor y = WithoutGrad([&] { return forward(x); });
   if (!ShouldRecord({x})) return y;
-  return Record(name, y, {x}, [x = Detach(x), y = Detach(y), backward](const Tensor& g) {
-    return std::vector<Tensor>{backward(x, y, g)};
+  const Tensor saved_x = (kSaved & kInput) ? Detach(x) : Tensor();
+  const Tensor saved_y = (kSaved & kOutput) ? Detach(y) : Tensor();
+  return Record(name, y, {x}, [saved_x, saved_y, backward](const Tensor& g) {
+    return std::vector<Tensor>{backward(saved_x, saved_y, g)};
   });
 }
 
@@ -33,41 +39,41 @@ Tensor Share(const Tensor& mask, const Tensor& tie, DType dtype) {
 }  // namespace
 
 Tensor Neg(const Tensor& x) {
-  return Unary(
+  return Unary<kNothing>(
       "neg", x, [](const Tensor& x) { return ops::Neg(x); },
       [](const Tensor&, const Tensor&, const Tensor& g) { return ops::Neg(g); });
 }
 
 Tensor Abs(const Tensor& x) {
-  return Unary(
+  return Unary<kInput>(
       "abs", x, [](const Tensor& x) { return ops::Abs(x); },
       [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::Mul(g, Sign(x)); });
 }
 
 // d e^x = e^x.
 Tensor Exp(const Tensor& x) {
-  return Unary(
+  return Unary<kOutput>(
       "exp", x, [](const Tensor& x) { return ops::Exp(x); },
       [](const Tensor&, const Tensor& y, const Tensor& g) { return ops::Mul(g, y); });
 }
 
 // d log x = 1 / x.
 Tensor Log(const Tensor& x) {
-  return Unary(
+  return Unary<kInput>(
       "log", x, [](const Tensor& x) { return ops::Log(x); },
       [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::Div(g, x); });
 }
 
 // d sqrt(x) = 1 / (2 sqrt(x)).
 Tensor Sqrt(const Tensor& x) {
-  return Unary(
+  return Unary<kOutput>(
       "sqrt", x, [](const Tensor& x) { return ops::Sqrt(x); },
       [](const Tensor&, const Tensor& y, const Tensor& g) { return ops::Div(g, ops::Mul(y, 2)); });
 }
 
 // d x^(-1/2) = -x^(-3/2) / 2 = -y^3 / 2.
 Tensor Rsqrt(const Tensor& x) {
-  return Unary(
+  return Unary<kOutput>(
       "rsqrt", x, [](const Tensor& x) { return ops::Rsqrt(x); },
       [](const Tensor&, const Tensor& y, const Tensor& g) {
         return ops::Mul(g, ops::Mul(ops::Mul(ops::Square(y), y), -0.5));
@@ -76,7 +82,7 @@ Tensor Rsqrt(const Tensor& x) {
 
 // d (1/x) = -1/x^2 = -y^2.
 Tensor Reciprocal(const Tensor& x) {
-  return Unary(
+  return Unary<kOutput>(
       "reciprocal", x, [](const Tensor& x) { return ops::Reciprocal(x); },
       [](const Tensor&, const Tensor& y, const Tensor& g) {
         return ops::Neg(ops::Mul(g, ops::Square(y)));
@@ -85,46 +91,46 @@ Tensor Reciprocal(const Tensor& x) {
 
 // d x^2 = 2x.
 Tensor Square(const Tensor& x) {
-  return Unary(
+  return Unary<kInput>(
       "square", x, [](const Tensor& x) { return ops::Square(x); },
       [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::Mul(g, ops::Mul(x, 2)); });
 }
 
 // d tanh = 1 - y^2.
 Tensor Tanh(const Tensor& x) {
-  return Unary(
+  return Unary<kOutput>(
       "tanh", x, [](const Tensor& x) { return ops::Tanh(x); },
       [](const Tensor&, const Tensor& y, const Tensor& g) { return ops::TanhBackward(y, g); });
 }
 
 // d sigmoid = y (1 - y).
 Tensor Sigmoid(const Tensor& x) {
-  return Unary(
+  return Unary<kOutput>(
       "sigmoid", x, [](const Tensor& x) { return ops::Sigmoid(x); },
       [](const Tensor&, const Tensor& y, const Tensor& g) { return ops::SigmoidBackward(y, g); });
 }
 
 Tensor Relu(const Tensor& x) {
-  return Unary(
+  return Unary<kInput>(
       "relu", x, [](const Tensor& x) { return ops::Relu(x); },
       [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::ReluBackward(x, g); });
 }
 
 Tensor GeluTanh(const Tensor& x) {
-  return Unary(
+  return Unary<kInput>(
       "gelu_tanh", x, [](const Tensor& x) { return ops::GeluTanh(x); },
       [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::GeluTanhBackward(x, g); });
 }
 
 Tensor GeluErf(const Tensor& x) {
-  return Unary(
+  return Unary<kInput>(
       "gelu_erf", x, [](const Tensor& x) { return ops::GeluErf(x); },
       [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::GeluErfBackward(x, g); });
 }
 
 // d x^p = p x^(p-1).
 Tensor Pow(const Tensor& x, double exponent) {
-  return Unary(
+  return Unary<kInput>(
       "pow", x, [exponent](const Tensor& x) { return ops::Pow(x, exponent); },
       [exponent](const Tensor& x, const Tensor&, const Tensor& g) {
         return ops::Mul(g, ops::Mul(ops::Pow(x, exponent - 1), exponent));
@@ -134,7 +140,7 @@ Tensor Pow(const Tensor& x, double exponent) {
 // ---- Binary ----
 
 Tensor Add(const Tensor& a, const Tensor& b) {
-  const Tensor out = ops::Add(a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Add(a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("add", out, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) {
     return std::vector<Tensor>{ops::SumToSize(g, sa), ops::SumToSize(g, sb)};
@@ -142,7 +148,7 @@ Tensor Add(const Tensor& a, const Tensor& b) {
 }
 
 Tensor Sub(const Tensor& a, const Tensor& b) {
-  const Tensor out = ops::Sub(a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Sub(a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("sub", out, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) {
     return std::vector<Tensor>{ops::SumToSize(g, sa), ops::SumToSize(ops::Neg(g), sb)};
@@ -151,7 +157,7 @@ Tensor Sub(const Tensor& a, const Tensor& b) {
 
 // d(ab) = b da + a db.
 Tensor Mul(const Tensor& a, const Tensor& b) {
-  const Tensor out = ops::Mul(a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Mul(a, b); });
   if (!ShouldRecord({a, b})) return out;
   const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
   return Record(
@@ -163,7 +169,7 @@ Tensor Mul(const Tensor& a, const Tensor& b) {
 
 // d(a/b) = da / b - (a/b) db / b.
 Tensor Div(const Tensor& a, const Tensor& b) {
-  const Tensor out = ops::Div(a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Div(a, b); });
   if (!ShouldRecord({a, b})) return out;
   const bool need_b = RequiresGrad(b);
   return Record("div", out, {a, b},
@@ -177,7 +183,7 @@ Tensor Div(const Tensor& a, const Tensor& b) {
 
 // d(a^b) = b a^(b-1) da + a^b log(a) db.
 Tensor Pow(const Tensor& a, const Tensor& b) {
-  const Tensor out = ops::Pow(a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Pow(a, b); });
   if (!ShouldRecord({a, b})) return out;
   const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
   return Record(
@@ -192,7 +198,7 @@ Tensor Pow(const Tensor& a, const Tensor& b) {
 }
 
 Tensor Maximum(const Tensor& a, const Tensor& b) {
-  const Tensor out = ops::Maximum(a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Maximum(a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("maximum", out, {a, b}, [a = Detach(a), b = Detach(b)](const Tensor& g) {
     const Tensor tie = ops::Eq(a, b);
@@ -203,7 +209,7 @@ Tensor Maximum(const Tensor& a, const Tensor& b) {
 }
 
 Tensor Minimum(const Tensor& a, const Tensor& b) {
-  const Tensor out = ops::Minimum(a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Minimum(a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("minimum", out, {a, b}, [a = Detach(a), b = Detach(b)](const Tensor& g) {
     const Tensor tie = ops::Eq(a, b);
@@ -216,38 +222,38 @@ Tensor Minimum(const Tensor& a, const Tensor& b) {
 // ---- With a scalar ----
 
 Tensor Add(const Tensor& a, const Scalar& b) {
-  return Unary(
+  return Unary<kNothing>(
       "add", a, [&b](const Tensor& a) { return ops::Add(a, b); },
       [](const Tensor&, const Tensor&, const Tensor& g) { return g; });
 }
 
 Tensor Sub(const Tensor& a, const Scalar& b) {
-  return Unary(
+  return Unary<kNothing>(
       "sub", a, [&b](const Tensor& a) { return ops::Sub(a, b); },
       [](const Tensor&, const Tensor&, const Tensor& g) { return g; });
 }
 
 Tensor Sub(const Scalar& a, const Tensor& b) {
-  return Unary(
+  return Unary<kNothing>(
       "sub", b, [&a](const Tensor& b) { return ops::Sub(a, b); },
       [](const Tensor&, const Tensor&, const Tensor& g) { return ops::Neg(g); });
 }
 
 Tensor Mul(const Tensor& a, const Scalar& b) {
-  return Unary(
+  return Unary<kNothing>(
       "mul", a, [&b](const Tensor& a) { return ops::Mul(a, b); },
       [b](const Tensor&, const Tensor&, const Tensor& g) { return ops::Mul(g, b); });
 }
 
 Tensor Div(const Tensor& a, const Scalar& b) {
-  return Unary(
+  return Unary<kNothing>(
       "div", a, [&b](const Tensor& a) { return ops::Div(a, b); },
       [b](const Tensor&, const Tensor&, const Tensor& g) { return ops::Div(g, b); });
 }
 
 // d(s/b) = -s / b^2 = -y / b.
 Tensor Div(const Scalar& a, const Tensor& b) {
-  return Unary(
+  return Unary<kInput | kOutput>(
       "div", b, [&a](const Tensor& b) { return ops::Div(a, b); },
       [](const Tensor& b, const Tensor& y, const Tensor& g) {
         return ops::Neg(ops::Div(ops::Mul(g, y), b));
@@ -257,7 +263,7 @@ Tensor Div(const Scalar& a, const Tensor& b) {
 // ---- Selection ----
 
 Tensor Where(const Tensor& condition, const Tensor& a, const Tensor& b) {
-  const Tensor out = ops::Where(condition, a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Where(condition, a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("where", out, {a, b},
                 [condition = Detach(condition), sa = a.shape(), sb = b.shape()](const Tensor& g) {
@@ -268,7 +274,7 @@ Tensor Where(const Tensor& condition, const Tensor& a, const Tensor& b) {
 }
 
 Tensor MaskedFill(const Tensor& x, const Tensor& mask, const Scalar& value) {
-  const Tensor out = ops::MaskedFill(x, mask, value);
+  const Tensor out = WithoutGrad([&] { return ops::MaskedFill(x, mask, value); });
   if (!ShouldRecord({x})) return out;
   return Record("masked_fill", out, {x}, [mask = Detach(mask)](const Tensor& g) {
     return std::vector<Tensor>{ops::MaskedFill(g, mask, 0)};

@@ -54,6 +54,15 @@ std::unordered_map<Node*, int> CountDependencies(Node* root) {
 
 bool GradModeEnabled() { return grad_mode_enabled; }
 
+namespace {
+// The tensor core's view check (tensor/tensor.h), installed before main: this file is
+// linked wherever a tensor can require grad (SetRequiresGrad and Record live here).
+const bool tracks_grad_installed = [] {
+  SetTracksGrad([](const Tensor& t) { return grad_mode_enabled && RequiresGrad(t); });
+  return true;
+}();
+}  // namespace
+
 NoGradGuard::NoGradGuard() : previous_(grad_mode_enabled) { grad_mode_enabled = false; }
 NoGradGuard::~NoGradGuard() { grad_mode_enabled = previous_; }
 
@@ -133,6 +142,9 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
               "backward: the gradient has shape ", ShapeToString(seed.shape()), " and dtype ",
               DTypeName(seed.dtype()), ", the result ", ShapeToString(root.shape()), " and ",
               DTypeName(root.dtype()));
+  // Backward functions compute on values (grad mode off, as PyTorch without
+  // create_graph): they record nothing and may take plain views of saved inputs.
+  NoGradGuard no_grad;
   const std::shared_ptr<Node> start = GraphNode(root);
   std::unordered_map<Node*, int> deps = CountDependencies(start.get());
   std::unordered_map<Node*, Tensor> pending = {{start.get(), seed}};

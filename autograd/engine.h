@@ -68,6 +68,15 @@ class NoGradGuard {
   bool previous_;
 };
 
+// fn() with grad mode off: the forward computation of a differentiable function, whose
+// tensor ops (and the plain views inside them) act on values; the function records its
+// one node itself.
+template <typename Fn>
+auto WithoutGrad(const Fn& fn) {
+  NoGradGuard no_grad;
+  return fn();
+}
+
 // ---- Leaves and gradients ----
 
 // Marks a leaf as requiring gradients (floating dtypes only); returns it. Throws on a
@@ -108,6 +117,9 @@ bool ShouldRecord(const std::vector<Tensor>& inputs);
 // Records `out` as the result of op `name` over `inputs`; `backward` returns one
 // gradient per input (undefined where none flows). Inputs that need no gradient get no
 // edge, so their gradients are never used (and may be left undefined). Returns out.
+// Compute `out` with tensor ops under WithoutGrad (as torch.autograd.Function's forward
+// runs without grad): the ops take plain views of inputs that require grad, which grad
+// mode refuses (see tensor/tensor.h).
 Tensor Record(const char* name, const Tensor& out, const std::vector<Tensor>& inputs,
               BackwardFn backward);
 

@@ -166,6 +166,49 @@ TEST(EngineTest, ReleasingTheGraphFreesTheSavedActivations) {
   EXPECT_EQ(allocator.live_bytes(), before);
 }
 
+// tensor/tensor.h's rule: a plain view of a tensor that requires grad, in grad mode,
+// would cut the graph, so it is refused naming the view and its recorded twin.
+TEST(EngineTest, PlainViewsNeverCutTheGraphSilently) {
+  const Tensor x = SetRequiresGrad(Arange(6).To(DType::kF32).View({2, 3}));
+  EXPECT_THAT([&] { x.Transpose(0, 1); },
+              ThrowsMessage<Error>(HasSubstr("Transpose: the tensor of shape [2, 3] requires grad and grad "
+                                             "mode is on, so a plain view would cut the graph; use "
+                                             "ag::Transpose")));
+  EXPECT_THAT([&] { x.Narrow(1, 0, 2); }, ThrowsMessage<Error>(HasSubstr("Narrow: ")));
+  EXPECT_THAT([&] { x.BroadcastTo({4, 2, 3}); }, ThrowsMessage<Error>(HasSubstr("use ag::Expand")));
+  EXPECT_THAT([&] { x.Reshape({6}); }, ThrowsMessage<Error>(HasSubstr("use ag::Reshape")));
+  const Tensor y = Mul(x, 2.0);  // a result with a grad_fn is refused too
+  EXPECT_THAT([&] { y.Select(0, 1); }, ThrowsMessage<Error>(HasSubstr("use ag::Select")));
+  // Plain views where no graph is at stake: grad mode off, a detached alias, a tensor
+  // that needs no gradient; copies and printing read values.
+  {
+    NoGradGuard no_grad;
+    EXPECT_EQ(x.Transpose(0, 1).shape(), (Shape{3, 2}));
+  }
+  EXPECT_EQ(Detach(x).Transpose(0, 1).shape(), (Shape{3, 2}));
+  EXPECT_EQ(Arange(6).View({2, 3}).Transpose(0, 1).shape(), (Shape{3, 2}));
+  EXPECT_EQ(Zeros({3, 2}).CopyFrom(Transpose(x, 0, 1)).at({2, 1}), 5);
+  EXPECT_EQ(x.ToString(), "tensor([[0., 1., 2.],\n        [3., 4., 5.]], dtype=f32)");
+  // The recorded view carries the gradient back.
+  Backward(Sum(Mul(Transpose(x, 0, 1), Arange(6).To(DType::kF32).View({3, 2}))));
+  EXPECT_EQ(Grad(x).ToVector<float>(), (std::vector<float>{0, 2, 4, 1, 3, 5}));
+  EXPECT_TRUE(GradModeEnabled());  // backward ran with grad mode off, and restored it
+}
+
+// A unary node keeps only what its backward reads: exp its output, relu its input.
+TEST(EngineTest, UnaryNodesSaveOnlyWhatTheirBackwardReads) {
+  const Tensor x = SetRequiresGrad(FromList({-1.0, 2.0}));
+  const Tensor e = Exp(x);
+  EXPECT_EQ(x.storage().use_count(), 1);  // not saved
+  EXPECT_EQ(e.storage().use_count(), 2);  // saved by its node
+  const Tensor r = Relu(x);
+  EXPECT_EQ(x.storage().use_count(), 2);
+  EXPECT_EQ(r.storage().use_count(), 1);
+  const Tensor n = Neg(x);
+  EXPECT_EQ(x.storage().use_count(), 2);  // neg saves nothing
+  EXPECT_EQ(n.storage().use_count(), 1);
+}
+
 TEST(EngineTest, ToDotDrawsOpsLeavesAndEdges) {
   const Tensor x = SetRequiresGrad(Ones({2, 3}));
   const Tensor w = SetRequiresGrad(Ones({3, 4}));

@@ -27,7 +27,7 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
     if (b.dim() == 1) out = Squeeze(out, -1);
     return a.dim() == 1 ? Squeeze(out, b.dim() == 1 ? -1 : -2) : out;
   }
-  const Tensor out = ops::Matmul(a, b);
+  const Tensor out = WithoutGrad([&] { return ops::Matmul(a, b); });
   if (!ShouldRecord({a, b})) return out;
   const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
   return Record(
@@ -39,22 +39,23 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const Tensor y = ops::Linear(x, weight, bias);
+  const Tensor y = WithoutGrad([&] { return ops::Linear(x, weight, bias); });
   if (!ShouldRecord({x, weight, bias})) return y;
   const bool need_x = RequiresGrad(x), need_w = RequiresGrad(weight), need_b = RequiresGrad(bias);
-  return Record("linear", y, {x, weight, bias},
-                [x = Detach(x), w = Detach(weight), need_x, need_w, need_b](const Tensor& g) {
-                  const Tensor rows = g.Reshape({-1, w.size(0)});  // [N, out]
-                  return std::vector<Tensor>{
-                      need_x ? ops::Matmul(g, w) : Tensor(),
-                      need_w ? ops::Matmul(rows.Transpose(0, 1), x.Reshape({-1, w.size(1)})) : Tensor(),
-                      need_b ? ops::Sum(rows, {0}) : Tensor()};
-                });
+  return Record(
+      "linear", y, {x, weight, bias},
+      [x = Detach(x), w = Detach(weight), need_x, need_w, need_b](const Tensor& g) {
+        const Tensor rows = g.Reshape({-1, w.size(0)});  // [N, out]
+        return std::vector<Tensor>{
+            need_x ? ops::Matmul(g, w) : Tensor(),
+            need_w ? ops::Matmul(rows.Transpose(0, 1), x.Reshape({-1, w.size(1)})) : Tensor(),
+            need_b ? ops::Sum(rows, {0}) : Tensor()};
+      });
 }
 
 // dx = y (g - sum(g y)).
 Tensor Softmax(const Tensor& x) {
-  const Tensor y = ops::Softmax(x);
+  const Tensor y = WithoutGrad([&] { return ops::Softmax(x); });
   if (!ShouldRecord({x})) return y;
   return Record("softmax", y, {x}, [y = Detach(y)](const Tensor& g) {
     return std::vector<Tensor>{ops::SoftmaxBackward(y, g)};
@@ -63,7 +64,7 @@ Tensor Softmax(const Tensor& x) {
 
 // dx = g - exp(y) sum(g).
 Tensor LogSoftmax(const Tensor& x) {
-  const Tensor y = ops::LogSoftmax(x);
+  const Tensor y = WithoutGrad([&] { return ops::LogSoftmax(x); });
   if (!ShouldRecord({x})) return y;
   return Record("log_softmax", y, {x}, [y = Detach(y)](const Tensor& g) {
     return std::vector<Tensor>{ops::LogSoftmaxBackward(y, g)};
@@ -72,7 +73,7 @@ Tensor LogSoftmax(const Tensor& x) {
 
 // One node: the kernel saves each row's mean and 1/std for its backward.
 Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  ops::LayerNormResult result = ops::LayerNorm(x, weight, bias, eps);
+  ops::LayerNormResult result = WithoutGrad([&] { return ops::LayerNorm(x, weight, bias, eps); });
   if (!ShouldRecord({x, weight, bias})) return result.y;
   const Tensor y = result.y;
   result.y = Tensor();  // held by the node, it would hold the node: a cycle
@@ -87,7 +88,7 @@ Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, doub
 
 Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const ops::Conv2dParams& params) {
-  const Tensor y = ops::Conv2d(x, weight, bias, params);
+  const Tensor y = WithoutGrad([&] { return ops::Conv2d(x, weight, bias, params); });
   if (!ShouldRecord({x, weight, bias})) return y;
   return Record("conv2d", y, {x, weight, bias},
                 [x = Detach(x), weight = Detach(weight), params, want_dx = RequiresGrad(x),
@@ -99,7 +100,7 @@ Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
 }
 
 Tensor MaxPool2d(const Tensor& x, const ops::MaxPool2dParams& params) {
-  ops::MaxPool2dResult result = ops::MaxPool2d(x, params);
+  ops::MaxPool2dResult result = WithoutGrad([&] { return ops::MaxPool2d(x, params); });
   if (!ShouldRecord({x})) return result.y;
   return Record("max_pool2d", result.y, {x},
                 [shape = x.shape(), indices = result.indices, params](const Tensor& g) {
@@ -108,7 +109,7 @@ Tensor MaxPool2d(const Tensor& x, const ops::MaxPool2dParams& params) {
 }
 
 Tensor Embedding(const Tensor& weight, const Tensor& ids) {
-  const Tensor out = ops::Embedding(weight, ids);
+  const Tensor out = WithoutGrad([&] { return ops::Embedding(weight, ids); });
   if (!ShouldRecord({weight})) return out;
   return Record("embedding", out, {weight},
                 [ids = Detach(ids), vocab = weight.size(0)](const Tensor& g) {
@@ -127,7 +128,8 @@ Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_
   const int64_t classes = logits.size(-1);
   const Tensor rows = logits.dim() == 2 ? logits : Reshape(logits, {-1, classes});
   const Tensor flat_targets = targets.dim() == 1 ? targets : targets.Reshape({-1});
-  ops::CrossEntropyResult result = ops::CrossEntropy(rows, flat_targets, ignore_index);
+  ops::CrossEntropyResult result =
+      WithoutGrad([&] { return ops::CrossEntropy(rows, flat_targets, ignore_index); });
   if (!ShouldRecord({rows})) return result.loss;
   const Tensor loss = result.loss;
   result.loss = Tensor();  // held by the node, it would hold the node: a cycle
@@ -145,7 +147,7 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
   // scale = [u >= p] / (1 - p) for u uniform in [0, 1); all zeros when p is 1.
   const Tensor keep = ops::Ge(Rand(x.shape(), gen, x.dtype()), p).To(x.dtype());
   const Tensor scale = p == 1 ? keep : ops::Div(keep, 1 - p);
-  const Tensor out = ops::Mul(x, scale);
+  const Tensor out = WithoutGrad([&] { return ops::Mul(x, scale); });
   if (!ShouldRecord({x})) return out;
   return Record("dropout", out, {x},
                 [scale](const Tensor& g) { return std::vector<Tensor>{ops::Mul(g, scale)}; });

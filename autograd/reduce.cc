@@ -28,7 +28,7 @@ double ReducedCount(const Tensor& x, const Shape& kept) {
 
 // d sum / dx_i = 1: g broadcast back over the reduced dimensions.
 Tensor Sum(const Tensor& x, IntSpan dims, bool keepdim) {
-  const Tensor out = ops::Sum(x, dims, keepdim);
+  const Tensor out = WithoutGrad([&] { return ops::Sum(x, dims, keepdim); });
   if (!ShouldRecord({x})) return out;
   return Record("sum", out, {x}, [kept = KeptShape(x, dims), shape = x.shape()](const Tensor& g) {
     return std::vector<Tensor>{g.Reshape(kept).Expand(shape)};
@@ -36,7 +36,7 @@ Tensor Sum(const Tensor& x, IntSpan dims, bool keepdim) {
 }
 
 Tensor Mean(const Tensor& x, IntSpan dims, bool keepdim) {
-  const Tensor out = ops::Mean(x, dims, keepdim);
+  const Tensor out = WithoutGrad([&] { return ops::Mean(x, dims, keepdim); });
   if (!ShouldRecord({x})) return out;
   const Shape kept = KeptShape(x, dims);
   return Record("mean", out, {x},
@@ -63,16 +63,16 @@ Tensor Extreme(const char* name, const Tensor& x, const Tensor& out, IntSpan dim
 }  // namespace
 
 Tensor Max(const Tensor& x, IntSpan dims, bool keepdim) {
-  return Extreme("max", x, ops::Max(x, dims, keepdim), dims);
+  return Extreme("max", x, WithoutGrad([&] { return ops::Max(x, dims, keepdim); }), dims);
 }
 
 Tensor Min(const Tensor& x, IntSpan dims, bool keepdim) {
-  return Extreme("min", x, ops::Min(x, dims, keepdim), dims);
+  return Extreme("min", x, WithoutGrad([&] { return ops::Min(x, dims, keepdim); }), dims);
 }
 
 // var = sum (x - mean)^2 / (N - c)  =>  d var / dx_i = 2 (x_i - mean) / (N - c).
 Tensor Var(const Tensor& x, IntSpan dims, int64_t correction, bool keepdim) {
-  const Tensor out = ops::Var(x, dims, correction, keepdim);
+  const Tensor out = WithoutGrad([&] { return ops::Var(x, dims, correction, keepdim); });
   if (!ShouldRecord({x})) return out;
   const Shape kept = KeptShape(x, dims);
   return Record(

@@ -28,7 +28,7 @@ Tensor Reshaped(const char* name, const Tensor& x, const Tensor& out) {
 // `pick` (the same view, applied to the gradient) puts them.
 template <typename Pick>
 Tensor Picked(const char* name, const Tensor& x, Pick pick) {
-  const Tensor out = pick(x);
+  const Tensor out = WithoutGrad([&] { return pick(x); });
   return Recorded(name, x, out, [shape = x.shape(), pick](const Tensor& g) {
     const Tensor grad = Zeros(shape, g.dtype());
     pick(grad).CopyFrom(g);
@@ -38,28 +38,36 @@ Tensor Picked(const char* name, const Tensor& x, Pick pick) {
 
 }  // namespace
 
-Tensor View(const Tensor& x, IntSpan shape) { return Reshaped("view", x, x.View(shape)); }
-Tensor Reshape(const Tensor& x, IntSpan shape) { return Reshaped("reshape", x, x.Reshape(shape)); }
-Tensor Squeeze(const Tensor& x) { return Reshaped("squeeze", x, x.Squeeze()); }
-Tensor Squeeze(const Tensor& x, int64_t dim) { return Reshaped("squeeze", x, x.Squeeze(dim)); }
+Tensor View(const Tensor& x, IntSpan shape) {
+  return Reshaped("view", x, WithoutGrad([&] { return x.View(shape); }));
+}
+Tensor Reshape(const Tensor& x, IntSpan shape) {
+  return Reshaped("reshape", x, WithoutGrad([&] { return x.Reshape(shape); }));
+}
+Tensor Squeeze(const Tensor& x) {
+  return Reshaped("squeeze", x, WithoutGrad([&] { return x.Squeeze(); }));
+}
+Tensor Squeeze(const Tensor& x, int64_t dim) {
+  return Reshaped("squeeze", x, WithoutGrad([&] { return x.Squeeze(dim); }));
+}
 Tensor Unsqueeze(const Tensor& x, int64_t dim) {
-  return Reshaped("unsqueeze", x, x.Unsqueeze(dim));
+  return Reshaped("unsqueeze", x, WithoutGrad([&] { return x.Unsqueeze(dim); }));
 }
 Tensor Flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
-  return Reshaped("flatten", x, x.Flatten(start_dim, end_dim));
+  return Reshaped("flatten", x, WithoutGrad([&] { return x.Flatten(start_dim, end_dim); }));
 }
 
 // Output dimension d is input dimension dims[d], so the gradient's dimension dims[d]
 // is g's dimension d: permute g by the inverse.
 Tensor Permute(const Tensor& x, IntSpan dims) {
-  const Tensor out = x.Permute(dims);
+  const Tensor out = WithoutGrad([&] { return x.Permute(dims); });
   Shape inverse(dims.size());
   for (size_t d = 0; d < dims.size(); ++d) inverse[NormalizeDim(dims[d], x.dim(), "permute")] = d;
   return Recorded("permute", x, out, [inverse](const Tensor& g) { return g.Permute(inverse); });
 }
 
 Tensor Transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
-  return Recorded("transpose", x, x.Transpose(dim0, dim1),
+  return Recorded("transpose", x, WithoutGrad([&] { return x.Transpose(dim0, dim1); }),
                   [dim0, dim1](const Tensor& g) { return g.Transpose(dim0, dim1); });
 }
 
@@ -76,12 +84,13 @@ Tensor Select(const Tensor& x, int64_t dim, int64_t index) {
 }
 
 Tensor Expand(const Tensor& x, IntSpan shape) {
-  return Recorded("expand", x, x.Expand(shape),
+  return Recorded("expand", x, WithoutGrad([&] { return x.Expand(shape); }),
                   [in = x.shape()](const Tensor& g) { return ops::SumToSize(g, in); });
 }
 
 Tensor Contiguous(const Tensor& x) {
-  return Recorded("contiguous", x, x.Contiguous(), [](const Tensor& g) { return g; });
+  return Recorded("contiguous", x, WithoutGrad([&] { return x.Contiguous(); }),
+                  [](const Tensor& g) { return g; });
 }
 
 namespace {
@@ -100,18 +109,19 @@ std::vector<Tensor> NarrowEach(const Tensor& x, int64_t d, std::vector<Tensor> p
 }  // namespace
 
 std::vector<Tensor> Split(const Tensor& x, int64_t split_size, int64_t dim) {
-  std::vector<Tensor> pieces = x.Split(split_size, dim);  // checks the arguments
+  std::vector<Tensor> pieces =
+      WithoutGrad([&] { return x.Split(split_size, dim); });  // checks the arguments
   return NarrowEach(x, NormalizeDim(dim, x.dim(), "split"), std::move(pieces));
 }
 
 std::vector<Tensor> Chunk(const Tensor& x, int64_t chunks, int64_t dim) {
-  std::vector<Tensor> pieces = x.Chunk(chunks, dim);
+  std::vector<Tensor> pieces = WithoutGrad([&] { return x.Chunk(chunks, dim); });
   return NarrowEach(x, NormalizeDim(dim, x.dim(), "chunk"), std::move(pieces));
 }
 
 // Input i's gradient is g's slab of input i's extent along dim.
 Tensor Cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  const Tensor out = ops::Cat(tensors, dim);
+  const Tensor out = WithoutGrad([&] { return ops::Cat(tensors, dim); });
   if (!ShouldRecord(tensors)) return out;
   const int64_t d = NormalizeDim(dim, out.dim(), "cat");
   std::vector<int64_t> sizes;
@@ -128,7 +138,7 @@ Tensor Cat(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 Tensor Stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  const Tensor out = ops::Stack(tensors, dim);
+  const Tensor out = WithoutGrad([&] { return ops::Stack(tensors, dim); });
   if (!ShouldRecord(tensors)) return out;
   const int64_t d = NormalizeDim(dim, out.dim(), "stack");
   return Record("stack", out, tensors, [d, n = tensors.size()](const Tensor& g) {

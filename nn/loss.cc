@@ -60,9 +60,10 @@ Tensor BceWithLogitsLoss(const Tensor& logits, const Tensor& targets) {
               DTypeName(logits.dtype()), " and targets ", ShapeToString(targets.shape()), " ",
               DTypeName(targets.dtype()), " must match");
   const Tensor x = logits, y = targets;
-  const Tensor terms = ops::Add(ops::Sub(ops::Relu(x), ops::Mul(x, y)),
-                                ops::Log(ops::Add(ops::Exp(ops::Neg(ops::Abs(x))), 1.0)));
-  const Tensor loss = ops::Mean(terms);
+  const Tensor loss = ag::WithoutGrad([&] {
+    return ops::Mean(ops::Add(ops::Sub(ops::Relu(x), ops::Mul(x, y)),
+                              ops::Log(ops::Add(ops::Exp(ops::Neg(ops::Abs(x))), 1.0))));
+  });
   if (!ag::ShouldRecord({x, y})) return loss;
   const double n = static_cast<double>(x.numel());
   return ag::Record("binary_cross_entropy_with_logits", loss, {x, y},

@@ -147,11 +147,14 @@ std::string Tensor::ToString() const {
     return absl::StrCat("tensor([], ", size, suffix);
   }
   const bool summarize = numel() > kThreshold;
+  // Printing reads values: the same view without the autograd slot, so that the
+  // slices it takes are never refused as views that would cut a graph.
+  const Tensor values(storage(), offset_elements(), shape(), strides(), dtype());
   std::vector<Tensor> elements;
-  CollectShown(*this, summarize, &elements);
+  CollectShown(values, summarize, &elements);
   const Formatter formatter(dtype(), elements);
   const std::string prefix = "tensor(";
-  return absl::StrCat(prefix, Body(*this, prefix.size(), summarize, formatter), ", ", suffix);
+  return absl::StrCat(prefix, Body(values, prefix.size(), summarize, formatter), ", ", suffix);
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& tensor) { return os << tensor.ToString(); }

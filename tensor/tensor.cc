@@ -93,7 +93,24 @@ const Tensor::Impl& Tensor::impl() const {
   return *impl_;
 }
 
-Tensor Tensor::MakeView(int64_t offset_elements, Shape shape, Strides strides) const {
+namespace {
+TracksGradFn tracks_grad_hook = nullptr;  // set before main by autograd, when linked
+
+}  // namespace
+
+void SetTracksGrad(TracksGradFn tracks_grad) { tracks_grad_hook = tracks_grad; }
+
+void Tensor::CheckNotTracked(const char* method, const char* recorded) const {
+  if (impl().autograd != nullptr && tracks_grad_hook != nullptr && tracks_grad_hook(*this)) {
+    EMBER_THROW(method, ": the tensor of shape ", ShapeToString(this->shape()),
+                " requires grad and grad mode is on, so a plain view would cut the graph; use ag::",
+                recorded, " (autograd/views.h) to record it, or take the view of ag::Detach(x) or under "
+                "NoGradGuard (as a differentiable function computes its forward: ag::WithoutGrad)");
+  }
+}
+
+Tensor Tensor::MakeView(const char* method, int64_t offset_elements, Shape shape, Strides strides) const {
+  CheckNotTracked(method, method);
   // No bounds check needed: every view method only narrows or repeats elements.
   const int64_t numel = NumElements(shape);
   Tensor view;
@@ -134,13 +151,13 @@ Tensor Tensor::View(IntSpan requested) const {
   EMBER_CHECK(new_strides.has_value(), "view: shape ", ShapeToString(requested),
               " cannot be a view of a tensor of shape ", ShapeToString(shape()), " and strides ",
               ShapeToString(strides()), "; use Reshape, which copies");
-  return MakeView(offset_elements(), std::move(new_shape), *std::move(new_strides));
+  return MakeView("View", offset_elements(), std::move(new_shape), *std::move(new_strides));
 }
 
 Tensor Tensor::Reshape(IntSpan requested) const {
   Shape new_shape = InferSize(requested, numel(), "reshape");
   if (std::optional<Strides> new_strides = ViewStrides(shape(), strides(), new_shape)) {
-    return MakeView(offset_elements(), std::move(new_shape), *std::move(new_strides));
+    return MakeView("Reshape", offset_elements(), std::move(new_shape), *std::move(new_strides));
   }
   return Clone().View(new_shape);
 }
@@ -159,7 +176,7 @@ Tensor Tensor::Permute(IntSpan dims) const {
     new_shape[d] = shape()[from];
     new_strides[d] = strides()[from];
   }
-  return MakeView(offset_elements(), std::move(new_shape), std::move(new_strides));
+  return MakeView("Permute", offset_elements(), std::move(new_shape), std::move(new_strides));
 }
 
 Tensor Tensor::Transpose(int64_t dim0, int64_t dim1) const {
@@ -169,7 +186,7 @@ Tensor Tensor::Transpose(int64_t dim0, int64_t dim1) const {
   Strides new_strides = strides();
   std::swap(new_shape[dim0], new_shape[dim1]);
   std::swap(new_strides[dim0], new_strides[dim1]);
-  return MakeView(offset_elements(), std::move(new_shape), std::move(new_strides));
+  return MakeView("Transpose", offset_elements(), std::move(new_shape), std::move(new_strides));
 }
 
 Tensor Tensor::Slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
@@ -184,11 +201,12 @@ Tensor Tensor::Slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
   Strides new_strides = strides();
   new_shape[dim] = (end - start + step - 1) / step;
   new_strides[dim] *= step;
-  return MakeView(offset_elements() + start * strides()[dim], std::move(new_shape),
+  return MakeView("Slice", offset_elements() + start * strides()[dim], std::move(new_shape),
                   std::move(new_strides));
 }
 
 Tensor Tensor::Narrow(int64_t dim, int64_t start, int64_t length) const {
+  CheckNotTracked("Narrow", "Narrow");
   EMBER_CHECK(this->dim() > 0, "narrow: cannot narrow a 0-d tensor");
   dim = NormalizeDim(dim, this->dim(), "narrow");
   const int64_t size = shape()[dim];
@@ -212,7 +230,7 @@ Tensor Tensor::Select(int64_t dim, int64_t index) const {
   Strides new_strides = strides();
   new_shape.erase(new_shape.begin() + dim);
   new_strides.erase(new_strides.begin() + dim);
-  return MakeView(offset_elements() + index * strides()[dim], std::move(new_shape),
+  return MakeView("Select", offset_elements() + index * strides()[dim], std::move(new_shape),
                   std::move(new_strides));
 }
 
@@ -245,10 +263,11 @@ Tensor Tensor::Expand(IntSpan requested) const {
       new_strides[d] = 0;
     }
   }
-  return MakeView(offset_elements(), std::move(new_shape), std::move(new_strides));
+  return MakeView("Expand", offset_elements(), std::move(new_shape), std::move(new_strides));
 }
 
 Tensor Tensor::BroadcastTo(IntSpan shape) const {
+  CheckNotTracked("BroadcastTo", "Expand");
   NumElements(shape, "broadcast_to");  // no -1 here, unlike Expand
   const Shape broadcast = BroadcastShapes(this->shape(), shape, "broadcast_to");
   EMBER_CHECK(IntSpan(broadcast) == shape, "broadcast_to: cannot broadcast shape ",
@@ -264,17 +283,17 @@ Tensor Tensor::Squeeze() const {
     new_shape.push_back(shape()[d]);
     new_strides.push_back(strides()[d]);
   }
-  return MakeView(offset_elements(), std::move(new_shape), std::move(new_strides));
+  return MakeView("Squeeze", offset_elements(), std::move(new_shape), std::move(new_strides));
 }
 
 Tensor Tensor::Squeeze(int64_t dim) const {
   dim = NormalizeDim(dim, this->dim(), "squeeze");
-  if (this->dim() == 0 || shape()[dim] != 1) return MakeView(offset_elements(), shape(), strides());
+  if (this->dim() == 0 || shape()[dim] != 1) return MakeView("Squeeze", offset_elements(), shape(), strides());
   Shape new_shape = shape();
   Strides new_strides = strides();
   new_shape.erase(new_shape.begin() + dim);
   new_strides.erase(new_strides.begin() + dim);
-  return MakeView(offset_elements(), std::move(new_shape), std::move(new_strides));
+  return MakeView("Squeeze", offset_elements(), std::move(new_shape), std::move(new_strides));
 }
 
 Tensor Tensor::Unsqueeze(int64_t dim) const {
@@ -286,10 +305,11 @@ Tensor Tensor::Unsqueeze(int64_t dim) const {
   const int64_t stride = dim < this->dim() ? shape()[dim] * strides()[dim] : 1;
   new_shape.insert(new_shape.begin() + dim, 1);
   new_strides.insert(new_strides.begin() + dim, stride);
-  return MakeView(offset_elements(), std::move(new_shape), std::move(new_strides));
+  return MakeView("Unsqueeze", offset_elements(), std::move(new_shape), std::move(new_strides));
 }
 
 Tensor Tensor::Flatten(int64_t start_dim, int64_t end_dim) const {
+  CheckNotTracked("Flatten", "Flatten");
   if (dim() == 0) return Reshape({1});
   start_dim = NormalizeDim(start_dim, dim(), "flatten");
   end_dim = NormalizeDim(end_dim, dim(), "flatten");
@@ -304,6 +324,7 @@ Tensor Tensor::Flatten(int64_t start_dim, int64_t end_dim) const {
 }
 
 std::vector<Tensor> Tensor::SplitWithSizes(IntSpan sizes, int64_t dim) const {
+  CheckNotTracked("SplitWithSizes", "Narrow");
   EMBER_CHECK(this->dim() > 0, "split: cannot split a 0-d tensor");
   dim = NormalizeDim(dim, this->dim(), "split");
   int64_t total = 0;
@@ -323,6 +344,7 @@ std::vector<Tensor> Tensor::SplitWithSizes(IntSpan sizes, int64_t dim) const {
 }
 
 std::vector<Tensor> Tensor::Split(int64_t split_size, int64_t dim) const {
+  CheckNotTracked("Split", "Split");
   EMBER_CHECK(this->dim() > 0, "split: cannot split a 0-d tensor");
   const int64_t size = shape()[NormalizeDim(dim, this->dim(), "split")];
   EMBER_CHECK(split_size > 0 || (split_size == 0 && size == 0),
@@ -336,6 +358,7 @@ std::vector<Tensor> Tensor::Split(int64_t split_size, int64_t dim) const {
 }
 
 std::vector<Tensor> Tensor::Chunk(int64_t chunks, int64_t dim) const {
+  CheckNotTracked("Chunk", "Chunk");
   EMBER_CHECK(chunks > 0, "chunk: number of chunks must be positive, got ", chunks);
   EMBER_CHECK(this->dim() > 0, "chunk: cannot chunk a 0-d tensor");
   const int64_t size = shape()[NormalizeDim(dim, this->dim(), "chunk")];
@@ -387,7 +410,9 @@ const Tensor& Tensor::CopyFrom(const Tensor& src) const {
   EMBER_CHECK(BroadcastShapes(src.shape(), shape(), "copy") == shape(), "copy: a source of shape ",
               ShapeToString(src.shape()), " cannot be broadcast to the destination's shape ",
               ShapeToString(shape()));
-  Tensor from = src.Expand(shape());
+  // A copy takes values, never the graph: src's elements without its autograd slot.
+  Tensor from = Tensor(src.storage(), src.offset_elements(), src.shape(), src.strides(), src.dtype())
+                    .Expand(shape());
   if (numel() == 0) return *this;
   for (int64_t d = 0; d < dim(); ++d) {
     EMBER_CHECK(strides()[d] != 0 || shape()[d] == 1, "copy: the destination of shape ",

@@ -24,6 +24,15 @@ struct AutogradMeta;
 
 // A tensor is a view: storage + offset (in elements) + shape + strides + dtype.
 //
+// Views and autograd: a view method (View, Reshape, Permute, Transpose, Slice, Narrow,
+// Select, Expand, BroadcastTo, Squeeze, Unsqueeze, Flatten, Split, SplitWithSizes,
+// Chunk) called on a tensor that requires grad while grad mode is on throws
+// ember::Error naming the op and pointing to its recorded twin in autograd/views.h
+// (ag::Transpose, ...): the plain view shares the data but not the graph, so the
+// gradient would silently stop there. Under ag::NoGradGuard, or on ag::Detach(x), the
+// plain view is what is wanted and works. (The tensor core asks autograd through a hook
+// that autograd installs; a program without autograd has nothing that requires grad.)
+//
 // Tensor is a handle: copying one shares the same tensor (as a Python reference to a
 // torch.Tensor does), so what is set on one copy is seen through all. The view
 // methods below make a new tensor over the same storage and never copy data (but
@@ -164,14 +173,23 @@ class Tensor {
     mutable std::shared_ptr<AutogradMeta> autograd;
   };
   const Impl& impl() const;
-  // A view of the same storage with another offset, shape and strides.
-  Tensor MakeView(int64_t offset_elements, Shape shape, Strides strides) const;
+  // A view of the same storage with another offset, shape and strides, made by view
+  // `method`; refuses a tensor whose graph it would cut (see the top of this file).
+  Tensor MakeView(const char* method, int64_t offset_elements, Shape shape, Strides strides) const;
+  // Throws if a view of this tensor would cut its graph, naming the view method and its
+  // recorded twin ag::<recorded>.
+  void CheckNotTracked(const char* method, const char* recorded) const;
   const void* ElementPointer(IntSpan index) const;
 
   std::shared_ptr<const Impl> impl_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
+
+// Installed once by autograd (autograd/engine.cc): whether `t` requires grad while grad
+// mode is on, for the view methods' check (see the top of this file).
+using TracksGradFn = bool (*)(const Tensor& t);
+void SetTracksGrad(TracksGradFn tracks_grad);
 
 // A new contiguous tensor whose values are whatever the memory held (see
 // tensor/creation.h for zeros, ones, ranges and lists).
