@@ -34,7 +34,12 @@ void Run(benchmark::State& state, int64_t size, const BatchFn& fn, int64_t batch
   options.prefetch = static_cast<int>(state.range(0));
   options.workers = static_cast<int>(state.range(1));
   const auto work = std::chrono::microseconds(state.range(2));
-  auto loader = *DataLoader::Create(size, fn, options);
+  absl::StatusOr<std::unique_ptr<DataLoader>> created = DataLoader::Create(size, fn, options);
+  if (!created.ok()) {
+    state.SkipWithError(std::string(created.status().message()).c_str());
+    return;
+  }
+  const std::unique_ptr<DataLoader> loader = *std::move(created);
   int64_t epoch = 0, batches = 0;
   for (auto _ : state) {
     std::optional<Batch> b = loader->Next();
@@ -50,20 +55,29 @@ void Run(benchmark::State& state, int64_t size, const BatchFn& fn, int64_t batch
 }
 
 void BM_FashionMnist(benchmark::State& state) {
-  static const ImageSet* set = new ImageSet(*LoadMnist(kFashionMnistDir, Split::kTrain, ImageLayout::kNCHW));
-  Run(state, set->images.shape()[0], RowBatches(set->images, set->labels), 64);
+  static const absl::StatusOr<ImageSet>* set =
+      new absl::StatusOr<ImageSet>(LoadMnist(kFashionMnistDir, Split::kTrain, ImageLayout::kNCHW));
+  if (!set->ok()) {
+    state.SkipWithError(std::string(set->status().message()).c_str());  // ./setup.sh installs it
+    return;
+  }
+  Run(state, (*set)->images.shape()[0], RowBatches((*set)->images, (*set)->labels), 64);
 }
 
 void BM_TokenShard(benchmark::State& state) {
-  static const TokenShard* shard = [] {
+  static const absl::StatusOr<TokenShard>* shard = [] {
     std::vector<uint16_t> tokens(4 << 20);
     Generator gen(1);
     for (uint16_t& t : tokens) t = static_cast<uint16_t>(gen.NextBelow(50257));
     const std::string path = "/tmp/ember_loader_benchmark.bin";
-    (void)WriteTokenShard(path, tokens);
-    return new TokenShard(*TokenShard::Open(path));
+    const absl::Status written = WriteTokenShard(path, tokens);
+    return new absl::StatusOr<TokenShard>(written.ok() ? TokenShard::Open(path) : written);
   }();
-  Run(state, WindowCount(*shard, 1024), WindowBatches(*shard, 1024), 8);
+  if (!shard->ok()) {
+    state.SkipWithError(std::string(shard->status().message()).c_str());
+    return;
+  }
+  Run(state, WindowCount(**shard, 1024), WindowBatches(**shard, 1024), 8);
 }
 
 // Args: prefetch, workers, consumer's work per batch (microseconds).
