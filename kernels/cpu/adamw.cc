@@ -61,7 +61,7 @@ void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
   // Python computes these in double, then the tensor ops cast them to the dtype.
   const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
   const double bias_correction2 = 1 - std::pow(h.beta2, static_cast<double>(h.step));
-  internal::DispatchFloat("adamw", dtype, [&](auto type) {
+  DispatchFloat("adamw", dtype, [&](auto type) {
     using T = decltype(type);
     const Constants<T> k{static_cast<T>(1 - h.lr * h.weight_decay),
                          static_cast<T>(h.beta1),
@@ -71,9 +71,9 @@ void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
                          static_cast<T>(std::sqrt(bias_correction2)),
                          static_cast<T>(h.eps),
                          static_cast<T>(-(h.lr / bias_correction1))};
-    internal::ParallelForWork(n, 1, [&](int64_t b, int64_t e) {
-      Step(e - b, internal::At<T>(p, b), internal::At<T>(g, b), internal::At<T>(m, b),
-           internal::At<T>(v, b), k);
+    ParallelForWork(n, 1, [&](int64_t b, int64_t e) {
+      Step(e - b, At<T>(p, b), At<T>(g, b), At<T>(m, b),
+           At<T>(v, b), k);
     });
   });
 }

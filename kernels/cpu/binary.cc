@@ -222,7 +222,7 @@ void Comparison(const char* op, DType dtype, IntSpan shape, StridedIn a, Strided
 }  // namespace
 
 void Pow(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  internal::DispatchFloat("pow", dtype, [&](auto type) {
+  DispatchFloat("pow", dtype, [&](auto type) {
     using T = decltype(type);
     const T* pa = static_cast<const T*>(a.data);
     const T* pb = static_cast<const T*>(b.data);

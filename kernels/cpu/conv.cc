@@ -25,11 +25,8 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 namespace gemm = internal::HWY_NAMESPACE;
-using internal::At;
 using internal::IndexRange;
 using internal::InsideRange;
-using internal::DispatchFloat;
-using internal::ParallelForWork;
 
 // Parts the backward's sum over images is cut into: fixed, so that the order of the
 // sum (and the bits of dw, db) do not depend on the thread count.

@@ -10,7 +10,7 @@ namespace ember::kernels::cpu {
 void EmbeddingForward(DType dtype, int64_t n, int64_t dim, const void* weight, const int64_t* ids,
                       void* out) {
   const int64_t row_bytes = dim * ItemSize(dtype);
-  internal::ParallelForWork(n, dim, [&](int64_t b, int64_t e) {
+  ParallelForWork(n, dim, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       std::memcpy(static_cast<char*>(out) + i * row_bytes,
                   static_cast<const char*>(weight) + ids[i] * row_bytes, row_bytes);
@@ -20,14 +20,14 @@ void EmbeddingForward(DType dtype, int64_t n, int64_t dim, const void* weight, c
 
 void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, const void* dout,
                        void* dweight) {
-  internal::DispatchFloat("embedding_backward", dtype, [&](auto type) {
+  DispatchFloat("embedding_backward", dtype, [&](auto type) {
     using T = decltype(type);
-    const T* g = internal::At<T>(dout);
-    T* dw = internal::At<T>(dweight);
+    const T* g = At<T>(dout);
+    T* dw = At<T>(dweight);
     // Threads take blocks of 16 columns (no two write one cache line); the inner loop
     // over a block is contiguous and vectorises.
     constexpr int64_t kBlock = 16;
-    internal::ParallelForWork((dim + kBlock - 1) / kBlock, kBlock * n, [&](int64_t first, int64_t last) {
+    ParallelForWork((dim + kBlock - 1) / kBlock, kBlock * n, [&](int64_t first, int64_t last) {
       const int64_t b = first * kBlock, e = std::min(dim, last * kBlock);
       for (int64_t i = 0; i < n; ++i) {
         T* row = dw + ids[i] * dim;

@@ -22,9 +22,6 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-using internal::At;
-using internal::DispatchFloat;
-using internal::ParallelForWork;
 using internal::HWY_NAMESPACE::Accumulate;
 
 template <typename T>

@@ -24,9 +24,6 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 namespace gemm = internal::HWY_NAMESPACE;
 using gemm::kMr;
-using internal::At;
-using internal::DispatchFloat;
-using internal::ParallelForWork;
 
 // C (+)= A B on the calling thread, A and B strided matrices.
 template <typename T>

@@ -25,11 +25,8 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-using internal::At;
 using internal::IndexRange;
 using internal::InsideRange;
-using internal::DispatchFloat;
-using internal::ParallelForWork;
 
 // PyTorch's max-pooling rule as lane selects: tap value v (at input index `at`) replaces
 // the best so far where v > best or v is NaN (so the first maximum and the last NaN
@@ -244,13 +241,13 @@ void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const
 // The scatter has no SIMD code: a plain loop, planes split across the pool.
 bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, const int64_t* argmax,
                        const void* dy, void* dx) {
-  return internal::DispatchFloat("max_pool2d_backward", dtype, [&](auto type) {
+  return DispatchFloat("max_pool2d_backward", dtype, [&](auto type) {
     using T = decltype(type);
-    const T* g = internal::At<T>(dy);
-    T* out = internal::At<T>(dx);
+    const T* g = At<T>(dy);
+    T* out = At<T>(dx);
     const int64_t outs = window.out_h() * window.out_w(), area = window.height * window.width;
     std::atomic<bool> all_inside{true};
-    internal::ParallelForWork(planes, area + outs, [&](int64_t begin, int64_t end) {
+    ParallelForWork(planes, area + outs, [&](int64_t begin, int64_t end) {
       bool inside = true;
       for (int64_t p = begin; p < end; ++p) {
         std::fill(out + p * area, out + (p + 1) * area, T(0));

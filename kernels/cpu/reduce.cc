@@ -26,9 +26,6 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-using internal::At;
-using internal::DispatchFloat;
-using internal::ParallelForWork;
 
 // Loads elements [i, n) of x (fewer than a vector) padded with `fill`.
 template <class D, typename T = hn::TFromD<D>>
@@ -237,11 +234,11 @@ double SumSquares(DType dtype, int64_t n, const void* x) {
 
 void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t* out) {
   EMBER_CHECK(n >= 1 || rows == 0, "argmax: cannot reduce an empty row");
-  internal::DispatchFloat("argmax", dtype, [&](auto type) {
+  DispatchFloat("argmax", dtype, [&](auto type) {
     using T = decltype(type);
-    internal::ParallelForWork(rows, n, [&](int64_t b, int64_t e) {
+    ParallelForWork(rows, n, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
-        const T* row = internal::At<T>(x, r * ld);
+        const T* row = At<T>(x, r * ld);
         int64_t best = 0;
         for (int64_t i = 1; i < n && !std::isnan(row[best]); ++i) {
           if (row[i] > row[best] || std::isnan(row[i])) best = i;
@@ -254,17 +251,17 @@ void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
 
 void VarRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t correction,
              void* out) {
-  internal::DispatchFloat("var", dtype, [&](auto type) {
+  DispatchFloat("var", dtype, [&](auto type) {
     using T = decltype(type);
-    internal::ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
+    ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
-        const T* row = internal::At<T>(x, r * ld);
+        const T* row = At<T>(x, r * ld);
         double mean = 0, squares = 0;
         for (int64_t i = 0; i < n; ++i) mean += row[i];
         mean /= n;
         for (int64_t i = 0; i < n; ++i) squares += (row[i] - mean) * (row[i] - mean);
         // n - correction <= 0 gives inf or NaN, as in PyTorch.
-        internal::At<T>(out)[r] = static_cast<T>(squares / static_cast<double>(n - correction));
+        At<T>(out)[r] = static_cast<T>(squares / static_cast<double>(n - correction));
       }
     });
   });

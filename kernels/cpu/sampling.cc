@@ -25,9 +25,9 @@ bool Before(const T* row, int64_t a, int64_t b) {
 void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, void* values,
               int64_t* indices) {
   EMBER_CHECK(k >= 1 && k <= n, "topk: k = ", k, " is out of range for rows of ", n);
-  internal::DispatchFloat("topk", dtype, [&](auto type) {
+  DispatchFloat("topk", dtype, [&](auto type) {
     using T = decltype(type);
-    internal::ParallelForWork(rows, n, [&](int64_t b, int64_t e) {
+    ParallelForWork(rows, n, [&](int64_t b, int64_t e) {
       std::vector<int64_t> order(n);
       for (int64_t r = b; r < e; ++r) {
         const T* row = static_cast<const T*>(x) + r * n;
@@ -46,7 +46,7 @@ void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, vo
 
 void MultinomialRows(DType dtype, int64_t rows, int64_t n, const void* probs, const double* uniform,
                      int64_t* out) {
-  internal::DispatchFloat("multinomial", dtype, [&](auto type) {
+  DispatchFloat("multinomial", dtype, [&](auto type) {
     using T = decltype(type);
     for (int64_t r = 0; r < rows; ++r) {
       const T* row = static_cast<const T*>(probs) + r * n;

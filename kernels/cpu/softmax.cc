@@ -24,9 +24,6 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-using internal::At;
-using internal::DispatchFloat;
-using internal::ParallelForWork;
 using internal::HWY_NAMESPACE::Accumulate;
 using internal::HWY_NAMESPACE::ExpNonPositive;
 using internal::HWY_NAMESPACE::Map;

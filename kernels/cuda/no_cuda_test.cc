@@ -6,9 +6,8 @@
 
 #include "base/error.h"
 #include "gtest/gtest.h"
-#include "kernels/cuda/binary.h"
 #include "kernels/cuda/copy.h"
-#include "kernels/cuda/matmul.h"
+#include "kernels/cuda/kernels.h"
 
 namespace ember::kernels::cuda {
 namespace {

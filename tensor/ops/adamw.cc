@@ -1,7 +1,7 @@
 #include "tensor/ops/adamw.h"
 
 #include "kernels/cpu/adamw.h"
-#include "kernels/cuda/adamw.h"
+#include "kernels/cuda/kernels.h"
 #include "tensor/ops/internal/backend.h"
 
 namespace ember::ops {

@@ -1,7 +1,7 @@
 #include "tensor/ops/binary.h"
 
 #include "kernels/cpu/binary.h"
-#include "kernels/cuda/binary.h"
+#include "kernels/cuda/kernels.h"
 #include "tensor/ops/internal/backend.h"
 
 namespace ember::ops {

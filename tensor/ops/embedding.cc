@@ -1,7 +1,7 @@
 #include "tensor/ops/embedding.h"
 
 #include "kernels/cpu/embedding.h"
-#include "kernels/cuda/embedding.h"
+#include "kernels/cuda/kernels.h"
 #include "tensor/creation.h"
 #include "tensor/ops/internal/backend.h"
 

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "kernels/cpu/matmul.h"
-#include "kernels/cuda/matmul.h"
+#include "kernels/cuda/kernels.h"
 #include "tensor/ops/binary.h"
 #include "tensor/ops/internal/backend.h"
 

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "kernels/cpu/reduce.h"
-#include "kernels/cuda/reduce.h"
+#include "kernels/cuda/kernels.h"
 #include "tensor/ops/binary.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"

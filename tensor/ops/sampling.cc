@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "kernels/cpu/sampling.h"
-#include "kernels/cuda/sampling.h"
+#include "kernels/cuda/kernels.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 

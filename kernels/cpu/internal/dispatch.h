@@ -38,7 +38,9 @@
 #include "kernels/cpu/thread_pool.h"
 #include "tensor/dtype.h"
 
-namespace ember::kernels::cpu::internal {
+// In namespace cpu itself (as ParallelFor), so that kernel code in
+// cpu::HWY_NAMESPACE finds them unqualified.
+namespace ember::kernels::cpu {
 
 // The pool's grain, in units of work: about one elementwise operation on one element
 // streamed from memory (a fraction of a nanosecond). Below this much work, a chunk is
@@ -77,6 +79,6 @@ T* At(void* p, int64_t offset_elements = 0) {
   return p ? static_cast<T*>(p) + offset_elements : nullptr;
 }
 
-}  // namespace ember::kernels::cpu::internal
+}  // namespace ember::kernels::cpu
 
 #endif  // EMBER_KERNELS_CPU_INTERNAL_DISPATCH_H_
