@@ -34,7 +34,7 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = GPT(V, T, L, H, C)
-    with torch.no_grad():  # GPT-2's initialisation, as ember's (nn::InitGpt2)
+    with torch.no_grad():  # GPT-2's initialisation, as ember's (models/gpt2's InitGpt2)
         for name, p in model.named_parameters():
             if name.endswith("bias"):
                 p.zero_()
