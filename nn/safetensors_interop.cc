@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/main.h"
+#include "base/status.h"
 #include "nn/safetensors.h"
 #include "tensor/creation.h"
 
@@ -49,47 +51,49 @@ std::map<std::string, Tensor> FixedTensors() {
 std::string Value(const Tensor& t, int64_t i) {
   const void* p = t.raw_data();
   switch (t.dtype()) {
-    case DType::kF32: return absl::StrFormat("%.9g", static_cast<const float*>(p)[i]);
-    case DType::kF64: return absl::StrFormat("%.17g", static_cast<const double*>(p)[i]);
+    case DType::kF32:
+      return absl::StrFormat("%.9g", static_cast<const float*>(p)[i]);
+    case DType::kF64:
+      return absl::StrFormat("%.17g", static_cast<const double*>(p)[i]);
     case DType::kF16:
     case DType::kBF16:
-    case DType::kU16: return absl::StrCat(static_cast<const uint16_t*>(p)[i]);
-    case DType::kI32: return absl::StrCat(static_cast<const int32_t*>(p)[i]);
-    case DType::kI64: return absl::StrCat(static_cast<const int64_t*>(p)[i]);
-    case DType::kU8: return absl::StrCat(static_cast<const uint8_t*>(p)[i]);
-    case DType::kBool: return static_cast<const bool*>(p)[i] ? "1" : "0";
+    case DType::kU16:
+      return absl::StrCat(static_cast<const uint16_t*>(p)[i]);
+    case DType::kI32:
+      return absl::StrCat(static_cast<const int32_t*>(p)[i]);
+    case DType::kI64:
+      return absl::StrCat(static_cast<const int64_t*>(p)[i]);
+    case DType::kU8:
+      return absl::StrCat(static_cast<const uint8_t*>(p)[i]);
+    case DType::kBool:
+      return static_cast<const bool*>(p)[i] ? "1" : "0";
   }
   return "?";
 }
 
-int Main(int argc, char** argv) {
-  const std::string mode = argc == 3 ? argv[1] : "";
+absl::Status Run(const std::vector<std::string>& arguments) {
+  const std::string mode = arguments.size() == 2 ? arguments[0] : "";
   if (mode == "write") {
-    const absl::Status status =
-        SaveSafetensors(argv[2], FixedTensors(), {{"format", "pt"}, {"note", "caf\u00e9"}});
-    if (!status.ok()) std::cerr << status << "\n";
-    return status.ok() ? 0 : 1;
+    return SaveSafetensors(arguments[1], FixedTensors(), {{"format", "pt"}, {"note", "caf\u00e9"}});
   }
-  if (mode == "dump") {
-    absl::StatusOr<Safetensors> file = LoadSafetensors(argv[2]);
-    if (!file.ok()) {
-      std::cerr << file.status() << "\n";
-      return 1;
-    }
-    for (const auto& [key, value] : file->metadata) std::cout << "metadata " << key << "=" << value << "\n";
-    for (const auto& [name, t] : file->tensors) {
-      std::vector<std::string> values;
-      for (int64_t i = 0; i < t.numel(); ++i) values.push_back(Value(t, i));
-      std::cout << name << " " << SafetensorsDTypeName(t.dtype()) << " ["
-                << absl::StrJoin(t.shape(), ",") << "] " << absl::StrJoin(values, " ") << "\n";
-    }
-    return 0;
+  if (mode != "dump")
+    return absl::InvalidArgumentError("usage: safetensors_interop write|dump FILE");
+  ASSIGN_OR_RETURN(const Safetensors file, LoadSafetensors(arguments[1]));
+  for (const auto& [key, value] : file.metadata)
+    std::cout << "metadata " << key << "=" << value << "\n";
+  for (const auto& [name, t] : file.tensors) {
+    std::vector<std::string> values;
+    for (int64_t i = 0; i < t.numel(); ++i) values.push_back(Value(t, i));
+    std::cout << name << " " << SafetensorsDTypeName(t.dtype()) << " ["
+              << absl::StrJoin(t.shape(), ",") << "] " << absl::StrJoin(values, " ") << "\n";
   }
-  std::cerr << "usage: safetensors_interop write|dump FILE\n";
-  return 2;
+  return absl::OkStatus();
 }
 
 }  // namespace
 }  // namespace ember::nn
 
-int main(int argc, char** argv) { return ember::nn::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return ember::RunMain(argc, argv, "safetensors_interop", "safetensors_interop write|dump FILE",
+                        ember::nn::Run);
+}

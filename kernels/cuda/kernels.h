@@ -3,12 +3,12 @@
 
 // The CUDA backend's interface for the tensor ops (copy.h has the tensor core's copy
 // and fill): every kernel of kernels/cpu again, in namespace kernels::cuda, each
-// declared with its CPU twin's type (so the two signatures cannot
-// drift apart) and keeping the contract its CPU header states, on device memory (arrays
-// a CPU header marks as host memory stay on the host). tensor/ops picks between the two
-// by device (tensor/ops/internal/backend.h). Each family's CUDA code lives in
-// kernels/cuda/<family>.{cc,cu}; a build without CUDA links no_cuda.cc instead, whose
-// every function throws.
+// declared with its CPU twin's type (so the two signatures cannot drift apart) and
+// keeping the contract its CPU header states, on device memory (arrays a CPU header
+// marks as host memory stay on the host). tensor/ops picks between the two by device
+// (tensor/ops/internal/backend.h). Each family's CUDA code goes in
+// kernels/cuda/<family>.{cc,cu}; until it is there, and in a build without CUDA,
+// no_cuda.cc stands in, whose every function throws.
 
 #include "kernels/cpu/adamw.h"
 #include "kernels/cpu/binary.h"

@@ -7,7 +7,6 @@
 #include "absl/strings/str_join.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
-#include "nn/init.h"
 #include "tensor/creation.h"
 
 namespace ember::models::gpt2 {

@@ -12,7 +12,7 @@
 //          DispatchFloat("layer_norm", dtype, [&](auto type) {
 //            using T = decltype(type);
 //            ParallelForWork(rows, 2 * c, [&](int64_t begin, int64_t end) {
-//              LayerNormRows<T>(end - begin, c, At<T>(x, begin * c), ...);
+//              ForwardRows(end - begin, c, At<T>(x, begin * c), ...);
 //            });
 //          });
 //        }
