@@ -11,10 +11,13 @@ namespace {
 
 thread_local bool in_parallel_region = false;
 
-// A waiting thread spins this many pauses (some tens of microseconds) before it
-// sleeps: kernels issue loops back to back, and waking a sleeping thread costs about
-// as much as a small loop.
-constexpr int kSpinPauses = 4000;
+// A waiting thread first spins this many pauses (some microseconds): kernels issue
+// loops back to back, and waking a sleeping thread costs about as much as a small loop.
+constexpr int kSpinPauses = 2000;
+// Then it yields its core this many times before it sleeps: on a machine where
+// another process keeps a core busy, a spinning thread would take the time of the
+// very thread it waits for.
+constexpr int kYields = 50;
 
 inline void Pause() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -22,15 +25,22 @@ inline void Pause() {
 #endif
 }
 
-// Spins until done() or the spin budget runs out; says whether done() came true.
+// Spins, then yields, until done() or the budget runs out; says whether done() came
+// true (if not, the caller sleeps on a condition variable).
 template <typename Done>
-bool SpinUntil(const Done& done) {
+bool SpinThenYield(const Done& done) {
   for (int i = 0; i < kSpinPauses; ++i) {
     if (done()) return true;
     Pause();
   }
+  for (int i = 0; i < kYields; ++i) {
+    if (done()) return true;
+    std::this_thread::yield();
+  }
   return done();
 }
+
+constexpr uint64_t kChunkMask = 0xffffffffu;
 
 int ThreadsFromEnvironment() {
   if (const char* env = std::getenv("EMBER_NUM_THREADS")) {
@@ -50,7 +60,7 @@ std::unique_ptr<ThreadPool>& PoolSlot() {
 
 ThreadPool::ThreadPool(int num_threads) {
   EMBER_CHECK(num_threads >= 1, "thread pool: need at least 1 thread, got ", num_threads);
-  for (int w = 0; w + 1 < num_threads; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
+  for (int w = 0; w + 1 < num_threads; ++w) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -62,29 +72,35 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::RunChunk(int64_t chunk) {
-  const int64_t begin = chunk * chunk_size_;
-  const int64_t end = std::min(n_, begin + chunk_size_);
-  in_parallel_region = true;
-  (*fn_)(begin, end);
-  in_parallel_region = false;
+void ThreadPool::RunChunks(uint32_t generation, const Loop& loop) {
+  uint64_t claim = claim_.load(std::memory_order_acquire);
+  while ((claim >> 32) == generation && static_cast<int64_t>(claim & kChunkMask) < loop.num_chunks) {
+    if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
+    const int64_t begin = static_cast<int64_t>(claim & kChunkMask) * loop.chunk_size;
+    in_parallel_region = true;
+    (*loop.fn)(begin, std::min(loop.n, begin + loop.chunk_size));
+    in_parallel_region = false;
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == loop.num_chunks) {
+      std::lock_guard<std::mutex> lock(mutex_);  // so that a sleeping caller cannot miss it
+      work_done_.notify_all();
+    }
+    claim = claim_.load(std::memory_order_acquire);
+  }
 }
 
-void ThreadPool::WorkerLoop(int worker) {
-  uint64_t seen = 0;
+void ThreadPool::WorkerLoop() {
+  uint32_t seen = 0;
   while (true) {
-    SpinUntil([&] { return generation_.load(std::memory_order_acquire) != seen; });
-    std::unique_lock<std::mutex> lock(mutex_);
-    work_ready_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
-    if (stop_) return;
-    seen = generation_.load();
-    // Worker w runs chunk w + 1; the caller runs chunk 0.
-    const int64_t chunk = worker + 1;
-    if (chunk >= num_chunks_) continue;
-    lock.unlock();
-    RunChunk(chunk);
-    lock.lock();
-    if (--pending_ == 0) work_done_.notify_one();
+    SpinThenYield([&] { return generation_.load(std::memory_order_acquire) != seen; });
+    Loop loop;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_ready_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
+      if (stop_) return;
+      seen = generation_.load();
+      loop = loop_;
+    }
+    RunChunks(seen, loop);
   }
 }
 
@@ -98,21 +114,27 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     return;
   }
   std::lock_guard<std::mutex> run_lock(run_mutex_);
+  Loop loop;
+  loop.fn = &fn;
+  loop.n = n;
+  loop.chunk_size = (n + chunks - 1) / chunks;
+  loop.num_chunks = (n + loop.chunk_size - 1) / loop.chunk_size;
+  uint32_t generation;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = &fn;
-    n_ = n;
-    chunk_size_ = (n + chunks - 1) / chunks;
-    num_chunks_ = (n + chunk_size_ - 1) / chunk_size_;
-    pending_.store(static_cast<int>(num_chunks_) - 1);
-    generation_.fetch_add(1, std::memory_order_release);
+    loop_ = loop;
+    done_.store(0, std::memory_order_relaxed);
+    generation = generation_.load() + 1;
+    claim_.store(uint64_t{generation} << 32, std::memory_order_release);
+    generation_.store(generation, std::memory_order_release);
   }
   work_ready_.notify_all();
-  RunChunk(0);
-  SpinUntil([&] { return pending_.load(std::memory_order_acquire) == 0; });
+  RunChunks(generation, loop);
+  // What is left are chunks that workers have started.
+  const auto finished = [&] { return done_.load(std::memory_order_acquire) == loop.num_chunks; };
+  if (SpinThenYield(finished)) return;
   std::unique_lock<std::mutex> lock(mutex_);
-  work_done_.wait(lock, [&] { return pending_.load() == 0; });
-  fn_ = nullptr;
+  work_done_.wait(lock, finished);
 }
 
 ThreadPool& DefaultThreadPool() { return *PoolSlot(); }

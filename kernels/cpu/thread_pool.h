@@ -15,12 +15,16 @@ namespace ember::kernels::cpu {
 //
 // ParallelFor(n, grain, fn) cuts [0, n) into at most num_threads() contiguous chunks of
 // at least `grain` items, equal but for the last, and calls fn(begin, end) once per
-// chunk; the calling thread runs one chunk itself and returns when all are done. The
-// cut depends only on n, grain and num_threads(), never on timing, so a kernel that
-// reduces within a chunk is deterministic for a given thread count. A ParallelFor
-// called from inside a chunk runs serially (no nested parallelism, no deadlock).
-// One ParallelFor runs at a time per pool; concurrent callers take turns. fn must
-// not throw (kernels check their arguments before they split work).
+// chunk. The cut depends only on n, grain and num_threads(), never on timing, so a
+// kernel that reduces within a chunk is deterministic for a given thread count. Which
+// thread runs a chunk is not fixed: the caller and the woken workers claim chunks one
+// at a time, and the caller keeps claiming until none is left, so a worker that the
+// scheduler has not run yet (another process holds its core) never holds the caller
+// up; the caller waits only for chunks a worker has started. Waiting threads spin
+// briefly, then yield their core, then sleep.
+// A ParallelFor called from inside a chunk runs serially (no nested parallelism, no
+// deadlock). One ParallelFor runs at a time per pool; concurrent callers take turns.
+// fn must not throw (kernels check their arguments before they split work).
 class ThreadPool {
  public:
   explicit ThreadPool(int num_threads);
@@ -33,20 +37,27 @@ class ThreadPool {
   void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
-  void WorkerLoop(int worker);
-  void RunChunk(int64_t chunk);
+  struct Loop {
+    const std::function<void(int64_t, int64_t)>* fn = nullptr;
+    int64_t n = 0, chunk_size = 0, num_chunks = 0;
+  };
+
+  void WorkerLoop();
+  // Claims chunks of loop `generation` and runs them until none is left.
+  void RunChunks(uint32_t generation, const Loop& loop);
 
   std::vector<std::thread> workers_;
   std::mutex run_mutex_;  // serialises ParallelFor calls
   std::mutex mutex_;
   std::condition_variable work_ready_, work_done_;
-  // The current loop, guarded by mutex_.
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0, chunk_size_ = 0, num_chunks_ = 0;
-  // Bumped per loop so that workers see each one once; written under mutex_, also
-  // read without it by spinning threads (as is pending_).
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};  // workers still running their chunk
+  Loop loop_;  // the current loop, guarded by mutex_
+  // Bumped per loop (under mutex_, read without it by spinning workers).
+  std::atomic<uint32_t> generation_{0};
+  // The loop's generation (high 32 bits) and its next unclaimed chunk (low 32 bits),
+  // claimed by compare-and-swap: a worker that wakes late can never claim a chunk of a
+  // later loop.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int64_t> done_{0};  // chunks of the current loop finished
   bool stop_ = false;
 };
 

@@ -45,11 +45,16 @@ TEST(ThreadPoolTest, UsesSeveralThreadsAndNestsSerially) {
   std::mutex mutex;
   std::set<std::thread::id> ids;
   std::atomic<int64_t> inner_total{0};
+  std::atomic<int> started{0};
   pool.ParallelFor(3, 1, [&](int64_t, int64_t) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       ids.insert(std::this_thread::get_id());
     }
+    // Each chunk waits until all three have started: a thread runs one chunk at a
+    // time, so three threads must take part.
+    ++started;
+    while (started.load() < 3) std::this_thread::yield();
     // A nested loop runs serially on this thread instead of waiting on the pool.
     pool.ParallelFor(10, 1, [&](int64_t b, int64_t e) {
       EXPECT_EQ(b, 0);
