@@ -72,7 +72,8 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::RunChunks(uint32_t generation, const Loop& loop) {
+int64_t ThreadPool::RunChunks(uint32_t generation, const Loop& loop) {
+  int64_t ran = 0;
   uint64_t claim = claim_.load(std::memory_order_acquire);
   while ((claim >> 32) == generation && static_cast<int64_t>(claim & kChunkMask) < loop.num_chunks) {
     if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
@@ -80,18 +81,23 @@ void ThreadPool::RunChunks(uint32_t generation, const Loop& loop) {
     in_parallel_region = true;
     (*loop.fn)(begin, std::min(loop.n, begin + loop.chunk_size));
     in_parallel_region = false;
+    ++ran;
     if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == loop.num_chunks) {
       std::lock_guard<std::mutex> lock(mutex_);  // so that a sleeping caller cannot miss it
       work_done_.notify_all();
     }
     claim = claim_.load(std::memory_order_acquire);
   }
+  return ran;
 }
 
 void ThreadPool::WorkerLoop() {
   uint32_t seen = 0;
+  bool late = false;  // the last loop was over before this worker got to it
   while (true) {
-    SpinThenYield([&] { return generation_.load(std::memory_order_acquire) != seen; });
+    // A worker that keeps arriving late is not getting a core (another process has
+    // it): it sleeps at once instead of spinning against the threads that do the work.
+    if (!late) SpinThenYield([&] { return generation_.load(std::memory_order_acquire) != seen; });
     Loop loop;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -100,7 +106,7 @@ void ThreadPool::WorkerLoop() {
       seen = generation_.load();
       loop = loop_;
     }
-    RunChunks(seen, loop);
+    late = RunChunks(seen, loop) == 0;
   }
 }
 

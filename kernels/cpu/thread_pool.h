@@ -43,8 +43,9 @@ class ThreadPool {
   };
 
   void WorkerLoop();
-  // Claims chunks of loop `generation` and runs them until none is left.
-  void RunChunks(uint32_t generation, const Loop& loop);
+  // Claims chunks of loop `generation` and runs them until none is left; returns how
+  // many it ran.
+  int64_t RunChunks(uint32_t generation, const Loop& loop);
 
   std::vector<std::thread> workers_;
   std::mutex run_mutex_;  // serialises ParallelFor calls
