@@ -193,7 +193,7 @@ void ConvolveImages(int64_t n, int64_t c, int64_t o, const Window2d& g, const T*
   const Unrolling<T> unrolling = UnrollingOf<T>(n, c, g);
   const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PaddedRows(o) * ck);
   gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
-  ParallelForWork(n, o * ck * l / 2, [&](int64_t begin, int64_t end) {  // an image's multiply-adds / 2
+  ParallelForWork(n, o * ck * l / 8, [&](int64_t begin, int64_t end) {  // an image's multiply-adds / 8
     std::vector<T> row(gemm::kNc);
     for (int64_t s = begin; s < end; ++s) {
       gemm::GemmBlocked(
@@ -233,8 +233,8 @@ void ConvolutionGradients(int64_t n, int64_t c, int64_t o, const Window2d& g, co
     packed_wt = hwy::AllocateAligned<T>(gemm::PaddedRows(ck) * o);
     gemm::PackAllA(w, 1, ck, ck, o, packed_wt.get());
   }
-  // A part's work: two products of o ck l multiply-adds per image (dw, dx), halved.
-  ParallelForWork(parts, (n / parts) * o * ck * l, [&](int64_t begin, int64_t end) {
+  // A part's work: two products of o ck l multiply-adds per image (dw, dx), / 8 each.
+  ParallelForWork(parts, (n / parts) * o * ck * l / 4, [&](int64_t begin, int64_t end) {
     // Unrolled rows of a lane-count group of taps, transposed into B's panels together.
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
     std::vector<T> rows(lanes * gemm::BlockDepth<T>());

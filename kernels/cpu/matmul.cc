@@ -91,7 +91,7 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
     // Threads take blocks of 64 columns (whole vectors), so which columns go through
     // the vector loop, and so their rounding, does not depend on the thread count.
     constexpr int64_t kBlock = 64;
-    ParallelForWork((n + kBlock - 1) / kBlock, m * k * kBlock / 2, [&](int64_t begin, int64_t end) {
+    ParallelForWork((n + kBlock - 1) / kBlock, m * k * kBlock / 8, [&](int64_t begin, int64_t end) {
       GemmFewRows(m, k, begin * kBlock, std::min(n, end * kBlock), a, ars, acs, b, brs, bcs, c, ldc,
                   accumulate);
     });
@@ -100,12 +100,12 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
   const int64_t nr = gemm::PanelWidth<T>();
   const int64_t panels = (n + nr - 1) / nr, slivers = (m + kMr - 1) / kMr;
   if (panels >= 4 * NumThreads() || panels >= slivers) {
-    ParallelForWork(panels, m * nr * k / 2, [&](int64_t begin, int64_t end) {
+    ParallelForWork(panels, m * nr * k / 8, [&](int64_t begin, int64_t end) {
       const int64_t j0 = begin * nr, j1 = std::min(n, end * nr);
       GemmSerial(m, k, j1 - j0, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, accumulate);
     });
   } else {
-    ParallelForWork(slivers, kMr * n * k / 2, [&](int64_t begin, int64_t end) {
+    ParallelForWork(slivers, kMr * n * k / 8, [&](int64_t begin, int64_t end) {
       const int64_t i0 = begin * kMr, i1 = std::min(m, end * kMr);
       GemmSerial(i1 - i0, k, n, a + i0 * ars, ars, acs, b, brs, bcs, c + i0 * ldc, ldc, accumulate);
     });
@@ -129,7 +129,7 @@ void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, 
   DispatchFloat("matmul", dtype, [&](auto type) {
     using T = decltype(type);
     // A nested ParallelFor (inside GemmImpl) runs serially.
-    ParallelForWork(batches, m * k * n / 2, [&](int64_t begin, int64_t end) {
+    ParallelForWork(batches, m * k * n / 8, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         GemmImpl(m, k, n, At<T>(a.data, a_offsets[i]), a.row_stride, a.col_stride,
                  At<T>(b.data, b_offsets[i]), b.row_stride, b.col_stride,
