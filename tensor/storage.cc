@@ -17,7 +17,7 @@ void* CpuAllocator::Allocate(int64_t nbytes) {
   if (nbytes == 0) return nullptr;
   const int64_t padded = Padded(nbytes);
   void* data = nullptr;
-  if (padded >= kCacheMinBytes) {
+  {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = cache_.find(padded); it != cache_.end()) {
       data = it->second;
@@ -25,13 +25,16 @@ void* CpuAllocator::Allocate(int64_t nbytes) {
       cached_bytes_ -= padded;
     }
   }
-  if (data == nullptr) data = std::aligned_alloc(kStorageAlignment, padded);
-  if (data == nullptr && cached_bytes() > 0) {  // the cache's other sizes may be what is missing
-    EmptyCache();
+  if (data == nullptr) {
     data = std::aligned_alloc(kStorageAlignment, padded);
+    if (data == nullptr && cached_bytes() > 0) {  // the cache's other sizes may be what is missing
+      EmptyCache();
+      data = std::aligned_alloc(kStorageAlignment, padded);
+    }
+    EMBER_CHECK(data != nullptr, "allocate: out of memory asking for ", nbytes, " bytes (",
+                live_bytes(), " bytes already live)");
+    fresh_allocation_count_.fetch_add(1, std::memory_order_relaxed);
   }
-  EMBER_CHECK(data != nullptr, "allocate: out of memory asking for ", nbytes, " bytes (",
-              live_bytes(), " bytes already live)");
   const int64_t live = live_bytes_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
   int64_t peak = peak_bytes_.load(std::memory_order_relaxed);
   while (live > peak && !peak_bytes_.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
@@ -44,7 +47,7 @@ void CpuAllocator::Deallocate(void* data, int64_t nbytes) {
   if (data == nullptr) return;
   live_bytes_.fetch_sub(nbytes, std::memory_order_relaxed);
   const int64_t padded = Padded(nbytes);
-  if (padded >= kCacheMinBytes) {
+  {
     std::lock_guard<std::mutex> lock(mutex_);
     if (cached_bytes_ + padded <= kCacheMaxBytes) {
       cache_.emplace(padded, data);

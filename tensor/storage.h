@@ -31,16 +31,16 @@ class Allocator {
 // reported and tested (a steady-state training step should allocate nothing new).
 // Thread-safe.
 //
-// Large buffers (kCacheMinBytes and up) are cached when freed and handed out again
-// for a request of the same padded size: a training step makes the same big tensors
-// every time (logits, gradients), and a fresh large block comes from the kernel as
-// untouched pages, one page fault and one zeroing per 4 kB, every step. The cache
-// holds at most kCacheMaxBytes (a block that does not fit is freed); EmptyCache()
-// gives it all back (as torch.cuda.empty_cache()), as does an allocation that finds
-// no memory, before it tries again.
+// Freed buffers are cached and handed out again for a request of the same padded
+// size, as PyTorch's CUDA allocator does: a training step makes the same tensors
+// every time, so after the first steps it takes all its memory from the cache (a
+// fresh large block would come from the kernel as untouched pages, one page fault and
+// one zeroing per 4 kB, every step; a small one costs a trip through malloc). The
+// cache holds at most kCacheMaxBytes (a block that does not fit is freed);
+// EmptyCache() gives it all back (as torch.cuda.empty_cache()), as does an allocation
+// that finds no memory, before it tries again.
 class CpuAllocator final : public Allocator {
  public:
-  static constexpr int64_t kCacheMinBytes = int64_t{1} << 20;
 #if defined(__SANITIZE_ADDRESS__)
   static constexpr int64_t kCacheMaxBytes = 0;  // AddressSanitizer must see every free
 #else
@@ -62,6 +62,9 @@ class CpuAllocator final : public Allocator {
   int64_t peak_bytes() const { return peak_bytes_.load(std::memory_order_relaxed); }
   // How many Allocate calls returned memory (nbytes > 0), ever.
   int64_t allocation_count() const { return allocation_count_.load(std::memory_order_relaxed); }
+  // How many of them took new memory from the system rather than a cached block: a
+  // steady-state training step adds none.
+  int64_t fresh_allocation_count() const { return fresh_allocation_count_.load(std::memory_order_relaxed); }
   void ResetPeak() { peak_bytes_.store(live_bytes(), std::memory_order_relaxed); }
 
  private:
@@ -71,6 +74,7 @@ class CpuAllocator final : public Allocator {
   std::atomic<int64_t> live_bytes_{0};
   std::atomic<int64_t> peak_bytes_{0};
   std::atomic<int64_t> allocation_count_{0};
+  std::atomic<int64_t> fresh_allocation_count_{0};
 };
 
 // The process's CPU allocator.

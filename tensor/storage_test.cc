@@ -86,11 +86,12 @@ TEST(StorageTest, ErrorsNameTheProblem) {
   EXPECT_THROW(Storage::Allocate(int64_t{1} << 62), Error);  // out of memory, not a crash
 }
 
-TEST(StorageTest, LargeBlocksAreReusedNotReturned) {
+TEST(StorageTest, FreedBlocksAreReusedNotReturned) {
   if (CpuAllocator::kCacheMaxBytes == 0) GTEST_SKIP() << "no cache under AddressSanitizer";
   CpuAllocator& cpu = GetCpuAllocator();
   cpu.EmptyCache();
-  const int64_t big = 3 * CpuAllocator::kCacheMinBytes + 10, count = cpu.allocation_count();
+  const int64_t big = (int64_t{3} << 20) + 10, count = cpu.allocation_count();
+  const int64_t fresh = cpu.fresh_allocation_count();
   void* first = nullptr;
   {
     const Storage a = Storage::Allocate(big);
@@ -106,10 +107,16 @@ TEST(StorageTest, LargeBlocksAreReusedNotReturned) {
     EXPECT_NE(c.data(), first);
   }
   EXPECT_EQ(cpu.allocation_count(), count + 3);
+  EXPECT_EQ(cpu.fresh_allocation_count(), fresh + 2);  // b reused a's block
   {
-    const Storage small = Storage::Allocate(1000);  // small blocks are not cached
+    const Storage small = Storage::Allocate(1000);  // small blocks are cached too
   }
-  EXPECT_EQ(cpu.cached_bytes(), 2 * ((big + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment) + 4096);
+  {
+    const Storage again = Storage::Allocate(1000);
+    EXPECT_EQ(cpu.fresh_allocation_count(), fresh + 3);
+  }
+  EXPECT_EQ(cpu.cached_bytes(),
+            2 * ((big + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment) + 4096 + 1024);
   // A request the system cannot meet first gives the cache back, then fails.
   EXPECT_THROW(Storage::Allocate(int64_t{1} << 50), Error);
   EXPECT_EQ(cpu.cached_bytes(), 0);

@@ -8,6 +8,7 @@
 #include "data/shards.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tensor/storage.h"
 
 namespace ember::models::gpt2 {
 namespace {
@@ -46,6 +47,19 @@ std::vector<std::vector<float>> Weights(Trainer& t) {
   std::vector<std::vector<float>> w;
   for (const Tensor& p : t.model().Parameters()) w.push_back(p.ToVector<float>());
   return w;
+}
+
+// Memory for a step is planned: after the first steps, every tensor a step makes
+// comes from the allocator's cache (the same sizes every step), none from the system.
+TEST(TrainerTest, ASteadyStepAllocatesNothingNew) {
+  if (CpuAllocator::kCacheMaxBytes == 0) GTEST_SKIP() << "no cache under AddressSanitizer";
+  const data::TokenShard shard = Shard("steady.bin", 4096);
+  auto t = *Trainer::Create(Small(), Options(), {&shard}, nullptr);
+  t->Step();
+  t->Step();
+  const int64_t fresh = GetCpuAllocator().fresh_allocation_count();
+  for (int step = 0; step < 3; ++step) t->Step();
+  EXPECT_EQ(GetCpuAllocator().fresh_allocation_count(), fresh);
 }
 
 // Two shards in the sequential order are read as llm.c reads them: the first's batches,
