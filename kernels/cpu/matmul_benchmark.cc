@@ -1,5 +1,6 @@
 // ember's Gemm against OpenBLAS's cblas_sgemm and Eigen's matrix product (built for
-// this CPU, OpenMP threads) at GPT-2's shapes, on 1 and 2 threads:
+// this CPU, OpenMP threads) at GPT-2's shapes, in the three layouts a Linear layer
+// uses, on 1 and 2 threads:
 //   bazel run -c opt //kernels/cpu:matmul_benchmark
 // Each row reports GFLOP/s (2 M K N per multiply); compare rows of the same shape
 // (tools/reference/gemm_ratio.py prints the ratios).
@@ -12,6 +13,7 @@
 
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace ember::kernels::cpu {
@@ -32,85 +34,81 @@ void SetFlops(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
       benchmark::Counter(2.0 * m * k * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// Operand layouts, GPT-2's three products per Linear: kNN, C = A B; kNT, C = A B^T
+// with B stored [N, K] (the forward, x W^T); kTN, C = A^T B with A stored [K, M] (the
+// weight gradient, dW = dY^T X).
+enum Layout { kNN, kNT, kTN };
+
+struct Problem {
+  explicit Problem(const benchmark::State& state)
+      : m(state.range(0)), k(state.range(1)), n(state.range(2)), threads(static_cast<int>(state.range(3))),
+        layout(static_cast<Layout>(state.range(4))), x(m, k, n) {}
+  // Strides of A and B in this layout (row, column).
+  MatrixIn A() const { return layout == kTN ? MatrixIn{x.a.data(), 1, m} : MatrixIn{x.a.data(), k, 1}; }
+  MatrixIn B() const { return layout == kNT ? MatrixIn{x.b.data(), 1, k} : MatrixIn{x.b.data(), n, 1}; }
+  int64_t m, k, n;
+  int threads;
+  Layout layout;
+  Operands x;
+};
+
 void BM_Ember(benchmark::State& state) {
-  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
-  SetNumThreads(static_cast<int>(state.range(3)));
-  Operands x(m, k, n);
+  Problem p(state);
+  SetNumThreads(p.threads);
   for (auto _ : state) {
-    Gemm(DType::kF32, m, k, n, {x.a.data(), k, 1}, {x.b.data(), n, 1}, x.c.data(), n, false);
-    benchmark::DoNotOptimize(x.c.data());
+    Gemm(DType::kF32, p.m, p.k, p.n, p.A(), p.B(), p.x.c.data(), p.n, false);
+    benchmark::DoNotOptimize(p.x.c.data());
   }
-  SetFlops(state, m, k, n);
-}
-
-// A W^T with W [N, K] stored row-major: nn::Linear's forward, B read transposed.
-void BM_EmberTransposedB(benchmark::State& state) {
-  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
-  SetNumThreads(static_cast<int>(state.range(3)));
-  Operands x(m, k, n);
-  for (auto _ : state) {
-    Gemm(DType::kF32, m, k, n, {x.a.data(), k, 1}, {x.b.data(), 1, k}, x.c.data(), n, false);
-    benchmark::DoNotOptimize(x.c.data());
-  }
-  SetFlops(state, m, k, n);
-}
-
-// G^T X with G [K, M] stored row-major: nn::Linear's weight gradient (dW = dY^T X), A
-// read transposed.
-void BM_EmberTransposedA(benchmark::State& state) {
-  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
-  SetNumThreads(static_cast<int>(state.range(3)));
-  Operands x(m, k, n);
-  for (auto _ : state) {
-    Gemm(DType::kF32, m, k, n, {x.a.data(), 1, m}, {x.b.data(), n, 1}, x.c.data(), n, false);
-    benchmark::DoNotOptimize(x.c.data());
-  }
-  SetFlops(state, m, k, n);
+  state.SetLabel(SimdTarget());
+  SetFlops(state, p.m, p.k, p.n);
 }
 
 void BM_OpenBlas(benchmark::State& state) {
-  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
-  openblas_set_num_threads(static_cast<int>(state.range(3)));
-  Operands x(m, k, n);
+  Problem p(state);
+  openblas_set_num_threads(p.threads);
+  const auto ta = p.layout == kTN ? CblasTrans : CblasNoTrans, tb = p.layout == kNT ? CblasTrans : CblasNoTrans;
+  const int64_t lda = p.layout == kTN ? p.m : p.k, ldb = p.layout == kNT ? p.k : p.n;
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, x.a.data(), k, x.b.data(),
-                n, 0.0f, x.c.data(), n);
-    benchmark::DoNotOptimize(x.c.data());
+    cblas_sgemm(CblasRowMajor, ta, tb, p.m, p.n, p.k, 1.0f, p.x.a.data(), lda, p.x.b.data(), ldb, 0.0f,
+                p.x.c.data(), p.n);
+    benchmark::DoNotOptimize(p.x.c.data());
   }
-  SetFlops(state, m, k, n);
+  SetFlops(state, p.m, p.k, p.n);
 }
 
 void BM_Eigen(benchmark::State& state) {
   using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
-  Eigen::setNbThreads(static_cast<int>(state.range(3)));
-  Operands x(m, k, n);
-  const Eigen::Map<const Matrix> a(x.a.data(), m, k), b(x.b.data(), k, n);
-  Eigen::Map<Matrix> c(x.c.data(), m, n);
+  Problem p(state);
+  Eigen::setNbThreads(p.threads);
+  const Eigen::Map<const Matrix> a(p.x.a.data(), p.layout == kTN ? p.k : p.m, p.layout == kTN ? p.m : p.k);
+  const Eigen::Map<const Matrix> b(p.x.b.data(), p.layout == kNT ? p.n : p.k, p.layout == kNT ? p.k : p.n);
+  Eigen::Map<Matrix> c(p.x.c.data(), p.m, p.n);
   for (auto _ : state) {
-    c.noalias() = a * b;
-    benchmark::DoNotOptimize(x.c.data());
+    switch (p.layout) {
+      case kNN: c.noalias() = a * b; break;
+      case kNT: c.noalias() = a * b.transpose(); break;
+      case kTN: c.noalias() = a.transpose() * b; break;
+    }
+    benchmark::DoNotOptimize(p.x.c.data());
   }
-  SetFlops(state, m, k, n);
+  SetFlops(state, p.m, p.k, p.n);
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"M", "K", "N", "threads"});
+  b->ArgNames({"M", "K", "N", "threads", "layout"});
   for (int threads : {1, 2}) {
     for (auto [m, k, n] : {std::tuple{256, 768, 768},
                            {256, 768, 3072},
                            {256, 3072, 768},
                            {256, 768, 50257},
                            {1024, 1024, 1024}}) {
-      b->Args({m, k, n, threads});
+      for (Layout layout : {kNN, kNT, kTN}) b->Args({m, k, n, threads, layout});
     }
   }
   b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 }
 
 BENCHMARK(BM_Ember)->Apply(Shapes);
-BENCHMARK(BM_EmberTransposedB)->Apply(Shapes);
-BENCHMARK(BM_EmberTransposedA)->Apply(Shapes);
 BENCHMARK(BM_OpenBlas)->Apply(Shapes);
 BENCHMARK(BM_Eigen)->Apply(Shapes);
 

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """ember's GEMM against OpenBLAS and Eigen, shape by shape, from one matmul_benchmark run.
 
+Rows are M/K/N/threads/layout (layout 0: A B, 1: A B^T, 2: A^T B); with --peak=GFLOPS
+(one core's, from //kernels/cpu:fma_peak_benchmark) the 1-thread rows also give ember's
+share of it.
+
   bazel run -c opt //kernels/cpu:matmul_benchmark -- --benchmark_repetitions=5 \
       --benchmark_enable_random_interleaving=true --benchmark_min_time=0.2 \
       --benchmark_report_aggregates_only=true \
@@ -15,7 +19,7 @@ import json
 import sys
 
 
-def main(path):
+def main(path, peak):
     rows = collections.defaultdict(dict)
     for b in json.load(open(path))["benchmarks"]:
         if b.get("aggregate_name", "median") != "median":
@@ -24,12 +28,21 @@ def main(path):
         rows[shape.split("/min_time")[0]][kind] = b["GFLOP/s"]
     for shape, v in sorted(rows.items()):
         ember, blas, eigen = v.get("BM_Ember"), v.get("BM_OpenBlas"), v.get("BM_Eigen")
-        if ember and blas and eigen:
-            print(f"{shape:36s} GFLOP/s: ember {ember:6.1f}  OpenBLAS {blas:6.1f}"
-                  f"  Eigen {eigen:6.1f}   ember/OpenBLAS {ember / blas:.2f}"
-                  f"  ember/Eigen {ember / eigen:.2f}")
+        if not (ember and blas):
+            continue
+        line = f"{shape:40s} GFLOP/s: ember {ember:6.1f}  OpenBLAS {blas:6.1f}"
+        if eigen:
+            line += f"  Eigen {eigen:6.1f}"
+        line += f"   ember/OpenBLAS {ember / blas:.2f}"
+        if peak:
+            threads = int(shape.split("threads:")[1].split("/")[0])
+            line += f"   ember at {ember / (peak * threads):.0%} of peak"
+        print(line)
+
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    args = [a for a in sys.argv[1:] if not a.startswith("--peak=")]
+    peaks = [float(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--peak=")]
+    if len(args) != 1:
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(args[0], peaks[0] if peaks else None)
