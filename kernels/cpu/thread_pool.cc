@@ -125,6 +125,13 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   loop.n = n;
   loop.chunk_size = (n + chunks - 1) / chunks;
   loop.num_chunks = (n + loop.chunk_size - 1) / loop.chunk_size;
+  const Clock::time_point start = Clock::now();
+  if (start < serial_until_) {  // the same chunks, all on this thread
+    in_parallel_region = true;
+    for (int64_t begin = 0; begin < n; begin += loop.chunk_size) fn(begin, std::min(n, begin + loop.chunk_size));
+    in_parallel_region = false;
+    return;
+  }
   uint32_t generation;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -138,9 +145,25 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   RunChunks(generation, loop);
   // What is left are chunks that workers have started.
   const auto finished = [&] { return done_.load(std::memory_order_acquire) == loop.num_chunks; };
-  if (SpinThenYield(finished)) return;
-  std::unique_lock<std::mutex> lock(mutex_);
-  work_done_.wait(lock, finished);
+  if (finished()) return;
+  const Clock::time_point worked = Clock::now();
+  if (!SpinThenYield(finished)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    work_done_.wait(lock, finished);
+  }
+  // A worker that took over three times as long as the caller over its (equal) share,
+  // and kStallSlack besides, lost its core mid-chunk (one that shares its core with
+  // another process but keeps running takes about twice as long, and still helps):
+  // loops go serial for a while. The stretch doubles while stalls keep coming (within
+  // kMaxSerialPeriod of the last: a core that stays busy), and starts short again after
+  // a stall out of the blue (a hiccup on a quiet machine).
+  const Clock::time_point end = Clock::now();
+  if (end - worked > 2 * (worked - start) + kStallSlack) {
+    serial_period_ = end - last_stall_ < kMaxSerialPeriod ? std::min(2 * serial_period_, kMaxSerialPeriod)
+                                                           : kMinSerialPeriod;
+    serial_until_ = end + serial_period_;
+    last_stall_ = end;
+  }
 }
 
 ThreadPool& DefaultThreadPool() { return *PoolSlot(); }

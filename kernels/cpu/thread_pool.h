@@ -2,6 +2,7 @@
 #define EMBER_KERNELS_CPU_THREAD_POOL_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -21,7 +22,12 @@ namespace ember::kernels::cpu {
 // at a time, and the caller keeps claiming until none is left, so a worker that the
 // scheduler has not run yet (another process holds its core) never holds the caller
 // up; the caller waits only for chunks a worker has started. Waiting threads spin
-// briefly, then yield their core, then sleep.
+// briefly, then yield their core, then sleep. A worker can still lose its core in the
+// middle of a chunk (another process wants it) and hold the caller up for the
+// scheduler's time slice, milliseconds, against microseconds of work: when the caller
+// has waited for a worker twice as long as its own share took (plus kStallSlack), the pool
+// runs every loop on the caller for a while (50 ms, doubling up to 1 s while stalls
+// recur), with the same chunks, then tries the workers again.
 // A ParallelFor called from inside a chunk runs serially (no nested parallelism, no
 // deadlock). One ParallelFor runs at a time per pool; concurrent callers take turns.
 // fn must not throw (kernels check their arguments before they split work).
@@ -42,6 +48,11 @@ class ThreadPool {
     int64_t n = 0, chunk_size = 0, num_chunks = 0;
   };
 
+  using Clock = std::chrono::steady_clock;
+  static constexpr Clock::duration kStallSlack = std::chrono::microseconds(200);
+  static constexpr Clock::duration kMinSerialPeriod = std::chrono::milliseconds(50);
+  static constexpr Clock::duration kMaxSerialPeriod = std::chrono::seconds(1);
+
   void WorkerLoop();
   // Claims chunks of loop `generation` and runs them until none is left; returns how
   // many it ran.
@@ -59,6 +70,10 @@ class ThreadPool {
   // later loop.
   std::atomic<uint64_t> claim_{0};
   std::atomic<int64_t> done_{0};  // chunks of the current loop finished
+  // Loops before serial_until_ run on the caller; serial_period_ is the last stretch's
+  // length, last_stall_ when it began (all guarded by run_mutex_).
+  Clock::time_point serial_until_, last_stall_;
+  Clock::duration serial_period_ = kMinSerialPeriod;
   bool stop_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "kernels/cpu/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -78,6 +79,39 @@ TEST(ThreadPoolTest, ManyLoopsAndConcurrentCallers) {
   work();
   other.join();
   EXPECT_EQ(total.load(), 2 * 500 * 64);
+}
+
+// Runs ParallelFor(2, 1) on the pool; each chunk records its thread and waits (up to a
+// second) until both chunks have started, so that two threads take part whenever the
+// pool hands chunks to its worker; the worker's chunk then sleeps `worker_sleep`.
+std::set<std::thread::id> TwoChunks(ThreadPool& pool, std::chrono::milliseconds worker_sleep) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::mutex mutex;
+  std::set<std::thread::id> ids;
+  std::atomic<int> started{0};
+  pool.ParallelFor(2, 1, [&](int64_t begin, int64_t end) {
+    EXPECT_EQ(end, begin + 1);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ids.insert(std::this_thread::get_id());
+    }
+    ++started;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    if (std::this_thread::get_id() != caller) std::this_thread::sleep_for(worker_sleep);
+  });
+  return ids;
+}
+
+TEST(ThreadPoolTest, AStalledWorkerSendsLoopsToTheCallerForAWhile) {
+  ThreadPool pool(2);
+  // The worker's chunk takes 30 ms against the caller's microseconds: a worker that
+  // lost its core. The next loops run on the caller alone, the same chunks...
+  ASSERT_EQ(TwoChunks(pool, std::chrono::milliseconds(30)).size(), 2u);
+  EXPECT_EQ(TwoChunks(pool, std::chrono::milliseconds(0)), std::set{std::this_thread::get_id()});
+  // ...for the first stall's 50 ms; then the worker is back.
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(TwoChunks(pool, std::chrono::milliseconds(0)).size(), 2u);
 }
 
 TEST(ThreadPoolTest, DefaultPoolCanBeResized) {
