@@ -171,11 +171,16 @@ def write_llmc_inputs(tmp):
 
 def gpt2_table(args, tmp):
     flops = step_flops(4, 64)
+    # The peak is what the machine can do: the best of 5 repetitions, not their median
+    # (a repetition that another process slowed says nothing about the roof).
     out = run([os.path.join(BIN, "kernels/cpu/fma_peak_benchmark"), "--benchmark_format=json",
-               "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true"])[0]
+               "--benchmark_repetitions=5"])[0]
     bench = json.loads(out)["benchmarks"]
-    peak = {int(b["run_name"].split("threads:")[1].split("/")[0]): b["GFLOP/s"]
-            for b in bench if b.get("aggregate_name") == "median"}
+    peak = {}
+    for b in bench:
+        if b.get("run_type") == "iteration":
+            threads = int(b["run_name"].split("threads:")[1].split("/")[0])
+            peak[threads] = max(peak.get(threads, 0), b["GFLOP/s"])
     target = bench[0].get("label", "?")
     ember_dir = os.path.join(tmp, "gpt2")
     ember = [os.path.join(BIN, "models/gpt2/train"), "--model=gpt2", "--batch_size=4", "--seq_len=64", "--steps=8",
