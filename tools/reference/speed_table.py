@@ -24,6 +24,7 @@ randomly initialised checkpoint in llm.c's format and ember's Brown corpus shard
 a temporary one, so llm.c needs no download.
 """
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -116,7 +117,7 @@ def small_table(args, tmp):
         for load in ("quiet", "busy"):
             got = {"default": [], "one": [], "torch": []}
             for _ in range(args.rounds):
-                with Busy() if load == "busy" else open(os.devnull):
+                with Busy() if load == "busy" else contextlib.nullcontext():
                     got["default"].append(ember_rate(run(ember)[0]))
                     got["one"].append(ember_rate(run(ember, env={"EMBER_NUM_THREADS": "1"})[0]))
                     if torch:
