@@ -140,7 +140,10 @@ std::string Body(const Tensor& t, int64_t indent, bool summarize, const Formatte
 
 std::string Tensor::ToString() const {
   if (!defined()) return "tensor(undefined)";
-  const std::string suffix = absl::StrCat("dtype=", DTypeName(dtype()), ")");
+  // As PyTorch, a tensor off the CPU names its device.
+  const std::string suffix =
+      absl::StrCat(device().is_cpu() ? "" : absl::StrCat("device='", device().ToString(), "', "),
+                   "dtype=", DTypeName(dtype()), ")");
   if (numel() == 0) {
     const std::string size =
         dim() == 1 ? "" : absl::StrCat("size=(", absl::StrJoin(shape(), ", "), "), ");
@@ -148,8 +151,11 @@ std::string Tensor::ToString() const {
   }
   const bool summarize = numel() > kThreshold;
   // Printing reads values: the same view without the autograd slot, so that the
-  // slices it takes are never refused as views that would cut a graph.
-  const Tensor values(storage(), offset_elements(), shape(), strides(), dtype());
+  // slices it takes are never refused as views that would cut a graph; from a GPU, a
+  // copy on the host (one transfer, not one per element).
+  const Tensor values = device().is_cpu()
+                            ? Tensor(storage(), offset_elements(), shape(), strides(), dtype())
+                            : To(Device::Cpu());
   std::vector<Tensor> elements;
   CollectShown(values, summarize, &elements);
   const Formatter formatter(dtype(), elements);

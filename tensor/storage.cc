@@ -1,8 +1,12 @@
 #include "tensor/storage.h"
 
 #include <cstdlib>
+#include <memory>
+#include <vector>
 
 #include "base/error.h"
+#include "kernels/cuda/allocator.h"
+#include "kernels/cuda/runtime.h"
 
 namespace ember {
 namespace {
@@ -75,15 +79,43 @@ CpuAllocator& GetCpuAllocator() {
   return *allocator;
 }
 
+namespace {
+
+// Device memory of cuda:index, from kernels/cuda's caching allocator.
+class CudaAllocator final : public Allocator {
+ public:
+  explicit CudaAllocator(int index) : index_(index) {}
+  void* Allocate(int64_t nbytes) override { return kernels::cuda::Allocate(index_, nbytes); }
+  void Deallocate(void* data, int64_t nbytes) override {
+    kernels::cuda::Deallocate(index_, data, nbytes);
+  }
+  Device device() const override { return Device::Cuda(index_); }
+
+ private:
+  int index_;
+};
+
+}  // namespace
+
+// The one switch on the device type below the tensor ops.
 Allocator& GetAllocator(Device device) {
-#ifdef EMBER_CUDA
-  EMBER_CHECK(device.is_cpu(), "no allocator for device ", device.ToString(),
-              ": ember's CUDA backend cannot hold tensors yet");
-#else
-  EMBER_CHECK(device.is_cpu(), "no allocator for device ", device.ToString(),
-              ": this build of ember has no CUDA support (build with --config=cuda)");
-#endif
-  return GetCpuAllocator();
+  switch (device.type) {
+    case DeviceType::kCpu:
+      return GetCpuAllocator();
+    case DeviceType::kCuda: {
+      // Throws for a device that is not there (or a build without CUDA), naming it.
+      kernels::cuda::CheckDevice(device.index);
+      static const auto* const allocators = [] {
+        auto* made = new std::vector<std::unique_ptr<CudaAllocator>>();  // never destroyed
+        for (int i = 0; i < kernels::cuda::DeviceCount(); ++i) {
+          made->push_back(std::make_unique<CudaAllocator>(i));
+        }
+        return made;
+      }();
+      return *(*allocators)[device.index];
+    }
+  }
+  EMBER_THROW("no allocator for device ", device.ToString());
 }
 
 Storage::Impl::Impl(int64_t nbytes, Allocator& allocator)

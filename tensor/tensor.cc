@@ -1,6 +1,7 @@
 #include "tensor/tensor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cuda/copy.h"
+#include "kernels/cuda/runtime.h"
 
 namespace ember {
 namespace {
@@ -141,6 +143,15 @@ const void* Tensor::ElementPointer(IntSpan index) const {
                 ShapeToString(shape()), ")");
   }
   return static_cast<const char*>(raw_data()) + FlatIndex(index, strides()) * itemsize();
+}
+
+void Tensor::ReadElement(IntSpan index, void* out) const {
+  const void* element = ElementPointer(index);
+  if (device().is_cpu()) {
+    std::memcpy(out, element, itemsize());
+  } else {
+    kernels::cuda::CopyBytes(out, kernels::cuda::kHost, element, device().index, itemsize());
+  }
 }
 
 // ---- Views ----
@@ -382,6 +393,17 @@ Tensor Tensor::To(DType dtype) const {
   return converted;
 }
 
+Tensor Tensor::To(Device device) const {
+  if (device == this->device()) return *this;
+  const Tensor source = Contiguous();
+  Tensor moved = Empty(shape(), dtype(), device);
+  // CopyBytes takes a CUDA device index, or kHost for the CPU.
+  auto index = [](Device d) { return d.is_cpu() ? kernels::cuda::kHost : d.index; };
+  kernels::cuda::CopyBytes(moved.raw_data(), index(device), source.raw_data(),
+                           index(source.device()), numel() * itemsize());
+  return moved;
+}
+
 // Fill and CopyFrom pick their backend by device, as tensor/ops does (the one switch
 // on the device type each).
 const Tensor& Tensor::Fill(const Scalar& value) const {
@@ -390,6 +412,7 @@ const Tensor& Tensor::Fill(const Scalar& value) const {
       kernels::cpu::Fill(shape(), dtype(), raw_data(), strides(), value);
       break;
     case DeviceType::kCuda:
+      kernels::cuda::UseDevice(device().index);
       kernels::cuda::Fill(shape(), dtype(), raw_data(), strides(), value);
       break;
   }
@@ -434,6 +457,7 @@ const Tensor& Tensor::CopyFrom(const Tensor& src) const {
                              raw_data(), strides());
       break;
     case DeviceType::kCuda:
+      kernels::cuda::UseDevice(device().index);
       kernels::cuda::CopyCast(shape(), from.dtype(), from.raw_data(), from.strides(), dtype(),
                               raw_data(), strides());
       break;

@@ -77,13 +77,15 @@ class Tensor {
     return static_cast<T*>(raw_data());
   }
 
-  // One element, converted to T (bounds-checked; for tests and small reads).
+  // One element, converted to T (bounds-checked; for tests and small reads). On a
+  // GPU, waits for the work queued before it, as PyTorch's item() does.
   template <typename T = double>
   T at(IntSpan index) const {
-    const void* element = ElementPointer(index);
     return VisitDType(dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
-      return Convert<T>(*static_cast<const S*>(element));
+      S element;
+      ReadElement(index, &element);
+      return Convert<T>(element);
     });
   }
   // The only element of a one-element tensor, converted to T.
@@ -96,6 +98,7 @@ class Tensor {
   // All elements in row-major order, converted to T.
   template <typename T>
   std::vector<T> ToVector() const {
+    if (!device().is_cpu()) return To(Device::Cpu()).ToVector<T>();
     std::vector<T> out;
     out.reserve(numel());
     for (NdIndexIterator it(shape()); !it.done(); it.Next()) out.push_back(at<T>(it.index()));
@@ -146,6 +149,10 @@ class Tensor {
   Tensor Clone() const;
   // The values converted to `dtype` (this tensor itself when it has that dtype).
   Tensor To(DType dtype) const;
+  // A contiguous copy on `device` (this tensor itself when it is there already), as
+  // torch.Tensor.to(device). A copy to the host waits for the GPU work queued before it;
+  // large host <-> GPU copies go through pinned memory.
+  Tensor To(Device device) const;
   // Sets every element to `value`, in place; returns *this.
   const Tensor& Fill(const Scalar& value) const;
   // Copies `src` into this tensor in place, broadcasting it to this shape and
@@ -180,6 +187,8 @@ class Tensor {
   // recorded twin ag::<recorded>.
   void CheckNotTracked(const char* method, const char* recorded) const;
   const void* ElementPointer(IntSpan index) const;
+  // Copies element `index` (bounds-checked) to host memory at `out`, from either device.
+  void ReadElement(IntSpan index, void* out) const;
 
   std::shared_ptr<const Impl> impl_;
 };

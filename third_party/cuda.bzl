@@ -22,7 +22,8 @@ CUDA_ONLY = select({
 
 def _nvcc_objects_impl(ctx):
     contexts = [dep[CcInfo].compilation_context for dep in ctx.attr.deps]
-    flags = ["-std=c++17", "-O3", "-Xcompiler", "-fPIC"] + _GENCODE
+    # Relaxed constexpr: device code may call std::numeric_limits and the like.
+    flags = ["-std=c++17", "-O3", "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr"] + _GENCODE
     include_dirs = [".", ctx.bin_dir.path]
     for c in contexts:
         include_dirs += c.quote_includes.to_list() + c.includes.to_list() + c.system_includes.to_list()

@@ -4,14 +4,15 @@
 // Without --config=cuda, every entry point throws "this build of ember has no CUDA
 // support (build with --config=cuda)": a CUDA tensor op names what to do instead of
 // failing to link. With --config=cuda (EMBER_CUDA defined), the same file stands in for
-// the kernels the CUDA backend does not have yet (all but fill), which throw saying
-// so; each goes from here as its .cu arrives.
+// the kernels the CUDA backend does not have yet, which throw saying so; each family
+// goes from here (behind #ifndef EMBER_CUDA) as its .cu arrives.
 
 #include "kernels/cuda/internal/unavailable.h"
 #include "kernels/cuda/kernels.h"
 
 namespace ember::kernels::cuda {
 
+#ifndef EMBER_CUDA  // kernels/cuda/unary.cu has them
 // kernels/cpu/unary.h
 void Neg(DType dtype, int64_t n, const void* in, void* out) {
   internal::Unavailable("kernels::cuda::Neg");
@@ -70,7 +71,9 @@ void TanhBackward(DType dtype, int64_t n, const void* y, const void* grad_out, v
 void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
   internal::Unavailable("kernels::cuda::SigmoidBackward");
 }
+#endif
 
+#ifndef EMBER_CUDA  // kernels/cuda/binary.cu has them
 // kernels/cpu/binary.h
 void Add(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
   internal::Unavailable("kernels::cuda::Add");
@@ -114,6 +117,7 @@ void Ge(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
 void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, StridedIn b, void* out) {
   internal::Unavailable("kernels::cuda::Where");
 }
+#endif
 
 // kernels/cpu/reduce.h
 void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
@@ -197,11 +201,13 @@ void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, 
   internal::Unavailable("kernels::cuda::EmbeddingBackward");
 }
 
+#ifndef EMBER_CUDA  // kernels/cuda/adamw.cu has them
 // kernels/cpu/adamw.h
 void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
                const AdamWHyper& hyper) {
   internal::Unavailable("kernels::cuda::AdamWStep");
 }
+#endif
 
 // kernels/cpu/sampling.h
 void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, void* values,

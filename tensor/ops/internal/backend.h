@@ -15,6 +15,7 @@
 #include <initializer_list>
 
 #include "base/error.h"
+#include "kernels/cuda/runtime.h"
 #include "tensor/device.h"
 #include "tensor/tensor.h"
 
@@ -30,6 +31,7 @@ struct Kernel {
       case DeviceType::kCpu:
         return cpu;
       case DeviceType::kCuda:
+        kernels::cuda::UseDevice(device.index);  // the kernel launches there
         return cuda;
     }
     EMBER_THROW("no kernel for device ", device.ToString());

@@ -1,0 +1,178 @@
+// kernels/cpu/copy.h on the GPU, and the copies between host and device memory.
+
+#include "kernels/cuda/copy.h"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kernels/cuda/internal/check.h"
+#include "kernels/cuda/internal/device.cu.h"
+#include "kernels/cuda/runtime.h"
+
+namespace ember::kernels::cuda {
+namespace {
+
+using internal::Cast;
+using internal::Strided;
+
+template <typename Src, typename Dst>
+__global__ void CopyCastKernel(const Src* src, Dst* dst, Strided<2> layout) {
+  EMBER_GRID_STRIDE(i, layout.numel) {
+    int64_t offset[2];
+    layout.Offsets(i, offset);
+    dst[offset[1]] = Cast<Dst>(src[offset[0]]);
+  }
+}
+
+template <typename T>
+__global__ void FillKernel(T* dst, T value, Strided<1> layout) {
+  EMBER_GRID_STRIDE(i, layout.numel) {
+    int64_t offset[1];
+    layout.Offsets(i, offset);
+    dst[offset[0]] = value;
+  }
+}
+
+}  // namespace
+
+void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides, DType dst_dtype,
+              void* dst, IntSpan dst_strides) {
+  const Strided<2> layout = internal::MakeStrided<2>("copy", shape, {src_strides, dst_strides});
+  if (layout.numel == 0) return;
+  internal::VisitDeviceType(src_dtype, [&](auto src_tag) {
+    using Src = typename decltype(src_tag)::type;
+    internal::VisitDeviceType(dst_dtype, [&](auto dst_tag) {
+      using Dst = typename decltype(dst_tag)::type;
+      CopyCastKernel<<<internal::Blocks(layout.numel), internal::kThreads>>>(
+          static_cast<const Src*>(src), static_cast<Dst*>(dst), layout);
+    });
+  });
+  EMBER_CUDA_CHECK_LAUNCH("copy");
+}
+
+void Fill(IntSpan shape, DType dtype, void* dst, IntSpan strides, const Scalar& value) {
+  const Strided<1> layout = internal::MakeStrided<1>("fill", shape, {strides});
+  if (layout.numel == 0) return;
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // The value converted on the host (Scalar::to), passed as the device type's bits.
+    const T converted = value.to<T>();
+    internal::DeviceType<T> bits;
+    std::memcpy(&bits, &converted, sizeof(T));
+    FillKernel<<<internal::Blocks(layout.numel), internal::kThreads>>>(
+        static_cast<internal::DeviceType<T>*>(dst), bits, layout);
+  });
+  EMBER_CUDA_CHECK_LAUNCH("fill");
+}
+
+namespace {
+
+// Host <-> device copies of large buffers go through two pinned chunks per device: the
+// host-side memcpy of one chunk overlaps the DMA of the other, and the DMA runs from
+// page-locked memory at full speed. Smaller copies go straight from pageable memory.
+constexpr int64_t kStagingMin = int64_t{1} << 20;
+constexpr int64_t kChunkBytes = int64_t{8} << 20;
+
+struct Staging {
+  std::mutex mutex;  // one large copy at a time per device
+  void* chunk[2] = {nullptr, nullptr};
+  cudaEvent_t done[2];  // recorded after the DMA that last used chunk[i]
+};
+
+// The device's staging chunks, made on its first large copy, kept for the process.
+Staging& StagingOf(int device) {
+  static std::mutex mutex;
+  static auto* const stagings = new std::vector<std::unique_ptr<Staging>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (stagings->size() <= static_cast<size_t>(device)) stagings->resize(device + 1);
+  auto& staging = (*stagings)[device];
+  if (staging == nullptr) {
+    auto made = std::make_unique<Staging>();
+    for (int i = 0; i < 2; ++i) {
+      EMBER_CUDA_CHECK(cudaMallocHost(&made->chunk[i], kChunkBytes), "pinned staging buffer");
+      EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&made->done[i], cudaEventDisableTiming),
+                       "staging event");
+    }
+    staging = std::move(made);
+  }
+  return *staging;
+}
+
+void HostToDevice(int device, void* dst, const void* src, int64_t nbytes) {
+  if (nbytes < kStagingMin) {
+    EMBER_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyHostToDevice), "copy to cuda:", device);
+    return;
+  }
+  Staging& staging = StagingOf(device);
+  std::lock_guard<std::mutex> lock(staging.mutex);
+  for (int64_t offset = 0, c = 0; offset < nbytes; offset += kChunkBytes, ++c) {
+    const int i = c % 2;
+    const int64_t bytes = std::min(kChunkBytes, nbytes - offset);
+    // Chunk i is free once its previous DMA is done; the copy queued from it then runs
+    // in stream order, and the host may reuse `src` as soon as this returns.
+    EMBER_CUDA_CHECK(cudaEventSynchronize(staging.done[i]), "copy to cuda:", device);
+    std::memcpy(staging.chunk[i], static_cast<const char*>(src) + offset, bytes);
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + offset, staging.chunk[i], bytes,
+                                     cudaMemcpyHostToDevice, 0),
+                     "copy to cuda:", device);
+    EMBER_CUDA_CHECK(cudaEventRecord(staging.done[i], 0), "copy to cuda:", device);
+  }
+}
+
+void DeviceToHost(int device, void* dst, const void* src, int64_t nbytes) {
+  if (nbytes < kStagingMin) {  // waits for the kernels queued before it
+    EMBER_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDeviceToHost), "copy from cuda:",
+                     device);
+    return;
+  }
+  Staging& staging = StagingOf(device);
+  std::lock_guard<std::mutex> lock(staging.mutex);
+  const int64_t chunks = (nbytes + kChunkBytes - 1) / kChunkBytes;
+  auto queue = [&](int64_t c) {  // DMA of chunk c into staging chunk c % 2
+    const int64_t offset = c * kChunkBytes, bytes = std::min(kChunkBytes, nbytes - offset);
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(staging.chunk[c % 2], static_cast<const char*>(src) + offset,
+                                     bytes, cudaMemcpyDeviceToHost, 0),
+                     "copy from cuda:", device);
+    EMBER_CUDA_CHECK(cudaEventRecord(staging.done[c % 2], 0), "copy from cuda:", device);
+  };
+  queue(0);
+  if (chunks > 1) queue(1);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t offset = c * kChunkBytes, bytes = std::min(kChunkBytes, nbytes - offset);
+    EMBER_CUDA_CHECK(cudaEventSynchronize(staging.done[c % 2]), "copy from cuda:", device);
+    std::memcpy(static_cast<char*>(dst) + offset, staging.chunk[c % 2], bytes);
+    if (c + 2 < chunks) queue(c + 2);
+  }
+}
+
+}  // namespace
+
+void CopyBytes(void* dst, int dst_device, const void* src, int src_device, int64_t nbytes) {
+  if (nbytes == 0) return;
+  if (src_device == kHost && dst_device == kHost) {
+    std::memcpy(dst, src, nbytes);
+  } else if (src_device == kHost) {
+    UseDevice(dst_device);
+    HostToDevice(dst_device, dst, src, nbytes);
+  } else if (dst_device == kHost) {
+    UseDevice(src_device);
+    DeviceToHost(src_device, dst, src, nbytes);
+  } else if (src_device == dst_device) {
+    UseDevice(dst_device);
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, 0),
+                     "copy on cuda:", dst_device);
+  } else {
+    // Two devices' default streams are not ordered with each other: the source's
+    // queued work finishes first, then the copy runs on the destination's stream.
+    Synchronize(src_device);
+    UseDevice(dst_device);
+    EMBER_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, nbytes, 0),
+                     "copy from cuda:", src_device, " to cuda:", dst_device);
+  }
+}
+
+}  // namespace ember::kernels::cuda

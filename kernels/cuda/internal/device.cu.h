@@ -1,0 +1,188 @@
+#ifndef EMBER_KERNELS_CUDA_INTERNAL_DEVICE_CU_H_
+#define EMBER_KERNELS_CUDA_INTERNAL_DEVICE_CU_H_
+
+// What every kernels/cuda .cu file shares: ember's dtypes as device types, dtype
+// conversion with the CPU's exact bits, strided layouts, and the launch shape of an
+// elementwise kernel.
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "base/error.h"
+#include "kernels/cpu/internal/strided.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+
+namespace ember::kernels::cuda::internal {
+
+// ---- dtypes on the device ----
+
+// bf16 and f16 as raw bits: tensor/dtype.h's BFloat16 and Float16 have the same
+// layout, but their conversions are host code.
+struct Bf16 {
+  uint16_t bits;
+};
+struct F16 {
+  uint16_t bits;
+};
+
+// The device type of an ember element type T.
+template <typename T>
+struct DeviceTypeOf {
+  using type = T;
+};
+template <>
+struct DeviceTypeOf<BFloat16> {
+  using type = Bf16;
+};
+template <>
+struct DeviceTypeOf<Float16> {
+  using type = F16;
+};
+template <typename T>
+using DeviceType = typename DeviceTypeOf<T>::type;
+
+template <typename T>
+inline constexpr bool kIsHalf = std::is_same_v<T, Bf16> || std::is_same_v<T, F16>;
+
+// The conversions of tensor/dtype.h (BFloat16::FromFloat, internal::FloatToHalfBits,
+// HalfBitsToFloat), bit for bit, so that a cast gives the same bits on both devices.
+__device__ inline float ToFloat(Bf16 x) {
+  return __uint_as_float(static_cast<uint32_t>(x.bits) << 16);
+}
+__device__ inline float ToFloat(F16 x) {
+  const uint32_t sign = static_cast<uint32_t>(x.bits & 0x8000u) << 16;
+  const uint32_t exponent = (x.bits >> 10) & 0x1fu, mantissa = x.bits & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact
+    const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return __uint_as_float(sign | 0x7f800000u | (mantissa << 13));
+  return __uint_as_float(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13));
+}
+template <typename To>
+__device__ To FromFloat(float value);
+template <>
+__device__ inline Bf16 FromFloat<Bf16>(float value) {
+  const uint32_t x = __float_as_uint(value);
+  if (isnan(value)) return {static_cast<uint16_t>((x >> 16) | 0x0040u)};
+  return {static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16)};  // nearest even
+}
+template <>
+__device__ inline F16 FromFloat<F16>(float value) {
+  uint32_t x = __float_as_uint(value);
+  const uint32_t sign = x & 0x80000000u;
+  x ^= sign;
+  uint16_t half;
+  if (x >= 0x47800000u) {  // |value| >= 2^16, inf or NaN
+    half = x > 0x7f800000u ? 0x7e00 : 0x7c00;
+  } else if (x < 0x38800000u) {  // subnormal or zero: the FPU rounds (see dtype.cc)
+    half = static_cast<uint16_t>(__float_as_uint(__fadd_rn(__uint_as_float(x), 0.5f)) -
+                                 0x3f000000u);
+  } else {  // normal: rebias, round 13 bits to nearest even
+    x += (static_cast<uint32_t>(15 - 127) << 23) + 0xfffu + ((x >> 13) & 1u);
+    half = static_cast<uint16_t>(x >> 13);
+  }
+  return {static_cast<uint16_t>(half | (sign >> 16))};
+}
+
+// tensor/dtype.h's Convert on the device: halves through float; to bool, != 0; float
+// to integer truncating, saturating, NaN -> 0; integers wrap.
+template <typename To, typename From>
+__device__ To Cast(From value) {
+  if constexpr (std::is_same_v<To, From>) {
+    return value;
+  } else if constexpr (kIsHalf<From>) {
+    return Cast<To>(ToFloat(value));
+  } else if constexpr (kIsHalf<To>) {
+    return FromFloat<To>(static_cast<float>(value));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return value != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (isnan(value)) return 0;
+    if (value >= static_cast<From>(std::numeric_limits<To>::max())) {
+      return std::numeric_limits<To>::max();
+    }
+    if (value <= static_cast<From>(std::numeric_limits<To>::lowest())) {
+      return std::numeric_limits<To>::lowest();
+    }
+    return static_cast<To>(value);
+  } else {
+    return static_cast<To>(value);
+  }
+}
+
+// Calls fn(TypeTag<T>{}) with T the device type of `dtype`.
+template <typename Fn>
+decltype(auto) VisitDeviceType(DType dtype, Fn&& fn) {
+  return VisitDType(dtype, [&](auto tag) {
+    return fn(TypeTag<DeviceType<typename decltype(tag)::type>>{});
+  });
+}
+
+// ---- strided layouts ----
+
+inline constexpr int kMaxDims = 8;
+
+// N operands over one shape, merged as kernels/cpu/internal/strided.h merges them (a
+// contiguous operand becomes one dimension), passed to a kernel by value.
+template <size_t N>
+struct Strided {
+  int ndim;
+  int64_t numel;
+  int64_t shape[kMaxDims];       // innermost last
+  int64_t strides[N][kMaxDims];  // in elements; 0 where broadcast
+
+  // Operand k's offset (in elements) of the element with row-major linear index i.
+  __device__ void Offsets(int64_t i, int64_t (&offset)[N]) const {
+    for (size_t k = 0; k < N; ++k) offset[k] = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+      const int64_t index = i % shape[d];
+      i /= shape[d];
+      for (size_t k = 0; k < N; ++k) offset[k] += index * strides[k][d];
+    }
+  }
+};
+
+// Throws ember::Error naming `op` when more than kMaxDims dimensions stay after
+// merging.
+template <size_t N>
+Strided<N> MakeStrided(const char* op, IntSpan shape, const std::array<IntSpan, N>& strides) {
+  const cpu::internal::StridedLoop<N> loop = cpu::internal::Coalesce(shape, strides);
+  Strided<N> s{};
+  s.ndim = static_cast<int>(loop.shape.size());
+  EMBER_CHECK(s.ndim <= kMaxDims, op, ": shape ", ShapeToString(shape), " with these strides has ",
+              s.ndim, " dimensions that cannot be merged; the CUDA kernels take at most ",
+              kMaxDims);
+  s.numel = NumElements(shape, op);
+  for (int d = 0; d < s.ndim; ++d) {
+    s.shape[d] = loop.shape[d];
+    for (size_t k = 0; k < N; ++k) s.strides[k][d] = loop.strides[k][d];
+  }
+  return s;
+}
+
+// ---- launching ----
+
+inline constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over n items: enough to fill any GPU, never more than
+// the items need.
+inline int Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 65536 ? blocks : 65536);
+}
+
+// The grid-stride loop over i in [0, n): EMBER_GRID_STRIDE(i, n) { ... }
+#define EMBER_GRID_STRIDE(i, n)                                                          \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+}  // namespace ember::kernels::cuda::internal
+
+#endif  // EMBER_KERNELS_CUDA_INTERNAL_DEVICE_CU_H_

@@ -1,0 +1,31 @@
+#ifndef EMBER_TENSOR_CUDA_H_
+#define EMBER_TENSOR_CUDA_H_
+
+// ember::cuda, as torch.cuda: the GPUs this process sees, waiting for their work, and
+// their memory. The same calls exist in a build without CUDA, which sees 0 devices.
+//
+//   if (ember::cuda::IsAvailable()) x = x.To(Device::Cuda());
+//   ...
+//   ember::cuda::Synchronize();  // before reading a clock
+//   const ember::cuda::MemoryStats stats = ember::cuda::GetMemoryStats(0);
+
+#include "kernels/cuda/allocator.h"
+#include "kernels/cuda/runtime.h"
+
+namespace ember::cuda {
+
+using kernels::cuda::DeviceCount;  // 0 without a GPU, a driver or CUDA support
+inline bool IsAvailable() { return DeviceCount() > 0; }
+using kernels::cuda::Synchronize;  // Synchronize(index = 0)
+
+// The caching allocator's counters of one device (live, peak, cached bytes,
+// allocations and those that needed cudaMalloc), as torch.cuda.memory_stats.
+using kernels::cuda::GetMemoryStats;
+using kernels::cuda::MemoryStats;
+using kernels::cuda::ResetPeak;
+// Frees every cached, unused block (torch.cuda.empty_cache()).
+using kernels::cuda::EmptyCache;
+
+}  // namespace ember::cuda
+
+#endif  // EMBER_TENSOR_CUDA_H_
