@@ -119,6 +119,7 @@ void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, Strided
 }
 #endif
 
+#ifndef EMBER_CUDA  // kernels/cuda/reduce.cu has them
 // kernels/cpu/reduce.h
 void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
   internal::Unavailable("kernels::cuda::SumRows");
@@ -142,7 +143,9 @@ double SumSquares(DType dtype, int64_t n, const void* x) {
 void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
   internal::Unavailable("kernels::cuda::SumColumns");
 }
+#endif
 
+#ifndef EMBER_CUDA  // kernels/cuda/matmul.cu has them
 // kernels/cpu/matmul.h
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate) {
@@ -153,7 +156,9 @@ void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, 
                  int64_t ldc, int64_t c_batch_stride, bool accumulate) {
   internal::Unavailable("kernels::cuda::GemmBatched");
 }
+#endif
 
+#ifndef EMBER_CUDA  // kernels/cuda/softmax.cu has them
 // kernels/cpu/softmax.h
 void Softmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
   internal::Unavailable("kernels::cuda::Softmax");
@@ -179,7 +184,9 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
                           const void* sum_exp, const void* grad, void* dlogits) {
   internal::Unavailable("kernels::cuda::CrossEntropyBackward");
 }
+#endif
 
+#ifndef EMBER_CUDA  // kernels/cuda/layernorm.cu has them
 // kernels/cpu/layernorm.h
 void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                       const void* bias, double eps, void* y, void* mean, void* rstd) {
@@ -190,7 +197,9 @@ void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, cons
                        void* dbias) {
   internal::Unavailable("kernels::cuda::LayerNormBackward");
 }
+#endif
 
+#ifndef EMBER_CUDA  // kernels/cuda/embedding.cu has them
 // kernels/cpu/embedding.h
 void EmbeddingForward(DType dtype, int64_t n, int64_t dim, const void* weight, const int64_t* ids,
                       void* out) {
@@ -200,6 +209,7 @@ void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, 
                        void* dweight) {
   internal::Unavailable("kernels::cuda::EmbeddingBackward");
 }
+#endif
 
 #ifndef EMBER_CUDA  // kernels/cuda/adamw.cu has them
 // kernels/cpu/adamw.h

@@ -11,6 +11,8 @@
 namespace ember::kernels::cuda {
 namespace {
 
+using internal::VisitFloat;
+
 template <typename T, typename Op>
 __global__ void UnaryKernel(int64_t n, const T* in, T* out, Op op) {
   EMBER_GRID_STRIDE(i, n) { out[i] = op(in[i]); }
@@ -19,19 +21,6 @@ __global__ void UnaryKernel(int64_t n, const T* in, T* out, Op op) {
 template <typename T, typename Op>
 __global__ void BackwardKernel(int64_t n, const T* saved, const T* grad_out, T* grad_in, Op op) {
   EMBER_GRID_STRIDE(i, n) { grad_in[i] = grad_out[i] * op(saved[i]); }
-}
-
-// Calls fn(TypeTag<T>{}) for f32 or f64; any other dtype is an error naming the op.
-template <typename Fn>
-void VisitFloat(const char* op, DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kF32:
-      return fn(TypeTag<float>{});
-    case DType::kF64:
-      return fn(TypeTag<double>{});
-    default:
-      EMBER_THROW(op, ": dtype ", DTypeName(dtype), " is not supported (f32 or f64)");
-  }
 }
 
 template <typename Op>

@@ -12,8 +12,10 @@ namespace {
 Tensor CheckIds(const char* op, const Tensor& ids, int64_t vocab) {
   EMBER_CHECK(ids.dtype() == DType::kI64, op, ": ids must be i64, got ", DTypeName(ids.dtype()));
   const Tensor flat = ids.Contiguous();
-  const int64_t* data = flat.data<int64_t>();
-  for (int64_t i = 0; i < flat.numel(); ++i) {
+  // Read on the host (from a GPU, one copy of the ids: the check needs their values).
+  const Tensor host = flat.To(Device::Cpu());
+  const int64_t* data = host.data<int64_t>();
+  for (int64_t i = 0; i < host.numel(); ++i) {
     EMBER_CHECK(data[i] >= 0 && data[i] < vocab, op, ": id ", data[i], " at position ", i,
                 " is out of range for a vocabulary of ", vocab);
   }

@@ -51,7 +51,8 @@ int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t i
               ShapeToString(logits.shape()), " and ", ShapeToString(targets.shape()));
   EMBER_CHECK(targets.dtype() == DType::kI64, "cross_entropy: targets must be i64, got ",
               DTypeName(targets.dtype()));
-  const Tensor t = targets.Contiguous();
+  // Read on the host (from a GPU, one copy of the targets: the check needs their values).
+  const Tensor t = targets.To(Device::Cpu()).Contiguous();
   const int64_t* data = t.data<int64_t>();
   const int64_t classes = logits.size(1);
   int64_t count = 0;
@@ -87,15 +88,17 @@ CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int
   EMBER_KERNEL(CrossEntropyForward)
       .On(device)(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
                   losses.raw_data(), result.row_max.raw_data(), result.sum_exp.raw_data());
-  // The mean over counted rows, summed in double.
+  // The mean over counted rows, summed in double on the host (as loss.item() would
+  // wait for the GPU anyway).
+  const Tensor host_losses = losses.To(Device::Cpu());
   double total = 0;
   VisitDType(compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
-      for (int64_t r = 0; r < rows; ++r) total += losses.data<T>()[r];
+      for (int64_t r = 0; r < rows; ++r) total += host_losses.data<T>()[r];
     }
   });
-  result.loss = Full({}, count == 0 ? NAN : total / count, logits.dtype());
+  result.loss = Full({}, count == 0 ? NAN : total / count, logits.dtype()).To(device);
   return result;
 }
 
@@ -106,7 +109,8 @@ Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
   const Tensor x = logits.To(compute).Contiguous(), t = targets.Contiguous();
   const int64_t rows = x.size(0), classes = x.size(1);
   // Each counted row's loss enters the mean with weight 1 / count.
-  const Tensor row_grad = Full({rows}, forward.count == 0 ? 0.0 : grad / forward.count, compute);
+  const Tensor row_grad =
+      Full({rows}, forward.count == 0 ? 0.0 : grad / forward.count, compute).To(logits.device());
   Tensor dlogits = Empty({rows, classes}, compute, logits.device());
   EMBER_KERNEL(CrossEntropyBackward)
       .On(logits.device())(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,

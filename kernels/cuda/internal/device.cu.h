@@ -125,6 +125,19 @@ decltype(auto) VisitDeviceType(DType dtype, Fn&& fn) {
   });
 }
 
+// Calls fn(TypeTag<T>{}) for f32 or f64; any other dtype is an error naming the op.
+template <typename Fn>
+void VisitFloat(const char* op, DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kF32:
+      return fn(TypeTag<float>{});
+    case DType::kF64:
+      return fn(TypeTag<double>{});
+    default:
+      EMBER_THROW(op, ": dtype ", DTypeName(dtype), " is not supported (f32 or f64)");
+  }
+}
+
 // ---- strided layouts ----
 
 inline constexpr int kMaxDims = 8;
@@ -182,6 +195,50 @@ inline int Blocks(int64_t n) {
 #define EMBER_GRID_STRIDE(i, n)                                                          \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+// ---- reductions within a block ----
+
+// Reduces v over the block with op (associative and commutative; `identity` its
+// neutral element) and returns the result to every thread. blockDim.x must be a
+// multiple of 32, at most 1024, and every thread of the block must call it. Warps
+// reduce with butterfly shuffles, then every warp reduces the warps' results the same
+// way; the order depends only on the block size, so a result is the same every run.
+template <typename T, typename Op>
+__device__ T BlockReduce(T v, Op op, T identity) {
+  __shared__ T partial[32];
+  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();  // a previous call's readers are done with partial
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : identity;
+  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+struct SumOp {
+  template <typename T>
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+// NaN wins (a != a only for NaN), as torch.max and torch.min.
+struct MaxOp {
+  template <typename T>
+  __device__ T operator()(T a, T b) const {
+    return (a != a || a > b) ? a : b;
+  }
+};
+struct MinOp {
+  template <typename T>
+  __device__ T operator()(T a, T b) const {
+    return (a != a || a < b) ? a : b;
+  }
+};
+
+// One block per row: at most 65536 blocks, grid-striding over the rest of the rows.
+inline int RowBlocks(int64_t rows) { return static_cast<int>(rows < 65536 ? rows : 65536); }
+#define EMBER_FOR_EACH_ROW(r, rows) for (int64_t r = blockIdx.x; r < (rows); r += gridDim.x)
 
 }  // namespace ember::kernels::cuda::internal
 

@@ -1,0 +1,123 @@
+// kernels/cpu/layernorm.h on the GPU. Forward and dx: one block per row, the row's
+// statistics in double (two passes, as on the CPU); dweight and dbias: one thread
+// per column summing down the rows in order, so nothing depends on a race.
+
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/internal/check.h"
+#include "kernels/cuda/internal/device.cu.h"
+#include "kernels/cuda/kernels.h"
+
+namespace ember::kernels::cuda {
+namespace {
+
+using internal::BlockReduce;
+using internal::kThreads;
+using internal::RowBlocks;
+using internal::SumOp;
+using internal::VisitFloat;
+
+// mean = sum x / c, var = sum (x - mean)^2 / c, rstd = 1 / sqrt(var + eps),
+// y = (x - mean) rstd w + b.
+template <typename T>
+__global__ void LayerNormForwardKernel(int64_t rows, int64_t c, const T* x, const T* weight,
+                                       const T* bias, double eps, T* y, T* mean, T* rstd) {
+  EMBER_FOR_EACH_ROW(r, rows) {
+    const T* xr = x + r * c;
+    double sum = 0;
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) sum += xr[j];
+    const double mu = BlockReduce(sum, SumOp{}, 0.0) / c;
+    double squares = 0;
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+      const double d = xr[j] - mu;
+      squares += d * d;
+    }
+    const double var = BlockReduce(squares, SumOp{}, 0.0) / c;
+    const T m = static_cast<T>(mu), s = static_cast<T>(1 / sqrt(var + eps));
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+      const T v = (xr[j] - m) * s * weight[j];
+      y[r * c + j] = bias != nullptr ? v + bias[j] : v;
+    }
+    if (threadIdx.x == 0) {
+      mean[r] = m;
+      rstd[r] = s;
+    }
+  }
+}
+
+// g = dy w, dx = rstd (g - mean_j g - xhat mean_j(g xhat)).
+template <typename T>
+__global__ void LayerNormDxKernel(int64_t rows, int64_t c, const T* x, const T* weight,
+                                  const T* mean, const T* rstd, const T* dy, T* dx) {
+  EMBER_FOR_EACH_ROW(r, rows) {
+    const T* xr = x + r * c;
+    const T* dyr = dy + r * c;
+    const T m = mean[r], s = rstd[r];
+    double sum_g = 0, sum_gx = 0;
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+      const T g = dyr[j] * weight[j];
+      sum_g += g;
+      sum_gx += static_cast<double>(g) * ((xr[j] - m) * s);
+    }
+    const T mean_g = static_cast<T>(BlockReduce(sum_g, SumOp{}, 0.0) / c);
+    const T mean_gx = static_cast<T>(BlockReduce(sum_gx, SumOp{}, 0.0) / c);
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+      const T xhat = (xr[j] - m) * s;
+      dx[r * c + j] = s * (dyr[j] * weight[j] - mean_g - xhat * mean_gx);
+    }
+  }
+}
+
+// dweight_j = sum_r dy xhat, dbias_j = sum_r dy.
+template <typename T>
+__global__ void LayerNormParamsKernel(int64_t rows, int64_t c, const T* x, const T* mean,
+                                      const T* rstd, const T* dy, T* dweight, T* dbias) {
+  EMBER_GRID_STRIDE(j, c) {
+    double sum_w = 0, sum_b = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T d = dy[r * c + j];
+      sum_w += static_cast<double>(d) * ((x[r * c + j] - mean[r]) * rstd[r]);
+      sum_b += d;
+    }
+    dweight[j] = static_cast<T>(sum_w);
+    if (dbias != nullptr) dbias[j] = static_cast<T>(sum_b);
+  }
+}
+
+}  // namespace
+
+void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
+                      const void* bias, double eps, void* y, void* mean, void* rstd) {
+  if (rows == 0) return;
+  VisitFloat("layer_norm", dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    LayerNormForwardKernel<<<RowBlocks(rows), kThreads>>>(
+        rows, c, static_cast<const T*>(x), static_cast<const T*>(weight),
+        static_cast<const T*>(bias), eps, static_cast<T*>(y), static_cast<T*>(mean),
+        static_cast<T*>(rstd));
+  });
+  EMBER_CUDA_CHECK_LAUNCH("layer_norm");
+}
+
+void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
+                       const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
+                       void* dbias) {
+  VisitFloat("layer_norm_backward", dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (rows > 0) {
+      LayerNormDxKernel<<<RowBlocks(rows), kThreads>>>(
+          rows, c, static_cast<const T*>(x), static_cast<const T*>(weight),
+          static_cast<const T*>(mean), static_cast<const T*>(rstd), static_cast<const T*>(dy),
+          static_cast<T*>(dx));
+    }
+    if (c > 0) {
+      LayerNormParamsKernel<<<internal::Blocks(c), kThreads>>>(
+          rows, c, static_cast<const T*>(x), static_cast<const T*>(mean),
+          static_cast<const T*>(rstd), static_cast<const T*>(dy), static_cast<T*>(dweight),
+          static_cast<T*>(dbias));
+    }
+  });
+  EMBER_CUDA_CHECK_LAUNCH("layer_norm_backward");
+}
+
+}  // namespace ember::kernels::cuda

@@ -1,0 +1,178 @@
+// kernels/cpu/matmul.h on the GPU, through cuBLAS.
+//
+// cuBLAS is column-major; ember's C is row-major [m, n] with row stride ldc, which is
+// C^T [n, m] column-major with leading dimension ldc. So ember's C = A B is computed
+// as C^T = B^T A^T: cuBLAS's first operand is B, its second A. A row-major operand
+// (column stride 1) is, read column-major, its own transpose with leading dimension
+// its row stride: op N. A column-major one (row stride 1) is itself with leading
+// dimension its column stride: op T. An operand with neither stride 1 (a broadcast,
+// or a view with steps) is first copied contiguous. f32 runs in full f32 (no TF32, as
+// PyTorch's default), f64 in f64.
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kernels/cuda/allocator.h"
+#include "kernels/cuda/copy.h"
+#include "kernels/cuda/internal/check.h"
+#include "kernels/cuda/internal/device.cu.h"
+#include "kernels/cuda/kernels.h"
+
+namespace ember::kernels::cuda {
+namespace {
+
+void CheckCublas(cublasStatus_t status, const char* what) {
+  EMBER_CHECK(status == CUBLAS_STATUS_SUCCESS, what, ": cuBLAS error: ",
+              cublasGetStatusString(status));
+}
+
+// The current device and its cuBLAS handle (made on first use, on the default stream,
+// kept for the process).
+struct Current {
+  int device;
+  cublasHandle_t handle;
+};
+
+Current CurrentHandle() {
+  static std::mutex mutex;
+  static auto* const handles = new std::vector<cublasHandle_t>();
+  int device = 0;
+  EMBER_CUDA_CHECK(cudaGetDevice(&device), "matmul");
+  std::lock_guard<std::mutex> lock(mutex);
+  if (handles->size() <= static_cast<size_t>(device)) handles->resize(device + 1, nullptr);
+  cublasHandle_t& handle = (*handles)[device];
+  if (handle == nullptr) {
+    CheckCublas(cublasCreate(&handle), "matmul: cublasCreate");
+    CheckCublas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "matmul: no TF32");
+  }
+  return {device, handle};
+}
+
+// An operand of `rows` x `cols` (row-major logical shape) as cuBLAS takes it.
+struct Operand {
+  cublasOperation_t op;
+  int64_t ld;
+  const void* data;
+  void* copy = nullptr;  // a contiguous copy, given back by Release
+  int64_t copy_bytes = 0;
+};
+
+Operand Describe(const MatrixIn& x, int64_t rows, int64_t cols, DType dtype, int device) {
+  if (x.col_stride == 1 && (rows <= 1 || x.row_stride >= std::max<int64_t>(cols, 1))) {
+    return {CUBLAS_OP_N, rows <= 1 ? std::max<int64_t>(cols, 1) : x.row_stride, x.data};
+  }
+  if (x.row_stride == 1 && (cols <= 1 || x.col_stride >= std::max<int64_t>(rows, 1))) {
+    return {CUBLAS_OP_T, cols <= 1 ? std::max<int64_t>(rows, 1) : x.col_stride, x.data};
+  }
+  Operand o{CUBLAS_OP_N, std::max<int64_t>(cols, 1), nullptr};
+  o.copy_bytes = rows * cols * ItemSize(dtype);
+  o.copy = Allocate(device, o.copy_bytes);
+  const Shape shape = {rows, cols};
+  const Strides from = {x.row_stride, x.col_stride}, to = {cols, 1};
+  CopyCast(shape, dtype, x.data, from, dtype, o.copy, to);
+  o.data = o.copy;
+  return o;
+}
+
+void Release(const Operand& o, int device) {
+  if (o.copy != nullptr) Deallocate(device, o.copy, o.copy_bytes);
+}
+
+void CheckArguments(const char* op, DType dtype, int64_t m, int64_t k, int64_t n, int64_t ldc) {
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
+              " is not supported (f32 or f64)");
+  EMBER_CHECK(ldc >= n, op, ": ldc ", ldc, " < n ", n);
+  const int64_t limit = int64_t{1} << 31;
+  EMBER_CHECK(m < limit && k < limit && n < limit && ldc < limit, op, ": sizes [", m, ", ", k,
+              "] x [", k, ", ", n, "] exceed cuBLAS's 32-bit dimensions");
+}
+
+// C^T (+)= B^T A^T for `batches` products, operand i at base + offset * i (strided
+// batch) in elements.
+void Run(const char* name, DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n,
+         const Operand& a, int64_t a_stride, const Operand& b, int64_t b_stride, void* c,
+         int64_t ldc, int64_t c_stride, bool accumulate, cublasHandle_t handle) {
+  if (dtype == DType::kF32) {
+    const float alpha = 1, beta = accumulate ? 1 : 0;
+    CheckCublas(cublasSgemmStridedBatched(
+                    handle, b.op, a.op, n, m, k, &alpha, static_cast<const float*>(b.data), b.ld,
+                    b_stride, static_cast<const float*>(a.data), a.ld, a_stride, &beta,
+                    static_cast<float*>(c), ldc, c_stride, batches),
+                name);
+  } else {
+    const double alpha = 1, beta = accumulate ? 1 : 0;
+    CheckCublas(cublasDgemmStridedBatched(
+                    handle, b.op, a.op, n, m, k, &alpha, static_cast<const double*>(b.data), b.ld,
+                    b_stride, static_cast<const double*>(a.data), a.ld, a_stride, &beta,
+                    static_cast<double*>(c), ldc, c_stride, batches),
+                name);
+  }
+}
+
+// C (+)= A B for one product (k == 0: C = 0, or unchanged when accumulating).
+void GemmOne(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
+             int64_t ldc, bool accumulate, const Current& current) {
+  const Operand oa = Describe(a, m, k, dtype, current.device);
+  const Operand ob = Describe(b, k, n, dtype, current.device);
+  Run("matmul", dtype, 1, m, k, n, oa, 0, ob, 0, c, ldc, 0, accumulate, current.handle);
+  Release(oa, current.device);
+  Release(ob, current.device);
+}
+
+}  // namespace
+
+void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
+          int64_t ldc, bool accumulate) {
+  CheckArguments("matmul", dtype, m, k, n, ldc);
+  if (m == 0 || n == 0) return;
+  GemmOne(dtype, m, k, n, a, b, c, ldc, accumulate, CurrentHandle());
+}
+
+void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, MatrixIn a,
+                 const int64_t* a_offsets, MatrixIn b, const int64_t* b_offsets, void* c,
+                 int64_t ldc, int64_t c_batch_stride, bool accumulate) {
+  CheckArguments("bmm", dtype, m, k, n, ldc);
+  if (batches == 0 || m == 0 || n == 0) return;
+  const Current current = CurrentHandle();
+  // Offsets in arithmetic progression (every contiguous batch) make one strided-batch
+  // call; any other pattern, one call per product.
+  auto stride_of = [batches](const int64_t* offsets, int64_t* stride) {
+    *stride = batches > 1 ? offsets[1] - offsets[0] : 0;
+    for (int64_t i = 1; i < batches; ++i) {
+      if (offsets[i] - offsets[i - 1] != *stride) return false;
+    }
+    return true;
+  };
+  int64_t a_stride = 0, b_stride = 0;
+  const int64_t item = ItemSize(dtype);
+  if (stride_of(a_offsets, &a_stride) && stride_of(b_offsets, &b_stride)) {
+    const MatrixIn a0{static_cast<const char*>(a.data) + a_offsets[0] * item, a.row_stride,
+                      a.col_stride};
+    const MatrixIn b0{static_cast<const char*>(b.data) + b_offsets[0] * item, b.row_stride,
+                      b.col_stride};
+    const Operand oa = Describe(a0, m, k, dtype, current.device);
+    const Operand ob = Describe(b0, k, n, dtype, current.device);
+    // A copied operand no longer has the batch stride; such batches go one by one.
+    if (oa.copy == nullptr && ob.copy == nullptr) {
+      Run("bmm", dtype, batches, m, k, n, oa, a_stride, ob, b_stride, c, ldc, c_batch_stride,
+          accumulate, current.handle);
+      return;
+    }
+    Release(oa, current.device);
+    Release(ob, current.device);
+  }
+  for (int64_t i = 0; i < batches; ++i) {
+    const MatrixIn ai{static_cast<const char*>(a.data) + a_offsets[i] * item, a.row_stride,
+                      a.col_stride};
+    const MatrixIn bi{static_cast<const char*>(b.data) + b_offsets[i] * item, b.row_stride,
+                      b.col_stride};
+    GemmOne(dtype, m, k, n, ai, bi, static_cast<char*>(c) + i * c_batch_stride * item, ldc,
+            accumulate, current);
+  }
+}
+
+}  // namespace ember::kernels::cuda

@@ -1,0 +1,230 @@
+// kernels/cuda's row-wise families (reduce.cu, softmax.cu, layernorm.cu,
+// embedding.cu) against the float64 reference in kernels/reference, on shapes with
+// one row, many rows, rows shorter and longer than a block, in f32 and f64. Skips,
+// saying why, without a GPU.
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/cpu/internal/testing.h"
+#include "kernels/cuda/internal/testing.h"
+#include "kernels/cuda/kernels.h"
+#include "kernels/reference/layernorm.h"
+#include "kernels/reference/reduce.h"
+#include "kernels/reference/softmax.h"
+
+namespace ember::kernels::cuda {
+namespace {
+
+namespace ref = ::ember::kernels::reference;
+using internal::DeviceBuffer;
+
+struct RowShape {
+  int64_t rows, n;
+};
+const std::vector<RowShape> kShapes = {{1, 1}, {1, 1000}, {3, 7}, {70, 256}, {5, 50257}, {300, 33}};
+
+template <typename T>
+double Tolerance() {
+  return std::is_same_v<T, float> ? 2e-6 : 1e-13;
+}
+
+// |got - want| <= tol (|want| + scale): scale is the size of the terms that were
+// summed, since a sum can cancel.
+#define EXPECT_CLOSE(got, want, tol, scale, ...) \
+  EXPECT_LE(std::fabs((got) - (want)), (tol) * (std::fabs(want) + (scale))) << __VA_ARGS__
+
+template <typename T>
+void CheckReductions() {
+  std::mt19937 rng(4);
+  for (const RowShape& s : kShapes) {
+    const int64_t ld = s.n + 3;  // rows apart by more than their length
+    std::vector<T> x = cpu::internal::RandomVector<T>(s.rows * ld, -10, 10, rng);
+    const DeviceBuffer dx(x), sum(s.rows * sizeof(T)), max(s.rows * sizeof(T)),
+        min(s.rows * sizeof(T)), var(s.rows * sizeof(T)), argmax(s.rows * sizeof(int64_t));
+    SumRows(kDTypeOf<T>, s.rows, s.n, dx.data(), ld, sum.data());
+    MaxRows(kDTypeOf<T>, s.rows, s.n, dx.data(), ld, max.data());
+    MinRows(kDTypeOf<T>, s.rows, s.n, dx.data(), ld, min.data());
+    VarRows(kDTypeOf<T>, s.rows, s.n, dx.data(), ld, 1, var.data());
+    ArgMaxRows(kDTypeOf<T>, s.rows, s.n, dx.data(), ld, argmax.as<int64_t>());
+    const std::vector<T> got_sum = sum.ToHost<T>(), got_max = max.ToHost<T>(),
+                         got_min = min.ToHost<T>(), got_var = var.ToHost<T>();
+    const std::vector<int64_t> got_argmax = argmax.ToHost<int64_t>();
+    for (int64_t r = 0; r < s.rows; ++r) {
+      const T* row = x.data() + r * ld;
+      const double abs_sum = static_cast<double>(ref::AbsSum(row, s.n));
+      EXPECT_CLOSE(got_sum[r], static_cast<double>(ref::Sum(row, s.n)), Tolerance<T>(), abs_sum,
+                   "sum row " << r << " of [" << s.rows << ", " << s.n << "]");
+      EXPECT_EQ(got_max[r], ref::Max(row, s.n)) << "max row " << r;
+      EXPECT_EQ(got_min[r], ref::Min(row, s.n)) << "min row " << r;
+      EXPECT_EQ(got_argmax[r], ref::ArgMax(row, s.n)) << "argmax row " << r;
+      if (s.n > 1) {
+        EXPECT_CLOSE(got_var[r], static_cast<double>(ref::Var(row, s.n, 1)), Tolerance<T>(), 0,
+                     "var row " << r);
+      }
+    }
+    // Down the columns, and the whole sum of squares.
+    const DeviceBuffer columns(s.n * sizeof(T));
+    SumColumns(kDTypeOf<T>, s.rows, s.n, dx.data(), ld, columns.data());
+    const std::vector<T> got_columns = columns.ToHost<T>();
+    for (int64_t j = 0; j < s.n; ++j) {
+      double want = 0, scale = 0;
+      for (int64_t r = 0; r < s.rows; ++r) {
+        want += x[r * ld + j];
+        scale += std::fabs(x[r * ld + j]);
+      }
+      EXPECT_CLOSE(got_columns[j], want, Tolerance<T>(), scale, "column " << j);
+    }
+    const double squares = SumSquares(kDTypeOf<T>, s.rows * ld, dx.data());
+    EXPECT_CLOSE(squares, static_cast<double>(ref::SumSquares(x.data(), s.rows * ld)), 1e-12, 0,
+                 "sum of squares");
+  }
+}
+
+TEST(CudaReduceTest, RowsColumnsAndSquaresMatchTheReference) {
+  EMBER_SKIP_WITHOUT_CUDA();
+  CheckReductions<float>();
+  CheckReductions<double>();
+}
+
+TEST(CudaReduceTest, NaNWinsMaxAndArgMaxAsInPyTorch) {
+  EMBER_SKIP_WITHOUT_CUDA();
+  const std::vector<float> x = {1, 5, NAN, 5, NAN, 2};
+  const DeviceBuffer dx(x), max(sizeof(float)), argmax(sizeof(int64_t));
+  MaxRows(DType::kF32, 1, 6, dx.data(), 6, max.data());
+  ArgMaxRows(DType::kF32, 1, 6, dx.data(), 6, argmax.as<int64_t>());
+  EXPECT_TRUE(std::isnan(max.ToHost<float>()[0]));
+  EXPECT_EQ(argmax.ToHost<int64_t>()[0], 2);
+}
+
+template <typename T>
+void CheckSoftmaxFamily() {
+  std::mt19937 rng(9);
+  for (const RowShape& s : kShapes) {
+    const std::vector<T> x = cpu::internal::RandomVector<T>(s.rows * s.n, -30, 30, rng);
+    const std::vector<T> dy = cpu::internal::RandomVector<T>(s.rows * s.n, -1, 1, rng);
+    std::vector<int64_t> targets(s.rows);
+    for (int64_t r = 0; r < s.rows; ++r) targets[r] = r % 4 == 3 ? -100 : rng() % s.n;
+    const std::vector<T> grad = cpu::internal::RandomVector<T>(s.rows, 0.5, 2, rng);
+    const int64_t bytes = s.rows * s.n * sizeof(T);
+    const DeviceBuffer dx(x), ddy(dy), dtargets(targets), dgrad(grad), y(bytes), log_y(bytes),
+        dsoft(bytes), dlog(bytes), losses(s.rows * sizeof(T)), row_max(s.rows * sizeof(T)),
+        sum_exp(s.rows * sizeof(T)), dlogits(bytes);
+    const DType dtype = kDTypeOf<T>;
+    Softmax(dtype, s.rows, s.n, dx.data(), y.data());
+    LogSoftmax(dtype, s.rows, s.n, dx.data(), log_y.data());
+    SoftmaxBackward(dtype, s.rows, s.n, y.data(), ddy.data(), dsoft.data());
+    LogSoftmaxBackward(dtype, s.rows, s.n, log_y.data(), ddy.data(), dlog.data());
+    CrossEntropyForward(dtype, s.rows, s.n, dx.data(), dtargets.as<int64_t>(), -100,
+                        losses.data(), row_max.data(), sum_exp.data());
+    CrossEntropyBackward(dtype, s.rows, s.n, dx.data(), dtargets.as<int64_t>(), -100,
+                         row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
+    const std::vector<T> got_y = y.ToHost<T>(), got_log = log_y.ToHost<T>(),
+                         got_dsoft = dsoft.ToHost<T>(), got_dlog = dlog.ToHost<T>(),
+                         got_loss = losses.ToHost<T>(), got_dlogits = dlogits.ToHost<T>();
+    const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+    for (int64_t r = 0; r < s.rows; ++r) {
+      const std::vector<double> xr(x.begin() + r * s.n, x.begin() + (r + 1) * s.n);
+      const std::vector<double> dyr(dy.begin() + r * s.n, dy.begin() + (r + 1) * s.n);
+      const std::vector<double> want_y = ref::Softmax(xr), want_log = ref::LogSoftmax(xr),
+                                want_dsoft = ref::SoftmaxBackward(xr, dyr),
+                                want_dlog = ref::LogSoftmaxBackward(xr, dyr);
+      const bool ignored = targets[r] == -100;
+      EXPECT_CLOSE(got_loss[r], ignored ? 0.0 : ref::CrossEntropy(xr, targets[r]), tol, 1,
+                   "loss row " << r);
+      for (int64_t j = 0; j < s.n; ++j) {
+        const int64_t i = r * s.n + j;
+        EXPECT_CLOSE(got_y[i], want_y[j], tol, 1e-30, "softmax " << r << "," << j);
+        EXPECT_CLOSE(got_log[i], want_log[j], tol, 1, "log_softmax " << r << "," << j);
+        EXPECT_CLOSE(got_dsoft[i], want_dsoft[j], tol, 1e-6, "softmax backward " << r << "," << j);
+        EXPECT_CLOSE(got_dlog[i], want_dlog[j], tol, 1, "log_softmax backward " << r << "," << j);
+        const double want_dlogits =
+            ignored ? 0.0 : (want_y[j] - (j == targets[r] ? 1.0 : 0.0)) * grad[r];
+        EXPECT_CLOSE(got_dlogits[i], want_dlogits, tol, 1e-6, "dlogits " << r << "," << j);
+      }
+    }
+  }
+}
+
+TEST(CudaSoftmaxTest, EveryKernelMatchesTheReference) {
+  EMBER_SKIP_WITHOUT_CUDA();
+  CheckSoftmaxFamily<float>();
+  CheckSoftmaxFamily<double>();
+}
+
+template <typename T>
+void CheckLayerNorm() {
+  std::mt19937 rng(6);
+  for (const RowShape& s : kShapes) {
+    if (s.n > 5000) continue;  // the reference backward is quadratic in c
+    const int64_t rows = s.rows, c = s.n;
+    const std::vector<T> x = cpu::internal::RandomVector<T>(rows * c, -3, 5, rng);
+    const std::vector<T> w = cpu::internal::RandomVector<T>(c, 0.5, 1.5, rng);
+    const std::vector<T> b = cpu::internal::RandomVector<T>(c, -1, 1, rng);
+    const std::vector<T> dy = cpu::internal::RandomVector<T>(rows * c, -1, 1, rng);
+    const double eps = 1e-5;
+    const DeviceBuffer dx_in(x), dw(w), db(b), ddy(dy), y(rows * c * sizeof(T)),
+        mean(rows * sizeof(T)), rstd(rows * sizeof(T)), dx(rows * c * sizeof(T)),
+        dweight(c * sizeof(T)), dbias(c * sizeof(T));
+    LayerNormForward(kDTypeOf<T>, rows, c, dx_in.data(), dw.data(), db.data(), eps, y.data(),
+                     mean.data(), rstd.data());
+    LayerNormBackward(kDTypeOf<T>, rows, c, dx_in.data(), dw.data(), mean.data(), rstd.data(),
+                      ddy.data(), dx.data(), dweight.data(), dbias.data());
+    const std::vector<T> got_y = y.ToHost<T>(), got_dx = dx.ToHost<T>(),
+                         got_dw = dweight.ToHost<T>(), got_db = dbias.ToHost<T>();
+    const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-11;
+    const std::vector<double> wd(w.begin(), w.end()), bd(b.begin(), b.end());
+    std::vector<double> want_dw(c, 0), want_db(c, 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::vector<double> xr(x.begin() + r * c, x.begin() + (r + 1) * c);
+      const std::vector<double> dyr(dy.begin() + r * c, dy.begin() + (r + 1) * c);
+      const ref::LayerNormRow f = ref::LayerNorm(xr, wd, bd, eps);
+      const std::vector<double> want_dx = ref::LayerNormBackward(xr, wd, dyr, eps);
+      for (int64_t j = 0; j < c; ++j) {
+        EXPECT_CLOSE(got_y[r * c + j], f.y[j], tol, 1, "y " << r << "," << j);
+        if (c > 1) EXPECT_CLOSE(got_dx[r * c + j], want_dx[j], tol, 1, "dx " << r << "," << j);
+        want_dw[j] += dyr[j] * f.xhat[j];
+        want_db[j] += dyr[j];
+      }
+    }
+    for (int64_t j = 0; j < c; ++j) {
+      EXPECT_CLOSE(got_dw[j], want_dw[j], tol, rows, "dweight " << j);
+      EXPECT_CLOSE(got_db[j], want_db[j], tol, rows, "dbias " << j);
+    }
+  }
+}
+
+TEST(CudaLayerNormTest, ForwardAndBackwardMatchTheReference) {
+  EMBER_SKIP_WITHOUT_CUDA();
+  CheckLayerNorm<float>();
+  CheckLayerNorm<double>();
+}
+
+TEST(CudaEmbeddingTest, RowsAreGatheredAndRepeatedIdsSumInOrder) {
+  EMBER_SKIP_WITHOUT_CUDA();
+  const int64_t vocab = 50, dim = 300, n = 400;
+  std::mt19937 rng(1);
+  const std::vector<double> weight = cpu::internal::RandomVector<double>(vocab * dim, -1, 1, rng);
+  const std::vector<double> dout = cpu::internal::RandomVector<double>(n * dim, -1, 1, rng);
+  std::vector<int64_t> ids(n);
+  for (int64_t& id : ids) id = rng() % 7 == 0 ? 3 : rng() % vocab;  // id 3 repeats often
+  std::vector<double> dweight_init(vocab * dim, 0.5);
+  const DeviceBuffer dw(weight), dids(ids), ddout(dout), out(n * dim * sizeof(double)),
+      dweight(dweight_init);
+  EmbeddingForward(DType::kF64, n, dim, dw.data(), dids.as<int64_t>(), out.data());
+  EmbeddingBackward(DType::kF64, n, dim, dids.as<int64_t>(), ddout.data(), dweight.data());
+  const std::vector<double> got = out.ToHost<double>(), got_dw = dweight.ToHost<double>();
+  std::vector<double> want_dw = dweight_init;  // accumulated into, in the order of i
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < dim; ++j) {
+      ASSERT_EQ(got[i * dim + j], weight[ids[i] * dim + j]) << i << "," << j;
+      want_dw[ids[i] * dim + j] += dout[i * dim + j];
+    }
+  }
+  EXPECT_EQ(got_dw, want_dw);
+}
+
+}  // namespace
+}  // namespace ember::kernels::cuda
