@@ -267,7 +267,7 @@ Tensor Where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   if (!ShouldRecord({a, b})) return out;
   return Record("where", out, {a, b},
                 [condition = Detach(condition), sa = a.shape(), sb = b.shape()](const Tensor& g) {
-                  const Tensor zero = Zeros({}, g.dtype());
+                  const Tensor zero = Zeros({}, g.dtype(), g.device());
                   return std::vector<Tensor>{ops::SumToSize(ops::Where(condition, g, zero), sa),
                                              ops::SumToSize(ops::Where(condition, zero, g), sb)};
                 });

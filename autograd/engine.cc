@@ -136,7 +136,7 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
   if (!seed.defined()) {
     EMBER_CHECK(root.numel() == 1, "backward: a gradient can be left out only for a ",
                 "one-element result, not one of shape ", ShapeToString(root.shape()));
-    seed = Ones(root.shape(), root.dtype());
+    seed = Ones(root.shape(), root.dtype(), root.device());
   }
   EMBER_CHECK(seed.shape() == root.shape() && seed.dtype() == root.dtype(),
               "backward: the gradient has shape ", ShapeToString(seed.shape()), " and dtype ",

@@ -145,7 +145,9 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
   EMBER_CHECK(p >= 0 && p <= 1, "dropout: probability must be in [0, 1], got ", p);
   if (!training || p == 0) return x;
   // scale = [u >= p] / (1 - p) for u uniform in [0, 1); all zeros when p is 1.
-  const Tensor keep = ops::Ge(Rand(x.shape(), gen, x.dtype()), p).To(x.dtype());
+  // The uniforms come from the CPU generator on every device, so a seed gives the same
+  // mask on the CPU and on a GPU.
+  const Tensor keep = ops::Ge(Rand(x.shape(), gen, x.dtype()).To(x.device()), p).To(x.dtype());
   const Tensor scale = p == 1 ? keep : ops::Div(keep, 1 - p);
   const Tensor out = WithoutGrad([&] { return ops::Mul(x, scale); });
   if (!ShouldRecord({x})) return out;
@@ -164,7 +166,7 @@ Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
   const Tensor scores = Mul(Matmul(q, Transpose(k, -2, -1)), 1.0 / std::sqrt(double(d)));
   // future[i][j] = j > i + (Tk - Tq): the positions query i may not see.
   const Tensor rows = ops::Add(Arange(tq), tk - tq).View({tq, 1}), cols = Arange(tk).View({1, tk});
-  const Tensor future = ops::Gt(cols, rows);
+  const Tensor future = ops::Gt(cols, rows).To(q.device());
   return Matmul(Softmax(MaskedFill(scores, future, -INFINITY)), v);
 }
 

@@ -30,7 +30,7 @@ template <typename Pick>
 Tensor Picked(const char* name, const Tensor& x, Pick pick) {
   const Tensor out = WithoutGrad([&] { return pick(x); });
   return Recorded(name, x, out, [shape = x.shape(), pick](const Tensor& g) {
-    const Tensor grad = Zeros(shape, g.dtype());
+    const Tensor grad = Zeros(shape, g.dtype(), g.device());
     pick(grad).CopyFrom(g);
     return grad;
   });

@@ -47,7 +47,8 @@ Tensor NllLoss(const Tensor& log_probs, const Tensor& targets, int64_t ignore_in
               DTypeName(targets.dtype()));
   // pick[n][c] = [c == target_n] for counted rows: a mask, not a gather, since NLL is
   // never on a hot path here (the fused CrossEntropy is).
-  const Tensor classes = Arange(0, log_probs.size(1), 1, DType::kI64).View({1, -1});
+  const Tensor classes =
+      Arange(0, log_probs.size(1), 1, DType::kI64).View({1, -1}).To(log_probs.device());
   const auto [counted, count] = Counted(targets, ignore_index, log_probs.dtype());
   const Tensor pick = ops::Mul(ops::Eq(classes, targets.View({-1, 1})).To(log_probs.dtype()),
                                counted.View({-1, 1}));

@@ -63,6 +63,25 @@ void Module::ZeroGrad() {
   for (const auto& [name, p] : NamedParameters()) autograd::ZeroGrad(p);
 }
 
+Device Module::device() const {
+  const std::vector<std::pair<std::string, Tensor>> params = NamedParameters();
+  return params.empty() ? Device::Cpu() : params.front().second.device();
+}
+
+Module& Module::To(Device device) {
+  for (const auto& [name, p] : NamedParameters()) {
+    if (p.device() == device) continue;
+    p.SetData(autograd::Detach(p).To(device));
+    if (const std::shared_ptr<AutogradMeta>& meta = p.autograd_meta(); meta && meta->grad.defined()) {
+      meta->grad = meta->grad.To(device);
+    }
+  }
+  for (const auto& [name, b] : NamedBuffers()) {
+    if (b.device() != device) b.SetData(b.To(device));
+  }
+  return *this;
+}
+
 std::map<std::string, Tensor> Module::StateDict() const {
   std::map<std::string, Tensor> out;
   for (auto& [name, p] : NamedParameters()) out[name] = autograd::Detach(p);
@@ -100,7 +119,7 @@ absl::Status Module::LoadStateDict(const std::map<std::string, Tensor>& state, b
   }
   for (const auto& [name, target] : own) {
     auto it = state.find(name);
-    if (it != state.end()) target.CopyFrom(it->second);
+    if (it != state.end()) target.CopyFrom(it->second.To(target.device()));
   }
   return absl::OkStatus();
 }

@@ -47,6 +47,14 @@ class Module {
   // Forgets every parameter's gradient.
   void ZeroGrad();
 
+  // The device of the first parameter (the CPU for a module without parameters).
+  Device device() const;
+
+  // Moves every parameter and buffer (and any gradient already there) to `device`, in
+  // place, as torch.nn.Module.to: the tensors stay the same handles, so a layer's
+  // members and an optimizer made before still name them. Returns *this.
+  Module& To(Device device);
+
   // Parameters and buffers by dotted name (sharing storage with the module).
   std::map<std::string, Tensor> StateDict() const;
   // Copies each entry into the parameter or buffer of that name (converting dtype).

@@ -12,6 +12,7 @@
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "tensor/creation.h"
+#include "tensor/cuda.h"
 #include "tensor/ops/reduce.h"
 
 namespace ember::nn {
@@ -56,6 +57,36 @@ TEST(ModuleTest, ZeroGradForgetsEveryGradient) {
   for (const Tensor& p : mlp->Parameters()) EXPECT_TRUE(ag::Grad(p).defined());
   mlp->ZeroGrad();
   for (const Tensor& p : mlp->Parameters()) EXPECT_FALSE(ag::Grad(p).defined());
+}
+
+// Module::To keeps the same tensor handles (a layer's members, an optimizer's list)
+// and their requires_grad; moving to where they are is a no-op.
+TEST(ModuleTest, ToMovesEveryParameterInPlace) {
+  Generator gen(5);
+  const auto mlp = SmallMlp(gen);
+  const std::vector<Tensor> before = mlp->Parameters();
+  const Storage storage = before[0].storage();
+  mlp->To(Device::Cpu());
+  EXPECT_TRUE(mlp->Parameters()[0].storage().is_same(storage));
+  EXPECT_EQ(mlp->device(), Device::Cpu());
+  if (!cuda::IsAvailable()) GTEST_SKIP() << "no CUDA device here for the rest";
+  const std::vector<float> values = before[0].ToVector<float>();
+  ag::Backward(ag::Sum(mlp->Forward(Ones({2, 4}))));
+  mlp->To(Device::Cuda(0));
+  EXPECT_EQ(mlp->device(), Device::Cuda(0));
+  const std::vector<Tensor> after = mlp->Parameters();
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_TRUE(after[i].is_same(before[i]));  // the same handles...
+    EXPECT_EQ(after[i].device(), Device::Cuda(0));  // ...now on the GPU
+    EXPECT_TRUE(ag::RequiresGrad(after[i]));
+    EXPECT_EQ(ag::Grad(after[i]).device(), Device::Cuda(0));
+  }
+  EXPECT_EQ(after[0].ToVector<float>(), values);
+  const Tensor y = mlp->Forward(Ones({2, 4}).To(Device::Cuda(0)));
+  EXPECT_EQ(y.device(), Device::Cuda(0));
+  mlp->To(Device::Cpu());
+  EXPECT_EQ(before[0].device(), Device::Cpu());
+  EXPECT_EQ(before[0].ToVector<float>(), values);
 }
 
 TEST(ModuleTest, StateDictRoundTripsAndStrictLoadingNamesEveryProblem) {

@@ -296,7 +296,7 @@ absl::Status SaveSafetensors(const std::string& path, const std::map<std::string
                     {"shape", std::vector<int64_t>(tensor.shape().begin(), tensor.shape().end())},
                     {"data_offsets", {offset, offset + nbytes}}};
     offset += nbytes;
-    contiguous.push_back(tensor.Contiguous());
+    contiguous.push_back(tensor.To(Device::Cpu()).Contiguous());  // written from host memory
   }
   std::string text;
   try {

@@ -104,7 +104,7 @@ absl::Status Optimizer::LoadStateDict(const std::map<std::string, Tensor>& state
                        " and dtype ", DTypeName(value.dtype()), ", its parameter ",
                        ShapeToString(p.shape()), " and ", DTypeName(p.dtype())));
     }
-    states[index].buffers[parts[1]] = value.Clone();
+    states[index].buffers[parts[1]] = value.To(p.device()).Clone();  // beside its parameter
   }
   for (size_t i = 0; i < states.size(); ++i) {
     if (states[i].step == 0 && !states[i].buffers.empty()) {
@@ -129,7 +129,7 @@ Tensor WithL2(const Tensor& grad, const Tensor& param, double weight_decay) {
 // The buffer `name` of `state`, zeros of the parameter's shape the first time.
 Tensor& Buffer(const Tensor& param, const char* name, std::map<std::string, Tensor>& buffers) {
   auto [it, inserted] = buffers.try_emplace(name);
-  if (inserted) it->second = Zeros(param.shape(), param.dtype());
+  if (inserted) it->second = Zeros(param.shape(), param.dtype(), param.device());
   return it->second;
 }
 

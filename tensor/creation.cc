@@ -6,12 +6,12 @@
 
 namespace ember {
 
-Tensor Zeros(IntSpan shape, DType dtype) { return Full(shape, 0, dtype); }
+Tensor Zeros(IntSpan shape, DType dtype, Device device) { return Full(shape, 0, dtype, device); }
 
-Tensor Ones(IntSpan shape, DType dtype) { return Full(shape, 1, dtype); }
+Tensor Ones(IntSpan shape, DType dtype, Device device) { return Full(shape, 1, dtype, device); }
 
-Tensor Full(IntSpan shape, const Scalar& value, DType dtype) {
-  Tensor t = Empty(shape, dtype);
+Tensor Full(IntSpan shape, const Scalar& value, DType dtype, Device device) {
+  Tensor t = Empty(shape, dtype, device);
   t.Fill(value);
   return t;
 }

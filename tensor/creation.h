@@ -9,10 +9,13 @@
 
 namespace ember {
 
-// New contiguous CPU tensors. (Empty is in tensor.h; random tensors in random.h.)
-Tensor Zeros(IntSpan shape, DType dtype = DType::kF32);
-Tensor Ones(IntSpan shape, DType dtype = DType::kF32);
-Tensor Full(IntSpan shape, const Scalar& value, DType dtype = DType::kF32);
+// New contiguous tensors, on the CPU unless a device is given (filled where they are
+// made). Empty is in tensor.h; random tensors in random.h. The rest below are CPU
+// tensors: move one with To(Device).
+Tensor Zeros(IntSpan shape, DType dtype = DType::kF32, Device device = Device::Cpu());
+Tensor Ones(IntSpan shape, DType dtype = DType::kF32, Device device = Device::Cpu());
+Tensor Full(IntSpan shape, const Scalar& value, DType dtype = DType::kF32,
+            Device device = Device::Cpu());
 
 // start, start + step, ... while < end (> end for a negative step), as torch.arange.
 // Without a dtype: i64 when start, end and step are all integers, f32 otherwise.

@@ -9,8 +9,11 @@
 //   ember::cuda::Synchronize();  // before reading a clock
 //   const ember::cuda::MemoryStats stats = ember::cuda::GetMemoryStats(0);
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/runtime.h"
+#include "tensor/device.h"
 
 namespace ember::cuda {
 
@@ -25,6 +28,11 @@ using kernels::cuda::MemoryStats;
 using kernels::cuda::ResetPeak;
 // Frees every cached, unused block (torch.cuda.empty_cache()).
 using kernels::cuda::EmptyCache;
+
+// The device a binary's --device flag names: "cpu", "cuda", "cuda:N", or "auto" (cuda:0
+// when there is a GPU, else the CPU). A CUDA device that is not there is an error that
+// says why (no GPU, no driver, or a build without CUDA).
+absl::StatusOr<Device> DeviceFromFlag(absl::string_view text);
 
 }  // namespace ember::cuda
 

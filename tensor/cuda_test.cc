@@ -38,6 +38,16 @@ TEST(CudaTensorTest, AMissingDeviceIsAnErrorNamingIt) {
   }
 }
 
+TEST(CudaTensorTest, TheDeviceFlagResolvesOrSaysWhy) {
+  EXPECT_EQ(*cuda::DeviceFromFlag("cpu"), Device::Cpu());
+  EXPECT_EQ(*cuda::DeviceFromFlag("auto"), cuda::IsAvailable() ? Device::Cuda(0) : Device::Cpu());
+  EXPECT_FALSE(cuda::DeviceFromFlag("gpu").ok());
+  const absl::StatusOr<Device> missing =
+      cuda::DeviceFromFlag("cuda:" + std::to_string(cuda::DeviceCount()));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("CUDA"), std::string::npos) << missing.status();
+}
+
 class CudaTensorGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -85,7 +85,7 @@ Tensor::Tensor(Storage storage, int64_t offset_elements, IntSpan shape, IntSpan 
   EMBER_CHECK(needed <= storage.nbytes(), "tensor: a view of shape ", ShapeToString(shape),
               ", strides ", ShapeToString(strides), " and offset ", offset_elements, " needs ",
               needed, " bytes but the storage has ", storage.nbytes());
-  impl_ = std::make_shared<const Impl>(
+  impl_ = std::make_shared<Impl>(
       Impl{std::move(storage), offset_elements, Shape(shape.begin(), shape.end()),
            Strides(strides.begin(), strides.end()), dtype, numel, nullptr});
 }
@@ -116,7 +116,7 @@ Tensor Tensor::MakeView(const char* method, int64_t offset_elements, Shape shape
   // No bounds check needed: every view method only narrows or repeats elements.
   const int64_t numel = NumElements(shape);
   Tensor view;
-  view.impl_ = std::make_shared<const Impl>(Impl{storage(), offset_elements, std::move(shape),
+  view.impl_ = std::make_shared<Impl>(Impl{storage(), offset_elements, std::move(shape),
                                                  std::move(strides), dtype(), numel, nullptr});
   return view;
 }
@@ -391,6 +391,18 @@ Tensor Tensor::To(DType dtype) const {
   Tensor converted = Empty(shape(), dtype, device());
   converted.CopyFrom(*this);
   return converted;
+}
+
+void Tensor::SetData(const Tensor& source) const {
+  EMBER_CHECK(defined() && source.defined(), "set_data: the tensor or its source is undefined");
+  Impl& self = *impl_;
+  const Impl& from = source.impl();
+  self.storage = from.storage;
+  self.offset_elements = from.offset_elements;
+  self.shape = from.shape;
+  self.strides = from.strides;
+  self.dtype = from.dtype;
+  self.numel = from.numel;
 }
 
 Tensor Tensor::To(Device device) const {

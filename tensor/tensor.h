@@ -159,6 +159,13 @@ class Tensor {
   // converting its dtype; returns *this.
   const Tensor& CopyFrom(const Tensor& src) const;
 
+  // Makes this tensor, and every handle to it, view `source`'s data (its storage,
+  // offset, shape, strides and dtype), keeping its own autograd slot, as PyTorch's
+  // `param.data = source`: Module::To moves parameters to a device this way, so that a
+  // layer's members and its parameter list still name the same tensors. Views made
+  // before keep the old data.
+  void SetData(const Tensor& source) const;
+
   // PyTorch-style text: tensor([[1.0000, 2.0000]], dtype=f32).
   std::string ToString() const;
 
@@ -190,7 +197,7 @@ class Tensor {
   // Copies element `index` (bounds-checked) to host memory at `out`, from either device.
   void ReadElement(IntSpan index, void* out) const;
 
-  std::shared_ptr<const Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared by every copy of the handle
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& tensor);

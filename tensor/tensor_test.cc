@@ -45,6 +45,19 @@ TEST(TensorTest, HandlesShareTheTensor) {
               ThrowsMessage<Error>("the tensor is undefined (default-constructed)"));
 }
 
+// SetData (PyTorch's `t.data = source`): every handle sees the new data; a view made
+// before keeps the old.
+TEST(TensorTest, SetDataReplacesTheDataOfEveryHandle) {
+  const Tensor a = Arange(6).View({2, 3});
+  const Tensor same = a, row = a.Select(0, 1);
+  a.SetData(Arange(10, 14).To(DType::kF64));
+  EXPECT_EQ(same.shape(), Shape({4}));
+  EXPECT_EQ(same.dtype(), DType::kF64);
+  EXPECT_EQ(same.ToVector<double>(), (std::vector<double>{10, 11, 12, 13}));
+  EXPECT_EQ(row.ToVector<int64_t>(), (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_THROW(Tensor().SetData(a), Error);
+}
+
 TEST(TensorTest, SoleOwnershipCountsHandlesAndViews) {
   Tensor a = Zeros({4});
   EXPECT_TRUE(a.is_sole_owner());

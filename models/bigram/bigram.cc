@@ -49,7 +49,9 @@ Tensor NeuralBigram::Forward(const Tensor& context) {
 }
 
 Tensor NeuralBigram::Loss(const data::CharExamples& examples, double reg) {
-  return ag::CrossEntropy(Forward(examples.x), examples.y) + ag::Mean(ag::Square(weight_)) * reg;
+  // The examples go where the weights are (a GPU after To(Device)).
+  return ag::CrossEntropy(Forward(examples.x.To(device())), examples.y.To(device())) +
+         ag::Mean(ag::Square(weight_)) * reg;
 }
 
 std::string NeuralBigram::ToString() const {

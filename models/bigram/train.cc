@@ -20,10 +20,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "autograd/autograd.h"
+#include "base/status.h"
 #include "models/bigram/bigram.h"
 #include "models/common/names.h"
 #include "models/common/run_log.h"
 #include "optim/optimizer.h"
+#include "tensor/cuda.h"
 
 ABSL_FLAG(std::string, model, "counting", "counting (pair counts) or neural (a trained [V, V] weight)");
 ABSL_FLAG(double, smoothing, 1, "counting: added to every pair count");
@@ -31,6 +33,7 @@ ABSL_FLAG(int64_t, steps, 200, "neural: full-batch gradient descent steps");
 ABSL_FLAG(double, lr, 50, "neural: learning rate");
 ABSL_FLAG(double, reg, 0.01, "neural: weight of mean(W^2) in the loss");
 ABSL_FLAG(uint64_t, seed, 2147483647, "seed of the initialisation and the samples");
+ABSL_FLAG(std::string, device, "cpu", "where to run the neural model: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(int64_t, samples, 10, "names to sample");
 ABSL_FLAG(std::string, names_dir, "", "folder with female.txt and male.txt (default: downloads/names)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/bigram in the workspace)");
@@ -43,6 +46,7 @@ namespace ag = ::ember::autograd;
 
 absl::Status Run() {
   const std::string model = absl::GetFlag(FLAGS_model);
+  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   if (model != "counting" && model != "neural") {
     return absl::InvalidArgumentError(absl::StrCat("unknown model \"", model, "\"; expected counting or neural"));
   }
@@ -75,6 +79,7 @@ absl::Status Run() {
     const int64_t steps = absl::GetFlag(FLAGS_steps);
     if (steps < 1) return absl::InvalidArgumentError(absl::StrCat("--steps=", steps, ": expected at least 1"));
     neural = std::make_shared<NeuralBigram>(vocab, gen);
+    neural->To(device);
     auto sgd = optim::Sgd({{neural->Parameters(), absl::GetFlag(FLAGS_lr), 0}});
     const auto start = std::chrono::steady_clock::now();
     for (int64_t step = 0; step < steps; ++step) {
@@ -88,7 +93,7 @@ absl::Status Run() {
       csv << step + 1 << ',' << loss.item<double>() << ",\n";
     }
     std::fputc('\n', stderr);
-    logits = [&](const Tensor& x) { return (*neural)(x); };
+    logits = [&](const Tensor& x) { return (*neural)(x.To(device)).To(Device::Cpu()); };
   }
   const double train_loss = MeanNll(logits(train.x), train.y), val_loss = MeanNll(logits(val.x), val.y);
   const double test_loss = MeanNll(logits(test.x), test.y);

@@ -34,7 +34,10 @@ std::string SampleName(const std::function<Tensor(const Tensor&)>& logits, int b
   std::vector<tokenizer::Rank> ids;
   while (static_cast<int>(ids.size()) < max_length) {
     const Tensor x = FromVector(std::vector<int64_t>(context.begin(), context.end()), {1, block_size});
-    const int64_t next = ops::Multinomial(ops::Softmax(logits(x)), gen).ToVector<int64_t>()[0];
+    // Drawn on the host from the CPU generator, wherever the model runs: a seed gives the
+    // same names on every device (up to the logits' rounding).
+    const int64_t next =
+        ops::Multinomial(ops::Softmax(logits(x).To(Device::Cpu())), gen).ToVector<int64_t>()[0];
     if (next == 0) break;
     ids.push_back(static_cast<tokenizer::Rank>(next));
     context.pop_front();

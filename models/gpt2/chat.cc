@@ -25,6 +25,7 @@
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
+#include "tensor/cuda.h"
 
 ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
 ABSL_FLAG(std::string, system, "", "a first line kept at the top of the conversation (e.g. who the bot is)");
@@ -33,6 +34,7 @@ ABSL_FLAG(double, temperature, 0.7, "sampling temperature (0: always the most li
 ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
 ABSL_FLAG(double, top_p, 0.9, "sample from the smallest set of tokens whose probability reaches this");
 ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
+ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 
 namespace ember::models::gpt2 {
 namespace {
@@ -44,8 +46,10 @@ size_t TurnMarker(const std::string& reply) {
 
 absl::Status Run() {
   const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
+  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
   GPT& model = *loaded.model;
+  model.To(device);
   const tokenizer::Encoding& gpt2 = loaded.encoding;
   const int64_t eot = gpt2.specials().at("<|endoftext|>"), block = model.config().block_size;
   const int64_t max_reply = std::min(absl::GetFlag(FLAGS_max_reply_tokens), block / 2);

@@ -27,6 +27,7 @@
 #include "models/common/run_log.h"
 #include "models/gpt2/weights.h"
 #include "tensor/creation.h"
+#include "tensor/cuda.h"
 
 ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
 ABSL_FLAG(std::string, tokens, "", "the token shard to evaluate on (llm.c's format)");
@@ -34,6 +35,7 @@ ABSL_FLAG(int64_t, seq_len, 0, "tokens per window (0: the model's block_size)");
 ABSL_FLAG(int64_t, batch_size, 4, "windows per forward pass");
 ABSL_FLAG(int64_t, max_windows, 0, "evaluate only the first this many windows (0: all)");
 ABSL_FLAG(std::string, metrics_out, "", "write the figures here as one JSON object");
+ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 
 namespace ember::models::gpt2 {
 namespace {
@@ -41,7 +43,9 @@ namespace {
 absl::Status Run() {
   const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
   if (absl::GetFlag(FLAGS_tokens).empty()) return absl::InvalidArgumentError("--tokens=FILE is required");
+  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   ASSIGN_OR_RETURN(std::unique_ptr<GPT> model, LoadGpt(path));
+  model->To(device);
   const GPTConfig& config = (model)->config();
   ASSIGN_OR_RETURN(data::TokenShard shard, data::TokenShard::Open(absl::GetFlag(FLAGS_tokens), config.vocab_size));
   const int64_t t = absl::GetFlag(FLAGS_seq_len) == 0 ? config.block_size : absl::GetFlag(FLAGS_seq_len);
@@ -73,7 +77,8 @@ absl::Status Run() {
         y[static_cast<size_t>(w * t + i)] = window[i + 1];
       }
     }
-    loss_sum += (model)->Loss(FromVector(x, {b, t}), FromVector(y, {b, t})).item<double>() * static_cast<double>(b * t);
+    loss_sum += (model)->Loss(FromVector(x, {b, t}).To(device), FromVector(y, {b, t}).To(device)).item<double>() *
+                static_cast<double>(b * t);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ShowProgress("window", first + b, windows, 0, absl::StrFormat("loss %.4f", loss_sum / ((first + b) * t)),
                  (first + b) * t / seconds, "tok", seconds);

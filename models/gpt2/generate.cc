@@ -23,6 +23,7 @@
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
+#include "tensor/cuda.h"
 
 ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
 ABSL_FLAG(std::string, prompt, "", "text to continue (empty: start from <|endoftext|>)");
@@ -31,6 +32,7 @@ ABSL_FLAG(double, temperature, 0.8, "sampling temperature (0: always the most li
 ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
 ABSL_FLAG(double, top_p, 1.0, "sample from the smallest set of tokens whose probability reaches this");
 ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
+ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(bool, kv_cache, true, "keep keys and values of past positions (false: rerun the window every token)");
 ABSL_FLAG(bool, stop_at_eot, true, "stop at <|endoftext|>");
 
@@ -43,8 +45,10 @@ absl::Status Run() {
   if (sampling.temperature < 0 || sampling.top_k < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1)) {
     return absl::InvalidArgumentError("need --temperature >= 0, --top_k >= 0 and 0 < --top_p <= 1");
   }
+  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
   GPT& model = *loaded.model;
+  model.To(device);
   const tokenizer::Encoding& gpt2 = loaded.encoding;
   const int64_t eot = gpt2.specials().at("<|endoftext|>");
   std::vector<int64_t> prompt = {eot};

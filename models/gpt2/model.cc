@@ -96,7 +96,7 @@ Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
   EMBER_CHECK(cache == nullptr || static_cast<int64_t>(cache->layers.size()) == config_.n_layer,
               "GPT: a cache of ", cache->layers.size(), " layers for ", config_.n_layer);
   // x = wte[ids] + wpe[start..start + T), broadcast over the batch.
-  const Tensor pos = Arange(start, start + t);
+  const Tensor pos = Arange(start, start + t).To(ids.device());
   Tensor x = drop_->Forward(wte_->Forward(ids) + wpe_->Forward(pos));
   for (int64_t i = 0; i < config_.n_layer; ++i) {
     x = blocks_[i]->Forward(x, cache != nullptr ? &cache->layers[i] : nullptr);

@@ -96,10 +96,12 @@ int64_t Sampler::Next() {
     }
     const size_t seen = cache_start_ + static_cast<size_t>(cache_.length());
     const std::vector<int64_t> fresh(tokens_.begin() + static_cast<int64_t>(seen), tokens_.end());
-    logits = model_.Forward(FromVector(fresh, {1, static_cast<int64_t>(fresh.size())}), &cache_);
+    logits = model_.Forward(
+        FromVector(fresh, {1, static_cast<int64_t>(fresh.size())}).To(model_.device()), &cache_);
   } else {
     const int64_t t = std::min(block, size);
-    logits = model_(FromVector(std::vector<int64_t>(tokens_.end() - t, tokens_.end()), {1, t}));
+    logits = model_(FromVector(std::vector<int64_t>(tokens_.end() - t, tokens_.end()), {1, t})
+                        .To(model_.device()));
   }
   const std::vector<float> last = logits.Select(1, logits.size(1) - 1).Reshape({vocab}).ToVector<float>();
   const int64_t next = SampleToken(last, options_, gen_);

@@ -40,6 +40,7 @@
 #include "nlohmann/json.hpp"
 #include "tensor/storage.h"
 #include "tokenizer/vocab.h"
+#include "tensor/cuda.h"
 
 // The defaults of the flags that fill TrainOptions are its own (one set, in trainer.h).
 static const ember::models::gpt2::TrainOptions kDefaults;
@@ -62,6 +63,7 @@ ABSL_FLAG(double, beta2, kDefaults.beta2, "AdamW beta2");
 ABSL_FLAG(double, grad_clip, kDefaults.grad_clip, "clip the gradients' joint norm to this (0: off)");
 ABSL_FLAG(double, dropout, 0.0, "dropout of a fresh model");
 ABSL_FLAG(uint64_t, seed, kDefaults.seed, "seed of initialisation, dropout and data order");
+ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
 ABSL_FLAG(int64_t, val_every, 50, "validation loss every this many steps (and at the end)");
 ABSL_FLAG(int64_t, val_batches, kDefaults.val_batches, "validation batches (fixed windows from the start of the shard)");
@@ -105,6 +107,7 @@ absl::StatusOr<std::vector<std::string>> Expand(const std::string& flag, const s
 }
 
 absl::Status Run() {
+  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/gpt2");
   std::filesystem::create_directories(out_dir);
   std::string train_path = absl::GetFlag(FLAGS_train_data), val_path = absl::GetFlag(FLAGS_val_data);
@@ -153,14 +156,15 @@ absl::Status Run() {
     return absl::InvalidArgumentError(absl::StrCat("--data_order=", order, ": expected random or sequential"));
   }
   options.sequential = order == "sequential";
+  options.device = device;
   const std::string resume = absl::GetFlag(FLAGS_resume), init_from = absl::GetFlag(FLAGS_init_from);
   if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::Create(
       config, options, train_shards, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty()));
   Trainer& t = *trainer;
   const GPTConfig& cfg = t.model().config();
-  std::fprintf(stderr, "train: %s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of %lld x %lld x %lld tokens\n",
-               cfg.ToString().c_str(), t.model().NumParameters() / 1e6, static_cast<long long>(train_tokens),
+  std::fprintf(stderr, "train: %s on %s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of %lld x %lld x %lld tokens\n",
+               cfg.ToString().c_str(), options.device.ToString().c_str(), t.model().NumParameters() / 1e6, static_cast<long long>(train_tokens),
                train_path.c_str(), train.size() > 1 ? absl::StrCat(": ", train.size(), " shards").c_str() : "",
                resume.empty() ? "" : absl::StrCat("; resuming at step ", t.step()).c_str(),
                static_cast<long long>(options.steps), static_cast<long long>(options.grad_accum),
@@ -200,7 +204,8 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_save_checkpoint).empty() ? out_dir + "/checkpoint.safetensors" : absl::GetFlag(FLAGS_save_checkpoint);
   RETURN_IF_ERROR(t.SaveCheckpoint(checkpoint));
   const double tokens_per_second = train_seconds > 0 ? (t.step() - first) * tokens_per_step / train_seconds : 0;
-  const int64_t peak = GetCpuAllocator().peak_bytes();
+  const int64_t peak = options.device.is_cpu() ? GetCpuAllocator().peak_bytes()
+                                                : cuda::GetMemoryStats(options.device.index).peak_bytes;
   std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB; wrote %s and %s/metrics.csv\n",
                static_cast<long long>(t.step() - first), FormatDuration(train_seconds).c_str(), tokens_per_second, peak / 1e6,
                checkpoint.c_str(), out_dir.c_str());

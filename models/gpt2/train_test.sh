@@ -41,4 +41,8 @@ expect "bad preset" 'train: unknown model preset "gpt5"; known: gpt2, gpt2-mediu
   "$($train "${common[@]}" --model=gpt5 2>&1)"
 expect "bad order" "train: --data_order=shuffled: expected random or sequential" \
   "$($train "${common[@]}" --data_order=shuffled 2>&1)"
+# A device that is not there: one line naming it and why (no GPU here, or not that many).
+expect "missing device" "1" "$($train "${common[@]}" --device=cuda:99 2>&1 | grep -c '^train: --device=cuda:99: cuda:99')"
+expect "bad device" "train: --device=gpu: expected cpu, cuda, cuda:N or auto" \
+  "$($train "${common[@]}" --device=gpu 2>&1)"
 expect_done

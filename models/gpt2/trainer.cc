@@ -111,6 +111,7 @@ Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, std::vect
       val_(val),
       schedule_(optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
       data_gen_(options.seed + 1) {
+  model_->To(options.device);
   // nanoGPT's groups: weight decay on every parameter of two or more dimensions.
   std::vector<Tensor> decay, no_decay;
   for (const Tensor& p : model_->Parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
@@ -133,7 +134,7 @@ std::pair<Tensor, Tensor> Trainer::NextBatch() {
     while (k >= data::WindowCount(*train_[s], t) / b) k -= data::WindowCount(*train_[s++], t) / b;
     ++micro_batches_;
     const data::Batch batch = data::SequentialBatch(*train_[s], k, b, t);
-    return {batch.x, batch.y};
+    return {batch.x.To(options_.device), batch.y.To(options_.device)};
   }
   // Random: one shard per batch, in proportion to its windows (no draw for one shard, so
   // a one-shard run's windows do not depend on this rule).
@@ -148,7 +149,7 @@ std::pair<Tensor, Tensor> Trainer::NextBatch() {
   absl::StatusOr<data::Batch> batch = data::RandomWindows(*train_[s], b, t, data_gen_);
   EMBER_CHECK(batch.ok(), "train: ", batch.status().message());
   ++micro_batches_;
-  return {batch->x, batch->y};
+  return {batch->x.To(options_.device), batch->y.To(options_.device)};
 }
 
 StepResult Trainer::Step() {
@@ -181,7 +182,7 @@ double Trainer::ValidationLoss() {
   double sum = 0;
   for (int64_t k = 0; k < batches; ++k) {
     const data::Batch batch = data::SequentialBatch(*val_, k, b, t);
-    sum += model_->Loss(batch.x, batch.y).item<double>();
+    sum += model_->Loss(batch.x.To(options_.device), batch.y.To(options_.device)).item<double>();
   }
   model_->Train();
   return sum / static_cast<double>(std::max<int64_t>(batches, 1));

@@ -40,6 +40,7 @@ struct TrainOptions {
   bool sequential = false;  // llm.c's data order instead of random windows
   uint64_t seed = 1337;
   int64_t val_batches = 8;  // validation windows: the first val_batches x batch_size
+  Device device = Device::Cpu();  // where the model, its gradients and AdamW's state live
 };
 
 struct StepResult {

@@ -31,6 +31,7 @@
 #include "nn/loss.h"
 #include "nn/safetensors.h"
 #include "optim/optimizer.h"
+#include "tensor/cuda.h"
 
 ABSL_FLAG(int64_t, block_size, 3, "characters of context");
 ABSL_FLAG(int64_t, embedding, 10, "dimensions of each character's embedding");
@@ -39,6 +40,7 @@ ABSL_FLAG(int64_t, steps, 200000, "SGD steps");
 ABSL_FLAG(int64_t, batch_size, 32, "examples per step, drawn with replacement");
 ABSL_FLAG(double, lr, 0.1, "learning rate of the first half of the steps (then a tenth of it)");
 ABSL_FLAG(uint64_t, seed, 2147483647, "seed of the initialisation, the minibatches and the samples");
+ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(int64_t, val_every, 10000, "losses on the whole train and val splits every this many steps");
 ABSL_FLAG(int64_t, samples, 20, "names to sample at the end");
 ABSL_FLAG(std::string, names_dir, "", "folder with female.txt and male.txt (default: downloads/names)");
@@ -52,10 +54,11 @@ namespace ag = ::ember::autograd;
 
 double SplitLoss(Mlp& model, const data::CharExamples& split) {
   ag::NoGradGuard no_grad;
-  return nn::CrossEntropyLoss(model(split.x), split.y).item<double>();
+  return nn::CrossEntropyLoss(model(split.x.To(model.device())), split.y.To(model.device())).item<double>();
 }
 
 absl::Status Run() {
+  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   MlpConfig config;
   config.block_size = absl::GetFlag(FLAGS_block_size);
   config.embedding = absl::GetFlag(FLAGS_embedding);
@@ -76,10 +79,11 @@ absl::Status Run() {
 
   Generator gen(absl::GetFlag(FLAGS_seed));
   Mlp model(config, gen);
+  model.To(device);
   const double lr = absl::GetFlag(FLAGS_lr);
   auto sgd = optim::Sgd({{model.Parameters(), lr, 0}});
-  std::fprintf(stderr, "train: %s, %lld parameters; %lld training examples; %lld steps of %lld\n",
-               model.ToString().c_str(), static_cast<long long>(model.NumParameters()),
+  std::fprintf(stderr, "train: %s on %s, %lld parameters; %lld training examples; %lld steps of %lld\n",
+               model.ToString().c_str(), device.ToString().c_str(), static_cast<long long>(model.NumParameters()),
                static_cast<long long>(train.y.size(0)), static_cast<long long>(steps),
                static_cast<long long>(batch_size));
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/makemore");
@@ -96,7 +100,7 @@ absl::Status Run() {
   for (int64_t step = 0; step < steps; ++step) {
     for (int64_t& i : index) i = static_cast<int64_t>(gen.NextBelow(static_cast<uint64_t>(n)));
     const data::Batch batch = rows(index);
-    const Tensor loss = nn::CrossEntropyLoss(model(batch.x), batch.y);
+    const Tensor loss = nn::CrossEntropyLoss(model(batch.x.To(device)), batch.y.To(device));
     sgd->ZeroGrad();
     ag::Backward(loss);
     sgd->param_groups()[0].lr = StepDecayLr(lr, step, steps);
@@ -126,7 +130,7 @@ absl::Status Run() {
   model.Eval();
   std::vector<std::string> samples;
   for (int64_t i = 0; i < absl::GetFlag(FLAGS_samples); ++i) {
-    samples.push_back(SampleName([&](const Tensor& x) { return model(x); }, block, names->vocab, gen));
+    samples.push_back(SampleName([&](const Tensor& x) { return model(x.To(device)); }, block, names->vocab, gen));
     std::printf("%s\n", samples.back().c_str());
   }
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {

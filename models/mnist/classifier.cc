@@ -67,10 +67,11 @@ Evaluation Evaluate(nn::Module& model, const Tensor& images, const Tensor& label
   int64_t correct = 0;
   for (int64_t start = 0; start < n; start += batch_size) {
     const int64_t end = std::min(n, start + batch_size);
-    const Tensor logits = model(images.Slice(0, start, end)).Contiguous();
+    const Tensor logits = model(images.Slice(0, start, end).To(model.device())).Contiguous();
     const Tensor y = labels.Slice(0, start, end).Contiguous();
-    loss_sum += nn::CrossEntropyLoss(logits, y).item<double>() * static_cast<double>(end - start);
-    const Tensor predicted = ops::ArgMax(logits, 1).Contiguous();
+    loss_sum += nn::CrossEntropyLoss(logits, y.To(model.device())).item<double>() *
+                static_cast<double>(end - start);
+    const Tensor predicted = ops::ArgMax(logits, 1).To(Device::Cpu()).Contiguous();
     const int64_t* p = predicted.data<int64_t>();
     const int64_t* t = y.data<int64_t>();
     for (int64_t i = 0; i < end - start; ++i) correct += p[i] == t[i];

@@ -32,6 +32,7 @@
 #include "models/mnist/classifier.h"
 #include "nn/loss.h"
 #include "nn/safetensors.h"
+#include "tensor/cuda.h"
 
 ABSL_FLAG(std::string, model, "mlp", "mlp (784-128-10) or cnn (two conv+pool stages, then linear)");
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd, momentum (SGD, momentum 0.9), rmsprop or adam");
@@ -39,6 +40,7 @@ ABSL_FLAG(int64_t, epochs, 5, "passes over the 60,000 training images");
 ABSL_FLAG(int64_t, batch_size, 32, "images per step");
 ABSL_FLAG(double, lr, 0, "learning rate (0: the optimizer's default: sgd 0.1, momentum 0.01, rmsprop/adam 1e-3)");
 ABSL_FLAG(uint64_t, seed, 0, "seed of the initialisation and the shuffling");
+ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(std::string, data_dir, ember::data::kFashionMnistDir, "folder of the IDX files (train-*, t10k-*)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/mnist in the workspace)");
 ABSL_FLAG(std::string, save_checkpoint, "", "the trained model's safetensors (default: OUT_DIR/<model>.safetensors)");
@@ -59,8 +61,10 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(double by_default, DefaultLearningRate(optimizer_name));
     lr = by_default;
   }
+  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   Generator gen(absl::GetFlag(FLAGS_seed));
   ASSIGN_OR_RETURN(std::shared_ptr<nn::Sequential> model, MakeClassifier(model_name, gen));
+  model->To(device);
   ASSIGN_OR_RETURN(std::unique_ptr<optim::Optimizer> optimizer, MakeOptimizer(optimizer_name, (model)->Parameters(), lr));
 
   const std::string dir = absl::GetFlag(FLAGS_data_dir);
@@ -80,8 +84,9 @@ absl::Status Run() {
   std::filesystem::create_directories(out_dir);
   std::ofstream csv(out_dir + "/metrics.csv", std::ios::trunc);
   csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
-  std::fprintf(stderr, "train: %s (%lld parameters), %s lr %g, %lld epochs of %lld images in batches of %lld\n",
-               model_name.c_str(), static_cast<long long>((model)->NumParameters()), optimizer_name.c_str(), lr,
+  std::fprintf(stderr, "train: %s (%lld parameters) on %s, %s lr %g, %lld epochs of %lld images in batches of %lld\n",
+               model_name.c_str(), static_cast<long long>((model)->NumParameters()), device.ToString().c_str(),
+               optimizer_name.c_str(), lr,
                static_cast<long long>(epochs), static_cast<long long>(train->images.size(0)),
                static_cast<long long>(batch_size));
 
@@ -96,7 +101,7 @@ absl::Status Run() {
     const auto start = std::chrono::steady_clock::now();
     double before = train_seconds;
     while (std::optional<data::Batch> batch = loader->Next()) {
-      const Tensor loss = nn::CrossEntropyLoss((*model)(batch->x), batch->y);
+      const Tensor loss = nn::CrossEntropyLoss((*model)(batch->x.To(device)), batch->y.To(device));
       (optimizer)->ZeroGrad();
       ag::Backward(loss);
       (optimizer)->Step();
