@@ -88,7 +88,7 @@ void Comparison(const char* name, DType dtype, IntSpan shape, StridedIn a, Strid
 // Arithmetic results are cast back to T: u8 + u8 is computed in int, then wraps.
 EMBER_BINARY_OP(Add, T(a + b))
 EMBER_BINARY_OP(Sub, T(a - b))
-EMBER_BINARY_OP(Mul, T(a * b))
+EMBER_BINARY_OP(Mul, T(a* b))
 EMBER_BINARY_OP(Div, T(a / b))
 // NaN propagates (a != a only for NaN), as in PyTorch.
 EMBER_BINARY_OP(Maximum, T((a != a || a > b) ? a : b))
@@ -146,8 +146,9 @@ void Ge(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
 
 void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, StridedIn b, void* out) {
   const Strides out_strides = ContiguousStrides(shape);
-  const Strided<4> layout = internal::MakeStrided<4>(
-      "kernels::cuda::Where", shape, {condition.strides, a.strides, b.strides, IntSpan(out_strides)});
+  const Strided<4> layout =
+      internal::MakeStrided<4>("kernels::cuda::Where", shape,
+                               {condition.strides, a.strides, b.strides, IntSpan(out_strides)});
   if (layout.numel == 0) return;
   internal::VisitDeviceType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -1,7 +1,5 @@
 // kernels/cpu/copy.h on the GPU, and the copies between host and device memory.
 
-#include "kernels/cuda/copy.h"
-
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -9,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "kernels/cuda/copy.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
 #include "kernels/cuda/runtime.h"
@@ -125,8 +124,8 @@ void HostToDevice(int device, void* dst, const void* src, int64_t nbytes) {
 
 void DeviceToHost(int device, void* dst, const void* src, int64_t nbytes) {
   if (nbytes < kStagingMin) {  // waits for the kernels queued before it
-    EMBER_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDeviceToHost), "copy from cuda:",
-                     device);
+    EMBER_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDeviceToHost),
+                     "copy from cuda:", device);
     return;
   }
   Staging& staging = StagingOf(device);

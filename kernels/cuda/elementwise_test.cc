@@ -66,9 +66,9 @@ void CheckUnary(const UnaryCase& c) {
     const std::vector<T> out = device_out.ToHost<T>();
     for (int64_t i = 0; i < n; ++i) {
       const double want = c.reference(in[i]);
-      const bool ok = rtol == 0 && atol == 0
-                          ? (out[i] == static_cast<T>(want) || (std::isnan(want) && std::isnan(out[i])))
-                          : Close(out[i], want, rtol, atol);
+      const bool ok = rtol == 0 && atol == 0 ? (out[i] == static_cast<T>(want) ||
+                                                (std::isnan(want) && std::isnan(out[i])))
+                                             : Close(out[i], want, rtol, atol);
       ASSERT_TRUE(ok) << c.name << " " << DTypeName(kDTypeOf<T>) << ", n=" << n << ", x=" << in[i]
                       << ": got " << out[i] << ", want " << want;
     }
@@ -147,9 +147,9 @@ struct Layout {
 };
 
 const std::vector<Layout> kLayouts = {
-    {{1000}, {1}, {1}, 1000, 1000},               // contiguous
-    {{64, 33}, {33, 1}, {0, 1}, 64 * 33, 33},     // a row broadcast over rows
-    {{64, 33}, {33, 1}, {0, 0}, 64 * 33, 1},      // tensor-scalar
+    {{1000}, {1}, {1}, 1000, 1000},                  // contiguous
+    {{64, 33}, {33, 1}, {0, 1}, 64 * 33, 33},        // a row broadcast over rows
+    {{64, 33}, {33, 1}, {0, 0}, 64 * 33, 1},         // tensor-scalar
     {{33, 64}, {1, 33}, {64, 1}, 64 * 33, 64 * 33},  // a transposed
     {{2, 3, 4, 5}, {60, 20, 5, 1}, {0, 5, 0, 1}, 120, 20},
     {{}, {}, {}, 1, 1},
@@ -279,7 +279,8 @@ TEST(CudaAdamWTest, FiveStepsMatchTheCpu) {
       const DeviceBuffer dg(g);
       AdamWStep(DType::kF32, n, dp.data(), dg.data(), dm.data(), dv.data(), hyper);
     }
-    const std::vector<float> gp = dp.ToHost<float>(), gm = dm.ToHost<float>(), gv = dv.ToHost<float>();
+    const std::vector<float> gp = dp.ToHost<float>(), gm = dm.ToHost<float>(),
+                             gv = dv.ToHost<float>();
     for (int64_t i = 0; i < n; ++i) {
       ASSERT_NEAR(gp[i], p[i], 1e-6 + 1e-5 * std::fabs(p[i])) << "p[" << i << "], n=" << n;
       ASSERT_NEAR(gm[i], m[i], 1e-6 * std::fabs(m[i]) + 1e-9) << "m[" << i << "]";

@@ -13,8 +13,8 @@ namespace ember::kernels::cuda {
 namespace {
 
 template <typename T>
-__global__ void EmbeddingForwardKernel(int64_t n, int64_t dim, const T* weight,
-                                       const int64_t* ids, T* out) {
+__global__ void EmbeddingForwardKernel(int64_t n, int64_t dim, const T* weight, const int64_t* ids,
+                                       T* out) {
   EMBER_GRID_STRIDE(i, n * dim) { out[i] = weight[ids[i / dim] * dim + i % dim]; }
 }
 

@@ -26,8 +26,8 @@ namespace ember::kernels::cuda {
 namespace {
 
 void CheckCublas(cublasStatus_t status, const char* what) {
-  EMBER_CHECK(status == CUBLAS_STATUS_SUCCESS, what, ": cuBLAS error: ",
-              cublasGetStatusString(status));
+  EMBER_CHECK(status == CUBLAS_STATUS_SUCCESS, what,
+              ": cuBLAS error: ", cublasGetStatusString(status));
 }
 
 // The current device and its cuBLAS handle (made on first use, on the default stream,
@@ -98,17 +98,17 @@ void Run(const char* name, DType dtype, int64_t batches, int64_t m, int64_t k, i
          int64_t ldc, int64_t c_stride, bool accumulate, cublasHandle_t handle) {
   if (dtype == DType::kF32) {
     const float alpha = 1, beta = accumulate ? 1 : 0;
-    CheckCublas(cublasSgemmStridedBatched(
-                    handle, b.op, a.op, n, m, k, &alpha, static_cast<const float*>(b.data), b.ld,
-                    b_stride, static_cast<const float*>(a.data), a.ld, a_stride, &beta,
-                    static_cast<float*>(c), ldc, c_stride, batches),
+    CheckCublas(cublasSgemmStridedBatched(handle, b.op, a.op, n, m, k, &alpha,
+                                          static_cast<const float*>(b.data), b.ld, b_stride,
+                                          static_cast<const float*>(a.data), a.ld, a_stride, &beta,
+                                          static_cast<float*>(c), ldc, c_stride, batches),
                 name);
   } else {
     const double alpha = 1, beta = accumulate ? 1 : 0;
-    CheckCublas(cublasDgemmStridedBatched(
-                    handle, b.op, a.op, n, m, k, &alpha, static_cast<const double*>(b.data), b.ld,
-                    b_stride, static_cast<const double*>(a.data), a.ld, a_stride, &beta,
-                    static_cast<double*>(c), ldc, c_stride, batches),
+    CheckCublas(cublasDgemmStridedBatched(handle, b.op, a.op, n, m, k, &alpha,
+                                          static_cast<const double*>(b.data), b.ld, b_stride,
+                                          static_cast<const double*>(a.data), a.ld, a_stride, &beta,
+                                          static_cast<double*>(c), ldc, c_stride, batches),
                 name);
   }
 }

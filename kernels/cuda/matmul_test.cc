@@ -3,6 +3,8 @@
 // cannot take directly, accumulating and not, and with k = 0. Skips, saying why,
 // without a GPU.
 
+#include "kernels/reference/matmul.h"
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -11,7 +13,6 @@
 #include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/testing.h"
 #include "kernels/cuda/kernels.h"
-#include "kernels/reference/matmul.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -30,8 +31,10 @@ Layout EveryOther(int64_t rows, int64_t cols) { return {2 * cols, 2, 2 * rows * 
 template <typename T>
 void CheckGemm(int64_t m, int64_t k, int64_t n, Layout la, Layout lb, bool accumulate) {
   std::mt19937 rng(m * 131 + k * 7 + n);
-  const std::vector<T> a = cpu::internal::RandomVector<T>(std::max<int64_t>(la.span, 1), -1, 1, rng);
-  const std::vector<T> b = cpu::internal::RandomVector<T>(std::max<int64_t>(lb.span, 1), -1, 1, rng);
+  const std::vector<T> a =
+      cpu::internal::RandomVector<T>(std::max<int64_t>(la.span, 1), -1, 1, rng);
+  const std::vector<T> b =
+      cpu::internal::RandomVector<T>(std::max<int64_t>(lb.span, 1), -1, 1, rng);
   const int64_t ldc = n + 5;
   const std::vector<T> c0 = cpu::internal::RandomVector<T>(m * ldc, -1, 1, rng);
   const DeviceBuffer da(a), db(b), dc(c0);

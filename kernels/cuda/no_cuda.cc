@@ -1,18 +1,15 @@
-// kernels.h without kernels, for builds that have none (copy.h's are in
-// no_cuda_copy.cc).
+// kernels.h in a build without CUDA (copy.h's are in no_cuda_copy.cc, runtime.h's and
+// allocator.h's in no_cuda_runtime.cc).
 //
-// Without --config=cuda, every entry point throws "this build of ember has no CUDA
-// support (build with --config=cuda)": a CUDA tensor op names what to do instead of
-// failing to link. With --config=cuda (EMBER_CUDA defined), the same file stands in for
-// the kernels the CUDA backend does not have yet, which throw saying so; each family
-// goes from here (behind #ifndef EMBER_CUDA) as its .cu arrives.
+// Every entry point throws "this build of ember has no CUDA support (build with
+// --config=cuda)": a CUDA tensor op names what to do instead of failing to link. With
+// --config=cuda, kernels/cuda/<family>.cu has them all instead.
 
 #include "kernels/cuda/internal/unavailable.h"
 #include "kernels/cuda/kernels.h"
 
 namespace ember::kernels::cuda {
 
-#ifndef EMBER_CUDA  // kernels/cuda/unary.cu has them
 // kernels/cpu/unary.h
 void Neg(DType dtype, int64_t n, const void* in, void* out) {
   internal::Unavailable("kernels::cuda::Neg");
@@ -71,9 +68,7 @@ void TanhBackward(DType dtype, int64_t n, const void* y, const void* grad_out, v
 void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
   internal::Unavailable("kernels::cuda::SigmoidBackward");
 }
-#endif
 
-#ifndef EMBER_CUDA  // kernels/cuda/binary.cu has them
 // kernels/cpu/binary.h
 void Add(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
   internal::Unavailable("kernels::cuda::Add");
@@ -117,9 +112,7 @@ void Ge(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
 void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, StridedIn b, void* out) {
   internal::Unavailable("kernels::cuda::Where");
 }
-#endif
 
-#ifndef EMBER_CUDA  // kernels/cuda/reduce.cu has them
 // kernels/cpu/reduce.h
 void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
   internal::Unavailable("kernels::cuda::SumRows");
@@ -143,9 +136,7 @@ double SumSquares(DType dtype, int64_t n, const void* x) {
 void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
   internal::Unavailable("kernels::cuda::SumColumns");
 }
-#endif
 
-#ifndef EMBER_CUDA  // kernels/cuda/matmul.cu has them
 // kernels/cpu/matmul.h
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate) {
@@ -156,9 +147,7 @@ void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, 
                  int64_t ldc, int64_t c_batch_stride, bool accumulate) {
   internal::Unavailable("kernels::cuda::GemmBatched");
 }
-#endif
 
-#ifndef EMBER_CUDA  // kernels/cuda/softmax.cu has them
 // kernels/cpu/softmax.h
 void Softmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
   internal::Unavailable("kernels::cuda::Softmax");
@@ -184,9 +173,7 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
                           const void* sum_exp, const void* grad, void* dlogits) {
   internal::Unavailable("kernels::cuda::CrossEntropyBackward");
 }
-#endif
 
-#ifndef EMBER_CUDA  // kernels/cuda/layernorm.cu has them
 // kernels/cpu/layernorm.h
 void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                       const void* bias, double eps, void* y, void* mean, void* rstd) {
@@ -197,9 +184,7 @@ void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, cons
                        void* dbias) {
   internal::Unavailable("kernels::cuda::LayerNormBackward");
 }
-#endif
 
-#ifndef EMBER_CUDA  // kernels/cuda/embedding.cu has them
 // kernels/cpu/embedding.h
 void EmbeddingForward(DType dtype, int64_t n, int64_t dim, const void* weight, const int64_t* ids,
                       void* out) {
@@ -209,15 +194,12 @@ void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, 
                        void* dweight) {
   internal::Unavailable("kernels::cuda::EmbeddingBackward");
 }
-#endif
 
-#ifndef EMBER_CUDA  // kernels/cuda/adamw.cu has them
 // kernels/cpu/adamw.h
 void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
                const AdamWHyper& hyper) {
   internal::Unavailable("kernels::cuda::AdamWStep");
 }
-#endif
 
 // kernels/cpu/sampling.h
 void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, void* values,

@@ -117,8 +117,8 @@ void CheckSoftmaxFamily() {
     LogSoftmax(dtype, s.rows, s.n, dx.data(), log_y.data());
     SoftmaxBackward(dtype, s.rows, s.n, y.data(), ddy.data(), dsoft.data());
     LogSoftmaxBackward(dtype, s.rows, s.n, log_y.data(), ddy.data(), dlog.data());
-    CrossEntropyForward(dtype, s.rows, s.n, dx.data(), dtargets.as<int64_t>(), -100,
-                        losses.data(), row_max.data(), sum_exp.data());
+    CrossEntropyForward(dtype, s.rows, s.n, dx.data(), dtargets.as<int64_t>(), -100, losses.data(),
+                        row_max.data(), sum_exp.data());
     CrossEntropyBackward(dtype, s.rows, s.n, dx.data(), dtargets.as<int64_t>(), -100,
                          row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
     const std::vector<T> got_y = y.ToHost<T>(), got_log = log_y.ToHost<T>(),

@@ -162,8 +162,8 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
     using T = typename decltype(tag)::type;
     CrossEntropyBackwardKernel<<<internal::Blocks(rows * n), kThreads>>>(
         rows, n, static_cast<const T*>(logits), targets, ignore_index,
-        static_cast<const T*>(row_max), static_cast<const T*>(sum_exp),
-        static_cast<const T*>(grad), static_cast<T*>(dlogits));
+        static_cast<const T*>(row_max), static_cast<const T*>(sum_exp), static_cast<const T*>(grad),
+        static_cast<T*>(dlogits));
   });
   EMBER_CUDA_CHECK_LAUNCH("cross_entropy_backward");
 }

@@ -50,12 +50,12 @@ void Backward(const char* name, DType dtype, int64_t n, const void* saved, const
 
 // The functions, generic over float and double (the overloads of CUDA's math library
 // pick expf or exp).
-#define EMBER_UNARY_OP(Name, expression)                \
-  struct Name##Op {                                     \
-    template <typename T>                               \
-    __device__ T operator()(T x) const {                \
-      return expression;                                \
-    }                                                   \
+#define EMBER_UNARY_OP(Name, expression) \
+  struct Name##Op {                      \
+    template <typename T>                \
+    __device__ T operator()(T x) const { \
+      return expression;                 \
+    }                                    \
   };
 
 EMBER_UNARY_OP(Neg, -x)
@@ -78,8 +78,8 @@ EMBER_UNARY_OP(GeluTanh,
 EMBER_UNARY_OP(GeluErf, T(0.5 * double(x) * erfc(-double(x) * 0.7071067811865476)))
 // Derivatives (the factor of grad_out).
 EMBER_UNARY_OP(ReluDerivative, x > T(0) ? T(1) : T(0))
-EMBER_UNARY_OP(TanhDerivative, T(1) - x * x)        // from y = tanh x
-EMBER_UNARY_OP(SigmoidDerivative, x * (T(1) - x))   // from y = sigmoid x
+EMBER_UNARY_OP(TanhDerivative, T(1) - x * x)     // from y = tanh x
+EMBER_UNARY_OP(SigmoidDerivative, x*(T(1) - x))  // from y = sigmoid x
 #undef EMBER_UNARY_OP
 
 // 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u).
@@ -172,15 +172,13 @@ void GeluTanhBackward(DType dtype, int64_t n, const void* x, const void* grad_ou
            GeluTanhDerivativeOp{});
 }
 void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
-  Backward("kernels::cuda::GeluErfBackward", dtype, n, x, grad_out, grad_in,
-           GeluErfDerivativeOp{});
+  Backward("kernels::cuda::GeluErfBackward", dtype, n, x, grad_out, grad_in, GeluErfDerivativeOp{});
 }
 void TanhBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
   Backward("kernels::cuda::TanhBackward", dtype, n, y, grad_out, grad_in, TanhDerivativeOp{});
 }
 void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
-  Backward("kernels::cuda::SigmoidBackward", dtype, n, y, grad_out, grad_in,
-           SigmoidDerivativeOp{});
+  Backward("kernels::cuda::SigmoidBackward", dtype, n, y, grad_out, grad_in, SigmoidDerivativeOp{});
 }
 
 }  // namespace ember::kernels::cuda

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/sampling.h"
 #include "kernels/cuda/kernels.h"
+#include "tensor/ops/reduce.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 
@@ -28,22 +29,19 @@ Tensor Multinomial(const Tensor& probs, Generator& gen) {
   EMBER_CHECK(probs.dim() >= 1, "multinomial: expected at least 1 dimension, got a 0-d tensor");
   const int64_t n = probs.size(-1), rows = n == 0 ? 0 : probs.numel() / n;
   const Tensor in = probs.To(compute).Contiguous();
-  VisitDType(compute, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      const T* w = in.data<T>();
-      for (int64_t i = 0; i < in.numel(); ++i) {
-        EMBER_CHECK(w[i] >= 0, "multinomial: weights must be non-negative and not NaN, got ", w[i]);
-      }
-    }
-  });
+  if (in.numel() > 0) {  // the smallest weight (NaN if any is), read back to the host
+    const double smallest = Min(in).item<double>();
+    EMBER_CHECK(smallest >= 0, "multinomial: weights must be non-negative and not NaN, got ",
+                smallest);
+  }
   std::vector<double> uniform(rows);
   for (double& u : uniform) u = gen.NextUniform(53);
   const Shape shape(probs.shape().begin(), probs.shape().end() - 1);
   Tensor out = Empty(shape, DType::kI64, probs.device());
   EMBER_KERNEL(MultinomialRows)
       .On(probs.device())(compute, rows, n, in.raw_data(), uniform.data(), out.data<int64_t>());
-  const int64_t* picked = out.data<int64_t>();
+  const Tensor host = out.To(Device::Cpu());
+  const int64_t* picked = host.data<int64_t>();
   for (int64_t r = 0; r < rows; ++r) {
     EMBER_CHECK(picked[r] >= 0, "multinomial: row ", r, " has no positive weight");
   }

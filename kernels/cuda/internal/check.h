@@ -10,12 +10,12 @@
 
 // Throws ember::Error naming `what` and CUDA's message unless `call` returned
 // cudaSuccess:  EMBER_CUDA_CHECK(cudaMemcpy(...), "copy to host");
-#define EMBER_CUDA_CHECK(call, ...)                                                         \
-  do {                                                                                      \
-    const cudaError_t ember_cuda_error_ = (call);                                           \
-    EMBER_CHECK(ember_cuda_error_ == cudaSuccess, __VA_ARGS__, ": CUDA error: ",            \
-                cudaGetErrorName(ember_cuda_error_), " (", cudaGetErrorString(ember_cuda_error_), \
-                ")");                                                                       \
+#define EMBER_CUDA_CHECK(call, ...)                                          \
+  do {                                                                       \
+    const cudaError_t ember_cuda_error_ = (call);                            \
+    EMBER_CHECK(ember_cuda_error_ == cudaSuccess, __VA_ARGS__,               \
+                ": CUDA error: ", cudaGetErrorName(ember_cuda_error_), " (", \
+                cudaGetErrorString(ember_cuda_error_), ")");                 \
   } while (0)
 
 // After a kernel launch: a bad launch configuration shows at once (errors inside the

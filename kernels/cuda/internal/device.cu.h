@@ -82,8 +82,8 @@ __device__ inline F16 FromFloat<F16>(float value) {
   if (x >= 0x47800000u) {  // |value| >= 2^16, inf or NaN
     half = x > 0x7f800000u ? 0x7e00 : 0x7c00;
   } else if (x < 0x38800000u) {  // subnormal or zero: the FPU rounds (see dtype.cc)
-    half = static_cast<uint16_t>(__float_as_uint(__fadd_rn(__uint_as_float(x), 0.5f)) -
-                                 0x3f000000u);
+    half =
+        static_cast<uint16_t>(__float_as_uint(__fadd_rn(__uint_as_float(x), 0.5f)) - 0x3f000000u);
   } else {  // normal: rebias, round 13 bits to nearest even
     x += (static_cast<uint32_t>(15 - 127) << 23) + 0xfffu + ((x >> 13) & 1u);
     half = static_cast<uint16_t>(x >> 13);
@@ -120,9 +120,8 @@ __device__ To Cast(From value) {
 // Calls fn(TypeTag<T>{}) with T the device type of `dtype`.
 template <typename Fn>
 decltype(auto) VisitDeviceType(DType dtype, Fn&& fn) {
-  return VisitDType(dtype, [&](auto tag) {
-    return fn(TypeTag<DeviceType<typename decltype(tag)::type>>{});
-  });
+  return VisitDType(
+      dtype, [&](auto tag) { return fn(TypeTag<DeviceType<typename decltype(tag)::type>>{}); });
 }
 
 // Calls fn(TypeTag<T>{}) for f32 or f64; any other dtype is an error naming the op.

@@ -15,15 +15,15 @@
 namespace ember::kernels::cuda::internal {
 
 // In a test body or SetUp: skips the test, saying why, unless cuda:0 exists.
-#define EMBER_SKIP_WITHOUT_CUDA()                                                        \
-  do {                                                                                   \
-    if (::ember::kernels::cuda::DeviceCount() == 0) {                                    \
-      try {                                                                              \
-        ::ember::kernels::cuda::CheckDevice(0);                                          \
-      } catch (const std::exception& e) {                                                \
-        GTEST_SKIP() << e.what();                                                        \
-      }                                                                                  \
-    }                                                                                    \
+#define EMBER_SKIP_WITHOUT_CUDA()                     \
+  do {                                                \
+    if (::ember::kernels::cuda::DeviceCount() == 0) { \
+      try {                                           \
+        ::ember::kernels::cuda::CheckDevice(0);       \
+      } catch (const std::exception& e) {             \
+        GTEST_SKIP() << e.what();                     \
+      }                                               \
+    }                                                 \
   } while (0)
 
 // nbytes of cuda:0 memory from the caching allocator, given back when it goes.

@@ -5,15 +5,10 @@
 
 namespace ember::kernels::cuda::internal {
 
-// What a CUDA kernel that is not there throws: without --config=cuda, that this build
-// has no CUDA support and how to get it; with it (EMBER_CUDA defined), that the CUDA
-// backend has no such kernel yet.
-[[noreturn]] inline void Unavailable(const char* kernel) {
-#ifdef EMBER_CUDA
-  EMBER_THROW(kernel, ": ember's CUDA backend has no kernel for this op yet (it runs on the CPU)");
-#else
-  EMBER_THROW(kernel, ": this build of ember has no CUDA support (build with --config=cuda)");
-#endif
+// What a CUDA entry point throws in a build without CUDA: that it has no CUDA support,
+// and how to get it.
+[[noreturn]] inline void Unavailable(const char* what) {
+  EMBER_THROW(what, ": this build of ember has no CUDA support (build with --config=cuda)");
 }
 
 }  // namespace ember::kernels::cuda::internal
