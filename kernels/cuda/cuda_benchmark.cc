@@ -1,0 +1,264 @@
+// Every CUDA kernel family at GPT-2 (124M) shapes, timed with CUDA events, next to a
+// device-to-device copy of the same bytes (the bandwidth roof):
+//   bazel build --config=cuda -c opt //kernels/cuda:cuda_benchmark   (run on a GPU)
+// Memory-bound kernels report bytes_per_second (inputs read + outputs written, once);
+// matmul and convolution report TFLOP/s. tools/reference/bench_torch_cuda.py times
+// PyTorch on the same shapes. Without a GPU every benchmark reports the reason.
+
+#include <cuda_runtime.h>
+
+#include <random>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "kernels/cpu/internal/testing.h"
+#include "kernels/cuda/allocator.h"
+#include "kernels/cuda/copy.h"
+#include "kernels/cuda/kernels.h"
+#include "kernels/cuda/runtime.h"
+
+namespace ember::kernels::cuda {
+namespace {
+
+// A device buffer of n random floats in [lo, hi).
+class Floats {
+ public:
+  Floats(int64_t n, float lo = -1, float hi = 1) : bytes_(n * 4), data_(Allocate(0, bytes_)) {
+    std::mt19937 rng(3);
+    const std::vector<float> host = cpu::internal::RandomVector<float>(n, lo, hi, rng);
+    CopyBytes(data_, 0, host.data(), kHost, bytes_);
+  }
+  ~Floats() { Deallocate(0, data_, bytes_); }
+  void* get() const { return data_; }
+
+ private:
+  int64_t bytes_;
+  void* data_;
+};
+
+// Times `launch` with CUDA events around each iteration (after one warm-up call).
+template <typename Fn>
+void TimeOnGpu(benchmark::State& state, Fn&& launch) {
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  launch();  // warm-up: caches, cuBLAS heuristics
+  for (auto _ : state) {
+    cudaEventRecord(start);
+    launch();
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    state.SetIterationTime(ms / 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+}
+
+bool HaveGpu(benchmark::State& state) {
+  if (DeviceCount() > 0) return true;
+  state.SkipWithError("no CUDA device here");
+  return false;
+}
+
+void SetBytes(benchmark::State& state, int64_t bytes) {
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void SetFlops(benchmark::State& state, double flops) {
+  state.counters["TFLOP/s"] =
+      benchmark::Counter(flops * state.iterations() / 1e12, benchmark::Counter::kIsRate);
+}
+
+constexpr int64_t kRows = 8 * 1024, kC = 768;  // B T and C of a GPT-2 step
+
+void BM_Copy(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t n = state.range(0);
+  Floats x(n), y(n);
+  TimeOnGpu(state, [&] { CopyBytes(y.get(), 0, x.get(), 0, n * 4); });
+  SetBytes(state, 2 * n * 4);
+}
+BENCHMARK(BM_Copy)->Arg(kRows* kC)->Arg(kRows * 4 * kC)->UseManualTime();
+
+void BM_CopyCastStrided(benchmark::State& state) {  // a transpose, f32 -> f32
+  if (!HaveGpu(state)) return;
+  Floats x(kRows * kC), y(kRows * kC);
+  const Shape shape = {kRows, kC};
+  const Strides from = {1, kRows}, to = {kC, 1};
+  TimeOnGpu(state, [&] { CopyCast(shape, DType::kF32, x.get(), from, DType::kF32, y.get(), to); });
+  SetBytes(state, 2 * kRows * kC * 4);
+}
+BENCHMARK(BM_CopyCastStrided)->UseManualTime();
+
+void BM_GeluTanh(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t n = kRows * 4 * kC;
+  Floats x(n), y(n);
+  TimeOnGpu(state, [&] { GeluTanh(DType::kF32, n, x.get(), y.get()); });
+  SetBytes(state, 2 * n * 4);
+}
+BENCHMARK(BM_GeluTanh)->UseManualTime();
+
+void BM_GeluTanhBackward(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t n = kRows * 4 * kC;
+  Floats x(n), dy(n), dx(n);
+  TimeOnGpu(state, [&] { GeluTanhBackward(DType::kF32, n, x.get(), dy.get(), dx.get()); });
+  SetBytes(state, 3 * n * 4);
+}
+BENCHMARK(BM_GeluTanhBackward)->UseManualTime();
+
+void BM_AddBroadcastRow(benchmark::State& state) {  // x [rows, C] + bias [C]
+  if (!HaveGpu(state)) return;
+  Floats x(kRows * kC), b(kC), y(kRows * kC);
+  const Shape shape = {kRows, kC};
+  const Strides xs = {kC, 1}, bs = {0, 1};
+  TimeOnGpu(state, [&] { Add(DType::kF32, shape, {x.get(), xs}, {b.get(), bs}, y.get()); });
+  SetBytes(state, 2 * kRows * kC * 4);
+}
+BENCHMARK(BM_AddBroadcastRow)->UseManualTime();
+
+void BM_SumRows(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  Floats x(kRows * kC), y(kRows);
+  TimeOnGpu(state, [&] { SumRows(DType::kF32, kRows, kC, x.get(), kC, y.get()); });
+  SetBytes(state, kRows * kC * 4);
+}
+BENCHMARK(BM_SumRows)->UseManualTime();
+
+void BM_SumColumns(benchmark::State& state) {  // a Linear bias gradient
+  if (!HaveGpu(state)) return;
+  Floats x(kRows * kC), y(kC);
+  TimeOnGpu(state, [&] { SumColumns(DType::kF32, kRows, kC, x.get(), kC, y.get()); });
+  SetBytes(state, kRows * kC * 4);
+}
+BENCHMARK(BM_SumColumns)->UseManualTime();
+
+void BM_Softmax(benchmark::State& state) {  // attention rows
+  if (!HaveGpu(state)) return;
+  const int64_t rows = 8 * 12 * 1024, n = 1024;
+  Floats x(rows * n), y(rows * n);
+  TimeOnGpu(state, [&] { Softmax(DType::kF32, rows, n, x.get(), y.get()); });
+  SetBytes(state, 2 * rows * n * 4);
+}
+BENCHMARK(BM_Softmax)->UseManualTime();
+
+void BM_CrossEntropy(benchmark::State& state) {  // forward + backward over the vocabulary
+  if (!HaveGpu(state)) return;
+  const int64_t rows = 1024, n = 50257;
+  Floats logits(rows * n, -5, 5), losses(rows), row_max(rows), sum_exp(rows), grad(rows),
+      dlogits(rows * n);
+  std::vector<int64_t> host_targets(rows);
+  for (int64_t r = 0; r < rows; ++r) host_targets[r] = (r * 7919) % n;
+  void* targets = Allocate(0, rows * 8);
+  CopyBytes(targets, 0, host_targets.data(), kHost, rows * 8);
+  const auto* t = static_cast<const int64_t*>(targets);
+  TimeOnGpu(state, [&] {
+    CrossEntropyForward(DType::kF32, rows, n, logits.get(), t, -100, losses.get(), row_max.get(),
+                        sum_exp.get());
+    CrossEntropyBackward(DType::kF32, rows, n, logits.get(), t, -100, row_max.get(), sum_exp.get(),
+                         grad.get(), dlogits.get());
+  });
+  Deallocate(0, targets, rows * 8);
+  SetBytes(state, 3 * rows * n * 4);  // logits read twice, dlogits written
+}
+BENCHMARK(BM_CrossEntropy)->UseManualTime();
+
+void BM_LayerNormForward(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  Floats x(kRows * kC), w(kC), b(kC), y(kRows * kC), mean(kRows), rstd(kRows);
+  TimeOnGpu(state, [&] {
+    LayerNormForward(DType::kF32, kRows, kC, x.get(), w.get(), b.get(), 1e-5, y.get(), mean.get(),
+                     rstd.get());
+  });
+  SetBytes(state, 2 * kRows * kC * 4);
+}
+BENCHMARK(BM_LayerNormForward)->UseManualTime();
+
+void BM_LayerNormBackward(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  Floats x(kRows * kC), w(kC), mean(kRows), rstd(kRows, 0.5, 2), dy(kRows * kC), dx(kRows * kC),
+      dw(kC), db(kC);
+  TimeOnGpu(state, [&] {
+    LayerNormBackward(DType::kF32, kRows, kC, x.get(), w.get(), mean.get(), rstd.get(), dy.get(),
+                      dx.get(), dw.get(), db.get());
+  });
+  SetBytes(state, 3 * kRows * kC * 4);
+}
+BENCHMARK(BM_LayerNormBackward)->UseManualTime();
+
+void BM_Embedding(benchmark::State& state) {  // forward and backward of wte
+  if (!HaveGpu(state)) return;
+  const int64_t vocab = 50257;
+  Floats weight(vocab * kC), out(kRows * kC), dweight(vocab * kC);
+  std::vector<int64_t> host_ids(kRows);
+  for (int64_t i = 0; i < kRows; ++i) host_ids[i] = (i * 104729) % vocab;
+  void* ids = Allocate(0, kRows * 8);
+  CopyBytes(ids, 0, host_ids.data(), kHost, kRows * 8);
+  const auto* p = static_cast<const int64_t*>(ids);
+  TimeOnGpu(state, [&] {
+    EmbeddingForward(DType::kF32, kRows, kC, weight.get(), p, out.get());
+    EmbeddingBackward(DType::kF32, kRows, kC, p, out.get(), dweight.get());
+  });
+  Deallocate(0, ids, kRows * 8);
+  SetBytes(state, 4 * kRows * kC * 4);  // rows gathered, written, read back, added into
+}
+BENCHMARK(BM_Embedding)->UseManualTime();
+
+void BM_AdamW(benchmark::State& state) {  // all of GPT-2 124M's parameters
+  if (!HaveGpu(state)) return;
+  const int64_t n = 124475904;
+  Floats p(n), g(n), m(n), v(n, 0, 1);
+  const AdamWHyper hyper{6e-4, 0.9, 0.95, 1e-8, 0.1, 10};
+  TimeOnGpu(state, [&] { AdamWStep(DType::kF32, n, p.get(), g.get(), m.get(), v.get(), hyper); });
+  SetBytes(state, 7 * n * 4);  // p, g, m, v read; p, m, v written
+}
+BENCHMARK(BM_AdamW)->UseManualTime();
+
+// C [m, n] = A [m, k] B [k, n], B row-major (0) or transposed (1, a Linear's weight).
+void BM_Matmul(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const bool transposed = state.range(3) == 1;
+  Floats a(m * k), b(k * n), c(m * n);
+  const MatrixIn mb = transposed ? MatrixIn{b.get(), 1, k} : MatrixIn{b.get(), n, 1};
+  TimeOnGpu(state, [&] { Gemm(DType::kF32, m, k, n, {a.get(), k, 1}, mb, c.get(), n, false); });
+  SetFlops(state, 2.0 * m * k * n);
+}
+BENCHMARK(BM_Matmul)
+    ->Args({kRows, kC, 3 * kC, 1})  // qkv
+    ->Args({kRows, kC, 4 * kC, 1})  // mlp up
+    ->Args({kRows, 4 * kC, kC, 1})  // mlp down
+    ->Args({kRows, kC, 50257, 1})   // the head
+    ->Args({4096, 4096, 4096, 0})
+    ->UseManualTime();
+
+void BM_Conv2d(benchmark::State& state) {  // MNIST CNN's second layer, batch 64
+  if (!HaveGpu(state)) return;
+  const int64_t n = 64, c = 16, o = 32;
+  const Window2d window{14, 14, 5, 5, 1, 1, 2, 2};
+  Floats x(n * c * 14 * 14), w(o * c * 25), b(o), y(n * o * 14 * 14);
+  TimeOnGpu(state, [&] {
+    Conv2dForward(DType::kF32, n, c, o, window, x.get(), w.get(), b.get(), y.get());
+  });
+  SetFlops(state, 2.0 * n * o * 14 * 14 * c * 25);
+}
+BENCHMARK(BM_Conv2d)->UseManualTime();
+
+void BM_TopK(benchmark::State& state) {  // one generation step's top 40
+  if (!HaveGpu(state)) return;
+  const int64_t n = 50257, k = 40;
+  Floats x(n), values(k);
+  void* indices = Allocate(0, k * 8);
+  TimeOnGpu(state, [&] {
+    TopKRows(DType::kF32, 1, n, k, x.get(), values.get(), static_cast<int64_t*>(indices));
+  });
+  Deallocate(0, indices, k * 8);
+  SetBytes(state, n * 4);
+}
+BENCHMARK(BM_TopK)->UseManualTime();
+
+}  // namespace
+}  // namespace ember::kernels::cuda
