@@ -21,14 +21,8 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The per-step constants, in the parameter's type as PyTorch applies them.
 template <typename T>
-struct Constants {
-  T decay, beta1, one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size;
-};
-
-template <typename T>
-void Step(int64_t n, T* p, const T* g, T* m, T* v, const Constants<T>& k) {
+void Step(int64_t n, T* p, const T* g, T* m, T* v, const AdamWConstants<T>& k) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   auto update = [&](auto pv, auto gv, auto mv, auto vv, auto* po, auto* mo, auto* vo) {
@@ -58,19 +52,9 @@ void Step(int64_t n, T* p, const T* g, T* m, T* v, const Constants<T>& k) {
 void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
                const AdamWHyper& h) {
   EMBER_CHECK(h.step >= 1, "adamw: step must start at 1, got ", h.step);
-  // Python computes these in double, then the tensor ops cast them to the dtype.
-  const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
-  const double bias_correction2 = 1 - std::pow(h.beta2, static_cast<double>(h.step));
   DispatchFloat("adamw", dtype, [&](auto type) {
     using T = decltype(type);
-    const Constants<T> k{static_cast<T>(1 - h.lr * h.weight_decay),
-                         static_cast<T>(h.beta1),
-                         static_cast<T>(1 - h.beta1),
-                         static_cast<T>(h.beta2),
-                         static_cast<T>(1 - h.beta2),
-                         static_cast<T>(std::sqrt(bias_correction2)),
-                         static_cast<T>(h.eps),
-                         static_cast<T>(-(h.lr / bias_correction1))};
+    const AdamWConstants<T> k = AdamWConstants<T>::Of(h);
     ParallelForWork(n, 1, [&](int64_t b, int64_t e) {
       Step(e - b, At<T>(p, b), At<T>(g, b), At<T>(m, b),
            At<T>(v, b), k);

@@ -1,7 +1,7 @@
-// kernels/cpu/adamw.h on the GPU: the same per-step constants, computed on the host
-// in double and cast to the dtype as PyTorch does, and the same operations per
-// element, one thread per element. (nvcc may fuse a multiply and an add into one FMA,
-// so results can differ from the CPU's in the last bit.)
+// kernels/cpu/adamw.h on the GPU: the same per-step constants (AdamWConstants in
+// kernels/operands.h) and the same operations per element, one thread per element.
+// (nvcc may fuse a multiply and an add into one FMA, so results can differ from the
+// CPU's in the last bit.)
 
 #include <cuda_runtime.h>
 
@@ -15,12 +15,7 @@ namespace ember::kernels::cuda {
 namespace {
 
 template <typename T>
-struct Constants {
-  T decay, beta1, one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size;
-};
-
-template <typename T>
-__global__ void AdamWKernel(int64_t n, T* p, const T* g, T* m, T* v, Constants<T> k) {
+__global__ void AdamWKernel(int64_t n, T* p, const T* g, T* m, T* v, AdamWConstants<T> k) {
   EMBER_GRID_STRIDE(i, n) {
     const T gi = g[i];
     const T mi = m[i] * k.beta1 + gi * k.one_minus_beta1;
@@ -39,19 +34,10 @@ void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
   EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, "adamw: dtype ", DTypeName(dtype),
               " is not supported (f32 or f64)");
   if (n == 0) return;
-  const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
-  const double bias_correction2 = 1 - std::pow(h.beta2, static_cast<double>(h.step));
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
-      const Constants<T> k{static_cast<T>(1 - h.lr * h.weight_decay),
-                           static_cast<T>(h.beta1),
-                           static_cast<T>(1 - h.beta1),
-                           static_cast<T>(h.beta2),
-                           static_cast<T>(1 - h.beta2),
-                           static_cast<T>(std::sqrt(bias_correction2)),
-                           static_cast<T>(h.eps),
-                           static_cast<T>(-(h.lr / bias_correction1))};
+      const AdamWConstants<T> k = AdamWConstants<T>::Of(h);
       AdamWKernel<<<internal::Blocks(n), internal::kThreads>>>(
           n, static_cast<T*>(p), static_cast<const T*>(g), static_cast<T*>(m), static_cast<T*>(v),
           k);

@@ -149,13 +149,12 @@ void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, 
   };
   int64_t a_stride = 0, b_stride = 0;
   const int64_t item = ItemSize(dtype);
+  auto moved = [item](const MatrixIn& x, int64_t offset) {  // x, offset elements on
+    return MatrixIn{static_cast<const char*>(x.data) + offset * item, x.row_stride, x.col_stride};
+  };
   if (stride_of(a_offsets, &a_stride) && stride_of(b_offsets, &b_stride)) {
-    const MatrixIn a0{static_cast<const char*>(a.data) + a_offsets[0] * item, a.row_stride,
-                      a.col_stride};
-    const MatrixIn b0{static_cast<const char*>(b.data) + b_offsets[0] * item, b.row_stride,
-                      b.col_stride};
-    const Operand oa = Describe(a0, m, k, dtype, current.device);
-    const Operand ob = Describe(b0, k, n, dtype, current.device);
+    const Operand oa = Describe(moved(a, a_offsets[0]), m, k, dtype, current.device);
+    const Operand ob = Describe(moved(b, b_offsets[0]), k, n, dtype, current.device);
     // A copied operand no longer has the batch stride; such batches go one by one.
     if (oa.copy == nullptr && ob.copy == nullptr) {
       Run("bmm", dtype, batches, m, k, n, oa, a_stride, ob, b_stride, c, ldc, c_batch_stride,
@@ -166,12 +165,8 @@ void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, 
     Release(ob, current.device);
   }
   for (int64_t i = 0; i < batches; ++i) {
-    const MatrixIn ai{static_cast<const char*>(a.data) + a_offsets[i] * item, a.row_stride,
-                      a.col_stride};
-    const MatrixIn bi{static_cast<const char*>(b.data) + b_offsets[i] * item, b.row_stride,
-                      b.col_stride};
-    GemmOne(dtype, m, k, n, ai, bi, static_cast<char*>(c) + i * c_batch_stride * item, ldc,
-            accumulate, current);
+    GemmOne(dtype, m, k, n, moved(a, a_offsets[i]), moved(b, b_offsets[i]),
+            static_cast<char*>(c) + i * c_batch_stride * item, ldc, accumulate, current);
   }
 }
 
