@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <type_traits>
 
 #include "base/error.h"
@@ -79,25 +78,29 @@ struct DivOp {
     return a / b;
   }
 };
-// NaN if either is NaN, else the larger (smaller) one.
+// NaN if either is NaN, else the larger (smaller) one: a where a > b (a < b), else b,
+// so a tie (+0 and -0) gives the second operand on every SIMD target and in scalar
+// code alike (hn::Max leaves ties to the target), as the CUDA kernels do.
 struct MaximumOp {
   template <class D, class V>
   V operator()(D, V a, V b) const {
-    return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, hn::Max(a, b)));
+    return hn::IfThenElse(hn::IsNaN(a), a,
+                          hn::IfThenElse(hn::IsNaN(b), b, hn::IfThenElse(hn::Gt(a, b), a, b)));
   }
   template <typename T>
   T operator()(T a, T b) const {
-    return std::isnan(a) ? a : std::isnan(b) ? b : std::max(a, b);
+    return std::isnan(a) ? a : std::isnan(b) ? b : a > b ? a : b;
   }
 };
 struct MinimumOp {
   template <class D, class V>
   V operator()(D, V a, V b) const {
-    return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, hn::Min(a, b)));
+    return hn::IfThenElse(hn::IsNaN(a), a,
+                          hn::IfThenElse(hn::IsNaN(b), b, hn::IfThenElse(hn::Lt(a, b), a, b)));
   }
   template <typename T>
   T operator()(T a, T b) const {
-    return std::isnan(a) ? a : std::isnan(b) ? b : std::min(a, b);
+    return std::isnan(a) ? a : std::isnan(b) ? b : a < b ? a : b;
   }
 };
 
@@ -132,16 +135,17 @@ void Arithmetic(const char* op, DType dtype, IntSpan shape, StridedIn a, Strided
       const T* pa = static_cast<const T*>(a.data);
       const T* pb = static_cast<const T*>(b.data);
       T* po = static_cast<T*>(out);
-      internal::ParallelForRows<2>(shape, {a.strides, b.strides}, [&](const auto& o, int64_t n, const auto& s) {
-        if constexpr (std::is_floating_point_v<T>) {
-          Row<Op>(n, pa + o[0], s[0], pb + o[1], s[1], po + o[2]);
-        } else {
-          const Op scalar;
-          for (int64_t i = 0; i < n; ++i) {
-            po[o[2] + i] = static_cast<T>(scalar(pa[o[0] + i * s[0]], pb[o[1] + i * s[1]]));
-          }
-        }
-      });
+      internal::ParallelForRows<2>(
+          shape, {a.strides, b.strides}, [&](const auto& o, int64_t n, const auto& s) {
+            if constexpr (std::is_floating_point_v<T>) {
+              Row<Op>(n, pa + o[0], s[0], pb + o[1], s[1], po + o[2]);
+            } else {
+              const Op scalar;
+              for (int64_t i = 0; i < n; ++i) {
+                po[o[2] + i] = static_cast<T>(scalar(pa[o[0] + i * s[0]], pb[o[1] + i * s[1]]));
+              }
+            }
+          });
     }
   });
 }
@@ -212,9 +216,11 @@ void Comparison(const char* op, DType dtype, IntSpan shape, StridedIn a, Strided
       const T* pa = static_cast<const T*>(a.data);
       const T* pb = static_cast<const T*>(b.data);
       bool* po = static_cast<bool*>(out);
-      internal::ParallelForRows<2>(shape, {a.strides, b.strides}, [&](const auto& o, int64_t n, const auto& s) {
-        for (int64_t i = 0; i < n; ++i) po[o[2] + i] = compare(pa[o[0] + i * s[0]], pb[o[1] + i * s[1]]);
-      });
+      internal::ParallelForRows<2>(
+          shape, {a.strides, b.strides}, [&](const auto& o, int64_t n, const auto& s) {
+            for (int64_t i = 0; i < n; ++i)
+              po[o[2] + i] = compare(pa[o[0] + i * s[0]], pb[o[1] + i * s[1]]);
+          });
     }
   });
 }
@@ -227,9 +233,11 @@ void Pow(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
     const T* pa = static_cast<const T*>(a.data);
     const T* pb = static_cast<const T*>(b.data);
     T* po = static_cast<T*>(out);
-    internal::ParallelForRows<2>(shape, {a.strides, b.strides}, [&](const auto& o, int64_t n, const auto& s) {
-      for (int64_t i = 0; i < n; ++i) po[o[2] + i] = std::pow(pa[o[0] + i * s[0]], pb[o[1] + i * s[1]]);
-    });
+    internal::ParallelForRows<2>(
+        shape, {a.strides, b.strides}, [&](const auto& o, int64_t n, const auto& s) {
+          for (int64_t i = 0; i < n; ++i)
+            po[o[2] + i] = std::pow(pa[o[0] + i * s[0]], pb[o[1] + i * s[1]]);
+        });
   });
 }
 

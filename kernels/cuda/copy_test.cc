@@ -1,25 +1,33 @@
-// kernels/cuda's copies against kernels/cpu's on the same layouts and values (every
-// dtype pair, strided and broadcast operands), the host <-> device copies (small,
-// and large through the pinned chunks), and the caching allocator's counters. Skips,
-// saying why, where there is no CUDA device.
+// Strided copy with a cast, and fill, on both backends against tensor/dtype.h's
+// Convert applied element by element (every dtype pair, strided and broadcast
+// sources); and, on the GPU alone, the host <-> device copies (small, and large
+// through the pinned chunks) and the caching allocator's counters. The CUDA cases
+// skip, saying why, without a GPU.
 
 #include "kernels/cuda/copy.h"
 
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/copy.h"
 #include "kernels/cuda/allocator.h"
-#include "kernels/cuda/internal/testing.h"
+#include "kernels/cuda/internal/backends.h"
 #include "kernels/cuda/runtime.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::DeviceBuffer;
+using internal::BackendNames;
+using internal::Backends;
+using internal::BackendTest;
+using internal::CudaBackend;
+
+template <typename B>
+class CopyTest : public BackendTest<B> {};
+TYPED_TEST_SUITE(CopyTest, Backends, BackendNames);
 
 struct Layout {
   Shape shape;
@@ -37,7 +45,7 @@ const std::vector<Layout> kLayouts = {
     {{2, 3, 4, 5}, {60, 1, 3, 12}, {60, 20, 5, 1}, 120, 120},
 };
 
-// Bytes that hold every dtype's interesting values: random bits, plus floats that
+// Bytes that hold every dtype's interesting values: random ones, plus floats that
 // round, saturate or are NaN when cast.
 std::vector<unsigned char> RandomBytes(int64_t n, DType dtype, std::mt19937& rng) {
   std::vector<unsigned char> bytes(n * ItemSize(dtype));
@@ -54,57 +62,80 @@ std::vector<unsigned char> RandomBytes(int64_t n, DType dtype, std::mt19937& rng
   return bytes;
 }
 
-TEST(CudaCopyTest, CopyCastMatchesTheCpuOnEveryDTypePairAndLayout) {
-  EMBER_SKIP_WITHOUT_CUDA();
+// dst with every element of the layout replaced by Convert<To>(src's).
+std::vector<unsigned char> Expected(const Layout& l, DType from, const std::vector<unsigned char>& src,
+                                    DType to, std::vector<unsigned char> dst) {
+  VisitDType(from, [&](auto from_tag) {
+    using F = typename decltype(from_tag)::type;
+    VisitDType(to, [&](auto to_tag) {
+      using T = typename decltype(to_tag)::type;
+      for (NdIndexIterator it(l.shape); !it.done(); it.Next()) {
+        F f;
+        std::memcpy(&f, &src[FlatIndex(it.index(), l.src_strides) * sizeof(F)], sizeof(F));
+        const T t = Convert<T>(f);
+        std::memcpy(&dst[FlatIndex(it.index(), l.dst_strides) * sizeof(T)], &t, sizeof(T));
+      }
+    });
+  });
+  return dst;
+}
+
+TYPED_TEST(CopyTest, CopyCastIsConvertOnEveryDTypePairAndLayout) {
+  using B = TypeParam;
   std::mt19937 rng(5);
   for (DType from : kAllDTypes) {
     for (DType to : kAllDTypes) {
       for (const Layout& l : kLayouts) {
         const std::vector<unsigned char> src = RandomBytes(l.src_span, from, rng);
-        std::vector<unsigned char> expected(l.dst_span * ItemSize(to), 0x5a);
-        cpu::CopyCast(l.shape, from, src.data(), l.src_strides, to, expected.data(), l.dst_strides);
-        const DeviceBuffer device_src(src);
-        const DeviceBuffer device_dst(std::vector<unsigned char>(expected.size(), 0x5a));
-        CopyCast(l.shape, from, device_src.data(), l.src_strides, to, device_dst.data(),
-                 l.dst_strides);
-        EXPECT_EQ(device_dst.ToHost<unsigned char>(), expected)
+        const std::vector<unsigned char> before(l.dst_span * ItemSize(to), 0x5a);
+        const typename B::Buffer device_src(src), device_dst(before);
+        B::CopyCast(l.shape, from, device_src.data(), l.src_strides, to, device_dst.data(),
+                    l.dst_strides);
+        EXPECT_EQ(device_dst.template ToHost<unsigned char>(), Expected(l, from, src, to, before))
             << DTypeName(from) << " -> " << DTypeName(to) << " " << ShapeToString(l.shape);
       }
     }
   }
 }
 
-TEST(CudaCopyTest, FillMatchesTheCpuOnEveryDTypeAndLayout) {
-  EMBER_SKIP_WITHOUT_CUDA();
+TYPED_TEST(CopyTest, FillWritesTheConvertedValueOnEveryDTypeAndLayout) {
+  using B = TypeParam;
   for (DType dtype : kAllDTypes) {
     for (const Layout& l : kLayouts) {
       for (const Scalar& value : {Scalar(2.75), Scalar(int64_t{-3}), Scalar(true)}) {
         std::vector<unsigned char> expected(l.dst_span * ItemSize(dtype), 0x5a);
-        cpu::Fill(l.shape, dtype, expected.data(), l.dst_strides, value);
-        const DeviceBuffer device(std::vector<unsigned char>(expected.size(), 0x5a));
-        Fill(l.shape, dtype, device.data(), l.dst_strides, value);
-        EXPECT_EQ(device.ToHost<unsigned char>(), expected)
+        VisitDType(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T t = value.to<T>();
+          for (NdIndexIterator it(l.shape); !it.done(); it.Next()) {
+            std::memcpy(&expected[FlatIndex(it.index(), l.dst_strides) * sizeof(T)], &t, sizeof(T));
+          }
+        });
+        const typename B::Buffer device(std::vector<unsigned char>(expected.size(), 0x5a));
+        B::Fill(l.shape, dtype, device.data(), l.dst_strides, value);
+        EXPECT_EQ(device.template ToHost<unsigned char>(), expected)
             << DTypeName(dtype) << " " << ShapeToString(l.shape);
       }
     }
   }
 }
 
-TEST(CudaCopyTest, BytesMakeTheRoundTripAtEverySize) {
-  EMBER_SKIP_WITHOUT_CUDA();
+// ---- The GPU alone ----
+
+class CudaMemoryTest : public BackendTest<CudaBackend> {};
+
+TEST_F(CudaMemoryTest, BytesMakeTheRoundTripAtEverySize) {
   // Below the staging threshold, one chunk, and several chunks with a ragged end.
   for (int64_t n : {int64_t{1}, int64_t{4097}, int64_t{3} << 20, (int64_t{20} << 20) + 3}) {
     std::vector<unsigned char> host(n);
     std::iota(host.begin(), host.end(), static_cast<unsigned char>(n));
-    const DeviceBuffer a(host);
-    const DeviceBuffer b(n);
+    const CudaBackend::Buffer a(host), b(n);
     CopyBytes(b.data(), 0, a.data(), 0, n);  // device to device
     EXPECT_EQ(b.ToHost<unsigned char>(), host) << n << " bytes";
   }
 }
 
-TEST(CudaCopyTest, TheAllocatorReusesFreedBlocksAndCountsThem) {
-  EMBER_SKIP_WITHOUT_CUDA();
+TEST_F(CudaMemoryTest, TheAllocatorReusesFreedBlocksAndCountsThem) {
   EmptyCache();
   const MemoryStats before = GetMemoryStats(0);
   void* first = Allocate(0, 3 << 20);
@@ -127,8 +158,7 @@ TEST(CudaCopyTest, TheAllocatorReusesFreedBlocksAndCountsThem) {
   EXPECT_EQ(GetMemoryStats(0).live_bytes, before.live_bytes);
 }
 
-TEST(CudaCopyTest, OutOfMemoryAndMissingDevicesAreErrors) {
-  EMBER_SKIP_WITHOUT_CUDA();
+TEST_F(CudaMemoryTest, OutOfMemoryAndMissingDevicesAreErrors) {
   try {
     Allocate(0, int64_t{1} << 50);
     FAIL() << "a petabyte was allocated";

@@ -1,7 +1,7 @@
-// kernels/cuda Gemm and GemmBatched (cuBLAS) against the float64 reference, in the
-// three layouts a Linear uses (A B, A B^T, A^T B), with a strided operand that cuBLAS
-// cannot take directly, accumulating and not, and with k = 0. Skips, saying why,
-// without a GPU.
+// Gemm and GemmBatched on both backends (ember's packed GEMM; cuBLAS) against the
+// float64 reference, in the three layouts a Linear uses (A B, A B^T, A^T B), with a
+// strided operand that cuBLAS cannot take directly, accumulating and not, and with
+// k = 0. The CUDA half skips, saying why, without a GPU.
 
 #include "kernels/reference/matmul.h"
 
@@ -11,14 +11,15 @@
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/testing.h"
-#include "kernels/cuda/internal/testing.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/cuda/internal/backends.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::DeviceBuffer;
+using internal::BackendNames;
+using internal::Backends;
+using internal::BackendTest;
 
 // An operand of rows x cols in a buffer: element (i, j) at i * row_stride + j * col_stride.
 struct Layout {
@@ -28,7 +29,7 @@ Layout RowMajor(int64_t rows, int64_t cols) { return {cols, 1, rows * cols}; }
 Layout ColMajor(int64_t rows, int64_t cols) { return {1, rows, rows * cols}; }
 Layout EveryOther(int64_t rows, int64_t cols) { return {2 * cols, 2, 2 * rows * cols}; }
 
-template <typename T>
+template <typename B, typename T>
 void CheckGemm(int64_t m, int64_t k, int64_t n, Layout la, Layout lb, bool accumulate) {
   std::mt19937 rng(m * 131 + k * 7 + n);
   const std::vector<T> a =
@@ -37,10 +38,10 @@ void CheckGemm(int64_t m, int64_t k, int64_t n, Layout la, Layout lb, bool accum
       cpu::internal::RandomVector<T>(std::max<int64_t>(lb.span, 1), -1, 1, rng);
   const int64_t ldc = n + 5;
   const std::vector<T> c0 = cpu::internal::RandomVector<T>(m * ldc, -1, 1, rng);
-  const DeviceBuffer da(a), db(b), dc(c0);
-  Gemm(kDTypeOf<T>, m, k, n, {da.data(), la.row_stride, la.col_stride},
+  const typename B::Buffer da(a), db(b), dc(c0);
+  B::Gemm(kDTypeOf<T>, m, k, n, {da.data(), la.row_stride, la.col_stride},
        {db.data(), lb.row_stride, lb.col_stride}, dc.data(), ldc, accumulate);
-  const std::vector<T> got = dc.ToHost<T>();
+  const std::vector<T> got = dc.template ToHost<T>();
   std::vector<double> abs_sum;
   const std::vector<double> want = ref::Matmul(m, k, n, a.data(), la.row_stride, la.col_stride,
                                                b.data(), lb.row_stride, lb.col_stride, &abs_sum);
@@ -56,28 +57,32 @@ void CheckGemm(int64_t m, int64_t k, int64_t n, Layout la, Layout lb, bool accum
   }
 }
 
-TEST(CudaMatmulTest, EveryLayoutMatchesTheReference) {
-  EMBER_SKIP_WITHOUT_CUDA();
+template <typename B>
+class MatmulTest : public BackendTest<B> {};
+TYPED_TEST_SUITE(MatmulTest, Backends, BackendNames);
+
+TYPED_TEST(MatmulTest, EveryLayoutMatchesTheReference) {
+  using B = TypeParam;
   const std::vector<std::array<int64_t, 3>> shapes = {
       {1, 1, 1}, {7, 13, 5}, {64, 768, 96}, {130, 65, 257}, {3, 0, 4}};
   for (const auto& [m, k, n] : shapes) {
     for (bool accumulate : {false, true}) {
-      CheckGemm<float>(m, k, n, RowMajor(m, k), RowMajor(k, n), accumulate);  // A B
-      CheckGemm<float>(m, k, n, RowMajor(m, k), ColMajor(k, n), accumulate);  // A B^T
-      CheckGemm<float>(m, k, n, ColMajor(m, k), RowMajor(k, n), accumulate);  // A^T B
-      CheckGemm<double>(m, k, n, ColMajor(m, k), ColMajor(k, n), accumulate);
-      CheckGemm<double>(m, k, n, EveryOther(m, k), RowMajor(k, n), accumulate);  // copied
+      CheckGemm<B, float>(m, k, n, RowMajor(m, k), RowMajor(k, n), accumulate);  // A B
+      CheckGemm<B, float>(m, k, n, RowMajor(m, k), ColMajor(k, n), accumulate);  // A B^T
+      CheckGemm<B, float>(m, k, n, ColMajor(m, k), RowMajor(k, n), accumulate);  // A^T B
+      CheckGemm<B, double>(m, k, n, ColMajor(m, k), ColMajor(k, n), accumulate);
+      CheckGemm<B, double>(m, k, n, EveryOther(m, k), RowMajor(k, n), accumulate);  // copied
     }
   }
 }
 
-TEST(CudaMatmulTest, BatchesStridedOrScatteredMatchOneByOne) {
-  EMBER_SKIP_WITHOUT_CUDA();
+TYPED_TEST(MatmulTest, BatchesStridedOrScatteredMatchTheReference) {
+  using B = TypeParam;
   const int64_t batches = 6, m = 17, k = 9, n = 11;
   std::mt19937 rng(12);
   const std::vector<float> a = cpu::internal::RandomVector<float>(batches * m * k, -1, 1, rng);
   const std::vector<float> b = cpu::internal::RandomVector<float>(batches * k * n, -1, 1, rng);
-  const DeviceBuffer da(a), db(b);
+  const typename B::Buffer da(a), db(b);
   std::vector<int64_t> a_strided(batches), b_strided(batches), a_scattered(batches),
       b_scattered(batches);
   for (int64_t i = 0; i < batches; ++i) {
@@ -89,10 +94,10 @@ TEST(CudaMatmulTest, BatchesStridedOrScatteredMatchOneByOne) {
   for (bool scattered : {false, true}) {
     const std::vector<int64_t>& ao = scattered ? a_scattered : a_strided;
     const std::vector<int64_t>& bo = scattered ? b_scattered : b_strided;
-    const DeviceBuffer dc(batches * m * n * sizeof(float));
-    GemmBatched(DType::kF32, batches, m, k, n, {da.data(), k, 1}, ao.data(), {db.data(), n, 1},
+    const typename B::Buffer dc(batches * m * n * sizeof(float));
+    B::GemmBatched(DType::kF32, batches, m, k, n, {da.data(), k, 1}, ao.data(), {db.data(), n, 1},
                 bo.data(), dc.data(), n, m * n, false);
-    const std::vector<float> got = dc.ToHost<float>();
+    const std::vector<float> got = dc.template ToHost<float>();
     for (int64_t i = 0; i < batches; ++i) {
       std::vector<double> abs_sum;
       const std::vector<double> want =

@@ -1,60 +1,88 @@
-// kernels/cuda sampling.cu against kernels/cpu: the same top k (values, indices, ties
-// and NaN in torch.topk's order) and the same multinomial draws for the same
-// uniforms. Skips, saying why, without a GPU.
+// Top-k and multinomial sampling on both backends against plain references written
+// here: top-k as a stable sort in torch.topk's order (NaN first, then larger, ties by
+// lower index), multinomial as the inverse CDF with a running sum in double. The CUDA
+// half skips, saying why, without a GPU.
 
-#include "kernels/cpu/sampling.h"
-
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/testing.h"
-#include "kernels/cuda/internal/testing.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/cuda/internal/backends.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::DeviceBuffer;
+using internal::BackendNames;
+using internal::Backends;
+using internal::BackendTest;
 
-TEST(CudaSamplingTest, TopKMatchesTheCpu) {
-  EMBER_SKIP_WITHOUT_CUDA();
+template <typename B>
+class SamplingTest : public BackendTest<B> {};
+TYPED_TEST_SUITE(SamplingTest, Backends, BackendNames);
+
+TYPED_TEST(SamplingTest, TopKIsTheStablySortedPrefix) {
+  using B = TypeParam;
   std::mt19937 rng(3);
   for (const auto& [rows, n, k] : std::vector<std::array<int64_t, 3>>{
            {1, 50257, 40}, {3, 10, 10}, {4, 1000, 1}, {2, 300, 17}}) {
     std::vector<float> x = cpu::internal::RandomVector<float>(rows * n, -5, 5, rng);
     for (int64_t i = 0; i < rows * n; i += 5) x[i] = std::round(x[i]);  // ties
     x[n / 2] = NAN;
-    std::vector<float> values(rows * k);
-    std::vector<int64_t> indices(rows * k);
-    cpu::TopKRows(DType::kF32, rows, n, k, x.data(), values.data(), indices.data());
-    const DeviceBuffer gx(x), gvalues(rows * k * 4), gindices(rows * k * 8);
-    TopKRows(DType::kF32, rows, n, k, gx.data(), gvalues.data(), gindices.as<int64_t>());
-    EXPECT_EQ(gindices.ToHost<int64_t>(), indices) << rows << "x" << n << " k=" << k;
-    const std::vector<float> got = gvalues.ToHost<float>();
-    for (int64_t i = 0; i < rows * k; ++i) {
-      EXPECT_TRUE(got[i] == values[i] || (std::isnan(got[i]) && std::isnan(values[i]))) << i;
+    const typename B::Buffer gx(x), gvalues(rows * k * 4), gindices(rows * k * 8);
+    B::TopKRows(DType::kF32, rows, n, k, gx.data(), gvalues.data(),
+                gindices.template as<int64_t>());
+    const std::vector<int64_t> got = gindices.template ToHost<int64_t>();
+    const std::vector<float> got_values = gvalues.template ToHost<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = x.data() + r * n;
+      std::vector<int64_t> order(n);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        if (std::isnan(row[a]) != std::isnan(row[b])) return std::isnan(row[a]);
+        return row[a] > row[b];
+      });
+      for (int64_t i = 0; i < k; ++i) {
+        ASSERT_EQ(got[r * k + i], order[i]) << "row " << r << " pick " << i << " (n=" << n << ")";
+        const float v = got_values[r * k + i];
+        ASSERT_TRUE(v == row[order[i]] || (std::isnan(v) && std::isnan(row[order[i]])));
+      }
     }
   }
 }
 
-TEST(CudaSamplingTest, MultinomialDrawsWhatTheCpuDraws) {
-  EMBER_SKIP_WITHOUT_CUDA();
+TYPED_TEST(SamplingTest, MultinomialIsTheInverseCdf) {
+  using B = TypeParam;
   std::mt19937 rng(5);
   const int64_t rows = 64, n = 300;
   std::vector<double> probs = cpu::internal::RandomVector<double>(rows * n, 0, 1, rng);
   for (int64_t j = 0; j < n; ++j) probs[j] = j % 3 == 0 ? 0 : probs[j];  // zeros in row 0
-  for (int64_t j = 0; j < n; ++j) probs[n + j] = 0;                      // row 1: all zero
+  for (int64_t j = 0; j < n; ++j) probs[n + j] = 0;                       // row 1: all zero
   std::vector<double> uniform = cpu::internal::RandomVector<double>(rows, 0, 1, rng);
   uniform[2] = 0;
   uniform[3] = std::nextafter(1.0, 0.0);
-  std::vector<int64_t> want(rows);
-  cpu::MultinomialRows(DType::kF64, rows, n, probs.data(), uniform.data(), want.data());
-  const DeviceBuffer gprobs(probs), gout(rows * 8);
-  MultinomialRows(DType::kF64, rows, n, gprobs.data(), uniform.data(), gout.as<int64_t>());
-  EXPECT_EQ(gout.ToHost<int64_t>(), want);
-  EXPECT_EQ(want[1], -1);
+  const typename B::Buffer gprobs(probs), gout(rows * 8);
+  B::MultinomialRows(DType::kF64, rows, n, gprobs.data(), uniform.data(),
+                     gout.template as<int64_t>());
+  const std::vector<int64_t> got = gout.template ToHost<int64_t>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = probs.data() + r * n;
+    const double total = std::accumulate(row, row + n, 0.0);
+    int64_t want = -1;  // the first j whose running sum exceeds u * total
+    double running = 0;
+    for (int64_t j = 0; j < n && total > 0; ++j) {
+      running += row[j];
+      if (row[j] > 0) want = j;
+      if (row[j] > 0 && running > uniform[r] * total) break;
+    }
+    EXPECT_EQ(got[r], want) << "row " << r;
+  }
+  EXPECT_EQ(got[1], -1);
+  EXPECT_GT(got[0] % 3, 0);  // never a zero weight
 }
 
 }  // namespace
