@@ -145,9 +145,8 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
   EMBER_CHECK(p >= 0 && p <= 1, "dropout: probability must be in [0, 1], got ", p);
   if (!training || p == 0) return x;
   // scale = [u >= p] / (1 - p) for u uniform in [0, 1); all zeros when p is 1.
-  // The uniforms come from the CPU generator on every device, so a seed gives the same
-  // mask on the CPU and on a GPU.
-  const Tensor keep = ops::Ge(Rand(x.shape(), gen, x.dtype()).To(x.device()), p).To(x.dtype());
+  // Drawn where x is, the same numbers on every device: a seed gives the same mask.
+  const Tensor keep = ops::Ge(Rand(x.shape(), gen, x.dtype(), x.device()), p).To(x.dtype());
   const Tensor scale = p == 1 ? keep : ops::Div(keep, 1 - p);
   const Tensor out = WithoutGrad([&] { return ops::Mul(x, scale); });
   if (!ShouldRecord({x})) return out;

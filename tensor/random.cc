@@ -3,20 +3,16 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/random.h"
+#include "kernels/cuda/kernels.h"
+#include "kernels/cuda/runtime.h"
+#include "kernels/philox.h"
+
 namespace ember {
 
 std::array<uint32_t, 4> Generator::Philox(std::array<uint32_t, 4> c, std::array<uint32_t, 2> k) {
-  constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;    // round multipliers
-  constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;  // key schedule
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = static_cast<uint64_t>(kMul0) * c[0];
-    const uint64_t p1 = static_cast<uint64_t>(kMul1) * c[2];
-    c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<uint32_t>(p1),
-         static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<uint32_t>(p0)};
-    k[0] += kWeyl0;
-    k[1] += kWeyl1;
-  }
-  return c;
+  const kernels::PhiloxBlock out = kernels::Philox({{c[0], c[1], c[2], c[3]}}, k[0], k[1]);
+  return {out.word[0], out.word[1], out.word[2], out.word[3]};
 }
 
 void Generator::ManualSeed(uint64_t seed) {
@@ -72,21 +68,6 @@ void ManualSeed(uint64_t seed) { DefaultGenerator().ManualSeed(seed); }
 
 namespace {
 
-int MantissaBits(DType dtype) {
-  switch (dtype) {
-    case DType::kF64:
-      return 53;
-    case DType::kF32:
-      return 24;
-    case DType::kF16:
-      return 11;
-    case DType::kBF16:
-      return 8;
-    default:
-      EMBER_THROW("random: dtype ", DTypeName(dtype), " is not a floating-point type");
-  }
-}
-
 // Fills a new tensor with draw(), element by element in row-major order.
 template <typename Draw>
 Tensor Generate(IntSpan shape, DType dtype, Draw&& draw) {
@@ -101,14 +82,28 @@ Tensor Generate(IntSpan shape, DType dtype, Draw&& draw) {
 
 }  // namespace
 
-Tensor Rand(IntSpan shape, Generator& gen, DType dtype) {
-  const int bits = MantissaBits(dtype);
-  return Generate(shape, dtype, [&] { return gen.NextUniform(bits); });
+// The uniform kernel draws every element from its own place in the stream (word
+// offset + i, or + 2i for f64), which is where drawing them one after another would
+// take it; the generator then moves past them. The one switch on the device type.
+Tensor Rand(IntSpan shape, Generator& gen, DType dtype, Device device) {
+  const int bits = kernels::cpu::UniformBits(dtype);
+  Tensor t = Empty(shape, dtype, device);
+  switch (device.type) {
+    case DeviceType::kCpu:
+      kernels::cpu::UniformFill(dtype, t.numel(), gen.seed(), gen.offset(), t.raw_data());
+      break;
+    case DeviceType::kCuda:
+      kernels::cuda::UseDevice(device.index);
+      kernels::cuda::UniformFill(dtype, t.numel(), gen.seed(), gen.offset(), t.raw_data());
+      break;
+  }
+  gen.set_offset(gen.offset() + static_cast<uint64_t>(t.numel()) * kernels::PhiloxWordsPer(bits));
+  return t;
 }
 
 Tensor Uniform(IntSpan shape, double low, double high, Generator& gen, DType dtype) {
   EMBER_CHECK(low <= high, "uniform: low ", low, " is greater than high ", high);
-  const int bits = MantissaBits(dtype);
+  const int bits = kernels::cpu::UniformBits(dtype);
   return Generate(shape, dtype, [&] { return low + (high - low) * gen.NextUniform(bits); });
 }
 
@@ -116,7 +111,7 @@ Tensor Randn(IntSpan shape, Generator& gen, DType dtype) { return Normal(shape, 
 
 Tensor Normal(IntSpan shape, double mean, double std, Generator& gen, DType dtype) {
   EMBER_CHECK(std >= 0, "normal: std must be non-negative, got ", std);
-  MantissaBits(dtype);  // checks the dtype
+  kernels::cpu::UniformBits(dtype);  // checks the dtype
   // Box-Muller: u1 in (0, 1], u2 in [0, 1) give two independent N(0, 1) values
   //   r = sqrt(-2 ln u1), z0 = r cos(2 pi u2), z1 = r sin(2 pi u2).
   bool have_spare = false;

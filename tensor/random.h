@@ -51,7 +51,10 @@ void ManualSeed(uint64_t seed);
 // Elements are drawn in row-major order, one after another from `gen`.
 // U[0, 1) with the dtype's mantissa precision (24 bits for f32, 53 for f64, 8 for
 // bf16, 11 for f16), so that 1.0 never appears; floating dtypes only.
-Tensor Rand(IntSpan shape, Generator& gen = DefaultGenerator(), DType dtype = DType::kF32);
+// On `device` (the same numbers on every device: each is drawn from its place in the
+// stream, on the device itself).
+Tensor Rand(IntSpan shape, Generator& gen = DefaultGenerator(), DType dtype = DType::kF32,
+            Device device = Device::Cpu());
 // low + (high - low) * U[0, 1).
 Tensor Uniform(IntSpan shape, double low, double high, Generator& gen = DefaultGenerator(),
                DType dtype = DType::kF32);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tensor/cuda.h"
 #include "tensor/creation.h"
 
 namespace ember {
@@ -69,6 +70,27 @@ TEST(RandomTensorTest, SameSeedSameNumbersEverywhere) {
   const std::vector<float> rest = Rand({11}, c).ToVector<float>();
   split.insert(split.end(), rest.begin(), rest.end());
   EXPECT_EQ(split, x.ToVector<float>());
+}
+
+// Rand draws each element from its own place in the stream: from an offset inside a
+// Philox block, the same numbers as drawing them one by one, and the generator moves
+// past them; on a GPU, the same numbers again.
+TEST(RandomTensorTest, RandIsTheStreamFromAnyOffsetOnAnyDevice) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16}) {
+    Generator gen(77), one_by_one(77);
+    gen.NextUint32();
+    one_by_one.NextUint32();
+    const Tensor t = Rand({5, 7}, gen, dtype);
+    const int bits = dtype == DType::kF64 ? 53 : dtype == DType::kF32 ? 24 : 8;
+    for (double v : t.ToVector<double>()) EXPECT_EQ(v, one_by_one.NextUniform(bits));
+    EXPECT_EQ(gen.offset(), one_by_one.offset());
+    if (cuda::IsAvailable()) {
+      Generator again(77);
+      again.NextUint32();
+      EXPECT_EQ(Rand({5, 7}, again, dtype, Device::Cuda(0)).ToVector<double>(),
+                t.ToVector<double>());
+    }
+  }
 }
 
 TEST(RandomTensorTest, UniformRangesAndMoments) {

@@ -17,6 +17,7 @@
 #include "kernels/cpu/layernorm.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/pool.h"
+#include "kernels/cpu/random.h"
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/sampling.h"
 #include "kernels/cpu/softmax.h"
@@ -62,6 +63,9 @@ decltype(cpu::GemmBatched) GemmBatched;
 // kernels/cpu/pool.h
 decltype(cpu::MaxPool2dForward) MaxPool2dForward;
 decltype(cpu::MaxPool2dBackward) MaxPool2dBackward;
+
+// kernels/cpu/random.h
+decltype(cpu::UniformFill) UniformFill;
 
 // kernels/cpu/reduce.h
 decltype(cpu::SumRows) SumRows;

@@ -113,6 +113,11 @@ void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, Strided
   internal::Unavailable("kernels::cuda::Where");
 }
 
+// kernels/cpu/random.h
+void UniformFill(DType dtype, int64_t n, uint64_t seed, uint64_t offset, void* out) {
+  internal::Unavailable("kernels::cuda::UniformFill");
+}
+
 // kernels/cpu/reduce.h
 void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
   internal::Unavailable("kernels::cuda::SumRows");

@@ -37,7 +37,7 @@ namespace ember::kernels::cuda::internal {
   X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge) X(Where) X(Conv2dForward) X(Conv2dBackward)           \
   X(EmbeddingForward) X(EmbeddingBackward) X(LayerNormForward) X(LayerNormBackward) X(Gemm) \
   X(GemmBatched) X(MaxPool2dForward) X(MaxPool2dBackward) X(SumRows) X(MaxRows) X(MinRows)  \
-  X(ArgMaxRows) X(VarRows) X(SumSquares) X(SumColumns) X(TopKRows) X(MultinomialRows)       \
+  X(ArgMaxRows) X(VarRows) X(SumSquares) X(SumColumns) X(TopKRows) X(MultinomialRows) X(UniformFill)       \
   X(Softmax) X(LogSoftmax) X(SoftmaxBackward) X(LogSoftmaxBackward) X(CrossEntropyForward)  \
   X(CrossEntropyBackward) X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Reciprocal)        \
   X(Square) X(Tanh) X(Sigmoid) X(Relu) X(GeluTanh) X(GeluErf) X(PowScalar) X(ReluBackward)  \
