@@ -43,27 +43,41 @@ EMBER_HOST_DEVICE inline PhiloxBlock Philox(PhiloxBlock counter, uint32_t key0, 
   return counter;
 }
 
-// Word `index` of the stream of `seed`.
-EMBER_HOST_DEVICE inline uint32_t PhiloxWord(uint64_t seed, uint64_t index) {
-  const uint64_t block = index / 4;
-  const PhiloxBlock words =
-      Philox({{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0}},
-             static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-  return words.word[index % 4];
-}
+// The stream of `seed`, read at any word index; a block is computed once for the
+// reads that stay in it (consecutive reads: one Philox call per four words).
+class PhiloxStream {
+ public:
+  EMBER_HOST_DEVICE explicit PhiloxStream(uint64_t seed) : seed_(seed) {}
 
-// Uniform in [0, 1) with `bits` random bits (1 to 53), k 2^-bits, from the stream of
-// `seed` at word `index`: the top `bits` of one word for bits <= 32, else of two words
-// (high first). Exact in any float type with at least `bits` mantissa bits.
-EMBER_HOST_DEVICE inline double PhiloxUniform(uint64_t seed, uint64_t index, int bits) {
-  if (bits <= 32) {
-    return static_cast<double>(PhiloxWord(seed, index) >> (32 - bits)) *
-           (1.0 / (uint64_t{1} << bits));
+  EMBER_HOST_DEVICE uint32_t Word(uint64_t index) {
+    const uint64_t block = index / 4;
+    if (!ready_ || block != block_) {
+      words_ = Philox({{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0}},
+                      static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32));
+      block_ = block;
+      ready_ = true;
+    }
+    return words_.word[index % 4];
   }
-  const uint64_t word =
-      (static_cast<uint64_t>(PhiloxWord(seed, index)) << 32) | PhiloxWord(seed, index + 1);
-  return static_cast<double>(word >> (64 - bits)) * (1.0 / (uint64_t{1} << bits));
-}
+
+  // Uniform in [0, 1) with `bits` random bits (1 to 53), k 2^-bits, from word `index`:
+  // the top `bits` of one word for bits <= 32, else of two words (high first). Exact
+  // in any float type with at least `bits` mantissa bits.
+  EMBER_HOST_DEVICE double Uniform(uint64_t index, int bits) {
+    if (bits <= 32) {
+      return static_cast<double>(Word(index) >> (32 - bits)) * (1.0 / (uint64_t{1} << bits));
+    }
+    const uint64_t high = Word(index);
+    const uint64_t word = (high << 32) | Word(index + 1);
+    return static_cast<double>(word >> (64 - bits)) * (1.0 / (uint64_t{1} << bits));
+  }
+
+ private:
+  uint64_t seed_;
+  uint64_t block_ = 0;
+  bool ready_ = false;
+  PhiloxBlock words_{};
+};
 
 // Words one uniform of `bits` takes.
 EMBER_HOST_DEVICE inline int PhiloxWordsPer(int bits) { return bits <= 32 ? 1 : 2; }

@@ -1,6 +1,6 @@
-// kernels/cpu/random.h on the GPU: one thread per value, each computing its own
-// Philox block (kernels/philox.h, the same code as the host's), so a seed and offset
-// give the same numbers as the CPU and as tensor/random.h's Generator.
+// kernels/cpu/random.h on the GPU: one thread per value, each computing the Philox
+// block of its words (kernels/philox.h, the same code as the host's), so a seed and
+// offset give the same numbers as the CPU and as tensor/random.h's Generator.
 
 #include <cuda_runtime.h>
 
@@ -15,9 +15,9 @@ namespace {
 template <typename T>
 __global__ void UniformKernel(int64_t n, uint64_t seed, uint64_t offset, int bits, T* out) {
   const uint64_t words = PhiloxWordsPer(bits);
+  PhiloxStream stream(seed);
   EMBER_GRID_STRIDE(i, n) {
-    out[i] =
-        internal::Cast<T>(PhiloxUniform(seed, offset + static_cast<uint64_t>(i) * words, bits));
+    out[i] = internal::Cast<T>(stream.Uniform(offset + static_cast<uint64_t>(i) * words, bits));
   }
 }
 
