@@ -3,6 +3,8 @@
 // pooling's argmax exactly, NaN and ties included (the last NaN of a window wins, else
 // the first maximum). The CUDA half skips, saying why, without a GPU.
 
+#include "kernels/reference/conv.h"
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -10,20 +12,14 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
-#include "kernels/reference/conv.h"
 #include "kernels/reference/pool.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::BackendNames;
-using internal::Backends;
-using internal::BackendTest;
 
-template <typename B>
-class ConvTest : public BackendTest<B> {};
-TYPED_TEST_SUITE(ConvTest, Backends, BackendNames);
+EMBER_BACKEND_TEST_SUITE(ConvTest);
 
 void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
@@ -33,8 +29,8 @@ void ExpectNear(const std::vector<double>& got, const std::vector<double>& want,
 }
 
 ref::Conv2dShape ShapeOf(int64_t n, int64_t c, int64_t o, const Window2d& w) {
-  return {n,         c,         o,         w.height,   w.width,   w.kernel_h, w.kernel_w,
-          w.stride_h, w.stride_w, w.pad_h,   w.pad_w,    w.dilation_h, w.dilation_w};
+  return {n,          c,          o,       w.height, w.width,      w.kernel_h,  w.kernel_w,
+          w.stride_h, w.stride_w, w.pad_h, w.pad_w,  w.dilation_h, w.dilation_w};
 }
 
 TYPED_TEST(ConvTest, ForwardAndBackwardMatchTheReference) {
@@ -47,7 +43,7 @@ TYPED_TEST(ConvTest, ForwardAndBackwardMatchTheReference) {
   const std::vector<Case> cases = {
       {2, 1, 4, {28, 28, 5, 5, 1, 1, 2, 2}, true},        // MNIST's first layer, "same"
       {3, 4, 6, {9, 11, 3, 2, 2, 1, 1, 0, 1, 2}, false},  // strides, padding, dilation
-      {1, 2, 3, {5, 5, 5, 5}, true},                       // one output position
+      {1, 2, 3, {5, 5, 5, 5}, true},                      // one output position
   };
   std::mt19937 rng(8);
   for (const Case& k : cases) {
@@ -76,8 +72,8 @@ TYPED_TEST(ConvTest, ForwardAndBackwardMatchTheReference) {
 
 TYPED_TEST(ConvTest, MaxPoolingMatchesTheReference) {
   using B = TypeParam;
-  const std::vector<Window2d> windows = {{28, 28, 2, 2, 2, 2}, {7, 9, 3, 3, 2, 2, 1, 1},
-                                         {6, 6, 3, 2, 1, 2, 1, 0, 2, 1}};
+  const std::vector<Window2d> windows = {
+      {28, 28, 2, 2, 2, 2}, {7, 9, 3, 3, 2, 2, 1, 1}, {6, 6, 3, 2, 1, 2, 1, 0, 2, 1}};
   std::mt19937 rng(4);
   for (const Window2d& w : windows) {
     const int64_t planes = 5, inputs = planes * w.height * w.width;
@@ -94,14 +90,14 @@ TYPED_TEST(ConvTest, MaxPoolingMatchesTheReference) {
     for (int64_t k = 0; k < outputs; ++k) {
       want_dx[k / (w.out_h() * w.out_w()) * w.height * w.width + want_argmax[k]] += dy[k];
     }
-    const typename B::Buffer gx(x), gdy(dy), gy(outputs * 4), gargmax(outputs * 8),
-        gdx(inputs * 4);
+    const typename B::Buffer gx(x), gdy(dy), gy(outputs * 4), gargmax(outputs * 8), gdx(inputs * 4);
     B::MaxPool2dForward(DType::kF32, planes, w, gx.data(), gy.data(),
                         gargmax.template as<int64_t>());
     EXPECT_TRUE(B::MaxPool2dBackward(DType::kF32, planes, w, gargmax.template as<int64_t>(),
                                      gdy.data(), gdx.data()));
     EXPECT_EQ(gargmax.template ToHost<int64_t>(), want_argmax);
-    const std::vector<float> got_y = gy.template ToHost<float>(), got_dx = gdx.template ToHost<float>();
+    const std::vector<float> got_y = gy.template ToHost<float>(),
+                             got_dx = gdx.template ToHost<float>();
     for (int64_t i = 0; i < outputs; ++i) EXPECT_EQ(got_y[i], static_cast<float>(want_y[i])) << i;
     for (int64_t i = 0; i < inputs; ++i) EXPECT_NEAR(got_dx[i], want_dx[i], 1e-6) << i;
     // An argmax outside its plane is reported and skipped, never written through.
@@ -118,7 +114,8 @@ TYPED_TEST(ConvTest, MaxPoolingMatchesTheReference) {
 TYPED_TEST(ConvTest, MaxPoolingTakesTheLastNaN) {
   using B = TypeParam;
   const Window2d w{2, 4, 2, 2, 2, 2};
-  const std::vector<float> x = {1, NAN, 3, 4, NAN, 2, 9, 8};  // [2, 4]: windows {1,N,N,2}, {3,4,9,8}
+  const std::vector<float> x = {1,   NAN, 3, 4,
+                                NAN, 2,   9, 8};  // [2, 4]: windows {1,N,N,2}, {3,4,9,8}
   const typename B::Buffer gx(x), gy(2 * 4), gargmax(2 * 8);
   B::MaxPool2dForward(DType::kF32, 1, w, gx.data(), gy.data(), gargmax.template as<int64_t>());
   EXPECT_EQ(gargmax.template ToHost<int64_t>(), (std::vector<int64_t>{4, 6}));

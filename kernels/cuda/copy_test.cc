@@ -20,14 +20,10 @@
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::BackendNames;
-using internal::Backends;
 using internal::BackendTest;
 using internal::CudaBackend;
 
-template <typename B>
-class CopyTest : public BackendTest<B> {};
-TYPED_TEST_SUITE(CopyTest, Backends, BackendNames);
+EMBER_BACKEND_TEST_SUITE(CopyTest);
 
 struct Layout {
   Shape shape;
@@ -63,8 +59,9 @@ std::vector<unsigned char> RandomBytes(int64_t n, DType dtype, std::mt19937& rng
 }
 
 // dst with every element of the layout replaced by Convert<To>(src's).
-std::vector<unsigned char> Expected(const Layout& l, DType from, const std::vector<unsigned char>& src,
-                                    DType to, std::vector<unsigned char> dst) {
+std::vector<unsigned char> Expected(const Layout& l, DType from,
+                                    const std::vector<unsigned char>& src, DType to,
+                                    std::vector<unsigned char> dst) {
   VisitDType(from, [&](auto from_tag) {
     using F = typename decltype(from_tag)::type;
     VisitDType(to, [&](auto to_tag) {

@@ -22,13 +22,8 @@ namespace ember::kernels::cuda {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::BackendNames;
-using internal::Backends;
-using internal::BackendTest;
 
-template <typename B>
-class ElementwiseTest : public BackendTest<B> {};
-TYPED_TEST_SUITE(ElementwiseTest, Backends, BackendNames);
+EMBER_BACKEND_TEST_SUITE(ElementwiseTest);
 
 // |got - want| <= rtol |want| + atol, per dtype.
 struct Tolerance {
@@ -71,10 +66,9 @@ void CheckUnary(const UnaryCase& c) {
     const std::vector<T> out = device_out.template ToHost<T>();
     for (int64_t i = 0; i < n; ++i) {
       const double want = c.reference(in[i]);
-      const bool ok =
-          rtol == 0 && atol == 0
-              ? (out[i] == static_cast<T>(want) || (std::isnan(want) && std::isnan(out[i])))
-              : Close(out[i], want, rtol, atol);
+      const bool ok = rtol == 0 && atol == 0 ? (out[i] == static_cast<T>(want) ||
+                                                (std::isnan(want) && std::isnan(out[i])))
+                                             : Close(out[i], want, rtol, atol);
       ASSERT_TRUE(ok) << c.name << " " << DTypeName(kDTypeOf<T>) << ", n=" << n << ", x=" << in[i]
                       << ": got " << out[i] << ", want " << want;
     }
@@ -139,8 +133,7 @@ TYPED_TEST(ElementwiseTest, EveryUnaryBackwardMatchesTheReference) {
       for (int64_t i = 0; i < n; ++i) {
         const double want = c.reference(x[i], g[i]);
         ASSERT_TRUE(Close(out[i], want, 10 * c.tol.rtol64, 10 * c.tol.atol64 + 1e-15))
-            << c.name << " n=" << n << " saved=" << x[i] << ": got " << out[i] << ", want "
-            << want;
+            << c.name << " n=" << n << " saved=" << x[i] << ": got " << out[i] << ", want " << want;
       }
     }
   }

@@ -17,9 +17,6 @@ namespace ember::kernels::cuda {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::BackendNames;
-using internal::Backends;
-using internal::BackendTest;
 
 // An operand of rows x cols in a buffer: element (i, j) at i * row_stride + j * col_stride.
 struct Layout {
@@ -40,7 +37,7 @@ void CheckGemm(int64_t m, int64_t k, int64_t n, Layout la, Layout lb, bool accum
   const std::vector<T> c0 = cpu::internal::RandomVector<T>(m * ldc, -1, 1, rng);
   const typename B::Buffer da(a), db(b), dc(c0);
   B::Gemm(kDTypeOf<T>, m, k, n, {da.data(), la.row_stride, la.col_stride},
-       {db.data(), lb.row_stride, lb.col_stride}, dc.data(), ldc, accumulate);
+          {db.data(), lb.row_stride, lb.col_stride}, dc.data(), ldc, accumulate);
   const std::vector<T> got = dc.template ToHost<T>();
   std::vector<double> abs_sum;
   const std::vector<double> want = ref::Matmul(m, k, n, a.data(), la.row_stride, la.col_stride,
@@ -57,9 +54,7 @@ void CheckGemm(int64_t m, int64_t k, int64_t n, Layout la, Layout lb, bool accum
   }
 }
 
-template <typename B>
-class MatmulTest : public BackendTest<B> {};
-TYPED_TEST_SUITE(MatmulTest, Backends, BackendNames);
+EMBER_BACKEND_TEST_SUITE(MatmulTest);
 
 TYPED_TEST(MatmulTest, EveryLayoutMatchesTheReference) {
   using B = TypeParam;
@@ -96,7 +91,7 @@ TYPED_TEST(MatmulTest, BatchesStridedOrScatteredMatchTheReference) {
     const std::vector<int64_t>& bo = scattered ? b_scattered : b_strided;
     const typename B::Buffer dc(batches * m * n * sizeof(float));
     B::GemmBatched(DType::kF32, batches, m, k, n, {da.data(), k, 1}, ao.data(), {db.data(), n, 1},
-                bo.data(), dc.data(), n, m * n, false);
+                   bo.data(), dc.data(), n, m * n, false);
     const std::vector<float> got = dc.template ToHost<float>();
     for (int64_t i = 0; i < batches; ++i) {
       std::vector<double> abs_sum;

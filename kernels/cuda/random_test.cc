@@ -14,13 +14,7 @@
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::BackendNames;
-using internal::Backends;
-using internal::BackendTest;
-
-template <typename B>
-class RandomTest : public BackendTest<B> {};
-TYPED_TEST_SUITE(RandomTest, Backends, BackendNames);
+EMBER_BACKEND_TEST_SUITE(RandomTest);
 
 // The stream of `seed` from word `offset`, read sequentially, block by block.
 class Stream {

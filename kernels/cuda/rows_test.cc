@@ -18,9 +18,6 @@ namespace ember::kernels::cuda {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::BackendNames;
-using internal::Backends;
-using internal::BackendTest;
 
 struct RowShape {
   int64_t rows, n;
@@ -85,9 +82,7 @@ void CheckReductions() {
   }
 }
 
-template <typename B>
-class RowsTest : public BackendTest<B> {};
-TYPED_TEST_SUITE(RowsTest, Backends, BackendNames);
+EMBER_BACKEND_TEST_SUITE(RowsTest);
 
 TYPED_TEST(RowsTest, ReductionsOverRowsColumnsAndSquaresMatchTheReference) {
   CheckReductions<TypeParam, float>();
@@ -122,13 +117,15 @@ void CheckSoftmaxFamily() {
     B::LogSoftmax(dtype, s.rows, s.n, dx.data(), log_y.data());
     B::SoftmaxBackward(dtype, s.rows, s.n, y.data(), ddy.data(), dsoft.data());
     B::LogSoftmaxBackward(dtype, s.rows, s.n, log_y.data(), ddy.data(), dlog.data());
-    B::CrossEntropyForward(dtype, s.rows, s.n, dx.data(), dtargets.template as<int64_t>(), -100, losses.data(),
-                        row_max.data(), sum_exp.data());
+    B::CrossEntropyForward(dtype, s.rows, s.n, dx.data(), dtargets.template as<int64_t>(), -100,
+                           losses.data(), row_max.data(), sum_exp.data());
     B::CrossEntropyBackward(dtype, s.rows, s.n, dx.data(), dtargets.template as<int64_t>(), -100,
-                         row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
+                            row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
     const std::vector<T> got_y = y.template ToHost<T>(), got_log = log_y.template ToHost<T>(),
-                         got_dsoft = dsoft.template ToHost<T>(), got_dlog = dlog.template ToHost<T>(),
-                         got_loss = losses.template ToHost<T>(), got_dlogits = dlogits.template ToHost<T>();
+                         got_dsoft = dsoft.template ToHost<T>(),
+                         got_dlog = dlog.template ToHost<T>(),
+                         got_loss = losses.template ToHost<T>(),
+                         got_dlogits = dlogits.template ToHost<T>();
     const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
     for (int64_t r = 0; r < s.rows; ++r) {
       const std::vector<double> xr(x.begin() + r * s.n, x.begin() + (r + 1) * s.n);
@@ -180,9 +177,9 @@ void CheckLayerNorm() {
         mean(rows * sizeof(T)), rstd(rows * sizeof(T)), dx(rows * c * sizeof(T)),
         dweight(c * sizeof(T)), dbias(c * sizeof(T));
     B::LayerNormForward(kDTypeOf<T>, rows, c, dx_in.data(), dw.data(), db.data(), eps, y.data(),
-                     mean.data(), rstd.data());
+                        mean.data(), rstd.data());
     B::LayerNormBackward(kDTypeOf<T>, rows, c, dx_in.data(), dw.data(), mean.data(), rstd.data(),
-                      ddy.data(), dx.data(), dweight.data(), dbias.data());
+                         ddy.data(), dx.data(), dweight.data(), dbias.data());
     const std::vector<T> got_y = y.template ToHost<T>(), got_dx = dx.template ToHost<T>(),
                          got_dw = dweight.template ToHost<T>(), got_db = dbias.template ToHost<T>();
     const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-11;
@@ -224,8 +221,10 @@ TYPED_TEST(RowsTest, EmbeddingGathersRowsAndRepeatedIdsSumInOrder) {
   const typename B::Buffer dw(weight), dids(ids), ddout(dout), out(n * dim * sizeof(double)),
       dweight(dweight_init);
   B::EmbeddingForward(DType::kF64, n, dim, dw.data(), dids.template as<int64_t>(), out.data());
-  B::EmbeddingBackward(DType::kF64, n, dim, dids.template as<int64_t>(), ddout.data(), dweight.data());
-  const std::vector<double> got = out.template ToHost<double>(), got_dw = dweight.template ToHost<double>();
+  B::EmbeddingBackward(DType::kF64, n, dim, dids.template as<int64_t>(), ddout.data(),
+                       dweight.data());
+  const std::vector<double> got = out.template ToHost<double>(),
+                            got_dw = dweight.template ToHost<double>();
   std::vector<double> want_dw = dweight_init;  // accumulated into, in the order of i
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < dim; ++j) {

@@ -17,13 +17,7 @@
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::BackendNames;
-using internal::Backends;
-using internal::BackendTest;
-
-template <typename B>
-class SamplingTest : public BackendTest<B> {};
-TYPED_TEST_SUITE(SamplingTest, Backends, BackendNames);
+EMBER_BACKEND_TEST_SUITE(SamplingTest);
 
 TYPED_TEST(SamplingTest, TopKIsTheStablySortedPrefix) {
   using B = TypeParam;
@@ -61,7 +55,7 @@ TYPED_TEST(SamplingTest, MultinomialIsTheInverseCdf) {
   const int64_t rows = 64, n = 300;
   std::vector<double> probs = cpu::internal::RandomVector<double>(rows * n, 0, 1, rng);
   for (int64_t j = 0; j < n; ++j) probs[j] = j % 3 == 0 ? 0 : probs[j];  // zeros in row 0
-  for (int64_t j = 0; j < n; ++j) probs[n + j] = 0;                       // row 1: all zero
+  for (int64_t j = 0; j < n; ++j) probs[n + j] = 0;                      // row 1: all zero
   std::vector<double> uniform = cpu::internal::RandomVector<double>(rows, 0, 1, rng);
   uniform[2] = 0;
   uniform[3] = std::nextafter(1.0, 0.0);

@@ -3,8 +3,7 @@
 
 // The two kernel backends as types, so that one table of test cases runs on both:
 //
-//   template <class B> class SoftmaxTest : public BackendTest<B> {};
-//   TYPED_TEST_SUITE(SoftmaxTest, Backends, BackendNames);
+//   EMBER_BACKEND_TEST_SUITE(SoftmaxTest);
 //   TYPED_TEST(SoftmaxTest, MatchesTheReference) {
 //     using B = TypeParam;
 //     const typename B::Buffer x(host_x), y(bytes);   // memory of that backend
@@ -32,50 +31,77 @@
 namespace ember::kernels::cuda::internal {
 
 // Every kernel the two backends share (kernels.h and copy.h).
-#define EMBER_FOR_EACH_KERNEL(X)                                                            \
-  X(CopyCast) X(Fill) X(AdamWStep) X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Pow)  \
-  X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge) X(Where) X(Conv2dForward) X(Conv2dBackward)           \
-  X(EmbeddingForward) X(EmbeddingBackward) X(LayerNormForward) X(LayerNormBackward) X(Gemm) \
-  X(GemmBatched) X(MaxPool2dForward) X(MaxPool2dBackward) X(SumRows) X(MaxRows) X(MinRows)  \
-  X(ArgMaxRows) X(VarRows) X(SumSquares) X(SumColumns) X(TopKRows) X(MultinomialRows) X(UniformFill)       \
-  X(Softmax) X(LogSoftmax) X(SoftmaxBackward) X(LogSoftmaxBackward) X(CrossEntropyForward)  \
-  X(CrossEntropyBackward) X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Reciprocal)        \
-  X(Square) X(Tanh) X(Sigmoid) X(Relu) X(GeluTanh) X(GeluErf) X(PowScalar) X(ReluBackward)  \
-  X(GeluTanhBackward) X(GeluErfBackward) X(TanhBackward) X(SigmoidBackward)
+#define EMBER_FOR_EACH_KERNEL(X)                                                                   \
+  X(CopyCast)                                                                                      \
+  X(Fill) X(AdamWStep) X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Pow) X(Eq) X(Ne) X(Lt)  \
+      X(Le) X(Gt) X(Ge) X(Where) X(Conv2dForward) X(Conv2dBackward) X(EmbeddingForward)            \
+          X(EmbeddingBackward) X(LayerNormForward) X(LayerNormBackward) X(Gemm) X(GemmBatched)     \
+              X(MaxPool2dForward) X(MaxPool2dBackward) X(SumRows) X(MaxRows) X(MinRows)            \
+                  X(ArgMaxRows) X(VarRows) X(SumSquares) X(SumColumns) X(TopKRows)                 \
+                      X(MultinomialRows) X(UniformFill) X(Softmax) X(LogSoftmax)                   \
+                          X(SoftmaxBackward) X(LogSoftmaxBackward) X(CrossEntropyForward)          \
+                              X(CrossEntropyBackward) X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) \
+                                  X(Reciprocal) X(Square) X(Tanh) X(Sigmoid) X(Relu) X(GeluTanh)   \
+                                      X(GeluErf) X(PowScalar) X(ReluBackward) X(GeluTanhBackward)  \
+                                          X(GeluErfBackward) X(TanhBackward) X(SigmoidBackward)
+
+// nbytes of one backend's memory, filled from and read back into host vectors.
+// Memory says how: Allocate(nbytes), Free(data, nbytes), and Copy(dst, dst_on_host,
+// src, src_on_host, nbytes).
+template <typename Memory>
+class Buffer {
+ public:
+  explicit Buffer(int64_t nbytes) : nbytes_(nbytes), data_(Memory::Allocate(nbytes)) {}
+  template <typename T>
+  explicit Buffer(const std::vector<T>& host) : Buffer(host.size() * sizeof(T)) {
+    Memory::Copy(data_, false, host.data(), true, nbytes_);
+  }
+  ~Buffer() { Memory::Free(data_, nbytes_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+  // The bytes as elements of T (on a GPU, once the work queued before has finished).
+  template <typename T>
+  std::vector<T> ToHost() const {
+    std::vector<T> host(nbytes_ / sizeof(T));
+    Memory::Copy(host.data(), true, data_, false, host.size() * sizeof(T));
+    return host;
+  }
+
+ private:
+  int64_t nbytes_;
+  void* data_;
+};
+
+// Host memory, 64-byte aligned as tensors' is.
+struct HostMemory {
+  static void* Allocate(int64_t nbytes) {
+    return nbytes > 0 ? std::aligned_alloc(64, (nbytes + 63) / 64 * 64) : nullptr;
+  }
+  static void Free(void* data, int64_t) { std::free(data); }
+  static void Copy(void* dst, bool, const void* src, bool, int64_t nbytes) {
+    if (nbytes > 0) std::memcpy(dst, src, nbytes);
+  }
+};
+
+// cuda:0 memory from the caching allocator.
+struct CudaMemory {
+  static void* Allocate(int64_t nbytes) { return cuda::Allocate(0, nbytes); }
+  static void Free(void* data, int64_t nbytes) { Deallocate(0, data, nbytes); }
+  static void Copy(void* dst, bool dst_on_host, const void* src, bool src_on_host, int64_t nbytes) {
+    CopyBytes(dst, dst_on_host ? kHost : 0, src, src_on_host ? kHost : 0, nbytes);
+  }
+};
 
 struct CpuBackend {
   static constexpr char kName[] = "Cpu";
   static std::string Unavailable() { return ""; }
-
-  // nbytes of host memory (64-byte aligned, as tensors' are).
-  class Buffer {
-   public:
-    explicit Buffer(int64_t nbytes)
-        : nbytes_(nbytes), data_(nbytes > 0 ? std::aligned_alloc(64, (nbytes + 63) / 64 * 64) : nullptr) {}
-    template <typename T>
-    explicit Buffer(const std::vector<T>& host) : Buffer(host.size() * sizeof(T)) {
-      if (nbytes_ > 0) std::memcpy(data_, host.data(), nbytes_);
-    }
-    ~Buffer() { std::free(data_); }
-    Buffer(const Buffer&) = delete;
-    Buffer& operator=(const Buffer&) = delete;
-    void* data() const { return data_; }
-    template <typename T>
-    T* as() const {
-      return static_cast<T*>(data_);
-    }
-    template <typename T>
-    std::vector<T> ToHost() const {
-      std::vector<T> host(nbytes_ / sizeof(T));
-      if (!host.empty()) std::memcpy(host.data(), data_, host.size() * sizeof(T));
-      return host;
-    }
-
-   private:
-    int64_t nbytes_;
-    void* data_;
-  };
-
+  using Buffer = internal::Buffer<HostMemory>;
 #define EMBER_BACKEND_KERNEL(name) static constexpr auto* name = &::ember::kernels::cpu::name;
   EMBER_FOR_EACH_KERNEL(EMBER_BACKEND_KERNEL)
 #undef EMBER_BACKEND_KERNEL
@@ -92,36 +118,7 @@ struct CudaBackend {
     }
     return "";
   }
-
-  // nbytes of cuda:0 memory from the caching allocator.
-  class Buffer {
-   public:
-    explicit Buffer(int64_t nbytes) : nbytes_(nbytes), data_(Allocate(0, nbytes)) {}
-    template <typename T>
-    explicit Buffer(const std::vector<T>& host) : Buffer(host.size() * sizeof(T)) {
-      CopyBytes(data_, 0, host.data(), kHost, nbytes_);
-    }
-    ~Buffer() { Deallocate(0, data_, nbytes_); }
-    Buffer(const Buffer&) = delete;
-    Buffer& operator=(const Buffer&) = delete;
-    void* data() const { return data_; }
-    template <typename T>
-    T* as() const {
-      return static_cast<T*>(data_);
-    }
-    // The bytes as elements of T, once the work queued before has finished.
-    template <typename T>
-    std::vector<T> ToHost() const {
-      std::vector<T> host(nbytes_ / sizeof(T));
-      CopyBytes(host.data(), kHost, data_, 0, host.size() * sizeof(T));
-      return host;
-    }
-
-   private:
-    int64_t nbytes_;
-    void* data_;
-  };
-
+  using Buffer = internal::Buffer<CudaMemory>;
 #define EMBER_BACKEND_KERNEL(name) static constexpr auto* name = &::ember::kernels::cuda::name;
   EMBER_FOR_EACH_KERNEL(EMBER_BACKEND_KERNEL)
 #undef EMBER_BACKEND_KERNEL
@@ -146,5 +143,14 @@ class BackendTest : public ::testing::Test {
 };
 
 }  // namespace ember::kernels::cuda::internal
+
+// Declares the typed test suite `suite` over both backends: each TYPED_TEST(suite, ...)
+// then runs on the CPU and on CUDA (skipping, saying why, where it cannot), with
+// TypeParam the backend.
+#define EMBER_BACKEND_TEST_SUITE(suite)                                     \
+  template <typename B>                                                     \
+  class suite : public ::ember::kernels::cuda::internal::BackendTest<B> {}; \
+  TYPED_TEST_SUITE(suite, ::ember::kernels::cuda::internal::Backends,       \
+                   ::ember::kernels::cuda::internal::BackendNames)
 
 #endif  // EMBER_KERNELS_CUDA_INTERNAL_BACKENDS_H_
