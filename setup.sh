@@ -10,6 +10,7 @@ packages=(
   libabsl-dev libhwy-dev libeigen3-dev libre2-dev zlib1g-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev        # tests and benchmarks
   libopenblas-dev                                   # a benchmark's comparator
+  libopenmpi-dev openmpi-bin                        # distributed/: mpirun -np N
   python3                                           # interoperability tests, data
   dataset-fashion-mnist                             # /usr/share/datasets/fashion-mnist
 )

@@ -90,6 +90,7 @@ genrule(
 )
 cc_library(name = "cudart", hdrs = [":missing"])
 cc_library(name = "cublas", hdrs = [":missing"])
+cc_library(name = "nccl", hdrs = [":missing"])
 """.format(root = root))
         return
     rctx.symlink(root + "/include", "include")
@@ -103,6 +104,11 @@ cc_library(
 cc_library(
     name = "cublas",
     linkopts = ["-L{root}/lib64", "-lcublas", "-lcublasLt"],
+    deps = [":cudart"],
+)
+cc_library(
+    name = "nccl",
+    linkopts = ["-L{root}/lib64", "-lnccl"],
     deps = [":cudart"],
 )
 """.format(root = root))
@@ -129,6 +135,42 @@ def _rules_cc_impl(rctx):
         "",
     ]))
 
+def _mpi_impl(rctx):
+    """OpenMPI through pkg-config when it is installed (setup.sh installs it); without
+    it, an empty target and HAS_MPI = False, so that a build without MPI still works
+    (distributed/ then runs as one process)."""
+    rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
+    found = rctx.which("pkg-config") and rctx.execute(["pkg-config", "--exists", "ompi-c"]).return_code == 0
+    rctx.file("defs.bzl", "HAS_MPI = %s\n" % ("True" if found else "False"))
+    if not found:
+        rctx.file("BUILD", 'package(default_visibility = ["//visibility:public"])\ncc_library(name = "mpi")\n')
+        return
+    includes = []
+    for flag in _pkg_config(rctx, "--cflags-only-I", ["ompi-c"]):
+        path = flag[len("-I"):]
+        name = "include_%d" % len(includes)
+        rctx.symlink(path, name)
+        includes.append(name)
+    rctx.file("BUILD", """package(default_visibility = ["//visibility:public"])
+cc_library(
+    name = "mpi",
+    hdrs = glob([{globs}]),
+    includes = {includes},
+    defines = ["OMPI_SKIP_MPICXX"],  # MPI's C API only: its C++ one was removed in MPI-3
+    linkopts = {linkopts},
+)
+""".format(
+        globs = ", ".join(['"%s/**"' % i for i in includes]),
+        includes = repr(includes),
+        linkopts = repr(_pkg_config(rctx, "--libs", ["ompi-c"])),
+    ))
+
+_mpi = repository_rule(
+    implementation = _mpi_impl,
+    local = True,
+    environ = ["PKG_CONFIG_PATH"],
+)
+
 _rules_cc = repository_rule(implementation = _rules_cc_impl)
 
 def _coverage_tools_impl(rctx):
@@ -148,4 +190,5 @@ def ember_dependencies():
     native.local_repository(name = "rules_java", path = "/usr/share/bazel/rules/java")
     _coverage_tools(name = "remote_coverage_tools")
     _system_libs(name = "ember_system_libs")
+    _mpi(name = "ember_mpi")
     _cuda(name = "ember_cuda")

@@ -1,0 +1,225 @@
+// The process group over OpenMPI (built when third_party's HAS_MPI is true).
+//
+// As PyTorch's MPI backend: MPI is initialised with MPI_THREAD_SERIALIZED and every MPI
+// call runs on one communication thread, in the order the collectives were started, so
+// that the caller can compute while a collective moves data. CUDA tensors go to NCCL.
+
+#include <mpi.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "base/error.h"
+#include "distributed/internal/transport.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace ember::distributed::internal {
+namespace {
+
+void Check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char message[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, message, &length);
+  EMBER_THROW(call, " failed: ", std::string(message, length));
+}
+
+// The MPI type of a reduction over `dtype` (the sums ember needs: f32, f64, i32, i64).
+MPI_Datatype ReductionType(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return MPI_FLOAT;
+    case DType::kF64: return MPI_DOUBLE;
+    case DType::kI32: return MPI_INT32_T;
+    case DType::kI64: return MPI_INT64_T;
+    default:
+      EMBER_THROW("MPI reductions take f32, f64, i32 or i64 tensors, not ", DTypeName(dtype));
+  }
+}
+
+int CountOf(int64_t n, const char* what) {
+  EMBER_CHECK(n <= INT_MAX, what, ": ", n, " elements per rank is more than MPI's count of ", INT_MAX);
+  return static_cast<int>(n);
+}
+
+class MpiGroup final : public ProcessGroup {
+ public:
+  MpiGroup(int rank, int size) : ProcessGroup(rank, size), thread_([this] { Loop(); }) {}
+
+  std::string backend() const override { return "mpi"; }
+
+  void Barrier() override {
+    auto work = std::make_shared<Work>(absl::StrCat("rank ", rank(), ": barrier"));
+    Enqueue(work, [] { Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); });
+    work->Wait();
+  }
+
+  // Lets the queue drain, then stops the thread (before MPI_Finalize).
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    ready_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input, const Tensor& output,
+           int root) override {
+    if (!input.device().is_cpu()) {
+      RunOnDevice(collective, input, output, root);
+      work->Complete("");
+      return;
+    }
+    // The closures hold the tensors, so their memory lives until the data has moved.
+    switch (collective) {
+      case Collective::kAllReduce: {
+        const MPI_Datatype type = ReductionType(input.dtype());
+        const int64_t n = input.numel(), item = input.itemsize();
+        Enqueue(work, [=] {
+          char* out = static_cast<char*>(output.raw_data());
+          // MPI counts are ints: a larger tensor goes in pieces.
+          for (int64_t begin = 0; begin < n; begin += INT_MAX) {
+            Check(MPI_Allreduce(MPI_IN_PLACE, out + begin * item,
+                                static_cast<int>(std::min<int64_t>(INT_MAX, n - begin)), type, MPI_SUM,
+                                MPI_COMM_WORLD),
+                  "MPI_Allreduce");
+          }
+        });
+        return;
+      }
+      case Collective::kReduceScatter: {
+        const MPI_Datatype type = ReductionType(input.dtype());
+        const int count = CountOf(output.numel(), "reduce-scatter");
+        Enqueue(work, [=] {
+          Check(MPI_Reduce_scatter_block(input.raw_data(), output.raw_data(), count, type, MPI_SUM, MPI_COMM_WORLD), "MPI_Reduce_scatter_block");
+        });
+        return;
+      }
+      case Collective::kAllGather: {
+        const int bytes = CountOf(input.numel() * input.itemsize(), "all-gather (bytes)");
+        Enqueue(work, [=] {
+          Check(MPI_Allgather(input.raw_data(), bytes, MPI_BYTE, output.raw_data(), bytes, MPI_BYTE, MPI_COMM_WORLD), "MPI_Allgather");
+        });
+        return;
+      }
+      case Collective::kBroadcast: {
+        const int64_t bytes = input.numel() * input.itemsize();
+        Enqueue(work, [=] {
+          char* out = static_cast<char*>(output.raw_data());
+          for (int64_t begin = 0; begin < bytes; begin += INT_MAX) {
+            Check(MPI_Bcast(out + begin, static_cast<int>(std::min<int64_t>(INT_MAX, bytes - begin)),
+                            MPI_BYTE, root, MPI_COMM_WORLD),
+                  "MPI_Bcast");
+          }
+        });
+        return;
+      }
+    }
+  }
+
+  void RunOnDevice(Collective collective, const Tensor& input, const Tensor& output, int root) {
+    const int device = input.device().index;
+    if (device_ == nullptr) {
+      device_index_ = device;
+      // NCCL's unique id goes from rank 0 to every rank through MPI, on the thread that
+      // makes every MPI call.
+      device_ = NewNcclCommunicator(rank(), size(), device, [this](void* bytes, size_t n) {
+        auto work = std::make_shared<Work>(absl::StrCat("rank ", rank(), ": NCCL's unique id"));
+        Enqueue(work, [=] { Check(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast"); });
+        work->Wait();
+      });
+    }
+    EMBER_CHECK(device == device_index_, "this rank's NCCL communicator is on cuda:", device_index_,
+                ", not cuda:", device, " (one device per rank)");
+    switch (collective) {
+      case Collective::kAllReduce: return device_->AllReduceSum(output);
+      case Collective::kReduceScatter: return device_->ReduceScatterSum(input, output);
+      case Collective::kAllGather: return device_->AllGather(input, output);
+      case Collective::kBroadcast: return device_->Broadcast(output, root);
+    }
+  }
+
+  void Enqueue(const std::shared_ptr<Work>& work, std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.emplace_back(work, std::move(fn));
+    }
+    ready_.notify_one();
+  }
+
+  void Loop() {
+    while (true) {
+      std::pair<std::shared_ptr<Work>, std::function<void()>> item;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        item = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      std::string error;
+      try {
+        item.second();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      item.first->Complete(std::move(error));
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::pair<std::shared_ptr<Work>, std::function<void()>>> queue_;
+  bool stop_ = false;
+  std::unique_ptr<DeviceCommunicator> device_;
+  int device_index_ = -1;
+  std::thread thread_;  // last: it starts once the rest is built
+};
+
+MpiGroup* world = nullptr;
+
+// At exit: a run that succeeded finalizes MPI; one that failed aborts every rank at
+// once (they may be waiting in a collective this rank will never join).
+void AtExit(int status, void*) {
+  if (status == 0) {
+    world->Stop();
+    MPI_Finalize();
+  } else {
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ProcessGroup> NewMpiWorld() {
+  int provided = 0;
+  Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  EMBER_CHECK(provided >= MPI_THREAD_SERIALIZED, "MPI: this MPI library does not allow calls from a thread other than ",
+              "the main one (MPI_THREAD_SERIALIZED)");
+  int rank = 0, size = 0;
+  Check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+  Check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  // The cores are shared among the ranks on this machine, unless EMBER_NUM_THREADS says.
+  int local = 0;
+  const char* env = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (std::getenv("EMBER_NUM_THREADS") == nullptr && env != nullptr && absl::SimpleAtoi(env, &local) && local > 1) {
+    kernels::cpu::SetNumThreads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local));
+  }
+  auto group = std::make_unique<MpiGroup>(rank, size);
+  world = group.get();
+  on_exit(&AtExit, nullptr);
+  return group;
+}
+
+}  // namespace ember::distributed::internal

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The process group under mpirun on this machine (loopback, shared memory): the
+# collectives' test on 2 and 3 ranks, and runs in which one rank dies, stalls or fails,
+# each of which must end within seconds with a message, never hang.
+set -uo pipefail
+source base/expect.sh
+# Root in CI's containers; more ranks than cores; ASan's leak check off for MPI's own
+# allocations (under --config=asan).
+mpirun=(mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0)
+
+for n in 2 3; do
+  "${mpirun[@]}" -np "$n" distributed/process_group_test >"$TEST_TMPDIR/ranks$n.log" 2>&1
+  expect "process_group_test on $n ranks" "0" "$?"
+  expect "every rank passed ($n)" "$n" "$(grep -c '^\[  PASSED  \]' "$TEST_TMPDIR/ranks$n.log")"
+done
+
+probe=distributed/collective_probe
+"${mpirun[@]}" -np 2 "$probe" >"$TEST_TMPDIR/ok.log" 2>&1
+expect "all ranks sum" "2" "$(grep -c 'sum 2$' "$TEST_TMPDIR/ok.log")"
+
+# run NAME ARGS...: the probe on 2 ranks; prints its status and seconds taken.
+run() {
+  local name="$1" start=$SECONDS
+  shift
+  timeout 120 "${mpirun[@]}" -np 2 "$probe" "$@" >"$TEST_TMPDIR/$name.log" 2>&1
+  echo "$? $((SECONDS - start))"
+}
+# A rank that dies: mpirun ends the others.
+read -r status seconds <<<"$(run exit --fail_rank=1 --failure=exit)"
+expect "a dead rank fails the run" "yes" "$([ "$status" -ne 0 ] && [ "$status" -ne 124 ] && echo yes)"
+expect "a dead rank is reported" "1" "$(grep -c -m1 'exit code\|exited\|non-zero' "$TEST_TMPDIR/exit.log")"
+# A rank that stalls: the others give up after --dist_timeout, saying what they waited for.
+read -r status seconds <<<"$(run stall --fail_rank=1 --failure=stall --dist_timeout=3s)"
+expect "a stalled rank fails the run" "yes" "$([ "$status" -ne 0 ] && [ "$status" -ne 124 ] && echo yes)"
+expect "within the timeout" "yes" "$([ "$seconds" -lt 60 ] && echo yes)"
+expect "the waiting rank says why" "1" \
+  "$(grep -c 'rank 0: all-reduce of 16 f32 on cpu did not finish within 3s: another rank has died or is stuck' "$TEST_TMPDIR/stall.log")"
+# A rank with an error: it says so, and the others are ended with it.
+read -r status seconds <<<"$(run error --fail_rank=0 --failure=error)"
+expect "an error fails the run" "yes" "$([ "$status" -ne 0 ] && [ "$status" -ne 124 ] && echo yes)"
+expect "the error is printed" "1" "$(grep -c '^collective_probe: a bad input on this rank' "$TEST_TMPDIR/error.log")"
+expect_done
