@@ -94,6 +94,11 @@ void ZeroGrad(const Tensor& t) {
   if (t.autograd_meta()) t.autograd_meta()->grad = Tensor();
 }
 
+void SetPostAccumulateGradHook(const Tensor& t, std::function<void()> hook) {
+  EMBER_CHECK(IsLeaf(t) && RequiresGrad(t), "post-accumulate hook: only a leaf that requires grad has one");
+  t.autograd_meta()->post_accumulate_hook = std::move(hook);
+}
+
 Tensor Detach(const Tensor& t) {
   return Tensor(t.storage(), t.offset_elements(), t.shape(), t.strides(), t.dtype());
 }
@@ -162,6 +167,7 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
         // whose use count is 1); one that may be seen elsewhere is copied.
         const bool own = grad.is_sole_owner() && grad.is_contiguous();
         acc = acc.defined() ? ops::Add(acc, grad) : own ? grad : grad.Clone();
+        if (node->leaf->post_accumulate_hook) node->leaf->post_accumulate_hook();
       }
       continue;
     }

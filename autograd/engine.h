@@ -28,6 +28,7 @@ struct AutogradMeta {
   Tensor grad;                      // a leaf's accumulated gradient (undefined: none yet)
   std::shared_ptr<Node> grad_fn;    // the node that made this tensor
   std::weak_ptr<Node> accumulator;  // a leaf's AccumulateGrad node, while a graph uses it
+  std::function<void()> post_accumulate_hook;  // see SetPostAccumulateGradHook
 };
 
 namespace autograd {
@@ -90,6 +91,11 @@ bool IsLeaf(const Tensor& t);
 Tensor Grad(const Tensor& t);
 // Forgets t's gradient (PyTorch's zero_grad(set_to_none=True)).
 void ZeroGrad(const Tensor& t);
+// Calls hook() each time Backward has finished leaf t's gradient for that pass (every
+// use of t summed into Grad(t)), as torch's register_post_accumulate_grad_hook, while
+// the rest of backward is still to run: a data-parallel reducer starts sending it
+// then. One hook per leaf; an empty function removes it.
+void SetPostAccumulateGradHook(const Tensor& t, std::function<void()> hook);
 // The same values and storage, cut from the graph (requires no gradient).
 Tensor Detach(const Tensor& t);
 // The name of the op that made t ("" for a leaf or an untracked tensor).

@@ -3,6 +3,7 @@
 
 #include "autograd/engine.h"
 
+#include <algorithm>
 #include <string>
 
 #include "autograd/elementwise.h"
@@ -86,6 +87,25 @@ TEST(EngineTest, ATensorUsedSeveralTimesSumsItsGradients) {
   const Tensor y = Sum(x * x + x * 2 + Expand(Sum(x, {}, /*keepdim=*/true), {3}));
   Backward(y);
   EXPECT_EQ(Values(Grad(x)), (std::vector<double>{7, 9, 11}));
+}
+
+TEST(EngineTest, APostAccumulateHookSeesTheFinishedGradientOncePerPass) {
+  // y = sum(w2 * w1 * w1): w1 is used twice, and its hook runs once, after both uses
+  // are summed.
+  const Tensor w1 = SetRequiresGrad(FromList({1.0, -2.0}));
+  const Tensor w2 = SetRequiresGrad(FromList({3.0, 4.0}));
+  std::vector<std::string> order;
+  SetPostAccumulateGradHook(w1, [&] { order.push_back("w1 " + std::to_string(Values(Grad(w1))[0])); });
+  SetPostAccumulateGradHook(w2, [&] { order.push_back("w2 " + std::to_string(Values(Grad(w2))[0])); });
+  Backward(Sum(w2 * (w1 * w1)));
+  // dy/dw1 = 2 w2 w1 = [6, -16]; dy/dw2 = w1^2 = [1, 4].
+  std::sort(order.begin(), order.end());
+  EXPECT_EQ(order, (std::vector<std::string>{"w1 6.000000", "w2 1.000000"}));
+  SetPostAccumulateGradHook(w1, nullptr);
+  Backward(Sum(w1 * w2));
+  EXPECT_EQ(order.size(), 3u);  // only w2's hook is left
+  EXPECT_THAT([&] { SetPostAccumulateGradHook(w1 * 2, [] {}); },
+              ThrowsMessage<Error>(HasSubstr("only a leaf that requires grad has one")));
 }
 
 TEST(EngineTest, BroadcastInputsGetGradientsOfTheirOwnShape) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <cstdio>
@@ -169,12 +170,14 @@ class MpiGroup final : public ProcessGroup {
         queue_.pop_front();
       }
       std::string error;
+      const auto start = std::chrono::steady_clock::now();
       try {
         item.second();
       } catch (const std::exception& e) {
         error = e.what();
       }
-      item.first->Complete(std::move(error));
+      item.first->Complete(std::move(error),
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
   }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The process group under mpirun on this machine (loopback, shared memory): the
-# collectives' test on 2 and 3 ranks, and runs in which one rank dies, stalls or fails,
+# collectives', data-parallel and ZeRO-1 tests on 2 and 3 ranks, and runs in which one rank dies, stalls or fails,
 # each of which must end within seconds with a message, never hang.
 set -uo pipefail
 source base/expect.sh
@@ -8,10 +8,14 @@ source base/expect.sh
 # allocations (under --config=asan).
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0)
 
-for n in 2 3; do
-  "${mpirun[@]}" -np "$n" distributed/process_group_test >"$TEST_TMPDIR/ranks$n.log" 2>&1
-  expect "process_group_test on $n ranks" "0" "$?"
-  expect "every rank passed ($n)" "$n" "$(grep -c '^\[  PASSED  \]' "$TEST_TMPDIR/ranks$n.log")"
+for test in process_group_test data_parallel_test zero_test; do
+  for n in 2 3; do
+    log="$TEST_TMPDIR/$test.$n.log"
+    "${mpirun[@]}" -np "$n" "distributed/$test" >"$log" 2>&1
+    expect "$test on $n ranks" "0" "$?"
+    expect "$test: every rank passed ($n)" "$n" "$(grep -c '^\[  PASSED  \]' "$log")"
+    [ "$failures" -eq 0 ] || { tail -n 40 "$log"; expect_done; }
+  done
 done
 
 probe=distributed/collective_probe

@@ -65,11 +65,17 @@ bool Work::done() const {
   return done_;
 }
 
-void Work::Complete(std::string error) {
+double Work::seconds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return seconds_;
+}
+
+void Work::Complete(std::string error, double seconds) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     done_ = true;
     error_ = std::move(error);
+    seconds_ = seconds;
   }
   cv_.notify_all();
 }

@@ -51,9 +51,12 @@ class Work {
 
   void Wait();
   bool done() const;
+  // How long the transport took once it began (the communication thread's time; 0 for a
+  // collective on CUDA tensors, which the device runs later in its stream).
+  double seconds() const;
 
   // For process groups: marks it done, with an error message or "".
-  void Complete(std::string error);
+  void Complete(std::string error, double seconds = 0);
   const std::string& what() const { return what_; }
 
  private:
@@ -63,6 +66,7 @@ class Work {
   std::condition_variable cv_;
   bool done_ = false, finished_ = false;
   std::string error_;
+  double seconds_ = 0;
 };
 
 class ProcessGroup {
