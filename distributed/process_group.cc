@@ -152,6 +152,12 @@ void SetTimeout(absl::Duration timeout) {
   timeout_ms = absl::ToInt64Milliseconds(timeout);
 }
 
+int LocalRank() {
+  int rank = 0;
+  const char* env = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  return env != nullptr && absl::SimpleAtoi(env, &rank) && rank >= 0 ? rank : 0;
+}
+
 namespace internal {
 
 int LauncherWorldSize() {

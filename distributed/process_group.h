@@ -120,6 +120,10 @@ class ProcessGroup {
 // The process's group (see the top of this file), made on the first call.
 ProcessGroup& World();
 
+// This process's index among the ranks on its machine (OMPI_COMM_WORLD_LOCAL_RANK; 0
+// without mpirun): which GPU a rank takes.
+int LocalRank();
+
 // How long a collective may be waited for (default 10 minutes, as PyTorch's); binaries
 // set it from --dist_timeout.
 absl::Duration Timeout();

@@ -11,6 +11,13 @@
 // final figures to --metrics_out as one JSON object (train_loss, val_loss,
 // tokens_per_second, train_seconds, peak_memory_bytes, steps, parameters), and the model
 // and optimizer to --save_checkpoint.
+//
+// On several processes (data parallel; see trainer.h), --batch_size is per rank and rank
+// 0 alone prints and writes:
+//
+//   mpirun -np 2 bazel-bin/models/gpt2/train --batch_size=4            # = one process of 8
+//   mpirun -np 2 bazel-bin/models/gpt2/train --batch_size=4 --zero=1   # AdamW's state split
+//   mpirun --hostfile hosts -np 16 bazel-bin/models/gpt2/train ...     # machines in `hosts`
 
 #include <glob.h>
 #include <unistd.h>
@@ -29,10 +36,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "base/status.h"
 #include "data/datasets.h"
 #include "data/prepare.h"
 #include "data/shards.h"
+#include "distributed/process_group.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/sample.h"
@@ -64,6 +73,8 @@ ABSL_FLAG(double, grad_clip, kDefaults.grad_clip, "clip the gradients' joint nor
 ABSL_FLAG(double, dropout, 0.0, "dropout of a fresh model");
 ABSL_FLAG(uint64_t, seed, kDefaults.seed, "seed of initialisation, dropout and data order");
 ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(int, zero, kDefaults.zero_stage, "1: split AdamW's state across the ranks (ZeRO-1); 0: every rank holds all of it");
+ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10), "under mpirun: a rank that waits this long for the others exits, ending the run");
 ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
 ABSL_FLAG(int64_t, val_every, 50, "validation loss every this many steps (and at the end)");
 ABSL_FLAG(int64_t, val_batches, kDefaults.val_batches, "validation batches (fixed windows from the start of the shard)");
@@ -107,14 +118,23 @@ absl::StatusOr<std::vector<std::string>> Expand(const std::string& flag, const s
 }
 
 absl::Status Run() {
-  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  distributed::SetTimeout(absl::GetFlag(FLAGS_dist_timeout));
+  distributed::ProcessGroup& world = distributed::World();
+  const bool lead = world.rank() == 0;  // the rank that prints and writes
+  ASSIGN_OR_RETURN(Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  // Several ranks on a machine with GPUs: one each, unless --device names one.
+  const std::string device_flag = absl::GetFlag(FLAGS_device);
+  if (world.size() > 1 && !device.is_cpu() && (device_flag == "cuda" || device_flag == "auto")) {
+    device = Device::Cuda(distributed::LocalRank() % cuda::DeviceCount());
+  }
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/gpt2");
-  std::filesystem::create_directories(out_dir);
+  if (lead) std::filesystem::create_directories(out_dir);
   std::string train_path = absl::GetFlag(FLAGS_train_data), val_path = absl::GetFlag(FLAGS_val_data);
   if (train_path.empty()) {
     train_path = WorkspacePath("runs/data/brown_gpt2_train.bin");
     if (val_path.empty()) val_path = WorkspacePath("runs/data/brown_gpt2_val.bin");
-    RETURN_IF_ERROR(EnsureBrownShards(train_path, val_path));
+    if (lead) RETURN_IF_ERROR(EnsureBrownShards(train_path, val_path));
+    world.Barrier();  // the others read what rank 0 made
   }
   ASSIGN_OR_RETURN(std::vector<std::string> train_paths, Expand("train_data", train_path));
   std::vector<data::TokenShard> train;
@@ -157,58 +177,75 @@ absl::Status Run() {
   }
   options.sequential = order == "sequential";
   options.device = device;
+  options.zero_stage = absl::GetFlag(FLAGS_zero);
   const std::string resume = absl::GetFlag(FLAGS_resume), init_from = absl::GetFlag(FLAGS_init_from);
   if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::Create(
       config, options, train_shards, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty()));
   Trainer& t = *trainer;
   const GPTConfig& cfg = t.model().config();
-  std::fprintf(stderr, "train: %s on %s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of %lld x %lld x %lld tokens\n",
-               cfg.ToString().c_str(), options.device.ToString().c_str(), t.model().NumParameters() / 1e6, static_cast<long long>(train_tokens),
-               train_path.c_str(), train.size() > 1 ? absl::StrCat(": ", train.size(), " shards").c_str() : "",
-               resume.empty() ? "" : absl::StrCat("; resuming at step ", t.step()).c_str(),
-               static_cast<long long>(options.steps), static_cast<long long>(options.grad_accum),
-               static_cast<long long>(options.batch_size), static_cast<long long>(options.seq_len));
+  const std::string ranks = world.size() > 1 ? absl::StrCat(world.size(), " ranks x ") : "";
+  if (lead) {
+    std::fprintf(stderr, "train: %s on %s%s%s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of %lld x %s%lld x %lld tokens\n",
+                 cfg.ToString().c_str(), ranks.c_str(), options.device.ToString().c_str(),
+                 options.zero_stage == 1 ? " (ZeRO-1)" : "", t.model().NumParameters() / 1e6,
+                 static_cast<long long>(train_tokens), train_path.c_str(),
+                 train.size() > 1 ? absl::StrCat(": ", train.size(), " shards").c_str() : "",
+                 resume.empty() ? "" : absl::StrCat("; resuming at step ", t.step()).c_str(),
+                 static_cast<long long>(options.steps), static_cast<long long>(options.grad_accum), ranks.c_str(),
+                 static_cast<long long>(options.batch_size), static_cast<long long>(options.seq_len));
+  }
 
-  std::ofstream csv(out_dir + "/metrics.csv", t.step() > 0 ? std::ios::app : std::ios::trunc);
-  if (t.step() == 0) csv << "step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds\n";
-  const int64_t tokens_per_step = options.grad_accum * options.batch_size * options.seq_len;
+  std::ofstream csv;
+  if (lead) {
+    csv.open(out_dir + "/metrics.csv", t.step() > 0 ? std::ios::app : std::ios::trunc);
+    if (t.step() == 0) csv << "step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds\n";
+  }
+  const int64_t tokens_per_step = options.grad_accum * world.size() * options.batch_size * options.seq_len;
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
   GetCpuAllocator().ResetPeak();
-  double train_seconds = 0, last_loss = std::nan(""), val_loss = std::nan("");
+  double train_seconds = 0, last_loss = std::nan(""), val_loss = std::nan(""), comm_seconds = 0, comm_wait = 0;
   const int64_t first = t.step();
   if (first == 0 && val) {
     val_loss = t.ValidationLoss();
-    std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f)\n", val_loss, static_cast<long long>(cfg.vocab_size),
+    if (lead) std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f)\n", val_loss, static_cast<long long>(cfg.vocab_size),
                  std::log(static_cast<double>(cfg.vocab_size)));
   }
   while (t.step() < options.steps) {
     const StepResult r = t.Step();
     train_seconds += r.seconds;
+    comm_seconds += r.comm_seconds;
+    comm_wait += r.comm_wait_seconds;
     last_loss = r.loss;
     const int64_t done = r.step + 1 - first, left = options.steps - r.step - 1;
     const double rate = done * tokens_per_step / train_seconds;
-    ShowProgress("step", r.step + 1, options.steps, first,
+    if (lead) ShowProgress("step", r.step + 1, options.steps, first,
                  absl::StrFormat("loss %.4f | lr %.2e | norm %.2f", r.loss, r.lr, r.grad_norm), rate, "tok",
                  train_seconds);
     double step_val = std::nan("");
     if (val && ((r.step + 1) % val_every == 0 || left == 0)) {
       step_val = val_loss = t.ValidationLoss();
-      std::fprintf(stderr, "\nstep %lld: val loss %.4f\n", static_cast<long long>(r.step + 1), val_loss);
+      if (lead) std::fprintf(stderr, "\nstep %lld: val loss %.4f\n", static_cast<long long>(r.step + 1), val_loss);
     }
-    csv << r.step + 1 << ',' << r.loss << ',' << (std::isnan(step_val) ? "" : absl::StrCat(step_val)) << ',' << r.lr
+    if (lead) csv << r.step + 1 << ',' << r.loss << ',' << (std::isnan(step_val) ? "" : absl::StrCat(step_val)) << ',' << r.lr
         << ',' << r.grad_norm << ',' << tokens_per_step / r.seconds << ',' << r.seconds << '\n';
   }
-  std::fputc('\n', stderr);
+  if (lead) std::fputc('\n', stderr);
   const std::string checkpoint =
       absl::GetFlag(FLAGS_save_checkpoint).empty() ? out_dir + "/checkpoint.safetensors" : absl::GetFlag(FLAGS_save_checkpoint);
   RETURN_IF_ERROR(t.SaveCheckpoint(checkpoint));
   const double tokens_per_second = train_seconds > 0 ? (t.step() - first) * tokens_per_step / train_seconds : 0;
   const int64_t peak = options.device.is_cpu() ? GetCpuAllocator().peak_bytes()
                                                 : cuda::GetMemoryStats(options.device.index).peak_bytes;
-  std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB; wrote %s and %s/metrics.csv\n",
+  if (!lead) return absl::OkStatus();
+  std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB%s; wrote %s and %s/metrics.csv\n",
                static_cast<long long>(t.step() - first), FormatDuration(train_seconds).c_str(), tokens_per_second, peak / 1e6,
-               checkpoint.c_str(), out_dir.c_str());
+               world.size() > 1 ? " (rank 0)" : "", checkpoint.c_str(), out_dir.c_str());
+  if (comm_seconds > 0) {
+    const double steps_done = static_cast<double>(t.step() - first);
+    std::fprintf(stderr, "train: gradient all-reduce %.3f s per step, %.0f%% of it hidden behind backward (waited %.3f s per step)\n",
+                 comm_seconds / steps_done, 100 * (1 - comm_wait / comm_seconds), comm_wait / steps_done);
+  }
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
     RETURN_IF_ERROR(WriteMetricsJson(
         path, {{"train_loss", last_loss}, {"val_loss", val_loss}, {"tokens_per_second", tokens_per_second},

@@ -30,6 +30,10 @@ absl::StatusOr<uint64_t> MetaNumber(const Weights& checkpoint, const std::string
   return v;
 }
 
+// Rank r's dropout draws from the model generator's stream at offset r x 2^48 words
+// past rank 0's (initialisation, before it, is the same on every rank).
+uint64_t DropoutStreamOffset(int rank) { return static_cast<uint64_t>(rank) << 48; }
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config, const TrainOptions& options,
@@ -66,14 +70,19 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     return absl::InvalidArgumentError(
         absl::StrCat("seq_len ", options.seq_len, " is longer than the model's block_size ", cfg.block_size));
   }
+  if (options.zero_stage != 0 && options.zero_stage != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("zero stage ", options.zero_stage, ": expected 0 or 1"));
+  }
+  const int ranks = distributed::World().size();
+  const int64_t rows = options.batch_size * ranks;  // the global batch
   std::vector<const data::TokenShard*> shards = train;
   shards.push_back(val);
   for (const data::TokenShard* shard : shards) {
     if (shard == nullptr) continue;
-    if (shard->size() < options.batch_size * options.seq_len + 1) {
+    if (shard->size() < rows * options.seq_len + 1) {
       return absl::InvalidArgumentError(absl::StrCat(shard->path(), " holds ", shard->size(),
-                                                     " tokens, fewer than one batch of ", options.batch_size, " x ",
-                                                     options.seq_len, " needs"));
+                                                     " tokens, fewer than one batch of ", ranks > 1 ? absl::StrCat(ranks, " x ") : "",
+                                                     options.batch_size, " x ", options.seq_len, " needs"));
     }
     RETURN_IF_ERROR(shard->CheckVocabulary(cfg.vocab_size));
   }
@@ -87,6 +96,20 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     if (absl::Status s = trainer->optimizer_->LoadStateDict(weights->optimizer); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
     }
+    // The data position and the schedule count global batches: the saved run's shape
+    // must be this one's (old checkpoints, without it, were one process's).
+    if (weights->metadata.count("world_size") > 0) {
+      absl::StatusOr<uint64_t> saved_ranks = MetaNumber(*weights, "world_size", checkpoint);
+      absl::StatusOr<uint64_t> saved_batch = MetaNumber(*weights, "batch_size", checkpoint);
+      if (!saved_ranks.ok()) return saved_ranks.status();
+      if (!saved_batch.ok()) return saved_batch.status();
+      if (*saved_ranks * *saved_batch != static_cast<uint64_t>(rows)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            checkpoint, " was saved by ", *saved_ranks, " rank(s) x batch_size ", *saved_batch, " = ",
+            *saved_ranks * *saved_batch, " sequences per micro-batch, and this run has ", ranks, " x ",
+            options.batch_size, " = ", rows, ": resume with ranks x --batch_size = ", *saved_ranks * *saved_batch));
+      }
+    }
     absl::StatusOr<uint64_t> step = MetaNumber(*weights, "step", checkpoint);
     absl::StatusOr<uint64_t> micro = MetaNumber(*weights, "micro_batches", checkpoint);
     absl::StatusOr<uint64_t> data_offset = MetaNumber(*weights, "data_generator_offset", checkpoint);
@@ -97,7 +120,12 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     trainer->step_ = static_cast<int64_t>(*step);
     trainer->micro_batches_ = static_cast<int64_t>(*micro);
     trainer->data_gen_.set_offset(*data_offset);
-    trainer->model_gen_.set_offset(*model_offset);
+    trainer->model_gen_.set_offset(*model_offset + DropoutStreamOffset(trainer->world_.rank()));
+  }
+  // Every rank starts from rank 0's weights, as DistributedDataParallel does (they are
+  // equal already when made from one seed or file; this makes sure).
+  if (trainer->world_.size() > 1) {
+    for (const Tensor& p : trainer->model_->Parameters()) trainer->world_.Broadcast(p, 0);
   }
   return trainer;
 }
@@ -110,34 +138,44 @@ Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, std::vect
       train_(std::move(train)),
       val_(val),
       schedule_(optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
-      data_gen_(options.seed + 1) {
+      data_gen_(options.seed + 1),
+      world_(distributed::World()) {
   model_->To(options.device);
+  model_gen_.set_offset(model_gen_.offset() + DropoutStreamOffset(world_.rank()));
   // nanoGPT's groups: weight decay on every parameter of two or more dimensions.
   std::vector<Tensor> decay, no_decay;
   for (const Tensor& p : model_->Parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   optim::AdamOptions adam;
   adam.beta1 = options.beta1, adam.beta2 = options.beta2;
-  optimizer_ = optim::AdamW({{decay, options.lr, options.weight_decay}, {no_decay, options.lr, 0.0}}, adam);
+  std::vector<optim::ParamGroup> groups = {{decay, options.lr, options.weight_decay}, {no_decay, options.lr, 0.0}};
+  if (options.zero_stage == 1) {
+    zero_ = std::make_unique<distributed::ZeroAdamW>(world_, std::move(groups), adam);
+  } else {
+    optimizer_ = optim::AdamW(std::move(groups), adam);
+    if (world_.size() > 1) averager_ = std::make_unique<distributed::GradientAverager>(world_, model_->Parameters());
+  }
   model_->Train();
 }
 
 std::pair<Tensor, Tensor> Trainer::NextBatch() {
-  const int64_t b = options_.batch_size, t = options_.seq_len;
+  const int64_t b = options_.batch_size, t = options_.seq_len, n = world_.size(), r = world_.rank();
   EMBER_CHECK(!train_.empty(), "Trainer: no training shard");
-  // Sequential: batch k of a shard reads its tokens [k B T, (k+1) B T + 1); the shards
-  // follow one another, and start over after the last.
+  // Sequential: global batch k of a shard reads its tokens [k B N T, (k+1) B N T + 1),
+  // of which this rank's rows are its batch k N + r of B; the shards follow one another,
+  // and start over after the last.
   if (options_.sequential) {
     int64_t total = 0;
-    for (const data::TokenShard* shard : train_) total += data::WindowCount(*shard, t) / b;
+    for (const data::TokenShard* shard : train_) total += data::WindowCount(*shard, t) / (b * n);
     int64_t k = micro_batches_ % total;
     size_t s = 0;
-    while (k >= data::WindowCount(*train_[s], t) / b) k -= data::WindowCount(*train_[s++], t) / b;
+    while (k >= data::WindowCount(*train_[s], t) / (b * n)) k -= data::WindowCount(*train_[s++], t) / (b * n);
     ++micro_batches_;
-    const data::Batch batch = data::SequentialBatch(*train_[s], k, b, t);
+    const data::Batch batch = data::SequentialBatch(*train_[s], k * n + r, b, t);
     return {batch.x.To(options_.device), batch.y.To(options_.device)};
   }
   // Random: one shard per batch, in proportion to its windows (no draw for one shard, so
-  // a one-shard run's windows do not depend on this rule).
+  // a one-shard run's windows do not depend on this rule); every rank draws the global
+  // batch and keeps its rows.
   size_t s = 0;
   if (train_.size() > 1) {
     int64_t total = 0;
@@ -146,60 +184,82 @@ std::pair<Tensor, Tensor> Trainer::NextBatch() {
     while (pick >= data::WindowCount(*train_[s], t)) pick -= data::WindowCount(*train_[s++], t);
   }
   // Create checked that every shard holds a window, so this fails only on a broken invariant.
-  absl::StatusOr<data::Batch> batch = data::RandomWindows(*train_[s], b, t, data_gen_);
+  absl::StatusOr<data::Batch> batch = data::RandomWindows(*train_[s], b * n, t, data_gen_);
   EMBER_CHECK(batch.ok(), "train: ", batch.status().message());
   ++micro_batches_;
-  return {batch->x.To(options_.device), batch->y.To(options_.device)};
+  return {batch->x.Narrow(0, r * b, b).To(options_.device), batch->y.Narrow(0, r * b, b).To(options_.device)};
 }
 
 StepResult Trainer::Step() {
   const auto start = std::chrono::steady_clock::now();
   const double lr = schedule_(step_);
-  for (optim::ParamGroup& g : optimizer_->param_groups()) g.lr = lr;
-  optimizer_->ZeroGrad();
+  for (optim::ParamGroup& g : zero_ ? zero_->param_groups() : optimizer_->param_groups()) g.lr = lr;
+  model_->ZeroGrad();
   double loss_sum = 0;
   for (int64_t m = 0; m < options_.grad_accum; ++m) {
     const auto [x, y] = NextBatch();
     // Each micro-batch's mean loss, scaled so the gradients add up to the step's mean.
     const Tensor loss = model_->Loss(x, y);
     loss_sum += loss.item<double>();
+    // Across ranks, the last micro-batch's backward sends the gradients as they finish.
+    if (averager_ && m + 1 == options_.grad_accum) averager_->Arm();
     ag::Backward(ag::Div(loss, static_cast<double>(options_.grad_accum)));
   }
+  StepResult result;
   // The norm is wanted either way; an infinite limit measures without clipping.
-  const double norm = optim::ClipGradNorm(
-      model_->Parameters(), options_.grad_clip > 0 ? options_.grad_clip : std::numeric_limits<double>::infinity());
-  optimizer_->Step();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {step_++, loss_sum / static_cast<double>(options_.grad_accum), lr, norm, seconds};
+  const double max_norm = options_.grad_clip > 0 ? options_.grad_clip : std::numeric_limits<double>::infinity();
+  if (zero_) {
+    result.grad_norm = zero_->Step(max_norm);
+  } else {
+    if (averager_) {
+      averager_->Finish();
+      result.comm_seconds = averager_->stats().comm_seconds;
+      result.comm_wait_seconds = averager_->stats().wait_seconds;
+    }
+    result.grad_norm = optim::ClipGradNorm(model_->Parameters(), max_norm);
+    optimizer_->Step();
+  }
+  result.loss = world_.AllReduce(loss_sum / static_cast<double>(options_.grad_accum), distributed::ReduceOp::kMean);
+  result.lr = lr;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.step = step_++;
+  return result;
 }
 
 double Trainer::ValidationLoss() {
   if (val_ == nullptr) return std::nan("");
   ag::NoGradGuard no_grad;
   model_->Eval();
-  const int64_t b = options_.batch_size, t = options_.seq_len;
-  const int64_t batches = std::min(options_.val_batches, data::WindowCount(*val_, t) / b);
+  const int64_t b = options_.batch_size, t = options_.seq_len, n = world_.size();
+  const int64_t batches = std::min(options_.val_batches, data::WindowCount(*val_, t) / (b * n));
   double sum = 0;
   for (int64_t k = 0; k < batches; ++k) {
-    const data::Batch batch = data::SequentialBatch(*val_, k, b, t);
+    const data::Batch batch = data::SequentialBatch(*val_, k * n + world_.rank(), b, t);
     sum += model_->Loss(batch.x.To(options_.device), batch.y.To(options_.device)).item<double>();
   }
   model_->Train();
-  return sum / static_cast<double>(std::max<int64_t>(batches, 1));
+  return world_.AllReduce(sum, distributed::ReduceOp::kMean) / static_cast<double>(std::max<int64_t>(batches, 1));
 }
 
 absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
   std::map<std::string, Tensor> tensors = model_->StateDict();
-  for (const auto& [key, t] : optimizer_->StateDict()) tensors[kOptimizerPrefix + key] = t;
+  // ZeRO's state comes from every rank: all of them gather it.
+  for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict()) tensors[kOptimizerPrefix + key] = t;
   const std::map<std::string, std::string> metadata = {
       {"format", kCheckpointFormat},
       {"config", ConfigJson(model_->config())},
       {"step", absl::StrCat(step_)},
       {"micro_batches", absl::StrCat(micro_batches_)},
       {"data_generator_offset", absl::StrCat(data_gen_.offset())},
-      {"model_generator_offset", absl::StrCat(model_gen_.offset())},
+      {"model_generator_offset", absl::StrCat(model_gen_.offset() - DropoutStreamOffset(world_.rank()))},
+      {"world_size", absl::StrCat(world_.size())},
+      {"batch_size", absl::StrCat(options_.batch_size)},
   };
-  return nn::SaveSafetensors(path, tensors, metadata);
+  const absl::Status status = world_.rank() == 0 ? nn::SaveSafetensors(path, tensors, metadata) : absl::OkStatus();
+  if (world_.AllReduce(status.ok() ? 0.0 : 1.0) > 0 && status.ok()) {
+    return absl::InternalError(absl::StrCat("rank 0 could not write ", path, " (its message says why)"));
+  }
+  return status;
 }
 
 }  // namespace ember::models::gpt2

@@ -8,7 +8,19 @@
 //
 // A checkpoint is one safetensors file: the model's parameters under their GPT-2 names
 // (so it loads as a plain GPT-2 state dict), the optimizer state under "optimizer.",
-// and in its metadata the config, the step, and the random generators' states.
+// and in its metadata the config, the step, the random generators' states and the
+// batch's shape (ranks x batch_size).
+//
+// Data parallel (mpirun -np N): the trainer runs on every rank of distributed::World(),
+// each with batch_size rows of a global batch of N x batch_size. In the sequential order
+// global batch k is tokens [k B N T, (k + 1) B N T + 1) and rank r takes rows
+// [r B, (r + 1) B); in the random order every rank draws the global batch's N B windows
+// from the same generator and keeps its B. So N ranks read exactly what one process of
+// batch N B reads, never the same window twice, and, with the gradients averaged over
+// ranks (distributed::GradientAverager, or ZeRO-1's reduce-scatter), take the same
+// steps. Dropout draws from a stream of its own on each rank. Checkpoints hold the whole
+// state; rank 0 writes them, and a run resumes on any number of ranks whose global batch
+// is the saved one's.
 
 #include <cstdint>
 #include <memory>
@@ -17,6 +29,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "data/shards.h"
+#include "distributed/data_parallel.h"
+#include "distributed/process_group.h"
+#include "distributed/zero.h"
 #include "models/gpt2/model.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
@@ -41,6 +56,7 @@ struct TrainOptions {
   uint64_t seed = 1337;
   int64_t val_batches = 8;  // validation windows: the first val_batches x batch_size
   Device device = Device::Cpu();  // where the model, its gradients and AdamW's state live
+  int zero_stage = 0;  // 1: AdamW's state split across the ranks (ZeRO-1)
 };
 
 struct StepResult {
@@ -49,6 +65,9 @@ struct StepResult {
   double lr;
   double grad_norm;  // before clipping
   double seconds;
+  // Data parallel without ZeRO: the gradient all-reduces' time on the communication
+  // thread, and the part of it the step waited for (the rest was hidden behind backward).
+  double comm_seconds = 0, comm_wait_seconds = 0;
 };
 
 class Trainer {
@@ -67,8 +86,11 @@ class Trainer {
                                                          const std::string& checkpoint = "", bool resume = false);
 
   StepResult Step();
-  // The mean loss over the validation windows (no gradients).
+  // The mean loss over the validation windows (no gradients): the first val_batches
+  // global batches, split over the ranks as training batches are.
   double ValidationLoss();
+  // Collective: every rank calls it, rank 0 writes the file, and every rank returns
+  // its error.
   absl::Status SaveCheckpoint(const std::string& path) const;
 
   int64_t step() const { return step_; }
@@ -86,11 +108,14 @@ class Trainer {
   std::shared_ptr<GPT> model_;
   std::vector<const data::TokenShard*> train_;
   const data::TokenShard* val_;
-  std::unique_ptr<optim::Optimizer> optimizer_;
+  distributed::ProcessGroup& world_;
+  std::unique_ptr<optim::Optimizer> optimizer_;     // without ZeRO
+  std::unique_ptr<distributed::ZeroAdamW> zero_;     // with ZeRO-1
+  std::unique_ptr<distributed::GradientAverager> averager_;  // several ranks, without ZeRO
   optim::LrSchedule schedule_;
   Generator data_gen_;
   int64_t step_ = 0;
-  int64_t micro_batches_ = 0;  // drawn so far (the sequential order's position)
+  int64_t micro_batches_ = 0;  // global micro-batches drawn so far (the sequential order's position)
 };
 
 }  // namespace ember::models::gpt2
