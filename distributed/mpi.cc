@@ -109,8 +109,11 @@ class MpiGroup final : public ProcessGroup {
       }
       case Collective::kAllGather: {
         const int bytes = CountOf(input.numel() * input.itemsize(), "all-gather (bytes)");
+        const bool in_place = input.raw_data() == static_cast<char*>(output.raw_data()) + int64_t{rank()} * bytes;
         Enqueue(work, [=] {
-          Check(MPI_Allgather(input.raw_data(), bytes, MPI_BYTE, output.raw_data(), bytes, MPI_BYTE, MPI_COMM_WORLD), "MPI_Allgather");
+          Check(MPI_Allgather(in_place ? MPI_IN_PLACE : input.raw_data(), bytes, MPI_BYTE, output.raw_data(), bytes,
+                              MPI_BYTE, MPI_COMM_WORLD),
+                "MPI_Allgather");
         });
         return;
       }

@@ -33,7 +33,8 @@ class SingleProcessGroup final : public ProcessGroup {
  private:
   void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input, const Tensor& output,
            int root) override {
-    if (collective == Collective::kReduceScatter || collective == Collective::kAllGather) {
+    if ((collective == Collective::kReduceScatter || collective == Collective::kAllGather) &&
+        input.raw_data() != output.raw_data()) {
       output.View({output.numel()}).CopyFrom(input.View({input.numel()}));
     }
     work->Complete("");

@@ -84,7 +84,8 @@ class ProcessGroup {
   // over ranks of their input[r n, (r + 1) n).
   std::shared_ptr<Work> ReduceScatterAsync(const Tensor& input, const Tensor& output,
                                            ReduceOp op = ReduceOp::kSum);
-  // input [n] -> output [size() * n]: output[r n, (r + 1) n) is rank r's input.
+  // input [n] -> output [size() * n]: output[r n, (r + 1) n) is rank r's input. The
+  // input may be this rank's own slice of the output (in place, no copy).
   std::shared_ptr<Work> AllGatherAsync(const Tensor& input, const Tensor& output);
   // t = root's t, in place.
   std::shared_ptr<Work> BroadcastAsync(const Tensor& t, int root = 0);

@@ -76,6 +76,16 @@ TEST(ProcessGroupTest, AllGatherConcatenatesInRankOrder) {
   }
 }
 
+TEST(ProcessGroupTest, AllGatherInPlaceFromThisRanksSlice) {
+  ProcessGroup& world = World();
+  const int p = world.size(), r = world.rank();
+  const Tensor output = Full({p * 2}, -1.0, DType::kF32);
+  const Tensor own = output.Narrow(0, 2 * r, 2);
+  own.Fill(r + 0.5);
+  world.AllGather(own, output);
+  for (int k = 0; k < p; ++k) EXPECT_EQ(output.at<float>({2 * k + 1}), k + 0.5f);
+}
+
 TEST(ProcessGroupTest, BroadcastCopiesTheRootsTensor) {
   ProcessGroup& world = World();
   const int root = world.size() - 1;

@@ -41,9 +41,7 @@ ZeroAdamW::ZeroAdamW(ProcessGroup& group, std::vector<optim::ParamGroup> groups,
     }
   }
   const Device device = params_.front().device();
-  flat_ = Zeros({world * shard_}, DType::kF32, device);
   grad_shard_ = Zeros({shard_}, DType::kF32, device);
-  param_shard_ = Zeros({shard_}, DType::kF32, device);
   exp_avg_ = Zeros({shard_}, DType::kF32, device);
   exp_avg_sq_ = Zeros({shard_}, DType::kF32, device);
 }
@@ -51,26 +49,30 @@ ZeroAdamW::ZeroAdamW(ProcessGroup& group, std::vector<optim::ParamGroup> groups,
 double ZeroAdamW::Step(double max_norm) {
   autograd::NoGradGuard no_grad;
   // 1. Every gradient into the flat vector (zeros where there is none, and in the
-  // padding), then each rank's slice of their mean.
+  // padding), freed once there, then each rank's slice of their mean.
+  const Tensor flat = Empty({group_.size() * shard_}, DType::kF32, params_.front().device());
   for (size_t i = 0; i < params_.size(); ++i) {
-    const Tensor slot = flat_.Narrow(0, offsets_[i], params_[i].numel());
+    const Tensor slot = flat.Narrow(0, offsets_[i], params_[i].numel());
     const Tensor grad = autograd::Grad(params_[i]);
     if (grad.defined()) {
       slot.View(params_[i].shape()).CopyFrom(grad);
     } else {
       slot.Fill(0);
     }
+    autograd::ZeroGrad(params_[i]);
   }
   const int64_t total = offsets_.back() + params_.back().numel();
-  if (total < flat_.numel()) flat_.Narrow(0, total, flat_.numel() - total).Fill(0);
-  group_.ReduceScatter(flat_, grad_shard_, ReduceOp::kMean);
+  if (total < flat.numel()) flat.Narrow(0, total, flat.numel() - total).Fill(0);
+  group_.ReduceScatter(flat, grad_shard_, ReduceOp::kMean);
 
   // 2. norm = sqrt(sum over ranks of |slice|^2); clip as torch.nn.utils.clip_grad_norm_.
   const double norm = std::sqrt(group_.AllReduce(ops::SumOfSquares(grad_shard_)));
   const double coefficient = max_norm / (norm + 1e-6);
   if (coefficient < 1) ops::MulInPlace(grad_shard_, coefficient);
 
-  // 3. AdamW on the owned slice, a segment (one parameter's part) at a time.
+  // 3. AdamW on the owned slice, a segment (one parameter's part) at a time, each
+  // result also into this rank's slice of the flat vector.
+  const Tensor own = flat.Narrow(0, group_.rank() * shard_, shard_);
   ++step_;
   for (const Segment& s : segments_) {
     const optim::ParamGroup& g = groups_[s.group];
@@ -78,13 +80,13 @@ double ZeroAdamW::Step(double max_norm) {
     ops::AdamWStep(param, grad_shard_.Narrow(0, s.shard_begin, s.length),
                    exp_avg_.Narrow(0, s.shard_begin, s.length), exp_avg_sq_.Narrow(0, s.shard_begin, s.length),
                    {g.lr, options_.beta1, options_.beta2, options_.eps, g.weight_decay, step_});
-    param_shard_.Narrow(0, s.shard_begin, s.length).CopyFrom(param);
+    own.Narrow(0, s.shard_begin, s.length).CopyFrom(param);
   }
 
-  // 4. Everyone's updated slices, back into every parameter.
-  group_.AllGather(param_shard_, flat_);
+  // 4. Everyone's updated slices (in place), back into every parameter.
+  group_.AllGather(own, flat);
   for (size_t i = 0; i < params_.size(); ++i) {
-    params_[i].View({params_[i].numel()}).CopyFrom(flat_.Narrow(0, offsets_[i], params_[i].numel()));
+    params_[i].View({params_[i].numel()}).CopyFrom(flat.Narrow(0, offsets_[i], params_[i].numel()));
   }
   return norm;
 }
@@ -95,7 +97,7 @@ std::map<std::string, Tensor> ZeroAdamW::StateDict() const {
     out[absl::StrCat("group.", g, ".lr")] = Full({}, groups_[g].lr, DType::kF64);
   }
   if (step_ == 0) return out;
-  const Tensor gathered = Zeros({flat_.numel()}, DType::kF32, flat_.device());
+  const Tensor gathered = Empty({group_.size() * shard_}, DType::kF32, exp_avg_.device());
   for (const auto& [name, shard] : {std::pair<const char*, Tensor>{"exp_avg", exp_avg_}, {"exp_avg_sq", exp_avg_sq_}}) {
     group_.AllGather(shard, gathered);
     for (size_t i = 0; i < params_.size(); ++i) {

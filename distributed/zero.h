@@ -32,11 +32,13 @@ class ZeroAdamW {
   ZeroAdamW(ProcessGroup& group, std::vector<optim::ParamGroup> groups, const optim::AdamOptions& options);
 
   // Steps 1-4 above, after backward (collective). Returns the gradient norm before
-  // clipping to max_norm (infinity: no clipping).
+  // clipping to max_norm (infinity: no clipping). The parameters' gradients are freed
+  // as they go into the flat vector (their memory is what the step works in).
   double Step(double max_norm);
 
   std::vector<optim::ParamGroup>& param_groups() { return groups_; }
-  // Elements of AdamW's state this rank holds: 2 S.
+  // Elements of AdamW's state this rank holds: 2 S. The step works in W S more (the
+  // flat vector, only while it runs: the gradients it replaces are freed) and S.
   int64_t state_elements() const { return 2 * shard_; }
 
   // The whole state, as optim::Optimizer::StateDict (collective: every rank calls it,
@@ -62,8 +64,7 @@ class ZeroAdamW {
   std::vector<int64_t> offsets_;   // each one's first element in the flat vector
   int64_t shard_ = 0;              // S
   std::vector<Segment> segments_;
-  Tensor flat_;                    // [W S]: gradients, then the gathered parameters
-  Tensor grad_shard_, param_shard_, exp_avg_, exp_avg_sq_;  // [S] each
+  Tensor grad_shard_, exp_avg_, exp_avg_sq_;  // [S] each
   int64_t step_ = 0;
 };
 
