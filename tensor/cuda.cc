@@ -10,7 +10,7 @@ namespace ember::cuda {
 absl::StatusOr<Device> DeviceFromFlag(absl::string_view text) {
   if (text == "auto") return IsAvailable() ? Device::Cuda(0) : Device::Cpu();
   absl::StatusOr<Device> device = ParseDevice(text);
-  if (!device.ok()) {
+  if (!device.ok() || device->type == DeviceType::kMeta) {  // meta holds no data to compute on
     return absl::InvalidArgumentError(
         absl::StrCat("--device=", text, ": expected cpu, cuda, cuda:N or auto"));
   }

@@ -144,6 +144,9 @@ std::string Tensor::ToString() const {
   const std::string suffix =
       absl::StrCat(device().is_cpu() ? "" : absl::StrCat("device='", device().ToString(), "', "),
                    "dtype=", DTypeName(dtype()), ")");
+  if (device().type == DeviceType::kMeta) {  // no values: the size, as PyTorch shows it
+    return absl::StrCat("tensor(..., size=(", absl::StrJoin(shape(), ", "), "), ", suffix);
+  }
   if (numel() == 0) {
     const std::string size =
         dim() == 1 ? "" : absl::StrCat("size=(", absl::StrJoin(shape(), ", "), "), ");

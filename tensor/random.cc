@@ -96,6 +96,8 @@ Tensor Rand(IntSpan shape, Generator& gen, DType dtype, Device device) {
       kernels::cuda::UseDevice(device.index);
       kernels::cuda::UniformFill(dtype, t.numel(), gen.seed(), gen.offset(), t.raw_data());
       break;
+    case DeviceType::kMeta:
+      break;  // no values, but the stream moves on as it would for them
   }
   gen.set_offset(gen.offset() + static_cast<uint64_t>(t.numel()) * kernels::PhiloxWordsPer(bits));
   return t;

@@ -95,6 +95,14 @@ class CudaAllocator final : public Allocator {
   int index_;
 };
 
+// The meta device's: sizes without memory.
+class MetaAllocator final : public Allocator {
+ public:
+  void* Allocate(int64_t) override { return nullptr; }
+  void Deallocate(void*, int64_t) override {}
+  Device device() const override { return Device::Meta(); }
+};
+
 }  // namespace
 
 // The one switch on the device type below the tensor ops.
@@ -113,6 +121,10 @@ Allocator& GetAllocator(Device device) {
         return made;
       }();
       return *(*allocators)[device.index];
+    }
+    case DeviceType::kMeta: {
+      static MetaAllocator* const meta = new MetaAllocator();
+      return *meta;
     }
   }
   EMBER_THROW("no allocator for device ", device.ToString());

@@ -146,6 +146,7 @@ const void* Tensor::ElementPointer(IntSpan index) const {
 }
 
 void Tensor::ReadElement(IntSpan index, void* out) const {
+  if (device().type == DeviceType::kMeta) ThrowMetaHasNoData("reading an element");
   const void* element = ElementPointer(index);
   if (device().is_cpu()) {
     std::memcpy(out, element, itemsize());
@@ -407,6 +408,8 @@ void Tensor::SetData(const Tensor& source) const {
 
 Tensor Tensor::To(Device device) const {
   if (device == this->device()) return *this;
+  if (device.type == DeviceType::kMeta) return Empty(shape(), dtype(), device);  // the shape alone
+  if (this->device().type == DeviceType::kMeta) ThrowMetaHasNoData("to");
   const Tensor source = Contiguous();
   Tensor moved = Empty(shape(), dtype(), device);
   // CopyBytes takes a CUDA device index, or kHost for the CPU.
@@ -427,6 +430,8 @@ const Tensor& Tensor::Fill(const Scalar& value) const {
       kernels::cuda::UseDevice(device().index);
       kernels::cuda::Fill(shape(), dtype(), raw_data(), strides(), value);
       break;
+    case DeviceType::kMeta:
+      ThrowMetaHasNoData("fill");
   }
   return *this;
 }
@@ -473,8 +478,14 @@ const Tensor& Tensor::CopyFrom(const Tensor& src) const {
       kernels::cuda::CopyCast(shape(), from.dtype(), from.raw_data(), from.strides(), dtype(),
                               raw_data(), strides());
       break;
+    case DeviceType::kMeta:
+      ThrowMetaHasNoData("copy");
   }
   return *this;
+}
+
+void ThrowMetaHasNoData(const char* op) {
+  EMBER_THROW(op, ": a meta tensor has a shape but no data; make it on a real device first");
 }
 
 Tensor Empty(IntSpan shape, DType dtype, Device device) {

@@ -208,8 +208,11 @@ using TracksGradFn = bool (*)(const Tensor& t);
 void SetTracksGrad(TracksGradFn tracks_grad);
 
 // A new contiguous tensor whose values are whatever the memory held (see
-// tensor/creation.h for zeros, ones, ranges and lists).
+// tensor/creation.h for zeros, ones, ranges and lists); on the meta device, no memory.
 Tensor Empty(IntSpan shape, DType dtype = DType::kF32, Device device = Device::Cpu());
+
+// The error of every op that reads or writes values, given a meta tensor.
+[[noreturn]] void ThrowMetaHasNoData(const char* op);
 
 }  // namespace ember
 

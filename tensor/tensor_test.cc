@@ -1,6 +1,7 @@
 #include "tensor/tensor.h"
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,24 @@ TEST(TensorTest, CopyFromBroadcastsConvertsAndHandlesOverlap) {
   const Tensor m = Arange(4).View({2, 2});
   m.CopyFrom(m.Transpose(0, 1));
   EXPECT_EQ(m.ToVector<int64_t>(), (std::vector<int64_t>{0, 2, 1, 3}));
+}
+
+TEST(TensorTest, MetaTensorsHaveShapesViewsAndNoMemory) {
+  CpuAllocator& cpu = GetCpuAllocator();
+  const int64_t live = cpu.live_bytes();
+  const Tensor big = Empty({50257, 1600}, DType::kF32, Device::Meta());  // gpt2-xl's wte
+  EXPECT_EQ(cpu.live_bytes(), live);
+  EXPECT_EQ(big.device(), Device::Meta());
+  EXPECT_EQ(big.Transpose(0, 1).Narrow(0, 10, 5).shape(), (Shape{5, 50257}));
+  EXPECT_EQ(Ones({2, 2}).To(Device::Meta()).device(), Device::Meta());
+  EXPECT_EQ(Empty({2, 3}, DType::kBF16, Device::Meta()).ToString(), "tensor(..., size=(2, 3), device='meta', dtype=bf16)");
+  for (const auto& [what, fn] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"fill", [&] { big.Fill(1); }},
+           {"copy", [&] { big.Narrow(0, 0, 1).CopyFrom(big.Narrow(0, 1, 1)); }},
+           {"reading an element", [&] { big.at<float>({0, 0}); }},
+           {"to", [&] { big.To(Device::Cpu()); }}}) {
+    EXPECT_THAT(fn, ThrowsMessage<Error>(::testing::StartsWith(what + ": a meta tensor has a shape but no data")));
+  }
 }
 
 TEST(TensorTest, MemoryIsReturnedWhenTheLastViewGoes) {

@@ -1,5 +1,5 @@
-// Devices in tensor/ops: operands on two devices are refused naming both, and in a
-// build without CUDA every way of computing on a CUDA tensor ends in the message that
+// Devices in tensor/ops: operands on two devices are refused naming both, meta tensors
+// are refused, and in a build without CUDA every way of computing on a CUDA tensor ends in the message that
 // says how to get CUDA support, never in a crash. CUDA tensors cannot be allocated in
 // such a build, so the tests make them over host memory with an allocator that calls
 // itself cuda:0 (nothing reads that memory: the checks fire first).
@@ -67,6 +67,14 @@ TEST(DeviceTest, CudaTensorsWithoutCudaSayHowToGetIt) {
   // In place, nothing to allocate: the device switch itself refuses.
   EXPECT_THAT([&] { x.Fill(1.0); }, ThrowsMessage<Error>(HasSubstr(kNoCuda)));
   EXPECT_THAT([&] { x.at<double>({0, 0}); }, ThrowsMessage<Error>(HasSubstr(kNoCuda)));
+}
+
+// Meta tensors (shapes without memory): every op that would compute refuses, saying so.
+TEST(DeviceTest, OpsOnMetaTensorsSayThereIsNoData) {
+  const Tensor a = Empty({2, 3}, DType::kF32, Device::Meta());
+  EXPECT_THAT([&] { Add(a, a); }, ThrowsMessage<Error>(HasSubstr("a meta tensor has a shape but no data")));
+  EXPECT_THAT([&] { Matmul(a, a.Transpose(0, 1)); }, ThrowsMessage<Error>(HasSubstr("a meta tensor has a shape")));
+  EXPECT_THAT([&] { Add(a, Zeros({2, 3})); }, ThrowsMessage<Error>(HasSubstr("meta and cpu")));
 }
 
 }  // namespace

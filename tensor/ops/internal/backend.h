@@ -33,6 +33,8 @@ struct Kernel {
       case DeviceType::kCuda:
         kernels::cuda::UseDevice(device.index);  // the kernel launches there
         return cuda;
+      case DeviceType::kMeta:
+        ThrowMetaHasNoData("a tensor op");
     }
     EMBER_THROW("no kernel for device ", device.ToString());
   }
