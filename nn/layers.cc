@@ -7,7 +7,6 @@
 #include "autograd/autograd.h"
 #include "base/error.h"
 #include "base/status.h"
-#include "nn/init.h"
 #include "nn/registry.h"
 #include "tensor/creation.h"
 
@@ -19,13 +18,12 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& 
     : in_(in_features), out_(out_features) {
   EMBER_CHECK(in_features > 0 && out_features > 0, "Linear: sizes must be positive, got ",
               in_features, " and ", out_features);
+  // torch.nn.Linear's defaults: kaiming_uniform(a = sqrt 5), i.e. U(+-1/sqrt(in)), and
+  // the bias U(+-1/sqrt(in)).
   const double bound = 1 / std::sqrt(static_cast<double>(in_features));
-  weight_ = RegisterParameter("weight", Empty({out_features, in_features}, dtype));
-  InitKaimingUniform(weight_, std::sqrt(5.0), FanMode::kFanIn, gen);
-  if (bias) {
-    bias_ = RegisterParameter("bias", Empty({out_features}, dtype));
-    InitUniform(bias_, -bound, bound, gen);
-  }
+  weight_ = RegisterParameter(
+      "weight", {{out_features, in_features}, dtype, Initializer::KaimingUniform(std::sqrt(5.0)), {"out", "in"}}, gen);
+  if (bias) bias_ = RegisterParameter("bias", {{out_features}, dtype, Initializer::Uniform(-bound, bound), {"out"}}, gen);
 }
 
 Tensor Linear::Forward(const Tensor& x) {
@@ -42,8 +40,7 @@ std::string Linear::ToString() const {
 Embedding::Embedding(int64_t num_embeddings, int64_t dim, Generator& gen, DType dtype) {
   EMBER_CHECK(num_embeddings > 0 && dim > 0, "Embedding: sizes must be positive, got ",
               num_embeddings, " and ", dim);
-  weight_ = RegisterParameter("weight", Empty({num_embeddings, dim}, dtype));
-  InitNormal(weight_, 0, 1, gen);
+  weight_ = RegisterParameter("weight", {{num_embeddings, dim}, dtype, Initializer::Normal(0, 1), {"vocab", "embed"}}, gen);
 }
 
 Tensor Embedding::Forward(const Tensor& ids) { return ag::Embedding(weight_, ids); }
@@ -53,8 +50,8 @@ std::string Embedding::ToString() const {
 }
 
 LayerNorm::LayerNorm(int64_t dim, double eps, bool bias, DType dtype) : eps_(eps) {
-  weight_ = RegisterParameter("weight", Ones({dim}, dtype));
-  if (bias) bias_ = RegisterParameter("bias", Zeros({dim}, dtype));
+  weight_ = RegisterParameter("weight", {{dim}, dtype, Initializer::Ones(), {"embed"}});
+  if (bias) bias_ = RegisterParameter("bias", {{dim}, dtype, Initializer::Zeros(), {"embed"}});
 }
 
 Tensor LayerNorm::Forward(const Tensor& x) { return ag::LayerNorm(x, weight_, bias_, eps_); }
@@ -96,13 +93,15 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2>
   EMBER_CHECK(in_channels > 0 && out_channels > 0 && kernel_size[0] > 0 && kernel_size[1] > 0,
               "Conv2d: channels and kernel size must be positive, got ", in_channels, ", ",
               out_channels, " and ", Pair(kernel_size));
-  weight_ = RegisterParameter("weight", Empty({out_channels, in_channels, kernel_size[0],
-                                               kernel_size[1]}, dtype));
-  InitKaimingUniform(weight_, std::sqrt(5.0), FanMode::kFanIn, gen);
+  weight_ = RegisterParameter("weight",
+                              {{out_channels, in_channels, kernel_size[0], kernel_size[1]},
+                               dtype,
+                               Initializer::KaimingUniform(std::sqrt(5.0)),
+                               {"out_channels", "in_channels", "kernel_height", "kernel_width"}},
+                              gen);
   if (options.bias) {
     const double bound = 1 / std::sqrt(static_cast<double>(in_channels * kernel_size[0] * kernel_size[1]));
-    bias_ = RegisterParameter("bias", Empty({out_channels}, dtype));
-    InitUniform(bias_, -bound, bound, gen);
+    bias_ = RegisterParameter("bias", {{out_channels}, dtype, Initializer::Uniform(-bound, bound), {"out_channels"}}, gen);
   }
 }
 

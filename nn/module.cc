@@ -7,10 +7,98 @@
 
 namespace ember::nn {
 
-Tensor Module::RegisterParameter(std::string name, Tensor value) {
+namespace {
+thread_local bool meta_device_active = false;
+}  // namespace
+
+MetaDeviceGuard::MetaDeviceGuard() : previous_(meta_device_active) { meta_device_active = true; }
+MetaDeviceGuard::~MetaDeviceGuard() { meta_device_active = previous_; }
+bool MetaDeviceGuard::Active() { return meta_device_active; }
+
+Tensor Module::RegisterParameter(std::string name, ParamSpec spec, Generator& gen) {
+  EMBER_CHECK(spec.axes.empty() || spec.axes.size() == spec.shape.size(), "parameter ", name, ": ",
+              spec.axes.size(), " axis names for ", spec.shape.size(), " dimensions");
+  if (spec.axes.empty()) spec.axes.assign(spec.shape.size(), "");
+  Tensor value = Empty(spec.shape, spec.dtype, MetaDeviceGuard::Active() ? Device::Meta() : Device::Cpu());
+  if (!MetaDeviceGuard::Active()) spec.init.Fill(value, spec.shape, -1, 0, gen);
   autograd::SetRequiresGrad(value);
   parameters_.emplace_back(std::move(name), value);
+  specs_.push_back(std::move(spec));
   return value;
+}
+
+void Module::CollectSpecs(const std::string& prefix, std::vector<std::pair<std::string, ParamSpec>>& out) const {
+  for (size_t i = 0; i < parameters_.size(); ++i) out.emplace_back(prefix + parameters_[i].first, specs_[i]);
+  for (const auto& [name, child] : children_) child->CollectSpecs(prefix + name + ".", out);
+}
+
+std::vector<std::pair<std::string, ParamSpec>> Module::NamedParameterSpecs() const {
+  std::vector<std::pair<std::string, ParamSpec>> out;
+  CollectSpecs("", out);
+  return out;
+}
+
+ParamSpec& Module::Spec(const std::string& name) {
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (parameters_[i].first == name) return specs_[i];
+  }
+  for (const auto& [child_name, child] : children_) {
+    if (name.size() > child_name.size() && name.compare(0, child_name.size(), child_name) == 0 &&
+        name[child_name.size()] == '.') {
+      return child->Spec(name.substr(child_name.size() + 1));
+    }
+  }
+  EMBER_THROW("no parameter named ", name);
+}
+
+void Module::SetInitializer(const std::string& name, const Initializer& init) { Spec(name).init = init; }
+
+void Module::SetAxes(const std::string& name, std::vector<std::string> axes) {
+  ParamSpec& spec = Spec(name);
+  EMBER_CHECK(axes.size() == spec.shape.size(), "parameter ", name, ": ", axes.size(), " axis names for ",
+              spec.shape.size(), " dimensions");
+  spec.axes = std::move(axes);
+}
+
+void Materialize(Module& module, Device device, Generator& gen, const Sharding* sharding) {
+  EMBER_CHECK(sharding == nullptr || (sharding->world >= 1 && sharding->rank >= 0 && sharding->rank < sharding->world),
+              "materialize: rank ", sharding ? sharding->rank : 0, " of a world of ", sharding ? sharding->world : 0);
+  const std::vector<std::pair<std::string, Tensor>> params = module.NamedParameters();
+  const std::vector<std::pair<std::string, ParamSpec>> specs = module.NamedParameterSpecs();
+  // Each parameter's sharded axis (-1: none), all checked before anything is made.
+  std::vector<int> axes(params.size(), -1);
+  for (size_t i = 0; sharding != nullptr && i < params.size(); ++i) {
+    const ParamSpec& spec = specs[i].second;
+    for (size_t d = 0; d < spec.axes.size(); ++d) {
+      if (spec.axes[d] == sharding->axis) axes[i] = static_cast<int>(d);
+    }
+    EMBER_CHECK(axes[i] < 0 || spec.shape[axes[i]] % sharding->world == 0, "materialize: ", specs[i].first,
+                "'s axis ", sharding->axis, " has ", axes[i] < 0 ? 0 : spec.shape[axes[i]],
+                " rows, which do not split into ", sharding->world, " equal shards");
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamSpec& spec = specs[i].second;
+    const int axis = axes[i];
+    Shape shape = spec.shape;
+    int64_t begin = 0;
+    if (axis >= 0) {
+      shape[axis] /= sharding->world;
+      begin = sharding->rank * shape[axis];
+    }
+    const Tensor values = Empty(shape, spec.dtype);
+    spec.init.Fill(values, spec.shape, axis, begin, gen);
+    params[i].second.SetData(values.To(device));
+    autograd::ZeroGrad(params[i].second);  // a gradient of the old tensor means nothing now
+  }
+}
+
+ParameterCount CountParameters(const Module& module) {
+  ParameterCount count;
+  for (const auto& [name, spec] : module.NamedParameterSpecs()) {
+    count.parameters += spec.numel();
+    count.bytes += spec.nbytes();
+  }
+  return count;
 }
 
 Tensor Module::RegisterBuffer(std::string name, Tensor value) {

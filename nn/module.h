@@ -6,6 +6,13 @@
 // submodules under names; their dotted paths (h.0.attn.c_attn.weight) are the keys of
 // NamedParameters() and StateDict(), spelled as PyTorch spells them, so that state
 // dicts move between the two.
+//
+// A module declares each parameter as a spec (nn/param_spec.h: shape, dtype,
+// initializer, logical axes). Made the usual way, the parameter is created on the CPU
+// at once and drawn from the module's generator. Made while a MetaDeviceGuard lives, it
+// is a meta tensor (no memory, no draws): the model can be inspected, counted and
+// planned (gpt2-xl's 1.56B parameters in no memory), and Materialize then makes every
+// parameter on a device, whole or one rank's shard along a logical axis.
 
 #include <cstdint>
 #include <map>
@@ -15,6 +22,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "nn/param_spec.h"
+#include "tensor/random.h"
 #include "tensor/tensor.h"
 
 namespace ember::nn {
@@ -33,6 +42,13 @@ class Module {
 
   // Depth first, in registration order, with dotted names.
   std::vector<std::pair<std::string, Tensor>> NamedParameters() const;
+  // The same parameters' specs, in the same order.
+  std::vector<std::pair<std::string, ParamSpec>> NamedParameterSpecs() const;
+  // Changes the spec of parameter `name` (dotted, as NamedParameters names it): how it
+  // is drawn by the next Materialize, and the logical names of its axes (one per
+  // dimension). A model sets these for its layers (GPT-2's init, its axis names).
+  void SetInitializer(const std::string& name, const Initializer& init);
+  void SetAxes(const std::string& name, std::vector<std::string> axes);
   std::vector<Tensor> Parameters() const;
   std::vector<std::pair<std::string, Tensor>> NamedBuffers() const;
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& Children() const {
@@ -66,8 +82,11 @@ class Module {
 
  protected:
   Module() = default;
-  // Registers `value` as a parameter (it is made to require gradients) and returns it.
-  Tensor RegisterParameter(std::string name, Tensor value);
+  // Registers a parameter of this spec (axes: none, or one per dimension) and returns
+  // it, made to require gradients: on the CPU with its initializer's values drawn from
+  // gen, or, under a MetaDeviceGuard, on the meta device without drawing.
+  // (A constant initializer draws nothing: its gen may be left out.)
+  Tensor RegisterParameter(std::string name, ParamSpec spec, Generator& gen = DefaultGenerator());
   Tensor RegisterBuffer(std::string name, Tensor value);
   template <class M>
   std::shared_ptr<M> RegisterModule(std::string name, std::shared_ptr<M> module) {
@@ -78,14 +97,55 @@ class Module {
  private:
   void CollectParameters(const std::string& prefix,
                          std::vector<std::pair<std::string, Tensor>>& out) const;
+  void CollectSpecs(const std::string& prefix, std::vector<std::pair<std::string, ParamSpec>>& out) const;
+  // The spec of parameter `name` (dotted), or an error naming it.
+  ParamSpec& Spec(const std::string& name);
   void CollectBuffers(const std::string& prefix,
                       std::vector<std::pair<std::string, Tensor>>& out) const;
 
   std::vector<std::pair<std::string, Tensor>> parameters_;
+  std::vector<ParamSpec> specs_;  // parameters_[i]'s
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };
+
+// While one lives (on this thread), modules register their parameters on the meta
+// device, as PyTorch's `with torch.device("meta")`.
+class MetaDeviceGuard {
+ public:
+  MetaDeviceGuard();
+  ~MetaDeviceGuard();
+  MetaDeviceGuard(const MetaDeviceGuard&) = delete;
+  MetaDeviceGuard& operator=(const MetaDeviceGuard&) = delete;
+  static bool Active();
+
+ private:
+  bool previous_;
+};
+
+// One rank's part of a sharded model: parameters with the logical axis `axis` are split
+// along it into `world` equal parts, and rank `rank` makes part `rank`.
+struct Sharding {
+  std::string axis;
+  int rank = 0;
+  int world = 1;
+};
+
+// Makes every parameter of `module` on `device` from its spec, drawing from gen in
+// NamedParameters() order (the same numbers for the same seed whatever the device), in
+// place (the handles stay the same). With a sharding, a parameter that has the axis
+// gets only this rank's rows of it along that axis, with the numbers of the whole
+// tensor's slice (the axis' size must divide by the world); one without it is whole.
+// Buffers are left as they are.
+void Materialize(Module& module, Device device, Generator& gen, const Sharding* sharding = nullptr);
+
+// Parameters and their bytes, from the specs alone (a meta model's too).
+struct ParameterCount {
+  int64_t parameters = 0;
+  int64_t bytes = 0;
+};
+ParameterCount CountParameters(const Module& module);
 
 }  // namespace ember::nn
 

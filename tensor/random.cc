@@ -131,6 +131,37 @@ Tensor Normal(IntSpan shape, double mean, double std, Generator& gen, DType dtyp
   });
 }
 
+namespace {
+void CheckRange(const char* op, int64_t numel, int64_t begin, int64_t end) {
+  EMBER_CHECK(0 <= begin && begin <= end && end <= numel, op, ": elements [", begin, ", ", end,
+              ") are not a range of ", numel);
+}
+}  // namespace
+
+// Uniform draws one value per element: element i's words start at i times the words per value.
+Tensor UniformRange(int64_t numel, int64_t begin, int64_t end, double low, double high, Generator& gen,
+                    DType dtype) {
+  CheckRange("uniform_range", numel, begin, end);
+  const uint64_t base = gen.offset(), words = kernels::PhiloxWordsPer(kernels::cpu::UniformBits(dtype));
+  gen.set_offset(base + static_cast<uint64_t>(begin) * words);
+  Tensor t = Uniform({end - begin}, low, high, gen, dtype);
+  gen.set_offset(base + static_cast<uint64_t>(numel) * words);
+  return t;
+}
+
+// Normal draws elements in pairs (2k, 2k + 1) from two 53-bit uniforms: a range starts
+// at its first element's pair.
+Tensor NormalRange(int64_t numel, int64_t begin, int64_t end, double mean, double std, Generator& gen,
+                   DType dtype) {
+  CheckRange("normal_range", numel, begin, end);
+  const uint64_t base = gen.offset(), pair_words = 2 * kernels::PhiloxWordsPer(53);
+  const int64_t first = begin / 2 * 2;
+  gen.set_offset(base + static_cast<uint64_t>(begin / 2) * pair_words);
+  const Tensor t = Normal({end - first}, mean, std, gen, dtype);
+  gen.set_offset(base + static_cast<uint64_t>((numel + 1) / 2) * pair_words);
+  return first == begin ? t : t.Narrow(0, 1, end - begin).Contiguous();
+}
+
 Tensor RandInt(int64_t low, int64_t high, IntSpan shape, Generator& gen, DType dtype) {
   EMBER_CHECK(low < high, "randint: low ", low, " must be less than high ", high);
   const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);

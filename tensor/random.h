@@ -62,6 +62,14 @@ Tensor Uniform(IntSpan shape, double low, double high, Generator& gen = DefaultG
 Tensor Randn(IntSpan shape, Generator& gen = DefaultGenerator(), DType dtype = DType::kF32);
 Tensor Normal(IntSpan shape, double mean, double std, Generator& gen = DefaultGenerator(),
               DType dtype = DType::kF32);
+// Elements [begin, end) (row-major) of what Uniform or Normal of `numel` elements would
+// draw from gen, as a 1-d tensor, leaving gen where drawing all of them would: a shard
+// of a random tensor with the same numbers as the whole tensor's slice, without making
+// the whole (each element's value depends only on its place in the stream).
+Tensor UniformRange(int64_t numel, int64_t begin, int64_t end, double low, double high, Generator& gen,
+                    DType dtype = DType::kF32);
+Tensor NormalRange(int64_t numel, int64_t begin, int64_t end, double mean, double std, Generator& gen,
+                   DType dtype = DType::kF32);
 // Integers uniform in [low, high), without bias.
 Tensor RandInt(int64_t low, int64_t high, IntSpan shape, Generator& gen = DefaultGenerator(),
                DType dtype = DType::kI64);

@@ -134,6 +134,29 @@ TEST(RandomTensorTest, NormalMoments) {
   EXPECT_THROW(Normal({2}, 0, -1, gen), Error);
 }
 
+TEST(RandomTensorTest, RangesAreTheWholeTensorsSlicesAndMoveTheStreamAsIt) {
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    for (const auto& [begin, end] : std::vector<std::pair<int64_t, int64_t>>{{0, 11}, {3, 8}, {4, 9}, {10, 11}, {5, 5}}) {
+      Generator whole_gen(9), range_gen(9);
+      whole_gen.set_offset(6);
+      range_gen.set_offset(6);
+      const Tensor whole = Uniform({11}, -2, 3, whole_gen, dtype);
+      const Tensor range = UniformRange(11, begin, end, -2, 3, range_gen, dtype);
+      EXPECT_EQ(range.To(DType::kF64).ToVector<double>(),
+                whole.Narrow(0, begin, end - begin).To(DType::kF64).ToVector<double>());
+      EXPECT_EQ(range_gen.offset(), whole_gen.offset());
+      const Tensor normal = Normal({11}, 1, 0.5, whole_gen, dtype);
+      const Tensor normal_range = NormalRange(11, begin, end, 1, 0.5, range_gen, dtype);
+      EXPECT_EQ(normal_range.To(DType::kF64).ToVector<double>(),
+                normal.Narrow(0, begin, end - begin).To(DType::kF64).ToVector<double>())
+          << begin << " " << end;
+      EXPECT_EQ(range_gen.offset(), whole_gen.offset());
+    }
+  }
+  Generator gen(1);
+  EXPECT_THROW(UniformRange(4, 3, 5, 0, 1, gen), Error);
+}
+
 TEST(RandomTensorTest, RandIntCoversTheRangeOnly) {
   Generator gen(9);
   const std::vector<int64_t> v = RandInt(-2, 3, {5000}, gen).ToVector<int64_t>();

@@ -41,7 +41,7 @@ Tensor CountingBigram::Logits(const Tensor& context) const {
 }
 
 NeuralBigram::NeuralBigram(int64_t vocab, Generator& gen) {
-  weight_ = RegisterParameter("weight", Randn({vocab, vocab}, gen));
+  weight_ = RegisterParameter("weight", {{vocab, vocab}, DType::kF32, nn::Initializer::Normal(0, 1), {"vocab", "vocab"}}, gen);
 }
 
 Tensor NeuralBigram::Forward(const Tensor& context) {

@@ -1,13 +1,14 @@
 #include "models/gpt2/block.h"
 
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
-#include "nn/init.h"
 #include "tensor/creation.h"
 
 namespace ember::models::gpt2 {
@@ -91,15 +92,29 @@ std::string Block::ToString() const {
   return absl::StrCat("Block(", attn_->ToString(), ", ", mlp_->ToString(), ")");
 }
 
-void InitGpt2(const nn::Module& model, int64_t layers, Generator& gen) {
-  EMBER_CHECK(layers > 0, "init_gpt2: layers must be positive, got ", layers);
-  for (const auto& [name, p] : model.NamedParameters()) {
+void SetGpt2Specs(nn::Module& model, int64_t layers) {
+  EMBER_CHECK(layers > 0, "gpt2 specs: layers must be positive, got ", layers);
+  // Each parameter's axes by the end of its name: {weight's, bias's}.
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kAxes = {
+      {"wte.weight", {"vocab", "embed"}},       {"wpe.weight", {"positions", "embed"}},
+      {"attn.c_attn.weight", {"qkv", "embed"}}, {"attn.c_attn.bias", {"qkv"}},
+      {"attn.c_proj.weight", {"embed", "heads"}}, {"mlp.c_fc.weight", {"mlp", "embed"}},
+      {"mlp.c_fc.bias", {"mlp"}},               {"mlp.c_proj.weight", {"embed", "mlp"}},
+  };
+  for (const auto& [name, spec] : model.NamedParameterSpecs()) {
     if (absl::EndsWith(name, ".bias")) {
-      nn::InitZeros(p);
-    } else if (p.dim() >= 2) {
+      model.SetInitializer(name, nn::Initializer::Zeros());
+    } else if (spec.shape.size() >= 2) {
       const bool residual = absl::EndsWith(name, "c_proj.weight");
-      nn::InitNormal(p, 0, residual ? 0.02 / std::sqrt(2.0 * layers) : 0.02, gen);
+      model.SetInitializer(name, nn::Initializer::Normal(0, residual ? 0.02 / std::sqrt(2.0 * layers) : 0.02));
+    } else {
+      model.SetInitializer(name, nn::Initializer::Ones());
     }
+    std::vector<std::string> axes(spec.shape.size(), "embed");  // LayerNorms, c_proj's bias
+    for (const auto& [suffix, named] : kAxes) {
+      if (absl::EndsWith(name, suffix)) axes = named;
+    }
+    model.SetAxes(name, axes);
   }
 }
 

@@ -75,10 +75,13 @@ class Block : public nn::Module {
   std::shared_ptr<Mlp> mlp_;
 };
 
-// GPT-2's initialisation: every matrix N(0, 0.02^2), the residual projections (names
-// ending in "c_proj.weight") N(0, (0.02 / sqrt(2 layers))^2), biases zero; LayerNorm
-// weights (1-D, not biases) keep their ones.
-void InitGpt2(const nn::Module& model, int64_t layers, Generator& gen = DefaultGenerator());
+// GPT-2's parameter specs, set on a model (or a block) whose layers declared theirs:
+// the initialisation, every matrix N(0, 0.02^2), the residual projections (names ending
+// in "c_proj.weight") N(0, (0.02 / sqrt(2 layers))^2), biases zero, LayerNorm weights
+// ones; and the logical axes: "vocab", "positions", "embed", "qkv" (c_attn's 3C
+// outputs), "heads" (the heads' outputs side by side, attn.c_proj's input) and "mlp".
+// nn::Materialize then draws them.
+void SetGpt2Specs(nn::Module& model, int64_t layers);
 
 }  // namespace ember::models::gpt2
 

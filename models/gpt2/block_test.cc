@@ -64,7 +64,8 @@ TEST(BlockTest, HasGpt2sParameterCount) {
 TEST(BlockTest, Gpt2InitScalesResidualProjections) {
   Generator gen(7);
   Block block(64, 4);
-  InitGpt2(block, /*layers=*/8, gen);
+  SetGpt2Specs(block, /*layers=*/8);
+  nn::Materialize(block, Device::Cpu(), gen);
   for (const auto& [name, p] : block.NamedParameters()) {
     const double rms = std::sqrt(ops::Mean(ag::Square(ag::Detach(p))).item());
     if (name.size() > 5 && name.substr(name.size() - 5) == ".bias") {

@@ -74,16 +74,23 @@ std::string GPTConfig::ToString() const {
 GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
   const absl::Status valid = config.Validate();
   EMBER_CHECK(valid.ok(), valid.message());
-  wte_ = RegisterModule("wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd, gen));
-  wpe_ = RegisterModule("wpe", std::make_shared<nn::Embedding>(config.block_size, config.n_embd, gen));
-  drop_ = RegisterModule("drop", std::make_shared<nn::Dropout>(config.dropout, gen));
-  h_ = RegisterModule("h", std::make_shared<nn::Sequential>());
-  for (int64_t i = 0; i < config.n_layer; ++i) {
-    blocks_.push_back(std::make_shared<Block>(config.n_embd, config.n_head, config.dropout, gen));
-    h_->Append(blocks_.back());
+  const bool deferred = nn::MetaDeviceGuard::Active();
+  {
+    // The layers declare their parameters; GPT-2's specs replace their initialisers,
+    // then the parameters are made once, from gen (unless the caller wants a meta model).
+    nn::MetaDeviceGuard declare_only;
+    wte_ = RegisterModule("wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd, gen));
+    wpe_ = RegisterModule("wpe", std::make_shared<nn::Embedding>(config.block_size, config.n_embd, gen));
+    drop_ = RegisterModule("drop", std::make_shared<nn::Dropout>(config.dropout, gen));
+    h_ = RegisterModule("h", std::make_shared<nn::Sequential>());
+    for (int64_t i = 0; i < config.n_layer; ++i) {
+      blocks_.push_back(std::make_shared<Block>(config.n_embd, config.n_head, config.dropout, gen));
+      h_->Append(blocks_.back());
+    }
+    ln_f_ = RegisterModule("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd));
   }
-  ln_f_ = RegisterModule("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd));
-  InitGpt2(*this, config.n_layer, gen);
+  SetGpt2Specs(*this, config.n_layer);
+  if (!deferred) nn::Materialize(*this, Device::Cpu(), gen);
 }
 
 Tensor GPT::Forward(const Tensor& ids) { return Forward(ids, nullptr); }

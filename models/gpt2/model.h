@@ -57,7 +57,9 @@ struct KVCache {
 
 class GPT : public nn::Module {
  public:
-  // Initialised as GPT-2 (InitGpt2). The config must be valid (Validate()).
+  // Initialised as GPT-2 (SetGpt2Specs) from gen, on the CPU; under an
+  // nn::MetaDeviceGuard, on the meta device (nn::Materialize makes it later, with the
+  // same numbers). The config must be valid (Validate()).
   explicit GPT(const GPTConfig& config, Generator& gen = DefaultGenerator());
 
   // ids: integer [B, T] with T <= block_size. Returns the logits [B, T, vocab_size].
