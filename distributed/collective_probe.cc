@@ -17,7 +17,8 @@
 
 ABSL_FLAG(int, fail_rank, -1, "the rank that fails (-1: none)");
 ABSL_FLAG(std::string, failure, "exit", "exit, stall or error");
-ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10), "how long a collective may be waited for");
+ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10),
+          "how long a collective may be waited for");
 
 namespace ember::distributed {
 namespace {

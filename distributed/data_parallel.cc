@@ -9,7 +9,8 @@
 
 namespace ember::distributed {
 
-GradientAverager::GradientAverager(ProcessGroup& group, std::vector<Tensor> params, int64_t bucket_bytes)
+GradientAverager::GradientAverager(ProcessGroup& group, std::vector<Tensor> params,
+                                   int64_t bucket_bytes)
     : group_(group), params_(std::move(params)) {
   EMBER_CHECK(!params_.empty(), "data parallel: no parameters");
   EMBER_CHECK(bucket_bytes > 0, "data parallel: bucket_bytes must be positive, not ", bucket_bytes);
@@ -20,9 +21,10 @@ GradientAverager::GradientAverager(ProcessGroup& group, std::vector<Tensor> para
     const Tensor& p = params_[i];
     EMBER_CHECK(autograd::IsLeaf(p) && autograd::RequiresGrad(p), "data parallel: parameter ", i,
                 " is not a leaf that requires gradients");
-    EMBER_CHECK(p.dtype() == first.dtype() && p.device() == first.device(), "data parallel: parameter ", i, " is ",
-                DTypeName(p.dtype()), " on ", p.device().ToString(), ", parameter 0 ", DTypeName(first.dtype()),
-                " on ", first.device().ToString(), " (all must match)");
+    EMBER_CHECK(p.dtype() == first.dtype() && p.device() == first.device(),
+                "data parallel: parameter ", i, " is ", DTypeName(p.dtype()), " on ",
+                p.device().ToString(), ", parameter 0 ", DTypeName(first.dtype()), " on ",
+                first.device().ToString(), " (all must match)");
     if (buckets_.empty() || filled * p.itemsize() >= bucket_bytes) {
       buckets_.emplace_back();
       filled = 0;
@@ -77,7 +79,8 @@ void GradientAverager::Start(Bucket& bucket) {
 }
 
 void GradientAverager::Finish() {
-  for (Bucket& bucket : buckets_) bucket.remaining = 0;  // what backward did not reach counts as zeros
+  for (Bucket& bucket : buckets_)
+    bucket.remaining = 0;  // what backward did not reach counts as zeros
   StartReady();
   const auto start = std::chrono::steady_clock::now();
   stats_.comm_seconds = 0;
@@ -91,7 +94,8 @@ void GradientAverager::Finish() {
     }
     bucket.remaining = static_cast<int>(bucket.params.size());
   }
-  stats_.wait_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats_.wait_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   next_ = 0;
   armed_ = false;
 }

@@ -31,7 +31,8 @@ namespace ember::distributed {
 class GradientAverager {
  public:
   // params: leaves that require gradients, of one floating dtype, on one device.
-  GradientAverager(ProcessGroup& group, std::vector<Tensor> params, int64_t bucket_bytes = 25 << 20);
+  GradientAverager(ProcessGroup& group, std::vector<Tensor> params,
+                   int64_t bucket_bytes = 25 << 20);
   ~GradientAverager();
   GradientAverager(const GradientAverager&) = delete;
   GradientAverager& operator=(const GradientAverager&) = delete;
@@ -45,9 +46,9 @@ class GradientAverager {
 
   struct Stats {
     int buckets = 0;
-    int64_t bytes = 0;          // gradient bytes all-reduced per step
-    double comm_seconds = 0;    // the all-reduces' time on the communication thread
-    double wait_seconds = 0;    // how long Finish() waited: communication not hidden
+    int64_t bytes = 0;        // gradient bytes all-reduced per step
+    double comm_seconds = 0;  // the all-reduces' time on the communication thread
+    double wait_seconds = 0;  // how long Finish() waited: communication not hidden
   };
   // The last Finish()'s figures; the share hidden behind backward is
   // 1 - wait_seconds / comm_seconds.
@@ -55,11 +56,11 @@ class GradientAverager {
 
  private:
   struct Bucket {
-    std::vector<size_t> params;  // indices into params_, in the order backward ends them
+    std::vector<size_t> params;    // indices into params_, in the order backward ends them
     std::vector<int64_t> offsets;  // each one's first element in `flat`
-    Tensor flat;                 // [numel of all of them]
-    int remaining = 0;           // gradients backward has not finished this pass
-    std::shared_ptr<Work> work;  // the all-reduce, once started
+    Tensor flat;                   // [numel of all of them]
+    int remaining = 0;             // gradients backward has not finished this pass
+    std::shared_ptr<Work> work;    // the all-reduce, once started
   };
 
   void Ready(size_t bucket);

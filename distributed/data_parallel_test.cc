@@ -20,7 +20,8 @@ namespace ag = autograd;
 // every rank.
 std::vector<Tensor> Parameters() {
   Generator gen(7);
-  std::vector<Tensor> params = {Randn({8, 3}, gen), Randn({8}, gen), Randn({2, 8}, gen), Randn({5}, gen)};
+  std::vector<Tensor> params = {Randn({8, 3}, gen), Randn({8}, gen), Randn({2, 8}, gen),
+                                Randn({5}, gen)};
   for (const Tensor& p : params) ag::SetRequiresGrad(p);
   return params;
 }
@@ -44,7 +45,8 @@ void ExpectNear(const Tensor& got, const Tensor& want, const char* what) {
   ASSERT_TRUE(got.defined()) << what;
   const std::vector<float> g = got.ToVector<float>(), w = want.ToVector<float>();
   ASSERT_EQ(g.size(), w.size()) << what;
-  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-6 + 1e-5 * std::abs(w[i])) << what << "[" << i << "]";
+  for (size_t i = 0; i < g.size(); ++i)
+    EXPECT_NEAR(g[i], w[i], 1e-6 + 1e-5 * std::abs(w[i])) << what << "[" << i << "]";
 }
 
 TEST(GradientAveragerTest, RanksOfBatchBEqualOneProcessOfBatchNB) {

@@ -38,17 +38,22 @@ void Check(int rc, const char* call) {
 // The MPI type of a reduction over `dtype` (the sums ember needs: f32, f64, i32, i64).
 MPI_Datatype ReductionType(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return MPI_FLOAT;
-    case DType::kF64: return MPI_DOUBLE;
-    case DType::kI32: return MPI_INT32_T;
-    case DType::kI64: return MPI_INT64_T;
+    case DType::kF32:
+      return MPI_FLOAT;
+    case DType::kF64:
+      return MPI_DOUBLE;
+    case DType::kI32:
+      return MPI_INT32_T;
+    case DType::kI64:
+      return MPI_INT64_T;
     default:
       EMBER_THROW("MPI reductions take f32, f64, i32 or i64 tensors, not ", DTypeName(dtype));
   }
 }
 
 int CountOf(int64_t n, const char* what) {
-  EMBER_CHECK(n <= INT_MAX, what, ": ", n, " elements per rank is more than MPI's count of ", INT_MAX);
+  EMBER_CHECK(n <= INT_MAX, what, ": ", n, " elements per rank is more than MPI's count of ",
+              INT_MAX);
   return static_cast<int>(n);
 }
 
@@ -75,8 +80,8 @@ class MpiGroup final : public ProcessGroup {
   }
 
  private:
-  void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input, const Tensor& output,
-           int root) override {
+  void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input,
+           const Tensor& output, int root) override {
     if (!input.device().is_cpu()) {
       RunOnDevice(collective, input, output, root);
       work->Complete("");
@@ -92,8 +97,8 @@ class MpiGroup final : public ProcessGroup {
           // MPI counts are ints: a larger tensor goes in pieces.
           for (int64_t begin = 0; begin < n; begin += INT_MAX) {
             Check(MPI_Allreduce(MPI_IN_PLACE, out + begin * item,
-                                static_cast<int>(std::min<int64_t>(INT_MAX, n - begin)), type, MPI_SUM,
-                                MPI_COMM_WORLD),
+                                static_cast<int>(std::min<int64_t>(INT_MAX, n - begin)), type,
+                                MPI_SUM, MPI_COMM_WORLD),
                   "MPI_Allreduce");
           }
         });
@@ -103,16 +108,19 @@ class MpiGroup final : public ProcessGroup {
         const MPI_Datatype type = ReductionType(input.dtype());
         const int count = CountOf(output.numel(), "reduce-scatter");
         Enqueue(work, [=] {
-          Check(MPI_Reduce_scatter_block(input.raw_data(), output.raw_data(), count, type, MPI_SUM, MPI_COMM_WORLD), "MPI_Reduce_scatter_block");
+          Check(MPI_Reduce_scatter_block(input.raw_data(), output.raw_data(), count, type, MPI_SUM,
+                                         MPI_COMM_WORLD),
+                "MPI_Reduce_scatter_block");
         });
         return;
       }
       case Collective::kAllGather: {
         const int bytes = CountOf(input.numel() * input.itemsize(), "all-gather (bytes)");
-        const bool in_place = input.raw_data() == static_cast<char*>(output.raw_data()) + int64_t{rank()} * bytes;
+        const bool in_place =
+            input.raw_data() == static_cast<char*>(output.raw_data()) + int64_t{rank()} * bytes;
         Enqueue(work, [=] {
-          Check(MPI_Allgather(in_place ? MPI_IN_PLACE : input.raw_data(), bytes, MPI_BYTE, output.raw_data(), bytes,
-                              MPI_BYTE, MPI_COMM_WORLD),
+          Check(MPI_Allgather(in_place ? MPI_IN_PLACE : input.raw_data(), bytes, MPI_BYTE,
+                              output.raw_data(), bytes, MPI_BYTE, MPI_COMM_WORLD),
                 "MPI_Allgather");
         });
         return;
@@ -122,9 +130,10 @@ class MpiGroup final : public ProcessGroup {
         Enqueue(work, [=] {
           char* out = static_cast<char*>(output.raw_data());
           for (int64_t begin = 0; begin < bytes; begin += INT_MAX) {
-            Check(MPI_Bcast(out + begin, static_cast<int>(std::min<int64_t>(INT_MAX, bytes - begin)),
-                            MPI_BYTE, root, MPI_COMM_WORLD),
-                  "MPI_Bcast");
+            Check(
+                MPI_Bcast(out + begin, static_cast<int>(std::min<int64_t>(INT_MAX, bytes - begin)),
+                          MPI_BYTE, root, MPI_COMM_WORLD),
+                "MPI_Bcast");
           }
         });
         return;
@@ -140,17 +149,23 @@ class MpiGroup final : public ProcessGroup {
       // makes every MPI call.
       device_ = NewNcclCommunicator(rank(), size(), device, [this](void* bytes, size_t n) {
         auto work = std::make_shared<Work>(absl::StrCat("rank ", rank(), ": NCCL's unique id"));
-        Enqueue(work, [=] { Check(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast"); });
+        Enqueue(work, [=] {
+          Check(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+        });
         work->Wait();
       });
     }
     EMBER_CHECK(device == device_index_, "this rank's NCCL communicator is on cuda:", device_index_,
                 ", not cuda:", device, " (one device per rank)");
     switch (collective) {
-      case Collective::kAllReduce: return device_->AllReduceSum(output);
-      case Collective::kReduceScatter: return device_->ReduceScatterSum(input, output);
-      case Collective::kAllGather: return device_->AllGather(input, output);
-      case Collective::kBroadcast: return device_->Broadcast(output, root);
+      case Collective::kAllReduce:
+        return device_->AllReduceSum(output);
+      case Collective::kReduceScatter:
+        return device_->ReduceScatterSum(input, output);
+      case Collective::kAllGather:
+        return device_->AllGather(input, output);
+      case Collective::kBroadcast:
+        return device_->Broadcast(output, root);
     }
   }
 
@@ -179,8 +194,9 @@ class MpiGroup final : public ProcessGroup {
       } catch (const std::exception& e) {
         error = e.what();
       }
-      item.first->Complete(std::move(error),
-                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      item.first->Complete(
+          std::move(error),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
   }
 
@@ -211,7 +227,8 @@ void AtExit(int status, void*) {
 std::unique_ptr<ProcessGroup> NewMpiWorld() {
   int provided = 0;
   Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
-  EMBER_CHECK(provided >= MPI_THREAD_SERIALIZED, "MPI: this MPI library does not allow calls from a thread other than ",
+  EMBER_CHECK(provided >= MPI_THREAD_SERIALIZED,
+              "MPI: this MPI library does not allow calls from a thread other than ",
               "the main one (MPI_THREAD_SERIALIZED)");
   int rank = 0, size = 0;
   Check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
@@ -219,8 +236,10 @@ std::unique_ptr<ProcessGroup> NewMpiWorld() {
   // The cores are shared among the ranks on this machine, unless EMBER_NUM_THREADS says.
   int local = 0;
   const char* env = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (std::getenv("EMBER_NUM_THREADS") == nullptr && env != nullptr && absl::SimpleAtoi(env, &local) && local > 1) {
-    kernels::cpu::SetNumThreads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local));
+  if (std::getenv("EMBER_NUM_THREADS") == nullptr && env != nullptr &&
+      absl::SimpleAtoi(env, &local) && local > 1) {
+    kernels::cpu::SetNumThreads(
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local));
   }
   auto group = std::make_unique<MpiGroup>(rank, size);
   world = group.get();

@@ -20,13 +20,20 @@ void Check(ncclResult_t rc, const char* call) {
 
 ncclDataType_t NcclType(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return ncclFloat32;
-    case DType::kF64: return ncclFloat64;
-    case DType::kBF16: return ncclBfloat16;
-    case DType::kF16: return ncclFloat16;
-    case DType::kI32: return ncclInt32;
-    case DType::kI64: return ncclInt64;
-    case DType::kU8: return ncclUint8;
+    case DType::kF32:
+      return ncclFloat32;
+    case DType::kF64:
+      return ncclFloat64;
+    case DType::kBF16:
+      return ncclBfloat16;
+    case DType::kF16:
+      return ncclFloat16;
+    case DType::kI32:
+      return ncclInt32;
+    case DType::kI64:
+      return ncclInt64;
+    case DType::kU8:
+      return ncclUint8;
     default:
       EMBER_THROW("NCCL collectives do not take ", DTypeName(dtype), " tensors");
   }
@@ -46,24 +53,26 @@ class NcclCommunicator final : public DeviceCommunicator {
 
   void AllReduceSum(const Tensor& t) override {
     kernels::cuda::UseDevice(device_);
-    Check(ncclAllReduce(t.raw_data(), t.raw_data(), t.numel(), NcclType(t.dtype()), ncclSum, comm_, nullptr),
+    Check(ncclAllReduce(t.raw_data(), t.raw_data(), t.numel(), NcclType(t.dtype()), ncclSum, comm_,
+                        nullptr),
           "ncclAllReduce");
   }
   void ReduceScatterSum(const Tensor& input, const Tensor& output) override {
     kernels::cuda::UseDevice(device_);
-    Check(ncclReduceScatter(input.raw_data(), output.raw_data(), output.numel(), NcclType(output.dtype()), ncclSum,
-                            comm_, nullptr),
+    Check(ncclReduceScatter(input.raw_data(), output.raw_data(), output.numel(),
+                            NcclType(output.dtype()), ncclSum, comm_, nullptr),
           "ncclReduceScatter");
   }
   void AllGather(const Tensor& input, const Tensor& output) override {
     kernels::cuda::UseDevice(device_);
-    Check(ncclAllGather(input.raw_data(), output.raw_data(), input.numel() * input.itemsize(), ncclUint8, comm_,
-                        nullptr),
+    Check(ncclAllGather(input.raw_data(), output.raw_data(), input.numel() * input.itemsize(),
+                        ncclUint8, comm_, nullptr),
           "ncclAllGather");
   }
   void Broadcast(const Tensor& t, int root) override {
     kernels::cuda::UseDevice(device_);
-    Check(ncclBroadcast(t.raw_data(), t.raw_data(), t.numel() * t.itemsize(), ncclUint8, root, comm_, nullptr),
+    Check(ncclBroadcast(t.raw_data(), t.raw_data(), t.numel() * t.itemsize(), ncclUint8, root,
+                        comm_, nullptr),
           "ncclBroadcast");
   }
 
@@ -74,8 +83,8 @@ class NcclCommunicator final : public DeviceCommunicator {
 
 }  // namespace
 
-std::unique_ptr<DeviceCommunicator> NewNcclCommunicator(int rank, int size, int device_index,
-                                                        const std::function<void(void*, size_t)>& share) {
+std::unique_ptr<DeviceCommunicator> NewNcclCommunicator(
+    int rank, int size, int device_index, const std::function<void(void*, size_t)>& share) {
   return std::make_unique<NcclCommunicator>(rank, size, device_index, share);
 }
 

@@ -7,7 +7,8 @@ namespace ember::distributed::internal {
 
 std::unique_ptr<ProcessGroup> NewMpiWorld() {
   EMBER_THROW("mpirun started this process as one of ", LauncherWorldSize(),
-              ", but this build of ember has no MPI: install libopenmpi-dev (./setup.sh does) and build again");
+              ", but this build of ember has no MPI: install libopenmpi-dev (./setup.sh does) and "
+              "build again");
 }
 
 }  // namespace ember::distributed::internal

@@ -5,9 +5,12 @@
 
 namespace ember::distributed::internal {
 
-std::unique_ptr<DeviceCommunicator> NewNcclCommunicator(int, int, int, const std::function<void(void*, size_t)>&) {
-  EMBER_THROW("collectives on CUDA tensors need NCCL, and this build of ember has none (build with --config=cuda, "
-              "with MPI installed)");
+std::unique_ptr<DeviceCommunicator> NewNcclCommunicator(int, int, int,
+                                                        const std::function<void(void*, size_t)>&) {
+  EMBER_THROW(
+      "collectives on CUDA tensors need NCCL, and this build of ember has none (build with "
+      "--config=cuda, "
+      "with MPI installed)");
 }
 
 }  // namespace ember::distributed::internal

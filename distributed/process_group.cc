@@ -31,8 +31,8 @@ class SingleProcessGroup final : public ProcessGroup {
   void Barrier() override {}
 
  private:
-  void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input, const Tensor& output,
-           int root) override {
+  void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input,
+           const Tensor& output, int root) override {
     if ((collective == Collective::kReduceScatter || collective == Collective::kAllGather) &&
         input.raw_data() != output.raw_data()) {
       output.View({output.numel()}).CopyFrom(input.View({input.numel()}));
@@ -49,8 +49,10 @@ void Work::Wait() {
   if (!cv_.wait_for(lock, limit, [&] { return done_; })) {
     // The other ranks are gone or stuck, and this one cannot know which: leave, so that
     // mpirun ends the run rather than every rank waiting for ever.
-    std::fprintf(stderr, "\n%s did not finish within %s: another rank has died or is stuck; exiting "
-                 "(--dist_timeout sets this limit)\n", what_.c_str(), absl::FormatDuration(Timeout()).c_str());
+    std::fprintf(stderr,
+                 "\n%s did not finish within %s: another rank has died or is stuck; exiting "
+                 "(--dist_timeout sets this limit)\n",
+                 what_.c_str(), absl::FormatDuration(Timeout()).c_str());
     std::fflush(stderr);
     std::_Exit(1);
   }
@@ -85,7 +87,8 @@ std::shared_ptr<Work> ProcessGroup::AllReduceAsync(const Tensor& t, ReduceOp op)
   return Start(Collective::kAllReduce, t, t, op, 0);
 }
 
-std::shared_ptr<Work> ProcessGroup::ReduceScatterAsync(const Tensor& input, const Tensor& output, ReduceOp op) {
+std::shared_ptr<Work> ProcessGroup::ReduceScatterAsync(const Tensor& input, const Tensor& output,
+                                                       ReduceOp op) {
   EMBER_CHECK(input.defined() && output.defined() && input.numel() == output.numel() * size_,
               "reduce-scatter: the input has ", input.defined() ? input.numel() : 0,
               " elements, which must be the world size ", size_, " times the output's ",
@@ -102,7 +105,8 @@ std::shared_ptr<Work> ProcessGroup::AllGatherAsync(const Tensor& input, const Te
 }
 
 std::shared_ptr<Work> ProcessGroup::BroadcastAsync(const Tensor& t, int root) {
-  EMBER_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " is not a rank of a world of ", size_);
+  EMBER_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " is not a rank of a world of ",
+              size_);
   return Start(Collective::kBroadcast, t, t, ReduceOp::kSum, root);
 }
 
@@ -112,24 +116,25 @@ double ProcessGroup::AllReduce(double value, ReduceOp op) {
   return t.item<double>();
 }
 
-std::shared_ptr<Work> ProcessGroup::Start(Collective collective, const Tensor& input, const Tensor& output,
-                                          ReduceOp op, int root) {
+std::shared_ptr<Work> ProcessGroup::Start(Collective collective, const Tensor& input,
+                                          const Tensor& output, ReduceOp op, int root) {
   const char* name = Name(static_cast<int>(collective));
   EMBER_CHECK(input.defined() && output.defined(), name, ": undefined tensor");
-  EMBER_CHECK(input.is_contiguous() && output.is_contiguous(), name, ": tensors must be contiguous");
+  EMBER_CHECK(input.is_contiguous() && output.is_contiguous(), name,
+              ": tensors must be contiguous");
   EMBER_CHECK(input.dtype() == output.dtype(), name, ": the input is ", DTypeName(input.dtype()),
               ", the output ", DTypeName(output.dtype()));
-  EMBER_CHECK(input.device() == output.device(), name, ": the input is on ", input.device().ToString(),
-              ", the output on ", output.device().ToString());
-  EMBER_CHECK(op != ReduceOp::kMean || IsFloatingPoint(input.dtype()), name, ": a mean needs a floating dtype, not ",
-              DTypeName(input.dtype()));
+  EMBER_CHECK(input.device() == output.device(), name, ": the input is on ",
+              input.device().ToString(), ", the output on ", output.device().ToString());
+  EMBER_CHECK(op != ReduceOp::kMean || IsFloatingPoint(input.dtype()), name,
+              ": a mean needs a floating dtype, not ", DTypeName(input.dtype()));
   std::function<void()> finish;
   if (op == ReduceOp::kMean && size_ > 1) {
     finish = [output, scale = 1.0 / size_] { ops::MulInPlace(output, scale); };
   }
   auto work = std::make_shared<Work>(
-      absl::StrCat("rank ", rank_, ": ", name, " of ", input.numel(), " ", DTypeName(input.dtype()), " on ",
-                   input.device().ToString()),
+      absl::StrCat("rank ", rank_, ": ", name, " of ", input.numel(), " ", DTypeName(input.dtype()),
+                   " on ", input.device().ToString()),
       std::move(finish));
   Run(work, collective, input, output, root);
   return work;

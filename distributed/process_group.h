@@ -94,7 +94,9 @@ class ProcessGroup {
   void ReduceScatter(const Tensor& input, const Tensor& output, ReduceOp op = ReduceOp::kSum) {
     ReduceScatterAsync(input, output, op)->Wait();
   }
-  void AllGather(const Tensor& input, const Tensor& output) { AllGatherAsync(input, output)->Wait(); }
+  void AllGather(const Tensor& input, const Tensor& output) {
+    AllGatherAsync(input, output)->Wait();
+  }
   void Broadcast(const Tensor& t, int root = 0) { BroadcastAsync(t, root)->Wait(); }
   // Returns once every rank has called it.
   virtual void Barrier() = 0;
@@ -113,8 +115,8 @@ class ProcessGroup {
                    const Tensor& output, int root) = 0;
 
  private:
-  std::shared_ptr<Work> Start(Collective collective, const Tensor& input, const Tensor& output, ReduceOp op,
-                              int root);
+  std::shared_ptr<Work> Start(Collective collective, const Tensor& input, const Tensor& output,
+                              ReduceOp op, int root);
   int rank_, size_;
 };
 

@@ -46,8 +46,9 @@ TEST(ProcessGroupTest, AllReduceSumsAndAverages) {
   }
   const Tensor mean = RankValues(world.rank(), 3, DType::kF32);
   world.AllReduce(mean, ReduceOp::kMean);
-  EXPECT_EQ(mean.ToVector<float>(), (std::vector<float>{float(ranks_sum / p), float(2 * ranks_sum / p),
-                                                         float(3 * ranks_sum / p)}));
+  EXPECT_EQ(mean.ToVector<float>(),
+            (std::vector<float>{float(ranks_sum / p), float(2 * ranks_sum / p),
+                                float(3 * ranks_sum / p)}));
   EXPECT_DOUBLE_EQ(world.AllReduce(world.rank() + 0.5), p * p / 2.0);
   EXPECT_DOUBLE_EQ(world.AllReduce(2.0, ReduceOp::kMean), 2.0);
 }
@@ -59,7 +60,8 @@ TEST(ProcessGroupTest, ReduceScatterGivesEachRankItsSlice) {
   const Tensor output = Zeros({4});
   world.ReduceScatter(input, output, ReduceOp::kMean);
   const double mean_factor = (p + 1) / 2.0;  // mean over ranks of (r + 1)
-  for (int64_t i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(output.at<float>({i}), (4 * r + i + 1) * mean_factor);
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_FLOAT_EQ(output.at<float>({i}), (4 * r + i + 1) * mean_factor);
 }
 
 TEST(ProcessGroupTest, AllGatherConcatenatesInRankOrder) {
@@ -113,19 +115,24 @@ TEST(ProcessGroupTest, BadArgumentsAreErrorsNamingThem) {
   ProcessGroup& world = World();
   const int p = world.size();
   EXPECT_THAT([&] { world.ReduceScatter(Zeros({3 * p + 1}), Zeros({3})); },
-              ThrowsMessage<Error>(HasSubstr(absl::StrCat("the input has ", 3 * p + 1,
-                                                          " elements, which must be the world size ", p))));
+              ThrowsMessage<Error>(HasSubstr(absl::StrCat(
+                  "the input has ", 3 * p + 1, " elements, which must be the world size ", p))));
   EXPECT_THAT([&] { world.AllGather(Zeros({2}), Zeros({2 * p}, DType::kF64)); },
               ThrowsMessage<Error>(HasSubstr("all-gather: the input is f32, the output f64")));
-  EXPECT_THAT([&] { world.AllReduce(Zeros({4, 4}).Transpose(0, 1)); },
-              ThrowsMessage<Error>(HasSubstr("all-reduce: tensors must be contiguous")));
+  EXPECT_THAT(
+      [&] {
+        world.AllReduce(Zeros({4, 4}).Transpose(0, 1));
+      },
+      ThrowsMessage<Error>(HasSubstr("all-reduce: tensors must be contiguous")));
   EXPECT_THAT([&] { world.AllReduce(Zeros({4}, DType::kI64), ReduceOp::kMean); },
               ThrowsMessage<Error>(HasSubstr("a mean needs a floating dtype, not i64")));
-  EXPECT_THAT([&] { world.Broadcast(Zeros({4}), p); },
-              ThrowsMessage<Error>(HasSubstr(absl::StrCat("broadcast: root ", p, " is not a rank"))));
+  EXPECT_THAT(
+      [&] { world.Broadcast(Zeros({4}), p); },
+      ThrowsMessage<Error>(HasSubstr(absl::StrCat("broadcast: root ", p, " is not a rank"))));
   if (p > 1) {  // MPI sums the dtypes MPI has; one process sums nothing
     EXPECT_THAT([&] { world.AllReduce(Zeros({4}, DType::kBF16)); },
-                ThrowsMessage<Error>(HasSubstr("MPI reductions take f32, f64, i32 or i64 tensors, not bf16")));
+                ThrowsMessage<Error>(
+                    HasSubstr("MPI reductions take f32, f64, i32 or i64 tensors, not bf16")));
   }
 }
 

@@ -14,15 +14,18 @@
 
 namespace ember::distributed {
 
-ZeroAdamW::ZeroAdamW(ProcessGroup& group, std::vector<optim::ParamGroup> groups, const optim::AdamOptions& options)
+ZeroAdamW::ZeroAdamW(ProcessGroup& group, std::vector<optim::ParamGroup> groups,
+                     const optim::AdamOptions& options)
     : group_(group), groups_(std::move(groups)), options_(options) {
   int64_t total = 0;
   for (const optim::ParamGroup& g : groups_) {
     for (const Tensor& p : g.params) {
       EMBER_CHECK(p.dtype() == DType::kF32 && autograd::IsLeaf(p) && autograd::RequiresGrad(p),
-                  "ZeRO-1: parameter ", params_.size(), " is not an f32 leaf that requires gradients");
-      EMBER_CHECK(params_.empty() || p.device() == params_.front().device(), "ZeRO-1: parameter ", params_.size(),
-                  " is on ", p.device().ToString(), ", parameter 0 on ", params_.front().device().ToString());
+                  "ZeRO-1: parameter ", params_.size(),
+                  " is not an f32 leaf that requires gradients");
+      EMBER_CHECK(params_.empty() || p.device() == params_.front().device(), "ZeRO-1: parameter ",
+                  params_.size(), " is on ", p.device().ToString(), ", parameter 0 on ",
+                  params_.front().device().ToString());
       params_.push_back(p);
       offsets_.push_back(total);
       total += p.numel();
@@ -37,7 +40,8 @@ ZeroAdamW::ZeroAdamW(ProcessGroup& group, std::vector<optim::ParamGroup> groups,
     for (size_t k = 0; k < groups_[g].params.size(); ++k, ++index) {
       const int64_t begin = std::max(lo, offsets_[index]);
       const int64_t end = std::min(hi, offsets_[index] + params_[index].numel());
-      if (begin < end) segments_.push_back({g, index, begin - offsets_[index], begin - lo, end - begin});
+      if (begin < end)
+        segments_.push_back({g, index, begin - offsets_[index], begin - lo, end - begin});
     }
   }
   const Device device = params_.front().device();
@@ -76,9 +80,11 @@ double ZeroAdamW::Step(double max_norm) {
   ++step_;
   for (const Segment& s : segments_) {
     const optim::ParamGroup& g = groups_[s.group];
-    const Tensor param = params_[s.param].View({params_[s.param].numel()}).Narrow(0, s.begin, s.length);
+    const Tensor param =
+        params_[s.param].View({params_[s.param].numel()}).Narrow(0, s.begin, s.length);
     ops::AdamWStep(param, grad_shard_.Narrow(0, s.shard_begin, s.length),
-                   exp_avg_.Narrow(0, s.shard_begin, s.length), exp_avg_sq_.Narrow(0, s.shard_begin, s.length),
+                   exp_avg_.Narrow(0, s.shard_begin, s.length),
+                   exp_avg_sq_.Narrow(0, s.shard_begin, s.length),
                    {g.lr, options_.beta1, options_.beta2, options_.eps, g.weight_decay, step_});
     own.Narrow(0, s.shard_begin, s.length).CopyFrom(param);
   }
@@ -98,14 +104,16 @@ std::map<std::string, Tensor> ZeroAdamW::StateDict() const {
   }
   if (step_ == 0) return out;
   const Tensor gathered = Empty({group_.size() * shard_}, DType::kF32, exp_avg_.device());
-  for (const auto& [name, shard] : {std::pair<const char*, Tensor>{"exp_avg", exp_avg_}, {"exp_avg_sq", exp_avg_sq_}}) {
+  for (const auto& [name, shard] :
+       {std::pair<const char*, Tensor>{"exp_avg", exp_avg_}, {"exp_avg_sq", exp_avg_sq_}}) {
     group_.AllGather(shard, gathered);
     for (size_t i = 0; i < params_.size(); ++i) {
       out[absl::StrCat(i, ".", name)] =
           gathered.Narrow(0, offsets_[i], params_[i].numel()).View(params_[i].shape()).Clone();
     }
   }
-  for (size_t i = 0; i < params_.size(); ++i) out[absl::StrCat(i, ".step")] = Full({}, step_, DType::kI64);
+  for (size_t i = 0; i < params_.size(); ++i)
+    out[absl::StrCat(i, ".step")] = Full({}, step_, DType::kI64);
   return out;
 }
 
@@ -119,14 +127,17 @@ absl::Status ZeroAdamW::LoadStateDict(const std::map<std::string, Tensor>& state
     const auto it = checked.find(absl::StrCat(i, ".step"));
     const int64_t s = it == checked.end() ? 0 : it->second.item<int64_t>();
     if (i > 0 && s != step) {
-      return absl::InvalidArgumentError(absl::StrCat("optimizer state: ZeRO-1 keeps one step for every parameter, but "
-                                                     "parameter 0 is at step ", step, " and parameter ", i, " at ", s));
+      return absl::InvalidArgumentError(
+          absl::StrCat("optimizer state: ZeRO-1 keeps one step for every parameter, but "
+                       "parameter 0 is at step ",
+                       step, " and parameter ", i, " at ", s));
     }
     step = s;
   }
   if (step > 0) {
     for (const Segment& s : segments_) {
-      for (const auto& [name, shard] : {std::pair<const char*, Tensor>{"exp_avg", exp_avg_}, {"exp_avg_sq", exp_avg_sq_}}) {
+      for (const auto& [name, shard] :
+           {std::pair<const char*, Tensor>{"exp_avg", exp_avg_}, {"exp_avg_sq", exp_avg_sq_}}) {
         const Tensor& whole = checked.at(absl::StrCat(s.param, ".", name));
         shard.Narrow(0, s.shard_begin, s.length)
             .CopyFrom(whole.To(shard.device()).View({whole.numel()}).Narrow(0, s.begin, s.length));

@@ -29,7 +29,8 @@ namespace ember::distributed {
 class ZeroAdamW {
  public:
   // Parameters: f32 leaves that require gradients, on one device.
-  ZeroAdamW(ProcessGroup& group, std::vector<optim::ParamGroup> groups, const optim::AdamOptions& options);
+  ZeroAdamW(ProcessGroup& group, std::vector<optim::ParamGroup> groups,
+            const optim::AdamOptions& options);
 
   // Steps 1-4 above, after backward (collective). Returns the gradient norm before
   // clipping to max_norm (infinity: no clipping). The parameters' gradients are freed
@@ -60,9 +61,9 @@ class ZeroAdamW {
   ProcessGroup& group_;
   std::vector<optim::ParamGroup> groups_;
   optim::AdamOptions options_;
-  std::vector<Tensor> params_;     // across groups, in order
-  std::vector<int64_t> offsets_;   // each one's first element in the flat vector
-  int64_t shard_ = 0;              // S
+  std::vector<Tensor> params_;    // across groups, in order
+  std::vector<int64_t> offsets_;  // each one's first element in the flat vector
+  int64_t shard_ = 0;             // S
   std::vector<Segment> segments_;
   Tensor grad_shard_, exp_avg_, exp_avg_sq_;  // [S] each
   int64_t step_ = 0;

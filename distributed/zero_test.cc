@@ -49,9 +49,11 @@ void SetMeanGradients(const std::vector<Tensor>& params, int step) {
 }
 
 void ExpectNear(const Tensor& got, const Tensor& want, const std::string& what) {
-  const std::vector<double> g = got.To(DType::kF64).ToVector<double>(), w = want.To(DType::kF64).ToVector<double>();
+  const std::vector<double> g = got.To(DType::kF64).ToVector<double>(),
+                            w = want.To(DType::kF64).ToVector<double>();
   ASSERT_EQ(g.size(), w.size()) << what;
-  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-6 + 1e-5 * std::abs(w[i])) << what << "[" << i << "]";
+  for (size_t i = 0; i < g.size(); ++i)
+    EXPECT_NEAR(g[i], w[i], 1e-6 + 1e-5 * std::abs(w[i])) << what << "[" << i << "]";
 }
 
 TEST(ZeroAdamWTest, StepsEqualThePlainOptimizerOnTheMeanGradient) {
@@ -62,7 +64,8 @@ TEST(ZeroAdamWTest, StepsEqualThePlainOptimizerOnTheMeanGradient) {
   EXPECT_EQ(zero.state_elements(), 2 * ((37 + world.size() - 1) / world.size()));
   for (int step = 0; step < 3; ++step) {
     SetMeanGradients(ref_params, step);
-    const double max_norm = step == 1 ? 0.5 : std::numeric_limits<double>::infinity();  // one clipped step
+    const double max_norm =
+        step == 1 ? 0.5 : std::numeric_limits<double>::infinity();  // one clipped step
     const double ref_norm = optim::ClipGradNorm(ref_params, max_norm);
     plain->Step();
     SetGradients(params, step, world.rank(), world.size());
@@ -103,7 +106,8 @@ TEST(ZeroAdamWTest, StateMovesBetweenWorldSizesThroughThePlainFormat) {
   bad = plain->StateDict();
   bad["2.step"] = Full({}, 9, DType::kI64);
   EXPECT_THAT(zero.LoadStateDict(bad).message(),
-              HasSubstr("ZeRO-1 keeps one step for every parameter, but parameter 0 is at step 3 and parameter 2 at 9"));
+              HasSubstr("ZeRO-1 keeps one step for every parameter, but parameter 0 is at step 3 "
+                        "and parameter 2 at 9"));
 }
 
 }  // namespace

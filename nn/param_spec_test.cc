@@ -64,7 +64,7 @@ TEST(ParamSpecTest, MaterialisingAMetaModelGivesTheNumbersOfOneMadeAtOnce) {
   }
   EXPECT_EQ(cpu.live_bytes(), live);  // no memory for the meta parameters
   EXPECT_EQ(meta->device(), Device::Meta());
-  EXPECT_EQ(meta_gen.offset(), 0u);   // nothing drawn
+  EXPECT_EQ(meta_gen.offset(), 0u);  // nothing drawn
   const Tensor handle = meta->NamedParameters()[0].second;
   Materialize(*meta, Device::Cpu(), meta_gen);
   EXPECT_TRUE(handle.device().is_cpu());  // in place: handles made before see the values
@@ -103,7 +103,8 @@ TEST(ParamSpecTest, ShardsAreTheWholeTensorsSlices) {
         EXPECT_EQ(Values(shards[i][1]), Values(want)) << axis << " " << specs[i].first;
       } else {
         EXPECT_EQ(shards[i][0].size(dim) * 2, want.size(dim));
-        EXPECT_EQ(Values(ops::Cat({shards[i][0], shards[i][1]}, dim)), Values(want)) << axis << " " << specs[i].first;
+        EXPECT_EQ(Values(ops::Cat({shards[i][0], shards[i][1]}, dim)), Values(want))
+            << axis << " " << specs[i].first;
       }
     }
   }
@@ -115,9 +116,11 @@ TEST(ParamSpecTest, MistakesAreErrorsNamingTheParameter) {
   Small model(gen);
   const Sharding four{"embed", 0, 4};
   EXPECT_THAT([&] { Materialize(model, Device::Cpu(), gen, &four); },
-              ThrowsMessage<Error>(HasSubstr("embedding.weight's axis embed has 6 rows, which do not split into 4")));
-  EXPECT_THAT([&] { model.SetAxes("linear.weight", {"out"}); },
-              ThrowsMessage<Error>(HasSubstr("parameter linear.weight: 1 axis names for 2 dimensions")));
+              ThrowsMessage<Error>(HasSubstr(
+                  "embedding.weight's axis embed has 6 rows, which do not split into 4")));
+  EXPECT_THAT(
+      [&] { model.SetAxes("linear.weight", {"out"}); },
+      ThrowsMessage<Error>(HasSubstr("parameter linear.weight: 1 axis names for 2 dimensions")));
   EXPECT_THAT([&] { model.SetInitializer("linear.gain", Initializer::Ones()); },
               ThrowsMessage<Error>(HasSubstr("no parameter named gain")));
   // Nothing was made: the model is still on the meta device.

@@ -35,8 +35,8 @@ class DeviceCommunicator {
 
 // NCCL's communicator for `device_index`; `share` sends rank 0's bytes to every rank
 // (NCCL's unique id, through MPI). no_nccl.cc throws, saying what the build lacks.
-std::unique_ptr<DeviceCommunicator> NewNcclCommunicator(int rank, int size, int device_index,
-                                                        const std::function<void(void*, size_t)>& share);
+std::unique_ptr<DeviceCommunicator> NewNcclCommunicator(
+    int rank, int size, int device_index, const std::function<void(void*, size_t)>& share);
 
 }  // namespace ember::distributed::internal
 

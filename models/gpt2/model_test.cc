@@ -29,7 +29,8 @@ TEST(GptSpecsTest, Gpt2XlIsCountedWithoutMemory) {
   EXPECT_EQ(cpu.live_bytes(), live);
   EXPECT_EQ(model.device(), Device::Meta());
   const auto specs = model.NamedParameterSpecs();
-  EXPECT_EQ(specs[0].first + " " + specs[0].second.ToString(), "wte.weight [50257, 1600] f32 (vocab, embed) normal(0, 0.02)");
+  EXPECT_EQ(specs[0].first + " " + specs[0].second.ToString(),
+            "wte.weight [50257, 1600] f32 (vocab, embed) normal(0, 0.02)");
   EXPECT_EQ(specs[6].first + " " + specs[6].second.ToString(),
             "h.0.attn.c_proj.weight [1600, 1600] f32 (embed, heads) normal(0, 0.00204124)");
 }
@@ -46,7 +47,8 @@ TEST(GptSpecsTest, AMetaModelMaterialisesToTheSameNumbers) {
   nn::Materialize(*meta, Device::Cpu(), meta_gen);
   const auto want = eager.NamedParameters(), got = meta->NamedParameters();
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(Values(got[i].second), Values(want[i].second)) << want[i].first;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(Values(got[i].second), Values(want[i].second)) << want[i].first;
   EXPECT_EQ(meta_gen.offset(), eager_gen.offset());  // dropout then draws the same
 }
 
@@ -67,14 +69,16 @@ TEST(GptSpecsTest, ShardsAlongMlpAreTheWholeModelsSlices) {
   const auto params = whole.NamedParameters();
   for (size_t i = 0; i < params.size(); ++i) {
     const std::string& name = params[i].first;
-    const bool fc = name.find("mlp.c_fc") != std::string::npos, proj = name.find("mlp.c_proj.weight") != std::string::npos;
+    const bool fc = name.find("mlp.c_fc") != std::string::npos,
+               proj = name.find("mlp.c_proj.weight") != std::string::npos;
     if (!fc && !proj) {
       EXPECT_EQ(Values(shards[0][i]), Values(params[i].second)) << name;
       continue;
     }
     const int dim = proj ? 1 : 0;  // c_fc [4C, C] by rows, c_proj [C, 4C] by columns
     EXPECT_EQ(shards[0][i].size(dim), 2 * config.n_embd) << name;
-    EXPECT_EQ(Values(ops::Cat({shards[0][i], shards[1][i]}, dim)), Values(params[i].second)) << name;
+    EXPECT_EQ(Values(ops::Cat({shards[0][i], shards[1][i]}, dim)), Values(params[i].second))
+        << name;
   }
 }
 
