@@ -6,9 +6,11 @@
 //   bazel run -c opt //tools/tokenize -- count --input=big.txt --threads=2 --timing
 //   bazel run -c opt //tools/tokenize -- train --input=corpus.txt --vocab_size=16384 --out=/tmp/brown
 //
-// encode: UTF-8 text in, token ids separated by spaces out (one line). Special-token text
-//   is an error unless --allowed_special allows it ("all" or a comma-separated list),
-//   as tiktoken's encode. --ordinary encodes it as text instead.
+// encode: UTF-8 text in, token ids separated by spaces out (one line), or with
+//   --output_format=u16 / u32 the ids as little-endian binary (u16: llm.c's token
+//   shards' element type, so every id must be below 65536). Special-token text is an
+//   error unless --allowed_special allows it ("all" or a comma-separated list), as
+//   tiktoken's encode. --ordinary encodes it as text instead.
 // decode: ids (separated by any whitespace) in, the tokens' bytes out.
 // --jsonl: one JSON object per input line, one per output line, and a bad line gets
 //   {"error": "..."} and the tool goes on:
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +67,8 @@ ABSL_FLAG(std::string, vocab_dir, "",
 ABSL_FLAG(std::string, allowed_special, "",
           "special tokens that encode to their ids: \"all\" or a comma-separated list");
 ABSL_FLAG(bool, ordinary, false, "encode special-token text as ordinary text");
+ABSL_FLAG(std::string, output_format, "text",
+          "encode: text (ids separated by spaces), u16 or u32 (little-endian binary)");
 ABSL_FLAG(bool, jsonl, false, "one JSON request per input line, one JSON answer per output line");
 ABSL_FLAG(std::string, input, "", "input file (default: standard input)");
 ABSL_FLAG(int, threads, 0, "encoding threads (0: every core); the ids do not depend on it");
@@ -76,6 +81,38 @@ namespace ember::tokenizer {
 namespace {
 
 using Allowed = absl::flat_hash_set<std::string>;
+
+// The ids to standard output in `format` (see the top of this file), in one buffer and
+// one write: printing must not cost more than encoding.
+absl::Status WriteIds(const std::vector<Rank>& ids, const std::string& format) {
+  std::string out;
+  if (format == "text") {
+    out.resize(ids.size() * 11 + 1);  // up to 10 digits and a separator each
+    char* p = out.data();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i > 0) *p++ = ' ';
+      p = std::to_chars(p, out.data() + out.size(), ids[i]).ptr;
+    }
+    *p++ = '\n';
+    out.resize(p - out.data());
+  } else if (format == "u16" || format == "u32") {
+    const int width = format == "u16" ? 2 : 4;
+    out.resize(ids.size() * width);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (width == 2 && ids[i] > 0xffff) {
+        return absl::InvalidArgumentError(absl::StrCat("--output_format=u16: token ", i, " is ", ids[i],
+                                                       ", which does not fit in 16 bits (use u32)"));
+      }
+      for (int b = 0; b < width; ++b) out[i * width + b] = static_cast<char>(ids[i] >> (8 * b));
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--output_format=", format, ": expected text, u16 or u32"));
+  }
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
+    return absl::UnavailableError("could not write the ids to standard output");
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::string> ReadInput() {
   const std::string path = absl::GetFlag(FLAGS_input);
@@ -287,10 +324,7 @@ absl::Status Run(const std::string& command) {
     }
     return absl::OkStatus();
   }
-  std::string line;
-  for (size_t i = 0; i < ids->size(); ++i) absl::StrAppend(&line, i ? " " : "", (*ids)[i]);
-  std::cout << line << '\n';
-  return absl::OkStatus();
+  return WriteIds(*ids, absl::GetFlag(FLAGS_output_format));
 }
 
 }  // namespace

@@ -46,6 +46,15 @@ expect "threads=3 ids" "$one" "$($tool encode --input="$text" --threads=3 "${voc
 expect "round trip" "$(md5sum < "$text")" \
   "$($tool encode --input="$text" "${vocab[@]}" | $tool decode "${vocab[@]}" | md5sum)"
 expect "count" "$($tool encode --input="$text" "${vocab[@]}" | wc -w)" "$($tool count --input="$text" "${vocab[@]}")"
+# Binary ids: the same ids, little-endian, 2 or 4 bytes each ("Hello world" is 15496 995).
+expect "u16" "3c88 03e3" "$(printf 'Hello world' | $tool encode --output_format=u16 "${vocab[@]}" | od -An -tx2 | tr -s ' ' | sed 's/^ //')"
+expect "u32" "00003c88 000003e3" "$(printf 'Hello world' | $tool encode --output_format=u32 "${vocab[@]}" | od -An -tx4 | tr -s ' ' | sed 's/^ //')"
+expect "u16 of the long text" "$($tool encode --input="$text" "${vocab[@]}")" \
+  "$($tool encode --input="$text" --output_format=u16 "${vocab[@]}" | od -An -v -tu2 -w2 | tr -d ' ' | paste -sd' ')"
+expect "u16 refuses a large id" "tokenize: --output_format=u16: token 1 is 81830, which does not fit in 16 bits (use u32)" \
+  "$(printf 'The/at Fulton' | $tool encode --encoding=cl100k_base --output_format=u16 "${vocab[@]}" 2>&1 >/dev/null)"
+expect "bad format" "tokenize: --output_format=csv: expected text, u16 or u32" \
+  "$(echo x | $tool encode --output_format=csv "${vocab[@]}" 2>&1)"
 
 # Train, then encode with what it wrote (both formats describe the same vocabulary).
 $tool train --input="$text" --vocab_size=300 --out="$TEST_TMPDIR/small" 2>/dev/null
