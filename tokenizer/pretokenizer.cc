@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "re2/re2.h"
+#include "tokenizer/unicode_tables.h"
 
 namespace ember::tokenizer {
 namespace {
@@ -44,7 +45,8 @@ absl::StatusOr<std::string> SpellOutWhiteSpace(absl::string_view pattern) {
       in_class = true;
       out.push_back(c);
       if (i + 1 < pattern.size() && pattern[i + 1] == '^') out.push_back(pattern[++i]);
-      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out.push_back(pattern[++i]);  // literal ]
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']')
+        out.push_back(pattern[++i]);  // literal ]
       continue;
     }
     if (c == ']' && in_class) in_class = false;
@@ -80,24 +82,249 @@ bool IsAllWhiteSpace(absl::string_view s) {
       return false;  // four-byte code points are never White_Space
     }
     const bool space = (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 ||
-                       cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
-                       cp == 0x202F || cp == 0x205F || cp == 0x3000;
+                       cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+                       cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
     if (!space) return false;
   }
   return true;
 }
 
+// --- The hand-written scanners ---------------------------------------------------
+//
+// Each returns the end of the piece that starts at byte i < n of s. Every character
+// starts a piece under these patterns (each character is a letter, a number,
+// whitespace or "other", and each pattern has an alternative for each), so the scan
+// never skips. A byte that does not begin a valid UTF-8 sequence inside the text is a
+// one-byte code point of no class, so nothing is read past s[n - 1].
+
+using unicode::kLetter;
+using unicode::kLowerOrMark;
+using unicode::kNumber;
+using unicode::kSpace;
+using unicode::kUpperOrMark;
+
+struct Char {
+  uint8_t classes;
+  uint8_t bytes;
+};
+
+// The code point at s[i], i < n.
+inline Char CharAt(const unsigned char* s, size_t n, size_t i) {
+  const unsigned c = s[i];
+  if (c < 0x80) return {unicode::kBlocks[0][c], 1};
+  char32_t cp;
+  uint8_t bytes;
+  if (c >= 0xC2 && c < 0xE0 && i + 1 < n) {
+    cp = (c & 0x1Fu) << 6 | (s[i + 1] & 0x3Fu), bytes = 2;
+  } else if (c >= 0xE0 && c < 0xF0 && i + 2 < n) {
+    cp = (c & 0x0Fu) << 12 | (s[i + 1] & 0x3Fu) << 6 | (s[i + 2] & 0x3Fu), bytes = 3;
+  } else if (c >= 0xF0 && c < 0xF5 && i + 3 < n) {
+    cp =
+        (c & 0x07u) << 18 | (s[i + 1] & 0x3Fu) << 12 | (s[i + 2] & 0x3Fu) << 6 | (s[i + 3] & 0x3Fu),
+    bytes = 4;
+  } else {
+    return {0, 1};
+  }
+  if (cp >= 0x110000) return {0, 1};
+  return {unicode::ClassesOf(cp), bytes};
+}
+
+inline bool IsNewline(unsigned char c) { return c == '\r' || c == '\n'; }
+
+// The end of the run from i of characters that have any of `classes`.
+inline size_t RunEnd(const unsigned char* s, size_t n, size_t i, uint8_t classes) {
+  while (i < n) {
+    if (s[i] < 0x80) {  // ASCII without decoding
+      if (!(unicode::kBlocks[0][s[i]] & classes)) break;
+      ++i;
+      continue;
+    }
+    const Char c = CharAt(s, n, i);
+    if (!(c.classes & classes)) break;
+    i += c.bytes;
+  }
+  return i;
+}
+
+// The end of the run from i of "other" characters: [^\s\p{L}\p{N}].
+inline size_t OtherRunEnd(const unsigned char* s, size_t n, size_t i) {
+  while (i < n) {
+    const Char c = CharAt(s, n, i);
+    if (c.classes & (kLetter | kNumber | kSpace)) break;
+    i += c.bytes;
+  }
+  return i;
+}
+
+// The end of the contraction 's 't 're 've 'm 'll 'd at i (s[i] == '\''), or i if none.
+// `fold`: case-insensitive, as (?i:...), where a letter matches its simple case-fold
+// orbit: the ASCII letter in either case, and for s also U+017F LATIN SMALL LETTER LONG S
+// (C5 BF); tools/unicode/gen_tables.mjs checks that nothing else folds onto them.
+inline size_t ContractionEnd(const unsigned char* s, size_t n, size_t i, bool fold) {
+  if (i + 1 >= n) return i;
+  // c | 0x20 maps only 'A'-'Z' onto 'a'-'z' among the bytes that can equal a letter.
+  const auto lower = [&](size_t k) -> unsigned char { return fold ? s[k] | 0x20 : s[k]; };
+  const unsigned char a = lower(i + 1);
+  if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
+  if (fold && s[i + 1] == 0xC5 && i + 2 < n && s[i + 2] == 0xBF) return i + 3;  // 'ſ
+  if (i + 2 >= n) return i;
+  const unsigned char b = lower(i + 2);
+  if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return i + 3;
+  return i;
+}
+
+// The whitespace alternatives at i, where s[i] is whitespace. With `newlines` (cl100k,
+// o200k) first `\s*[\r\n]+`: \s* takes the whole run and backtracks to its last \r or \n,
+// which [\r\n]+ takes (nothing after it in the run is \r or \n), so the piece ends
+// after the run's last newline, if it has one. Then `\s+(?!\S)|\s+` as the header
+// derives: the whole run at the end of the text, else all but its last character,
+// else the single character.
+inline size_t WhitespaceEnd(const unsigned char* s, size_t n, size_t i, bool newlines) {
+  size_t end = i, last = i, after_newline = i;
+  while (end < n) {
+    const Char c = CharAt(s, n, end);
+    if (!(c.classes & kSpace)) break;
+    last = end;
+    end += c.bytes;
+    if (IsNewline(s[last])) after_newline = end;
+  }
+  if (newlines && after_newline > i) return after_newline;
+  if (end == n || last == i) return end;
+  return last;
+}
+
+// \p{N}{1,3} at i, where s[i] is a number.
+inline size_t NumbersEnd(const unsigned char* s, size_t n, size_t i) {
+  size_t end = i + CharAt(s, n, i).bytes;
+  for (int k = 1; k < 3 && end < n; ++k) {
+    const Char d = CharAt(s, n, end);
+    if (!(d.classes & kNumber)) break;
+    end += d.bytes;
+  }
+  return end;
+}
+
+// ` ?[^\s\p{L}\p{N}]+[\r\n]*` (cl100k) or `...[\r\n/]*` (o200k, `slash`) at i, or 0 when
+// it does not match. The trailing class only extends the run: it follows greedily and
+// nothing after it can fail.
+inline size_t OtherEnd(const unsigned char* s, size_t n, size_t i, bool slash) {
+  constexpr uint8_t kNotOther = kLetter | kNumber | kSpace;
+  size_t start = i;
+  if (s[i] == ' ' && i + 1 < n && !(CharAt(s, n, i + 1).classes & kNotOther)) start = i + 1;
+  if (CharAt(s, n, start).classes & kNotOther) return 0;
+  size_t end = OtherRunEnd(s, n, start);
+  while (end < n && (IsNewline(s[end]) || (slash && s[end] == '/'))) ++end;
+  return end;
+}
+
+// gpt2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+size_t Gpt2PieceEnd(const unsigned char* s, size_t n, size_t i) {
+  if (s[i] == '\'') {
+    const size_t end = ContractionEnd(s, n, i, /*fold=*/false);
+    if (end > i) return end;
+  }
+  // ` ?X+` for X a letter, a number or other: the space is taken when an X follows it
+  // (and the three X are disjoint, so whichever follows picks the alternative).
+  size_t start = i;
+  Char c = CharAt(s, n, i);
+  if (s[i] == ' ' && i + 1 < n) {
+    const Char next = CharAt(s, n, i + 1);
+    if (!(next.classes & kSpace)) start = i + 1, c = next;
+  }
+  if (c.classes & kLetter) return RunEnd(s, n, start, kLetter);
+  if (c.classes & kNumber) return RunEnd(s, n, start, kNumber);
+  if (!(c.classes & kSpace)) return OtherRunEnd(s, n, start);
+  return WhitespaceEnd(s, n, i, /*newlines=*/false);
+}
+
+// cl100k: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
+//         | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+size_t Cl100kPieceEnd(const unsigned char* s, size_t n, size_t i) {
+  if (s[i] == '\'') {
+    const size_t end = ContractionEnd(s, n, i, /*fold=*/true);
+    if (end > i) return end;
+  }
+  const Char c = CharAt(s, n, i);
+  if (c.classes & kLetter) return RunEnd(s, n, i, kLetter);
+  // [^\r\n\p{L}\p{N}]\p{L}+ (a prefix that is not a letter: the prefix-less form
+  // cannot match here).
+  if (!(c.classes & kNumber) && !IsNewline(s[i]) && i + c.bytes < n &&
+      (CharAt(s, n, i + c.bytes).classes & kLetter)) {
+    return RunEnd(s, n, i + c.bytes, kLetter);
+  }
+  if (c.classes & kNumber) return NumbersEnd(s, n, i);
+  if (const size_t end = OtherEnd(s, n, i, /*slash=*/false)) return end;
+  return WhitespaceEnd(s, n, i, /*newlines=*/true);
+}
+
+// o200k's letter alternatives from `start`, with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
+// W = [\p{Ll}\p{Lm}\p{Lo}\p{M}]; 0 when the alternative fails there.
+// - `U*W+C?` (upper_first false): U* takes the longest U run, then backs off one
+//   character at a time until W+ can start, i.e. to the last position p in the run, or
+//   just after it, that holds a W; W+ then takes the W run from p (nothing after it can
+//   fail: C? is optional).
+// - `U+W*C?`: the U run, if not empty, then the W run after it.
+// C? is the optional (?i) contraction.
+size_t O200kLettersEnd(const unsigned char* s, size_t n, size_t start, bool upper_first) {
+  size_t end = start, w_start = 0;  // 0: no W seen (a W at start gives w_start = start + 1)
+  while (end < n) {
+    const Char c = CharAt(s, n, end);
+    if (!(c.classes & kUpperOrMark)) {
+      if (c.classes & kLowerOrMark) w_start = end + 1;
+      break;
+    }
+    if (c.classes & kLowerOrMark) w_start = end + 1;
+    end += c.bytes;
+  }
+  size_t w_from;
+  if (upper_first) {
+    if (end == start) return 0;
+    w_from = end;
+  } else {
+    if (w_start == 0) return 0;
+    w_from = w_start - 1;
+  }
+  end = RunEnd(s, n, w_from, kLowerOrMark);
+  if (end < n && s[end] == '\'') end = ContractionEnd(s, n, end, /*fold=*/true);
+  return end;
+}
+
+// o200k: [^\r\n\p{L}\p{N}]?U*W+C?|[^\r\n\p{L}\p{N}]?U+W*C?|\p{N}{1,3}
+//        | ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+size_t O200kPieceEnd(const unsigned char* s, size_t n, size_t i) {
+  const Char c = CharAt(s, n, i);
+  // Each letter alternative tries its optional prefix first, then goes without.
+  const bool prefix = !(c.classes & (kLetter | kNumber)) && !IsNewline(s[i]) && i + c.bytes < n;
+  for (const bool upper_first : {false, true}) {
+    if (prefix) {
+      if (const size_t end = O200kLettersEnd(s, n, i + c.bytes, upper_first)) return end;
+    }
+    if (const size_t end = O200kLettersEnd(s, n, i, upper_first)) return end;
+  }
+  if (c.classes & kNumber) return NumbersEnd(s, n, i);
+  if (const size_t end = OtherEnd(s, n, i, /*slash=*/true)) return end;
+  return WhitespaceEnd(s, n, i, /*newlines=*/true);
+}
+
 }  // namespace
 
-absl::StatusOr<Pretokenizer> Pretokenizer::Create(absl::string_view pattern) {
+absl::StatusOr<Pretokenizer> Pretokenizer::Create(absl::string_view pattern, Engine engine) {
+  if (engine == Engine::kAuto) {
+    for (const auto& [known, scanner] :
+         {std::pair<absl::string_view, Scanner>{kGpt2Pattern, Scanner::kGpt2},
+          {kCl100kPattern, Scanner::kCl100k},
+          {kO200kPattern, Scanner::kO200k}}) {
+      if (pattern == known) return Pretokenizer(scanner, nullptr, nullptr);
+    }
+  }
   absl::string_view body = pattern;
   const bool emulate = absl::EndsWith(body, kLookaheadTail);
   if (emulate) body.remove_suffix(kLookaheadTail.size());
   for (const char* look : {"(?=", "(?!", "(?<=", "(?<!"}) {
     if (absl::StrContains(body, look)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pattern has a lookaround ", look, "...) that RE2 cannot run; only a trailing ",
-          kLookaheadTail, " is emulated: ", pattern));
+      return absl::InvalidArgumentError(absl::StrCat("pattern has a lookaround ", look,
+                                                     "...) that RE2 cannot run; only a trailing ",
+                                                     kLookaheadTail, " is emulated: ", pattern));
     }
   }
   ASSIGN_OR_RETURN(std::string translated, SpellOutWhiteSpace(body));
@@ -122,27 +349,51 @@ absl::StatusOr<Pretokenizer> Pretokenizer::Create(absl::string_view pattern) {
     absl::StrAppend(&translated, "|[", kWhiteSpace, "]+");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<RE2> re, compile(translated));
-  return Pretokenizer(std::move(re), std::move(body_re));
+  return Pretokenizer(Scanner::kRe2, std::move(re), std::move(body_re));
 }
 
-Pretokenizer::Pretokenizer(std::unique_ptr<re2::RE2> re, std::unique_ptr<re2::RE2> body_re)
-    : re_(std::move(re)), body_re_(std::move(body_re)) {}
+Pretokenizer::Pretokenizer(Scanner scanner, std::unique_ptr<re2::RE2> re,
+                           std::unique_ptr<re2::RE2> body_re)
+    : scanner_(scanner), re_(std::move(re)), body_re_(std::move(body_re)) {}
 
 // A match P that is all whitespace came from the body exactly when the body can match
 // all of P: if the body matched at P's start, leftmost-first would have returned the
 // body's match, so that is P; and if the body can match P, it matches there.
 bool Pretokenizer::TailMatched(absl::string_view piece) const {
-  return IsAllWhiteSpace(piece) && !RE2::FullMatch(re2::StringPiece(piece.data(), piece.size()), *body_re_);
+  return IsAllWhiteSpace(piece) &&
+         !RE2::FullMatch(re2::StringPiece(piece.data(), piece.size()), *body_re_);
 }
 
 Pretokenizer::Pretokenizer(Pretokenizer&&) noexcept = default;
 Pretokenizer& Pretokenizer::operator=(Pretokenizer&&) noexcept = default;
 Pretokenizer::~Pretokenizer() = default;
 
-const std::string& Pretokenizer::re2_pattern() const { return re_->pattern(); }
+absl::string_view Pretokenizer::engine_name() const {
+  switch (scanner_) {
+    case Scanner::kGpt2:
+      return "gpt2";
+    case Scanner::kCl100k:
+      return "cl100k";
+    case Scanner::kO200k:
+      return "o200k";
+    case Scanner::kRe2:
+      break;
+  }
+  return "re2";
+}
 
 bool Pretokenizer::Next(absl::string_view text, size_t& pos, absl::string_view& piece) const {
   if (pos >= text.size()) return false;
+  if (scanner_ != Scanner::kRe2) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    const size_t end = scanner_ == Scanner::kCl100k  ? Cl100kPieceEnd(s, n, pos)
+                       : scanner_ == Scanner::kO200k ? O200kPieceEnd(s, n, pos)
+                                                     : Gpt2PieceEnd(s, n, pos);
+    piece = text.substr(pos, end - pos);
+    pos = end;
+    return true;
+  }
   const re2::StringPiece input(text.data(), text.size());
   re2::StringPiece match;
   // Anchored first: with these patterns every character starts a piece, and an anchored

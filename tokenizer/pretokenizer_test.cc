@@ -15,6 +15,7 @@ using ::testing::HasSubstr;
 
 std::vector<std::string> Gpt2(const std::string& text) {
   static const Pretokenizer* p = new Pretokenizer(*Pretokenizer::Create(kGpt2Pattern));
+  EXPECT_EQ(p->engine_name(), "gpt2");
   return p->Split(text);
 }
 
@@ -48,6 +49,21 @@ TEST(PretokenizerTest, WhiteSpaceIsUnicodes) {
   EXPECT_THAT(Gpt2("a\u0085"), ElementsAre("a", "\u0085"));
   // U+200B (zero width space) is not White_Space: it is punctuation-like here.
   EXPECT_THAT(Gpt2("a \u200b"), ElementsAre("a", " \u200b"));
+}
+
+// Characters new in Unicode 16.0: Garay digits (U+10D40-10D49, Nd) and CYRILLIC CAPITAL
+// LETTER TJE (U+1C89, Lu). The scanners know them as tiktoken's regex does; RE2's
+// Unicode 15.0 tables do not know them at all ("other", like punctuation).
+TEST(PretokenizerTest, KnowsUnicode16LikeTiktoken) {
+  const std::string garay = "x\U00010D40\U00010D41\U00010D42\U00010D43";
+  const Pretokenizer cl100k = *Pretokenizer::Create(kCl100kPattern);
+  const Pretokenizer cl100k_re2 = *Pretokenizer::Create(kCl100kPattern, Pretokenizer::Engine::kRe2);
+  EXPECT_THAT(cl100k.Split(garay), ElementsAre("x", "\U00010D40\U00010D41\U00010D42", "\U00010D43"));
+  EXPECT_THAT(cl100k_re2.Split(garay), ElementsAre("x", "\U00010D40\U00010D41\U00010D42\U00010D43"));
+  const Pretokenizer o200k = *Pretokenizer::Create(kO200kPattern);
+  EXPECT_THAT(o200k.Split("!\u1C89ab's"), ElementsAre("!\u1C89ab's"));
+  EXPECT_THAT(Pretokenizer::Create(kO200kPattern, Pretokenizer::Engine::kRe2)->Split("!\u1C89ab's"),
+              ElementsAre("!\u1C89", "ab's"));
 }
 
 TEST(PretokenizerTest, RefusesWhatRe2CannotRun) {

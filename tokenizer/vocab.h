@@ -13,10 +13,6 @@
 
 namespace ember::tokenizer {
 
-// GPT-2's (and r50k_base's, p50k_base's) pre-tokenization pattern, tiktoken's pat_str.
-inline constexpr char kGpt2Pattern[] =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-
 // Lines "<base64 of the token's bytes> <rank>".
 absl::StatusOr<Ranks> LoadTiktokenRanks(const std::string& path);
 
