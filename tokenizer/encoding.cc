@@ -65,12 +65,59 @@ RankTable::RankTable(const Ranks& ranks) {
   for (const auto& [bytes, rank] : ranks) Insert(bytes, rank);
 }
 
-void RankTable::Insert(absl::string_view bytes, Rank rank) {
-  if (bytes.size() <= 7) {
-    short_[ShortKey(bytes)] = rank;
-  } else {
-    long_[std::string(bytes)] = rank;
+bool RankTable::TailMatches(const Slot& slot, absl::string_view bytes) const {
+  return tails_[slot.rank] == bytes.substr(8);
+}
+
+// Into the first empty slot of its probe sequence, or over the slot of the same token.
+void RankTable::Place(const Slot& slot, absl::string_view bytes) {
+  for (size_t i = Hash(slot.head, bytes) >> shift_;; i = (i + 1) & (slots_.size() - 1)) {
+    Slot& s = slots_[i];
+    if (s.length == 0) {
+      s = slot;
+      ++size_;
+      return;
+    }
+    if (s.head == slot.head && s.length == slot.length && (bytes.size() <= 8 || TailMatches(s, bytes))) {
+      if (bytes.size() > 8 && s.rank != slot.rank) tails_[s.rank].clear();
+      s.rank = slot.rank;
+      break;
+    }
   }
+}
+
+void RankTable::Insert(absl::string_view bytes, Rank rank) {
+  EMBER_CHECK(!bytes.empty() && bytes.size() <= std::numeric_limits<uint32_t>::max(),
+              "RankTable: a token of ", bytes.size(), " bytes");
+  if (bytes.size() <= 2) {
+    if (short_.empty()) short_.assign(65536 + 256, kMissing);
+    short_[ShortIndex(bytes)] = rank;
+    return;
+  }
+  if (2 * (size_ + 1) > slots_.size()) {  // grow to keep the table at most half full
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(16, 2 * old.size()), Slot{});
+    shift_ = 64 - __builtin_ctzll(slots_.size());
+    size_ = 0;
+    for (const Slot& slot : old) {
+      if (slot.length == 0) continue;
+      if (slot.length <= 8) {
+        Place(slot, absl::string_view(reinterpret_cast<const char*>(&slot.head), slot.length));
+      } else {
+        std::string whole(reinterpret_cast<const char*>(&slot.head), 8);
+        whole += tails_[slot.rank];
+        Place(slot, whole);
+      }
+    }
+  }
+  if (bytes.size() > 8) {
+    if (rank >= tails_.size()) tails_.resize(size_t{rank} + 1);
+    tails_[rank] = std::string(bytes.substr(8));
+  }
+  const uint64_t head = Head(bytes), hash = Hash(head, bytes);
+  if (filter_.empty()) filter_.assign(kFilterBits, 0);
+  filter_[hash & (kFilterBits - 1)] |= uint64_t{1} << (hash >> kFilterShift & 63);
+  Place(Slot{head, rank, static_cast<uint32_t>(bytes.size())}, bytes);
 }
 
 namespace internal {
@@ -285,8 +332,17 @@ size_t ChunkStart(absl::string_view text, size_t at) {
 void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, int threads) const {
   const size_t chunks = std::min<size_t>(std::max(threads, 1), text.size() / kMinChunkBytes);
   if (chunks <= 1) {
+    // One piece ahead, so that its whole-token slot is on its way from memory while
+    // this one is encoded.
     PieceCache cache;
-    pretokenizer_.ForEachPiece(text, [&](absl::string_view piece) { AppendPiece(piece, ids, cache); });
+    size_t pos = 0;
+    absl::string_view piece, next;
+    for (bool more = pretokenizer_.Next(text, pos, next); more;) {
+      piece = next;
+      more = pretokenizer_.Next(text, pos, next);
+      if (more) table_.Prefetch(next);
+      AppendPiece(piece, ids, cache);
+    }
     return;
   }
   std::vector<size_t> starts(chunks + 1, text.size());

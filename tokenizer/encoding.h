@@ -7,6 +7,7 @@
 // concatenation has the lowest rank is merged, again and again (the leftmost pair on a
 // tie), until no adjacent pair is a token. A token's rank is its id.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -28,34 +29,102 @@ using Rank = uint32_t;
 // Token bytes -> rank (= id). Every single byte must be a token, so any text encodes.
 using Ranks = absl::flat_hash_map<std::string, Rank>;
 
-// Ranks for the merge loop's many lookups: a token of up to 7 bytes (most of them) is
-// keyed by one integer (its bytes and length), so a lookup hashes a word and compares
-// no strings; longer tokens are keyed by their bytes.
+// Ranks for the merge loop's many lookups. One- and two-byte strings (the merge's
+// first pairs) index an array of 65,536 + 256 ranks that stays in cache. Longer ones
+// go to an open-addressing table of 16-byte slots (linear probing, at most half full),
+// each holding a token's first 8 bytes as one word, its length and its rank. Most
+// tokens are at most 8 bytes long, so a lookup hashes one word and compares it in the
+// slot it loads, usually the only cache line it touches; a longer token's remaining
+// bytes are compared from `tails_`.
 class RankTable {
  public:
   static constexpr Rank kMissing = std::numeric_limits<Rank>::max();
 
   RankTable() = default;
   explicit RankTable(const Ranks& ranks);
+  // Adds (or re-ranks) a token of 1 to 2^32 - 1 bytes.
   void Insert(absl::string_view bytes, Rank rank);
   // The rank of `bytes`, or kMissing.
   Rank Find(absl::string_view bytes) const {
-    if (bytes.size() <= 7) {
-      const auto it = short_.find(ShortKey(bytes));
-      return it == short_.end() ? kMissing : it->second;
+    if (bytes.size() <= 2) {
+      if (bytes.empty() || short_.empty()) return kMissing;
+      return short_[ShortIndex(bytes)];
     }
-    const auto it = long_.find(bytes);
-    return it == long_.end() ? kMissing : it->second;
+    if (slots_.empty()) return kMissing;
+    const uint64_t head = Head(bytes);
+    const uint64_t hash = Hash(head, bytes);
+    if (!(filter_[hash & (kFilterBits - 1)] >> (hash >> kFilterShift & 63) & 1)) return kMissing;
+    for (size_t i = hash >> shift_;; i = (i + 1) & (slots_.size() - 1)) {
+      const Slot& slot = slots_[i];
+      if (slot.length == 0) return kMissing;
+      if (slot.head == head && slot.length == bytes.size() &&
+          (bytes.size() <= 8 || TailMatches(slot, bytes))) {
+        return slot.rank;
+      }
+    }
+  }
+  // Starts loading the cache line that Find(bytes) will read.
+  void Prefetch(absl::string_view bytes) const {
+    if (bytes.size() > 2 && !slots_.empty())
+      __builtin_prefetch(&slots_[Hash(Head(bytes), bytes) >> shift_]);
   }
 
  private:
-  static uint64_t ShortKey(absl::string_view bytes) {
-    uint64_t key = 0;
-    std::memcpy(&key, bytes.data(), bytes.size());
-    return key | static_cast<uint64_t>(bytes.size()) << 56;
+  // A one-byte string b is at 65536 + b, two bytes b0 b1 at b0 + 256 b1.
+  static size_t ShortIndex(absl::string_view bytes) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    return bytes.size() == 1 ? 65536 + p[0] : p[0] | size_t{p[1]} << 8;
   }
-  absl::flat_hash_map<uint64_t, Rank> short_;
-  absl::flat_hash_map<std::string, Rank> long_;
+  struct Slot {
+    uint64_t head = 0;  // the first 8 bytes, little-endian, zero-padded
+    Rank rank = 0;
+    uint32_t length = 0;  // 0: empty
+  };
+
+  // The first min(8, size) bytes of `bytes` as a little-endian word, from at most two
+  // loads that stay inside the bytes (overlapping when they share bytes).
+  static uint64_t Head(absl::string_view bytes) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    const size_t n = bytes.size();
+    if (n >= 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    if (n >= 4) {
+      uint32_t lo, hi;
+      std::memcpy(&lo, p, 4);
+      std::memcpy(&hi, p + n - 4, 4);
+      return uint64_t{lo} | uint64_t{hi} << (8 * (n - 4));
+    }
+    return uint64_t{p[0]} | uint64_t{p[n >> 1]} << (8 * (n >> 1)) |
+           uint64_t{p[n - 1]} << (8 * (n - 1));
+  }
+  static uint64_t Hash(uint64_t head, absl::string_view bytes) {
+    uint64_t h = head + bytes.size();
+    for (size_t i = 8; i < bytes.size(); i += 8) {  // the rest of a long token
+      uint64_t word = 0;
+      std::memcpy(&word, bytes.data() + i, std::min<size_t>(8, bytes.size() - i));
+      h = (h ^ word) * 0xff51afd7ed558ccdULL;
+    }
+    return (h ^ h >> 29) * 0x9E3779B97F4A7C15ULL;  // the index is its top bits
+  }
+  bool TailMatches(const Slot& slot, absl::string_view bytes) const;
+  void Place(const Slot& slot, absl::string_view bytes);
+
+  // A bit per value of the hash's low 22 bits (the table's index is its top bits), set
+  // for every token of 3 bytes or more: a clear bit answers kMissing without touching
+  // the table. 512 KB, so it stays in cache where the table does not, and the merge
+  // loop asks mostly for strings that are not tokens.
+  static constexpr size_t kFilterBits = size_t{1} << 16;
+  static constexpr int kFilterShift = 16;
+  std::vector<uint64_t> filter_;
+  std::vector<Rank> short_;  // by ShortIndex
+  std::vector<Slot> slots_;  // a power of two of them
+  int shift_ = 64;           // 64 - log2(slots_.size())
+  size_t size_ = 0;
+  // The bytes after the first 8 of each long token, by rank.
+  std::vector<std::string> tails_;
 };
 
 // The BPE merge of one piece (at least one byte) by `ranks`: appends its token ids, in

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -75,6 +76,31 @@ INSTANTIATE_TEST_SUITE_P(Encodings, TiktokenVectorsTest,
                          ::testing::Values("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"));
 
 // tiktoken's n_vocab and special ids, and p50k_edit's extra specials on p50k_base's ranks.
+// The rank table against a std::map on strings of 1 to 40 random bytes (zero bytes
+// included, many sharing their first 8 bytes), inserted one at a time so that the table
+// grows, some re-ranked; and strings that are not in it.
+TEST(RankTableTest, FindsWhatAMapFinds) {
+  std::mt19937 rng(11);
+  std::map<std::string, Rank> reference;
+  RankTable table;
+  const std::string stem = "prefix\0ab";
+  for (Rank rank = 0; rank < 20000; ++rank) {
+    std::string bytes = rng() % 3 == 0 ? stem.substr(0, 1 + rng() % stem.size()) : "";
+    bytes.resize(bytes.size() + 1 + rng() % 30);
+    for (size_t k = bytes.size() - 1; k < bytes.size() && rng() % 8; --k) bytes[k] = static_cast<char>(rng() % 4);
+    reference[bytes] = rank;
+    table.Insert(bytes, rank);
+  }
+  for (const auto& [bytes, rank] : reference) ASSERT_EQ(table.Find(bytes), rank) << absl::CEscape(bytes);
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string bytes(1 + rng() % 40, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng() % 3);
+    const auto it = reference.find(bytes);
+    EXPECT_EQ(table.Find(bytes), it == reference.end() ? RankTable::kMissing : it->second);
+  }
+  EXPECT_EQ(table.Find(""), RankTable::kMissing);
+}
+
 TEST(EncodingTest, EncodingsAsTiktokenDefinesThem) {
   EXPECT_EQ(Load("r50k_base").n_vocab(), 50257u);
   EXPECT_EQ(Load("p50k_base").n_vocab(), 50281u);

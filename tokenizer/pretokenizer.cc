@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -108,10 +109,9 @@ struct Char {
   uint8_t bytes;
 };
 
-// The code point at s[i], i < n.
-inline Char CharAt(const unsigned char* s, size_t n, size_t i) {
+// The code point at s[i] >= 0x80, i < n.
+ABSL_ATTRIBUTE_NOINLINE Char MultibyteCharAt(const unsigned char* s, size_t n, size_t i) {
   const unsigned c = s[i];
-  if (c < 0x80) return {unicode::kBlocks[0][c], 1};
   char32_t cp;
   uint8_t bytes;
   if (c >= 0xC2 && c < 0xE0 && i + 1 < n) {
@@ -127,6 +127,12 @@ inline Char CharAt(const unsigned char* s, size_t n, size_t i) {
   }
   if (cp >= 0x110000) return {0, 1};
   return {unicode::ClassesOf(cp), bytes};
+}
+
+// The code point at s[i], i < n: ASCII inline, the rest out of line.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline Char CharAt(const unsigned char* s, size_t n, size_t i) {
+  if (s[i] < 0x80) return {unicode::kBlocks[0][s[i]], 1};
+  return MultibyteCharAt(s, n, i);
 }
 
 inline bool IsNewline(unsigned char c) { return c == '\r' || c == '\n'; }
