@@ -321,6 +321,28 @@ size_t ChunkStart(absl::string_view text, size_t at) {
 
 }  // namespace
 
+// The scan of `text` from byte `from` while it has not reached `stop`: appends each
+// piece's ids, calling sought(p, ids.size()) before seeking a piece from byte p;
+// returns where the scan stopped. The next piece is found before this one is encoded,
+// so that its whole-token slot is on its way from memory meanwhile.
+template <typename Sought>
+size_t Encoding::AppendScan(const Pretokenizer& pretokenizer, absl::string_view text, size_t from, size_t stop,
+                            std::vector<Rank>& ids, PieceCache& cache, Sought&& sought) const {
+  size_t pos = from, next_from = from;
+  absl::string_view piece, next;
+  bool more = from < stop && pretokenizer.Next(text, pos, next);
+  while (more) {
+    sought(next_from, ids.size());
+    piece = next;
+    next_from = pos;
+    more = pos < stop && pretokenizer.Next(text, pos, next);
+    if (more) table_.Prefetch(next);
+    AppendPiece(piece, ids, cache);
+  }
+  if (next_from < stop) sought(next_from, ids.size());  // a seek that found nothing
+  return pos;
+}
+
 // Parallel encoding, exact: chunk k is scanned from its own start s_k to the first
 // piece end at or past s_{k+1}, recording each position it sought a piece from. The
 // scans are then joined in order: the scan of the text so far stands at some byte p; the
@@ -332,17 +354,8 @@ size_t ChunkStart(absl::string_view text, size_t at) {
 void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, int threads) const {
   const size_t chunks = std::min<size_t>(std::max(threads, 1), text.size() / kMinChunkBytes);
   if (chunks <= 1) {
-    // One piece ahead, so that its whole-token slot is on its way from memory while
-    // this one is encoded.
     PieceCache cache;
-    size_t pos = 0;
-    absl::string_view piece, next;
-    for (bool more = pretokenizer_.Next(text, pos, next); more;) {
-      piece = next;
-      more = pretokenizer_.Next(text, pos, next);
-      if (more) table_.Prefetch(next);
-      AppendPiece(piece, ids, cache);
-    }
+    AppendScan(pretokenizer_, text, 0, text.size(), ids, cache, [](size_t, size_t) {});
     return;
   }
   std::vector<size_t> starts(chunks + 1, text.size());
@@ -365,14 +378,9 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
         PieceCache cache;
         Chunk& part = parts[k];
         part.ids.reserve((starts[k + 1] - starts[k]) / 3);
-        size_t pos = starts[k];
-        absl::string_view piece;
-        while (pos < starts[k + 1]) {
-          part.scan.emplace_back(pos, part.ids.size());
-          if (!own.Next(text, pos, piece)) break;
-          AppendPiece(piece, part.ids, cache);
-        }
-        part.end = pos;
+        part.scan.reserve((starts[k + 1] - starts[k]) / 4);
+        part.end = AppendScan(own, text, starts[k], starts[k + 1], part.ids, cache,
+                              [&](size_t from, size_t before) { part.scan.emplace_back(from, before); });
       });
     }
     for (std::thread& w : workers) w.join();

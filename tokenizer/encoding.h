@@ -189,6 +189,9 @@ class Encoding {
   // Appends the ids of one piece.
   void AppendPiece(absl::string_view piece, std::vector<Rank>& ids, PieceCache& cache) const;
   void AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, int threads) const;
+  template <typename Sought>
+  size_t AppendScan(const Pretokenizer& pretokenizer, absl::string_view text, size_t from, size_t stop,
+                    std::vector<Rank>& ids, PieceCache& cache, Sought&& sought) const;
 
   std::string name_;
   Pretokenizer pretokenizer_;
