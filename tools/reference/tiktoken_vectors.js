@@ -95,6 +95,16 @@ add("!".repeat(150));
 add("abc ".repeat(100));
 add("€".repeat(80));
 
+// Characters assigned in Unicode 15.1 and 16.0 (letters, marks and digits that RE2's
+// Unicode 15.0 tables do not know), in contexts where their class changes the pieces:
+// before a contraction, between a letter and digits, in runs, after punctuation.
+[0x10D40, 0x10D43, 0x10D50, 0x10D70, 0x10D69, 0x1C89, 0x1C8A, 0xA7CB, 0xA7DC, 0x16D70, 0x16D43,
+ 0x1E5D0, 0x1E5F1, 0x11BC0, 0x11BF1, 0x105C0, 0x11380, 0x2EBF0, 0x116D0, 0x1CCF0, 0x13460,
+ 0x16100, 0x16130].forEach((cp) => {
+  const x = String.fromCodePoint(cp);
+  [`${x}'s`, `a${x}1234`, x.repeat(4), `!${x}x's`, ` ${x}.`, `A${x}b`].forEach(add);
+});
+
 // Special-token text.
 ["<|endoftext|>", "hello<|endoftext|>world", "<|endoftext|><|endoftext|>", "<|endoftext",
  "endoftext|>", "< |endoftext| >", "<|fim_prefix|>x<|fim_middle|>y<|fim_suffix|>",
