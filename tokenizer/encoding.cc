@@ -254,6 +254,7 @@ absl::StatusOr<Encoding> Encoding::Create(std::string name, absl::string_view pa
   for (const auto* table : {&ranks, &specials}) {
     for (const auto& [bytes, id] : *table) {
       if (id == kNone) return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " is reserved"));
+      if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " has no bytes"));
       if (id >= by_id.size()) by_id.resize(static_cast<size_t>(id) + 1, nullptr);
       if (by_id[id] != nullptr) {
         return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " is given to two tokens"));
@@ -273,13 +274,20 @@ Encoding::Encoding(std::string name, std::string pattern, Pretokenizer pretokeni
       ranks_(std::move(ranks)),
       table_(ranks_),
       specials_(std::move(specials)) {
+  std::vector<const std::string*> by_id;
   for (const auto* table : {&ranks_, &specials_}) {
     for (const auto& [bytes, id] : *table) {
-      if (id >= decoder_.size()) decoder_.resize(static_cast<size_t>(id) + 1), known_.resize(id + 1);
-      decoder_[id] = bytes;
-      known_[id] = true;
+      if (id >= by_id.size()) by_id.resize(static_cast<size_t>(id) + 1, nullptr);
+      by_id[id] = &bytes;
     }
   }
+  token_end_.reserve(by_id.size() + 1);
+  token_end_.push_back(0);
+  for (const std::string* bytes : by_id) {
+    if (bytes != nullptr) token_bytes_ += *bytes;
+    token_end_.push_back(static_cast<uint32_t>(token_bytes_.size()));
+  }
+  token_bytes_.append(kDecodeSlack, '\0');
   for (const auto& [text, id] : specials_) all_special_.insert(text);
 }
 
@@ -351,39 +359,52 @@ size_t Encoding::AppendScan(const Pretokenizer& pretokenizer, absl::string_view 
 // sought a piece from p, its ids from there are what a single scan would give. If not,
 // the join scans on one piece at a time until it stands where chunk k stood (the scans
 // meet within a piece or two) or has passed chunk k altogether.
+//
+// The join looks only near a chunk's start, so a chunk records its first kJoinWindow
+// positions; if the scans have not met by then, the join encodes the rest of the chunk
+// itself (slow, still exact). Equal bytes are not equal work (a file's half of code or
+// of another script encodes at half the speed of its English half), so there are
+// kChunksPerThread chunks a thread, taken in turn by whichever thread is free.
 void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, int threads) const {
-  const size_t chunks = std::min<size_t>(std::max(threads, 1), text.size() / kMinChunkBytes);
-  if (chunks <= 1) {
+  constexpr size_t kChunksPerThread = 8, kJoinWindow = 256;
+  const size_t workers = std::min<size_t>(std::max(threads, 1), text.size() / kMinChunkBytes);
+  if (workers <= 1) {
     PieceCache cache;
     AppendScan(pretokenizer_, text, 0, text.size(), ids, cache, [](size_t, size_t) {});
     return;
   }
+  const size_t chunks = std::min(workers * kChunksPerThread, text.size() / kMinChunkBytes);
   std::vector<size_t> starts(chunks + 1, text.size());
   for (size_t k = 0; k < chunks; ++k) starts[k] = k == 0 ? 0 : ChunkStart(text, text.size() / chunks * k);
-  struct Chunk {
+  // A cache line each: two threads appending to neighbours' vectors would share one.
+  struct alignas(64) Chunk {
     std::vector<Rank> ids;
-    std::vector<std::pair<size_t, size_t>> scan;  // (byte a piece was sought from, ids before it)
+    std::vector<std::pair<size_t, size_t>> scan;  // the first (byte a piece was sought from, ids before it)
     size_t end = 0;                               // where its scan stopped
   };
   std::vector<Chunk> parts(chunks);
   {
-    std::vector<std::thread> workers;
-    for (size_t k = 0; k < chunks; ++k) {
-      workers.emplace_back([&, k] {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (size_t w = 0; w < workers; ++w) {
+      pool.emplace_back([&] {
         // Each scan has its own RE2: threads sharing one contend for its DFA cache lock.
         // pattern_ compiled when this encoding was made, so it compiles again.
         absl::StatusOr<Pretokenizer> compiled = Pretokenizer::Create(pattern_);
         EMBER_CHECK(compiled.ok(), "encode: ", compiled.status().message());
         const Pretokenizer own = *std::move(compiled);
         PieceCache cache;
-        Chunk& part = parts[k];
-        part.ids.reserve((starts[k + 1] - starts[k]) / 3);
-        part.scan.reserve((starts[k + 1] - starts[k]) / 4);
-        part.end = AppendScan(own, text, starts[k], starts[k + 1], part.ids, cache,
-                              [&](size_t from, size_t before) { part.scan.emplace_back(from, before); });
+        for (size_t k; (k = next.fetch_add(1)) < chunks;) {
+          Chunk& part = parts[k];
+          part.ids.reserve((starts[k + 1] - starts[k]) / 3);
+          part.scan.reserve(kJoinWindow);
+          part.end = AppendScan(own, text, starts[k], starts[k + 1], part.ids, cache, [&](size_t from, size_t before) {
+            if (part.scan.size() < kJoinWindow) part.scan.emplace_back(from, before);
+          });
+        }
       });
     }
-    for (std::thread& w : workers) w.join();
+    for (std::thread& t : pool) t.join();
   }
   ids.insert(ids.end(), parts[0].ids.begin(), parts[0].ids.end());
   size_t pos = parts[0].end;
@@ -485,15 +506,32 @@ absl::StatusOr<std::vector<Rank>> Encoding::Encode(
   }
 }
 
+// Two passes: the length (and the first unknown id), then the bytes. A token of at most
+// kDecodeSlack bytes is copied as kDecodeSlack bytes at once (the output and
+// token_bytes_ have that much to spare), which is most of them and a fixed-size copy.
 absl::StatusOr<std::string> Encoding::DecodeBytes(const std::vector<Rank>& ids) const {
-  std::string out;
+  size_t length = 0;
   for (const Rank id : ids) {
-    if (id >= decoder_.size() || !known_[id]) {
+    const size_t n = id < n_vocab() ? token_end_[id + 1] - token_end_[id] : 0;
+    if (n == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("token id ", id, " is not in ", name_, " (n_vocab ", n_vocab(), ")"));
     }
-    out += decoder_[id];
+    length += n;
   }
+  std::string out(length + kDecodeSlack, '\0');
+  char* p = out.data();
+  for (const Rank id : ids) {
+    const char* bytes = token_bytes_.data() + token_end_[id];
+    const size_t n = token_end_[id + 1] - token_end_[id];
+    if (n <= kDecodeSlack) {
+      std::memcpy(p, bytes, kDecodeSlack);
+    } else {
+      std::memcpy(p, bytes, n);
+    }
+    p += n;
+  }
+  out.resize(length);
   return out;
 }
 

@@ -141,13 +141,13 @@ void MergeByHeap(absl::string_view piece, const RankTable& ranks, std::vector<Ra
 class Encoding {
  public:
   // `pattern` is tiktoken's pat_str; specials map special-token text to ids. Fails on a
-  // pattern RE2 cannot run, a missing single byte, or an id used twice.
+  // pattern RE2 cannot run, a missing single byte, an empty token, or an id used twice.
   static absl::StatusOr<Encoding> Create(std::string name, absl::string_view pattern, Ranks ranks,
                                          absl::flat_hash_map<std::string, Rank> specials);
 
   const std::string& name() const { return name_; }
   // One more than the largest id (tiktoken's n_vocab).
-  Rank n_vocab() const { return static_cast<Rank>(decoder_.size()); }
+  Rank n_vocab() const { return static_cast<Rank>(token_end_.size() - 1); }
 
   // Special-token text is ordinary text here. `text` must be UTF-8 (InvalidArgument
   // naming the first bad byte otherwise). With threads > 1 a long text is encoded in
@@ -200,8 +200,12 @@ class Encoding {
   RankTable table_;
   absl::flat_hash_map<std::string, Rank> specials_;
   absl::flat_hash_set<std::string> all_special_;
-  std::vector<std::string> decoder_;  // id -> bytes
-  std::vector<bool> known_;           // whether the id is a token
+  // For decoding: every token's bytes in id order, followed by kDecodeSlack spare bytes,
+  // and where each ends; id i spans [token_end_[i], token_end_[i + 1]), empty for an id
+  // that is not a token (every token has a byte).
+  static constexpr size_t kDecodeSlack = 16;
+  std::string token_bytes_;
+  std::vector<uint32_t> token_end_;
 };
 
 // Replaces each maximal ill-formed UTF-8 subsequence by U+FFFD (the W3C/WHATWG rule

@@ -135,6 +135,27 @@ TEST(EncodingTest, BadInputIsAStatus) {
               HasSubstr("not valid UTF-8 at byte 2"));
   EXPECT_THAT(std::string(e.DecodeBytes({1, 50257}).status().message()),
               HasSubstr("token id 50257 is not in gpt2 (n_vocab 50257)"));
+  // Below n_vocab but no token: cl100k_base has no 100256 (its specials start at 100257).
+  EXPECT_THAT(std::string(Load("cl100k_base").DecodeBytes({100, 100256}).status().message()),
+              HasSubstr("token id 100256 is not in cl100k_base (n_vocab 100277)"));
+  EXPECT_EQ(*Load("cl100k_base").DecodeBytes({100257, 9906}), "<|endoftext|>Hello");
+}
+
+TEST(EncodingTest, CreateRefusesBadVocabularies) {
+  Ranks bytes;
+  for (int b = 0; b < 256; ++b) bytes[std::string(1, static_cast<char>(b))] = b;
+  auto message = [&](Ranks ranks, absl::flat_hash_map<std::string, Rank> specials) {
+    return std::string(Encoding::Create("v", kGpt2Pattern, std::move(ranks), std::move(specials)).status().message());
+  };
+  Ranks without_z = bytes;
+  without_z.erase("z");
+  EXPECT_EQ(message(without_z, {}), "v: byte 122 is not a token, so some texts could not be encoded");
+  Ranks empty = bytes;
+  empty[""] = 256;
+  EXPECT_EQ(message(empty, {}), "v: id 256 has no bytes");
+  EXPECT_EQ(message(bytes, {{"<|end|>", 97}}), "v: id 97 is given to two tokens");
+  EXPECT_EQ(message(bytes, {{"<|end|>", RankTable::kMissing}}),
+            absl::StrCat("v: id ", RankTable::kMissing, " is reserved"));
 }
 
 TEST(EncodingTest, DecodeReplacesCutSequencesAsTiktoken) {
@@ -212,6 +233,24 @@ TEST(EncodingTest, ThreadsGiveTheSameIds) {
   const Encoding& e = Gpt2();
   const std::string text = LongText(true) + "<|endoftext|>" + LongText(false);
   EXPECT_EQ(*e.Encode(text, e.AllSpecial(), 4), *e.Encode(text, e.AllSpecial(), 1));
+}
+
+// Pieces of two characters: a chunk that starts at an odd byte of "abab..." scans
+// "ba ba ...", which never meets the single scan's "ab ab ...", so the join must encode
+// that chunk itself. 300,004 bytes make four chunks starting at bytes 0, 75001 (odd),
+// 150002 and 225003 (odd).
+TEST(EncodingTest, ThreadsGiveTheSameIdsWhenTheScansNeverMeet) {
+  Ranks ranks;
+  for (int b = 0; b < 256; ++b) ranks[std::string(1, static_cast<char>(b))] = b;
+  ranks["ab"] = 256;
+  ranks["ba"] = 257;
+  const absl::StatusOr<Encoding> e = Encoding::Create("pairs", "(?s)..", ranks, {});
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::string text;
+  for (int i = 0; i < 150002; ++i) text += "ab";
+  const std::vector<Rank> one = *e->EncodeOrdinary(text, 1);
+  EXPECT_EQ(one, std::vector<Rank>(150002, 256));
+  for (const int threads : {2, 4}) EXPECT_EQ(*e->EncodeOrdinary(text, threads), one) << threads;
 }
 
 TEST(EncodingTest, BatchIsEachTextEncoded) {

@@ -5,7 +5,8 @@
 # checkout built with its own Makefile (`make lib bench-tools`), quicktok's
 # bench/bench_file (1 thread; cl100k_base and o200k_base). The runs alternate, ROUNDS
 # rounds of each; a cell is the median of its rounds' MB/s (each round: ember and
-# tiktoken the median of 3 encodes, quicktok the best of 5, its own rule). Then the
+# tiktoken the median of 3 encodes, quicktok the best of 5, its own rule). Then decoding
+# the file's ids back to its bytes, ember and tiktoken (MB/s of bytes out), and the
 # worst case, a run of one letter and a run of spaces: ember on 1 MB, tiktoken (which is
 # quadratic there) on 100 kB.
 #
@@ -25,7 +26,8 @@ if [ ! -d "$node_dir/node_modules/tiktoken" ]; then
 fi
 bazel build -c opt //tools/tokenize 2>/dev/null
 tool=$(mktemp)
-trap 'rm -f "$tool" /tmp/ember-worst-*.txt' EXIT
+ids=$(mktemp)
+trap 'rm -f "$tool" "$ids" /tmp/ember-worst-*.txt' EXIT
 cp -f bazel-bin/tools/tokenize/tokenize "$tool" && chmod +x "$tool"
 quicktok="${QUICKTOK_DIR:-}"
 
@@ -33,7 +35,7 @@ mbs() { grep -o '[0-9.]* MB/s' | head -1 | cut -d' ' -f1; }
 seconds() { grep -o '[0-9.]* s (median' | head -1 | cut -d' ' -f1; }
 ember() { "$tool" count --vocab_dir=downloads/tokenizer --encoding="$1" --input="$2" --ordinary --timing \
   --repeat=3 --threads="$3" 2>&1 >/dev/null | mbs; }
-tiktoken() { NODE_PATH="$node_dir/node_modules" node tools/reference/bench_tiktoken.js "$2" "$1" "${3:-3}" | mbs; }
+tiktoken() { NODE_PATH="$node_dir/node_modules" node tools/reference/bench_tiktoken.js "$2" "$1" 3; }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "-"}'; }
 
@@ -41,20 +43,32 @@ echo "$(date -u +%F), $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc
 echo
 echo "| encoding | ember, 1 thread | ember, $(nproc) threads | quicktok, 1 thread | tiktoken (WASM), 1 thread | ember / quicktok | ember / tiktoken |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
+decode_rows=""
 for encoding in gpt2 cl100k_base o200k_base; do
-  e1="" e2="" q="" t=""
+  "$tool" encode --vocab_dir=downloads/tokenizer --encoding="$encoding" --input="$file" --ordinary > "$ids"
+  e1="" e2="" q="" t="" d="" td=""
   for _ in $(seq "$rounds"); do
     e1+=" $(ember "$encoding" "$file" 1)"
     if [ -n "$quicktok" ] && [ "$encoding" != gpt2 ]; then
       q+=" $("$quicktok/build/bench_file" "$file" "$encoding" "$quicktok/data" | mbs)"
     fi
-    t+=" $(tiktoken "$encoding" "$file")"
+    out=$(tiktoken "$encoding" "$file")
+    t+=" $(echo "$out" | head -1 | mbs)" td+=" $(echo "$out" | sed -n 2p | mbs)"
     e2+=" $(ember "$encoding" "$file" 0)"
+    d+=" $("$tool" decode --vocab_dir=downloads/tokenizer --encoding="$encoding" --input="$ids" --timing --repeat=5 \
+      2>&1 >/dev/null | mbs)"
   done
   e1=$(echo "$e1" | median) e2=$(echo "$e2" | median) t=$(echo "$t" | median)
+  d=$(echo "$d" | median) td=$(echo "$td" | median)
   q=$( [ -n "$q" ] && echo "$q" | median || echo 0)
   echo "| $encoding | $e1 | $e2 | $( [ "$q" = 0 ] && echo - || echo "$q") | $t | $(ratio "$e1" "$q") | $(ratio "$e1" "$t") |"
+  decode_rows+="| $encoding | $d | $td | $(ratio "$d" "$td") |"$'\n'
 done
+
+echo
+echo "| decode | ember, 1 thread | tiktoken (WASM), 1 thread | ember / tiktoken |"
+echo "|---|---:|---:|---:|"
+printf '%s' "$decode_rows"
 
 echo
 echo "| worst case (cl100k_base) | ember, 1 MB | tiktoken, 100 kB | tiktoken's time on 10x less text / ember's |"
@@ -65,6 +79,6 @@ for unit in a " "; do
   es=$("$tool" count --vocab_dir=downloads/tokenizer --encoding=cl100k_base --input=/tmp/ember-worst-1m.txt \
     --ordinary --timing --repeat=3 --threads=1 2>&1 >/dev/null | seconds)
   ts=$(NODE_PATH="$node_dir/node_modules" node tools/reference/bench_tiktoken.js /tmp/ember-worst-100k.txt \
-    cl100k_base 1 2>/dev/null | seconds || true)
+    cl100k_base 1 2>/dev/null | head -1 | seconds || true)
   echo "| a run of \"$unit\" | $es s | ${ts:-fails} s | $(ratio "${ts:-0}" "$es") |"
 done

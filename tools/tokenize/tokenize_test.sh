@@ -9,6 +9,8 @@ source base/expect.sh
 
 expect "encode" "15496 995" "$(printf 'Hello world' | $tool encode "${vocab[@]}")"
 expect "decode" "Hello world" "$(echo '15496 995' | $tool decode "${vocab[@]}")"
+expect "ids of 1 to 5 digits" "0, 1 3 64 262 26438" \
+  "$(printf '!' | $tool encode "${vocab[@]}"), $(printf '"$a the Flavor' | $tool encode "${vocab[@]}")"
 expect "cl100k" "9906 1917" "$(printf 'Hello world' | $tool encode --encoding=cl100k_base "${vocab[@]}")"
 expect "special allowed" "64 50256 65" "$(printf 'a<|endoftext|>b' | $tool encode --allowed_special=all "${vocab[@]}")"
 expect "special ordinary" "64 27 91 437 1659 5239 91 29 65" \
