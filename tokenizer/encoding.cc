@@ -123,33 +123,41 @@ void RankTable::Insert(absl::string_view bytes, Rank rank) {
 namespace internal {
 
 // tiktoken's _byte_pair_merge: parts[i] = (start byte, rank of the pair that starts
-// there); each round merges the leftmost pair of lowest rank and re-ranks its two
-// neighbours. O(n^2) in the worst case, fastest for the short pieces of real text.
+// there, the part's own rank); each round merges the leftmost pair of lowest rank and
+// re-ranks its two neighbours. A merged part's rank is the pair's, so only the parts left
+// single bytes are looked up at the end. O(n^2) in the worst case, fastest for the short
+// pieces of real text.
 void MergeByScan(absl::string_view piece, const RankTable& ranks, std::vector<Rank>& out) {
   const size_t n = piece.size();
+  struct Part {
+    size_t start;
+    Rank pair;  // the rank of this part and the next merged
+    Rank self;  // kNone while the part is one byte
+  };
   // On the stack for the pieces of ordinary text: no allocation per piece.
-  absl::InlinedVector<std::pair<size_t, Rank>, kHeapMergeBytes + 1> parts;
-  for (size_t i = 0; i + 1 < n; ++i) parts.emplace_back(i, RankOf(ranks, piece.substr(i, 2)));
-  parts.emplace_back(n - 1, kNone);
-  parts.emplace_back(n, kNone);
+  absl::InlinedVector<Part, kHeapMergeBytes + 1> parts;
+  for (size_t i = 0; i + 1 < n; ++i) parts.push_back({i, RankOf(ranks, piece.substr(i, 2)), kNone});
+  parts.push_back({n - 1, kNone, kNone});
+  parts.push_back({n, kNone, kNone});
   // The rank of parts i and i+1 merged with the part after them, before parts[i+1] goes.
   auto rank_after_merge = [&](size_t i) {
     if (i + 3 >= parts.size()) return kNone;
-    return RankOf(ranks, piece.substr(parts[i].first, parts[i + 3].first - parts[i].first));
+    return RankOf(ranks, piece.substr(parts[i].start, parts[i + 3].start - parts[i].start));
   };
   while (true) {
     Rank best = kNone;
     size_t at = 0;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      if (parts[i].second < best) best = parts[i].second, at = i;
+      if (parts[i].pair < best) best = parts[i].pair, at = i;
     }
     if (best == kNone) break;
-    if (at > 0) parts[at - 1].second = rank_after_merge(at - 1);
-    parts[at].second = rank_after_merge(at);
+    if (at > 0) parts[at - 1].pair = rank_after_merge(at - 1);
+    parts[at].pair = rank_after_merge(at);
+    parts[at].self = best;
     parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
   }
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    out.push_back(RankOf(ranks, piece.substr(parts[i].first, parts[i + 1].first - parts[i].first)));
+    out.push_back(parts[i].self != kNone ? parts[i].self : RankOf(ranks, piece.substr(parts[i].start, 1)));
   }
 }
 
