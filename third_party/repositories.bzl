@@ -28,6 +28,7 @@ _SYSTEM_LIBRARIES = {
     "highway_test": ["libhwy-test", "libhwy"],
     "json": ["nlohmann_json"],  # header-only: safetensors headers, model specs
     "openblas": ["openblas"],  # a comparator for benchmarks only
+    "pybind11": ["pybind11", "python3"],  # header-only: python/'s extension module
     "re2": ["re2"],
     "zlib": ["zlib"],
 }

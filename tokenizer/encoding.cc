@@ -445,13 +445,13 @@ absl::StatusOr<std::vector<Rank>> Encoding::EncodeOrdinary(absl::string_view tex
 
 absl::StatusOr<std::vector<std::vector<Rank>>> Encoding::EncodeBatch(
     const std::vector<std::string>& texts, const absl::flat_hash_set<std::string>& allowed,
-    int threads) const {
+    const absl::flat_hash_set<std::string>& disallowed, int threads) const {
   std::vector<std::vector<Rank>> out(texts.size());
   std::vector<absl::Status> errors(texts.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < texts.size();) {
-      absl::StatusOr<std::vector<Rank>> ids = Encode(texts[i], allowed);
+      absl::StatusOr<std::vector<Rank>> ids = EncodeDisallowing(texts[i], allowed, disallowed);
       if (ids.ok()) {
         out[i] = *std::move(ids);
       } else {
@@ -473,15 +473,22 @@ absl::StatusOr<std::vector<std::vector<Rank>>> Encoding::EncodeBatch(
 
 absl::StatusOr<std::vector<Rank>> Encoding::Encode(
     absl::string_view text, const absl::flat_hash_set<std::string>& allowed, int threads) const {
+  return EncodeDisallowing(text, allowed, all_special_, threads);
+}
+
+absl::StatusOr<std::vector<Rank>> Encoding::EncodeDisallowing(absl::string_view text,
+                                                              const absl::flat_hash_set<std::string>& allowed,
+                                                              const absl::flat_hash_set<std::string>& disallowed,
+                                                              int threads) const {
   if (const int64_t bad = FirstInvalidUtf8(text); bad >= 0) {
     return absl::InvalidArgumentError(absl::StrCat("text is not valid UTF-8 at byte ", bad));
   }
-  // The leftmost special token at or after `from` (the longest there), among all of
-  // them or the allowed ones.
-  auto next_special = [&](size_t from, bool only_allowed) {
+  // The leftmost special token at or after `from` (the longest there) of those that
+  // `counts` accepts.
+  auto next_special = [&](size_t from, auto counts) {
     std::pair<size_t, const std::string*> best{absl::string_view::npos, nullptr};
     for (const auto& [special, id] : specials_) {
-      if (only_allowed && !allowed.contains(special)) continue;
+      if (!counts(special)) continue;
       const size_t at = text.find(special, from);
       if (at == absl::string_view::npos) continue;
       if (at < best.first || (at == best.first && special.size() > best.second->size())) {
@@ -490,20 +497,19 @@ absl::StatusOr<std::vector<Rank>> Encoding::Encode(
     }
     return best;
   };
-  for (size_t from = 0;;) {
-    const auto [at, special] = next_special(from, false);
-    if (special == nullptr) break;
-    if (!allowed.contains(*special)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "text contains the special token ", *special, " at byte ", at,
-          ", which is not allowed: allow it to get its id, or encode it as ordinary text"));
-    }
-    from = at + 1;
+  const auto is_allowed = [&](const std::string& special) { return allowed.contains(special); };
+  const auto refused = next_special(0, [&](const std::string& special) {
+    return disallowed.contains(special) && !allowed.contains(special);
+  });
+  if (refused.second != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "text contains the special token ", *refused.second, " at byte ", refused.first,
+        ", which is not allowed: allow it to get its id, or encode it as ordinary text"));
   }
   std::vector<Rank> ids;
   ids.reserve(text.size() / 4);
   for (size_t start = 0;;) {
-    const auto [at, special] = next_special(start, true);
+    const auto [at, special] = next_special(start, is_allowed);
     if (special == nullptr) {
       AppendOrdinary(text.substr(start), ids, threads);
       return ids;

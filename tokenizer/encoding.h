@@ -160,12 +160,19 @@ class Encoding {
   absl::StatusOr<std::vector<Rank>> Encode(absl::string_view text,
                                            const absl::flat_hash_set<std::string>& allowed,
                                            int threads = 1) const;
+  // tiktoken's encode(text, allowed_special, disallowed_special): as above, but only the
+  // text of a special in `disallowed` (and not in `allowed`) is an error; that of any
+  // other special is ordinary text.
+  absl::StatusOr<std::vector<Rank>> EncodeDisallowing(absl::string_view text,
+                                                      const absl::flat_hash_set<std::string>& allowed,
+                                                      const absl::flat_hash_set<std::string>& disallowed,
+                                                      int threads = 1) const;
 
-  // Encode of each text, the texts spread over `threads` threads (tiktoken's
+  // EncodeDisallowing of each text, the texts spread over `threads` threads (tiktoken's
   // encode_batch). An error names the index of the first text that fails.
   absl::StatusOr<std::vector<std::vector<Rank>>> EncodeBatch(
       const std::vector<std::string>& texts, const absl::flat_hash_set<std::string>& allowed,
-      int threads) const;
+      const absl::flat_hash_set<std::string>& disallowed, int threads) const;
   // Every special token's text, for Encode(text, AllSpecial()).
   const absl::flat_hash_set<std::string>& AllSpecial() const { return all_special_; }
 

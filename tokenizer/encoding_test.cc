@@ -127,6 +127,13 @@ TEST(EncodingTest, SpecialTokensFollowTiktokensContract) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("special token <|endoftext|> at byte 3"));
   EXPECT_EQ(*e.Encode("no specials here", {}), *e.EncodeOrdinary("no specials here"));
   EXPECT_EQ(e.n_vocab(), 50257u);
+  // tiktoken's disallowed_special: () makes special text ordinary; allowed wins over it.
+  EXPECT_EQ(*e.EncodeDisallowing("a<|endoftext|>", {}, {}), *e.EncodeOrdinary("a<|endoftext|>"));
+  EXPECT_EQ(*e.EncodeDisallowing("a<|endoftext|>", e.AllSpecial(), e.AllSpecial()),
+            (std::vector<Rank>{64, 50256}));
+  const absl::Status refused =
+      Load("cl100k_base").EncodeDisallowing("<|fim_prefix|> <|endoftext|>", {}, {"<|endoftext|>"}).status();
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("special token <|endoftext|> at byte 15"));
 }
 
 TEST(EncodingTest, BadInputIsAStatus) {
@@ -256,10 +263,10 @@ TEST(EncodingTest, ThreadsGiveTheSameIdsWhenTheScansNeverMeet) {
 TEST(EncodingTest, BatchIsEachTextEncoded) {
   const Encoding& e = Gpt2();
   const std::vector<std::string> texts = {"Hello world", "", "a<|endoftext|>b", std::string(5000, 'x'), "caf\xC3\xA9"};
-  const std::vector<std::vector<Rank>> batch = *e.EncodeBatch(texts, e.AllSpecial(), 3);
+  const std::vector<std::vector<Rank>> batch = *e.EncodeBatch(texts, e.AllSpecial(), e.AllSpecial(), 3);
   ASSERT_EQ(batch.size(), texts.size());
   for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(batch[i], *e.Encode(texts[i], e.AllSpecial())) << i;
-  const absl::Status bad = e.EncodeBatch({"fine", "also fine", "<|endoftext|>"}, {}, 2).status();
+  const absl::Status bad = e.EncodeBatch({"fine", "also fine", "<|endoftext|>"}, {}, e.AllSpecial(), 2).status();
   EXPECT_THAT(std::string(bad.message()), HasSubstr("text 2: text contains the special token <|endoftext|>"));
 }
 
