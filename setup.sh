@@ -11,7 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev        # tests and benchmarks
   libopenblas-dev                                   # a benchmark's comparator
   libopenmpi-dev openmpi-bin                        # distributed/: mpirun -np N
-  python3 python3-dev pybind11-dev                  # tests, data; python/ (import ember)
+  python3 python3-dev pybind11-dev python3-numpy    # tests, data; python/ (import ember)
   dataset-fashion-mnist                             # /usr/share/datasets/fashion-mnist
 )
 

@@ -187,6 +187,7 @@ TEST(FunctionsTest, Views) {
   Check("unsqueeze", [](const auto& in) { return Unsqueeze(in[0], 1); }, {x});
   Check("flatten", [](const auto& in) { return Flatten(in[0], 1); }, {x});
   Check("contiguous", [](const auto& in) { return Contiguous(in[0]); }, {TransposedLeaf({3, 4})});
+  Check("clone", [](const auto& in) { return Clone(in[0]); }, {TransposedLeaf({3, 4})});
   // Pieces used unevenly: each piece's gradient lands in its own slab.
   Check("split",
         [](const auto& in) {

@@ -93,6 +93,10 @@ Tensor Contiguous(const Tensor& x) {
                   [](const Tensor& g) { return g; });
 }
 
+Tensor Clone(const Tensor& x) {
+  return Recorded("clone", x, WithoutGrad([&] { return x.Clone(); }), [](const Tensor& g) { return g; });
+}
+
 namespace {
 
 // Each of `pieces` (consecutive slabs of x along dim d) as a recorded Narrow of x.

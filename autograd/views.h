@@ -25,6 +25,7 @@ Tensor Squeeze(const Tensor& x, int64_t dim);
 Tensor Unsqueeze(const Tensor& x, int64_t dim);
 Tensor Flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
 Tensor Contiguous(const Tensor& x);
+Tensor Clone(const Tensor& x);  // a copy in new memory, whatever x's layout
 std::vector<Tensor> Split(const Tensor& x, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> Chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 Tensor Cat(const std::vector<Tensor>& tensors, int64_t dim = 0);

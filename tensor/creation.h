@@ -3,6 +3,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "tensor/tensor.h"
@@ -51,6 +52,7 @@ class NestedList {
   template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   NestedList(T value) : value_(Scalar(value)) {}                          // NOLINT
   NestedList(std::initializer_list<NestedList> items) : items_(items) {}  // NOLINT
+  explicit NestedList(std::vector<NestedList> items) : items_(std::move(items)) {}
 
   bool is_leaf() const { return value_.has_value(); }
   const Scalar& value() const { return *value_; }

@@ -131,15 +131,28 @@ Allocator& GetAllocator(Device device) {
 }
 
 Storage::Impl::Impl(int64_t nbytes, Allocator& allocator)
-    : data(allocator.Allocate(nbytes)), nbytes(nbytes), allocator(&allocator) {}
+    : data(allocator.Allocate(nbytes)), nbytes(nbytes), allocator(&allocator), device(allocator.device()) {}
 
-Storage::Impl::~Impl() { allocator->Deallocate(data, nbytes); }
+Storage::Impl::Impl(void* data, int64_t nbytes, Device device, std::shared_ptr<void> owner)
+    : data(data), nbytes(nbytes), allocator(nullptr), device(device), owner(std::move(owner)) {}
+
+Storage::Impl::~Impl() {
+  if (allocator != nullptr) allocator->Deallocate(data, nbytes);
+}
 
 Storage::Storage(int64_t nbytes, Allocator& allocator)
     : impl_(std::make_shared<Impl>(nbytes, allocator)) {}
 
 Storage Storage::Allocate(int64_t nbytes, Device device) {
   return Storage(nbytes, GetAllocator(device));
+}
+
+Storage Storage::Borrow(void* data, int64_t nbytes, Device device, std::shared_ptr<void> owner) {
+  EMBER_CHECK(nbytes >= 0 && (data != nullptr || nbytes == 0), "Storage::Borrow: ", nbytes,
+              data == nullptr ? " bytes at a null pointer" : " bytes");
+  Storage s;
+  s.impl_ = std::make_shared<Impl>(data, nbytes, device, std::move(owner));
+  return s;
 }
 
 }  // namespace ember

@@ -92,11 +92,15 @@ class Storage {
   Storage(int64_t nbytes, Allocator& allocator);
   // Allocates nbytes on `device`.
   static Storage Allocate(int64_t nbytes, Device device = Device::Cpu());
+  // nbytes at `data` that ember did not allocate (a NumPy array's, for Python's
+  // ember.from_numpy): they stay valid while `owner` lives, and the last copy of this
+  // storage lets go of `owner`. No allocator counts them.
+  static Storage Borrow(void* data, int64_t nbytes, Device device, std::shared_ptr<void> owner);
 
   bool defined() const { return impl_ != nullptr; }
   void* data() const { return impl_ ? impl_->data : nullptr; }
   int64_t nbytes() const { return impl_ ? impl_->nbytes : 0; }
-  Device device() const { return impl_ ? impl_->allocator->device() : Device::Cpu(); }
+  Device device() const { return impl_ ? impl_->device : Device::Cpu(); }
   // Number of Storage handles sharing this buffer.
   long use_count() const { return impl_.use_count(); }
   bool is_same(const Storage& other) const { return impl_ == other.impl_; }
@@ -104,13 +108,16 @@ class Storage {
  private:
   struct Impl {
     Impl(int64_t nbytes, Allocator& allocator);
+    Impl(void* data, int64_t nbytes, Device device, std::shared_ptr<void> owner);
     ~Impl();
     Impl(const Impl&) = delete;
     Impl& operator=(const Impl&) = delete;
 
     void* data;
     int64_t nbytes;
-    Allocator* allocator;
+    Allocator* allocator;  // null for borrowed memory
+    Device device;
+    std::shared_ptr<void> owner;  // what keeps borrowed memory alive
   };
   std::shared_ptr<Impl> impl_;
 };

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -44,6 +45,25 @@ TEST(StorageTest, CopiesShareAndTheLastOneFrees) {
   EXPECT_EQ(cpu.live_bytes(), live + 64);  // b still holds it
   b = Storage();
   EXPECT_EQ(cpu.live_bytes(), live);
+}
+
+TEST(StorageTest, BorrowedMemoryIsHeldUntilTheLastCopyGoes) {
+  CpuAllocator& cpu = GetCpuAllocator();
+  const int64_t live = cpu.live_bytes();
+  std::vector<float> values = {1, 2, 3};
+  bool released = false;
+  std::shared_ptr<void> owner(nullptr, [&](void*) { released = true; });
+  Storage a = Storage::Borrow(values.data(), 12, Device::Cpu(), std::move(owner));
+  Storage b = a;
+  EXPECT_EQ(a.data(), values.data());
+  EXPECT_EQ(b.nbytes(), 12);
+  EXPECT_EQ(b.device(), Device::Cpu());
+  EXPECT_EQ(cpu.live_bytes(), live);  // not the allocator's
+  a = Storage();
+  EXPECT_FALSE(released);
+  b = Storage();
+  EXPECT_TRUE(released);
+  EXPECT_EQ(values[2], 3);  // nothing freed or written
 }
 
 TEST(StorageTest, PeakResets) {

@@ -1,12 +1,23 @@
-"""ember from Python: the C++ framework's tokenizer (and, as they arrive, its tensors,
-autograd, layers and optimizers) behind the APIs of tiktoken and PyTorch.
+"""ember from Python: the C++ framework's tensors, autograd and tokenizer (and, as they
+arrive, its layers and optimizers) behind the APIs of PyTorch and tiktoken.
+
+    import ember
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    (x @ x.T).sum().backward()
+    x.grad                                      # tensor([[ 8., 12.], [ 8., 12.]])
 
     import ember.tokenizer as tiktoken          # tiktoken's API
-    enc = tiktoken.get_encoding("cl100k_base")
-    enc.encode("hello world")                   # [15339, 1917]
+    tiktoken.get_encoding("cl100k_base").encode("hello world")   # [15339, 1917]
 """
 
-from ember import _ember  # noqa: F401  (the C++ core; fails early if it is not built)
+from ember import _ember
+from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, float16, float32, float64,
+                          from_numpy, full, int32, int64, is_grad_enabled, manual_seed, matmul, no_grad, ones, rand,
+                          randn, stack, tensor, uint8, uint16, zeros)
 from ember import tokenizer
 
-__all__ = ["tokenizer"]
+__all__ = [
+    "Tensor", "arange", "bfloat16", "bool", "cat", "device", "dtype", "float16", "float32", "float64", "from_numpy",
+    "full", "int32", "int64", "is_grad_enabled", "manual_seed", "matmul", "no_grad", "ones", "rand", "randn", "stack",
+    "tensor", "tokenizer", "uint8", "uint16", "zeros",
+]

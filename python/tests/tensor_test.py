@@ -1,0 +1,210 @@
+"""ember's tensors and autograd from Python, against hand-derived values and NumPy:
+creation and dtypes, memory shared with NumPy both ways, operators and broadcasting,
+indexing as views, autograd (gradients against float64 finite differences), PyTorch's
+printing, errors as Python exceptions, and the GIL released during a long matmul."""
+
+import gc
+import threading
+import time
+import unittest
+
+import numpy as np
+
+import ember
+
+
+class CreationTest(unittest.TestCase):
+    def test_tensor_infers_dtypes_as_torch(self):
+        self.assertEqual(ember.tensor([1, 2]).dtype, ember.int64)
+        self.assertEqual(ember.tensor([1, 2.5]).dtype, ember.float32)
+        self.assertEqual(ember.tensor([True, False]).dtype, ember.bool)
+        self.assertEqual(ember.tensor([[1, 2]], dtype=ember.float64).dtype, ember.float64)
+        self.assertEqual(ember.tensor(3.5).shape, ())
+        self.assertEqual(ember.tensor([[1, 2, 3], [4, 5, 6]]).shape, (2, 3))
+        self.assertEqual(ember.tensor(np.ones((2, 2), dtype=np.float64)).dtype, ember.float64)
+
+    def test_factories(self):
+        self.assertEqual(ember.zeros(2, 3).tolist(), [[0.0] * 3] * 2)
+        self.assertEqual(ember.ones((2,), dtype=ember.int64).tolist(), [1, 1])
+        self.assertEqual(ember.full((2,), 7).tolist(), [7, 7])
+        self.assertEqual(ember.arange(5).tolist(), [0, 1, 2, 3, 4])
+        self.assertEqual(ember.arange(1, 2, 0.25).tolist(), [1.0, 1.25, 1.5, 1.75])
+        self.assertTrue(ember.zeros(3, requires_grad=True).requires_grad)
+        ember.manual_seed(7)
+        a = ember.randn(4, 4).tolist()
+        ember.manual_seed(7)
+        self.assertEqual(ember.randn(4, 4).tolist(), a)
+        u = ember.rand(1000).numpy()
+        self.assertTrue(((u >= 0) & (u < 1)).all())
+
+    def test_printing_as_torch(self):
+        x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        self.assertEqual(repr(x), "tensor([[1., 2.],\n        [3., 4.]], requires_grad=True)")
+        self.assertEqual(repr(x * 2), "tensor([[2., 4.],\n        [6., 8.]], grad_fn=<mul>)")
+        self.assertEqual(repr(ember.arange(3)), "tensor([0, 1, 2])")
+        self.assertEqual(repr(ember.tensor([1.5], dtype=ember.float64)), "tensor([1.5000], dtype=ember.float64)")
+        self.assertEqual(repr(ember.float32), "ember.float32")
+        self.assertEqual(repr(ember.device("cpu")), "device(type='cpu')")
+
+
+class NumpyTest(unittest.TestCase):
+    def test_numpy_is_a_view(self):
+        t = ember.zeros(2, 3)
+        n = t.numpy()
+        n[1, 2] = 5
+        self.assertEqual(t[1, 2].item(), 5)
+        self.assertEqual(np.asarray(t.T).shape, (3, 2))  # strided views share too
+        np.asarray(t.T)[2, 0] = 9
+        self.assertEqual(t[0, 2].item(), 9)
+
+    def test_from_numpy_shares_and_keeps_the_array_alive(self):
+        a = np.arange(12, dtype=np.float32).reshape(3, 4)
+        t = ember.from_numpy(a)
+        a[0, 0] = 42
+        self.assertEqual(t[0, 0].item(), 42)
+        t[2, 3] = -1  # not tracked: writes are fine
+        self.assertEqual(a[2, 3], -1)
+        strided = ember.from_numpy(a[:, ::2])
+        self.assertEqual(strided.tolist(), a[:, ::2].tolist())
+        del a
+        gc.collect()
+        self.assertEqual(t.sum().item(), 42 + sum(range(1, 11)) - 1)
+        self.assertEqual(ember.from_numpy(np.array([1, 2], dtype=np.int32)).dtype, ember.int32)
+
+    def test_from_numpy_refuses_what_it_cannot_share(self):
+        frozen = np.zeros(3)
+        frozen.flags.writeable = False
+        with self.assertRaisesRegex(ValueError, "read-only"):
+            ember.from_numpy(frozen)
+        with self.assertRaisesRegex(ValueError, "negative"):
+            ember.from_numpy(np.arange(4.0)[::-1])
+        with self.assertRaisesRegex(ValueError, "no ember dtype"):
+            ember.from_numpy(np.zeros(2, dtype=np.complex64))
+        with self.assertRaisesRegex(ValueError, "NumPy has no bfloat16"):
+            ember.zeros(2, dtype=ember.bfloat16).numpy()
+        with self.assertRaisesRegex(RuntimeError, "requires grad"):
+            ember.zeros(2, requires_grad=True).numpy()
+
+
+class OperatorTest(unittest.TestCase):
+    def test_arithmetic_matches_numpy(self):
+        a = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]], dtype=np.float32)
+        b = np.array([2.0, 0.25, -3.0], dtype=np.float32)
+        x, y = ember.tensor(a), ember.tensor(b)
+        for got, want in [(x + y, a + b), (x - y, a - b), (x * y, a * b), (x / y, a / b), (-x, -a),
+                          (2 - x, 2 - a), (1 / y, 1 / b), (x * 3, a * 3), (x ** 2, a ** 2), (abs(x), abs(a)),
+                          (x @ ember.tensor(a.T), a @ a.T), (x.exp(), np.exp(a)), (x.tanh(), np.tanh(a)),
+                          (x.relu(), np.maximum(a, 0)), (x.sum(dim=0), a.sum(0)), (x.mean(dim=1), a.mean(1)),
+                          (x.max(), a.max()), (x.softmax(dim=-1), np.exp(a) / np.exp(a).sum(1, keepdims=True))]:
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+        self.assertEqual((x > 0).tolist(), (a > 0).tolist())
+        self.assertEqual((x == y).dtype, ember.bool)
+        self.assertEqual(x.argmax().item(), 4)
+
+    def test_indexing_gives_views(self):
+        t = ember.arange(12).reshape(3, 4)
+        self.assertEqual(t[1].tolist(), [4, 5, 6, 7])
+        self.assertEqual(t[-1, -1].item(), 11)
+        self.assertEqual(t[:, 1:3].tolist(), [[1, 2], [5, 6], [9, 10]])
+        self.assertEqual(t[::2, ::3].tolist(), [[0, 3], [8, 11]])
+        self.assertEqual(t[..., None].shape, (3, 4, 1))
+        self.assertEqual(t[None, 1].shape, (1, 4))
+        t[0, :2] = 100
+        t[2] = ember.tensor([1, 2, 3, 4])
+        self.assertEqual(t.tolist(), [[100, 100, 2, 3], [4, 5, 6, 7], [1, 2, 3, 4]])
+        self.assertEqual([row.tolist() for row in t][1], [4, 5, 6, 7])  # iteration stops at the end
+        self.assertEqual(len(t), 3)
+        with self.assertRaisesRegex(IndexError, "out of bounds"):
+            t[3]
+        with self.assertRaisesRegex(IndexError, "too many indices"):
+            t[0, 0, 0]
+        with self.assertRaisesRegex(ValueError, "negative step"):
+            t[::-1]
+
+    def test_shapes(self):
+        t = ember.arange(6)
+        self.assertEqual(t.view(2, 3).shape, (2, 3))
+        self.assertEqual(t.reshape((3, -1)).shape, (3, 2))
+        self.assertEqual(t.view(2, 3).T.tolist(), [[0, 3], [1, 4], [2, 5]])
+        self.assertEqual(t.view(1, 2, 3).permute(2, 0, 1).shape, (3, 1, 2))
+        self.assertEqual(t.view(2, 3).transpose(0, 1).is_contiguous(), False)
+        self.assertEqual(ember.cat([t, t]).shape, (12,))
+        self.assertEqual(ember.stack([t, t], dim=1).shape, (6, 2))
+
+
+class AutogradTest(unittest.TestCase):
+    def f(self, x, w):
+        return ((x @ w).tanh() * x.sum(dim=1, keepdim=True) - 0.5 / (1 + x * x).sqrt().sum()).mean()
+
+    def test_gradients_match_finite_differences(self):
+        rng = np.random.default_rng(3)
+        xs, ws = rng.normal(size=(3, 4)), rng.normal(size=(4, 4))
+        x = ember.tensor(xs, requires_grad=True)
+        w = ember.tensor(ws, requires_grad=True)
+        self.assertEqual(x.dtype, ember.float64)
+        loss = self.f(x, w)
+        self.assertEqual(loss.grad_fn, "mean")
+        loss.backward()
+        for param, values in [(x, xs), (w, ws)]:
+            numeric = np.zeros_like(values)
+            for i in np.ndindex(values.shape):
+                for sign in (1, -1):
+                    shifted = values.copy()
+                    shifted[i] += sign * 1e-6
+                    args = (ember.tensor(shifted), w.detach()) if param is x else (x.detach(), ember.tensor(shifted))
+                    numeric[i] += sign * self.f(*args).item() / 2e-6
+            np.testing.assert_allclose(param.grad.numpy(), numeric, rtol=1e-5, atol=1e-8)
+
+    def test_grad_mode(self):
+        x = ember.tensor([1.0, 2.0], requires_grad=True)
+        self.assertIsNone(x.grad)
+        self.assertTrue(x.is_leaf)
+        with ember.no_grad():
+            self.assertFalse(ember.is_grad_enabled())
+            self.assertFalse((x * 2).requires_grad)
+        self.assertTrue(ember.is_grad_enabled())
+        self.assertFalse(x.detach().requires_grad)
+        y = (x * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        self.assertEqual(x.grad.tolist(), [4.0, 8.0])  # accumulated twice
+        with self.assertRaises(RuntimeError):
+            x[0] = 1.0  # in place on a leaf that requires grad
+        (x * ember.tensor([1.0, 1.0])).backward(ember.tensor([1.0, 0.5]))
+        self.assertEqual(x.grad.tolist(), [5.0, 8.5])
+
+
+class ErrorTest(unittest.TestCase):
+    def test_errors_are_exceptions_with_embers_message(self):
+        with self.assertRaisesRegex(ValueError, r"add: shapes \[2\] and \[3\] cannot be broadcast"):
+            ember.tensor([1, 2]) + ember.tensor([1, 2, 3])
+        with self.assertRaisesRegex(ValueError, "matmul"):
+            ember.ones(2, 3) @ ember.ones(2, 3)
+        with self.assertRaisesRegex(ValueError, "has 4 elements, not 1"):
+            ember.ones(2, 2).item()
+        with self.assertRaisesRegex(ValueError, "unknown device|expected"):
+            ember.zeros(2, device="tpu")
+        with self.assertRaises(ValueError):
+            ember.zeros(2).to("cuda:7")  # no such GPU, or no CUDA in this build
+        with self.assertRaisesRegex(TypeError, "expected a Tensor or a number"):
+            ember.ones(2) + "a"
+        with self.assertRaisesRegex(ValueError, "rectangular|ragged|length"):
+            ember.tensor([[1, 2], [3]])
+
+
+class GilTest(unittest.TestCase):
+    def test_matmul_releases_the_gil(self):
+        a = ember.randn(1536, 1536)
+        done = threading.Event()
+        worker = threading.Thread(target=lambda: ([a @ a for _ in range(3)], done.set()))
+        ticks = 0
+        worker.start()
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+        worker.join()
+        self.assertGreater(ticks, 10)
+
+
+if __name__ == "__main__":
+    unittest.main()
