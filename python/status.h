@@ -37,6 +37,7 @@ T ValueOrRaise(absl::StatusOr<T> result) {
 
 void BindTokenizer(pybind11::module_& m);
 void BindTensor(pybind11::module_& m);
+void BindNn(pybind11::module_& m);
 
 }  // namespace ember::python
 

@@ -256,7 +256,8 @@ py::object ToPython(const Tensor& t) {
   return py::int_(t.item<int64_t>());
 }
 
-py::object ToList(const Tensor& t) {
+py::object ToList(const Tensor& x) {
+  const Tensor t = ag::Detach(x);  // values only, so plain views
   if (t.dim() == 0) return ToPython(t);
   py::list out;
   for (int64_t i = 0; i < t.size(0); ++i) out.append(ToList(t.Select(0, i)));
@@ -378,8 +379,10 @@ void BindTensor(py::module_& m) {
       .def("__float__", [](const Tensor& t) { return t.item<double>(); })
       .def("__int__", [](const Tensor& t) { return t.item<int64_t>(); });
 
-  // Autograd.
-  tensor.def_property("requires_grad", [](const Tensor& t) { return ag::RequiresGrad(t); },
+  // Autograd. Tensor(t) is another handle to t's tensor (for ember.nn.Parameter).
+  tensor.def(py::init([](const Tensor& t) { return Tensor(t); }), py::arg("data"))
+      .def_property("data", &ag::Detach, [](const Tensor& t, const Tensor& source) { t.SetData(source); })
+      .def_property("requires_grad", [](const Tensor& t) { return ag::RequiresGrad(t); },
                       [](const Tensor& t, bool on) { ag::SetRequiresGrad(t, on); })
       .def("requires_grad_", [](const Tensor& t, bool on) { return ag::SetRequiresGrad(t, on); },
            py::arg("requires_grad") = true)

@@ -1,5 +1,5 @@
-"""ember from Python: the C++ framework's tensors, autograd and tokenizer (and, as they
-arrive, its layers and optimizers) behind the APIs of PyTorch and tiktoken.
+"""ember from Python: the C++ framework's tensors, autograd, layers, optimizers,
+safetensors checkpoints and tokenizer behind the APIs of PyTorch and tiktoken.
 
     import ember
     x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -12,12 +12,12 @@ arrive, its layers and optimizers) behind the APIs of PyTorch and tiktoken.
 
 from ember import _ember
 from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, float16, float32, float64,
-                          from_numpy, full, int32, int64, is_grad_enabled, manual_seed, matmul, no_grad, ones, rand,
-                          randn, stack, tensor, uint8, uint16, zeros)
-from ember import tokenizer
+                          from_numpy, full, int32, int64, is_grad_enabled, load, manual_seed, matmul, no_grad, ones,
+                          rand, randn, save, stack, tensor, uint8, uint16, zeros)
+from ember import nn, optim, tokenizer
 
 __all__ = [
     "Tensor", "arange", "bfloat16", "bool", "cat", "device", "dtype", "float16", "float32", "float64", "from_numpy",
-    "full", "int32", "int64", "is_grad_enabled", "manual_seed", "matmul", "no_grad", "ones", "rand", "randn", "stack",
-    "tensor", "tokenizer", "uint8", "uint16", "zeros",
+    "full", "int32", "int64", "is_grad_enabled", "load", "manual_seed", "matmul", "nn", "no_grad", "ones", "optim",
+    "rand", "randn", "save", "stack", "tensor", "tokenizer", "uint8", "uint16", "zeros",
 ]

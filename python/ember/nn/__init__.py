@@ -1,0 +1,338 @@
+"""torch.nn in ember: Module (subclass it in Python; attributes that are Parameters or
+Modules register themselves), Parameter, the layers, the losses, Sequential and
+ModuleList. The layers start from the C++ layers' parameters (PyTorch's
+initialisations) and run ember's autograd functions (nn.functional)."""
+
+from collections import OrderedDict
+
+import ember
+from ember import _ember
+from ember.nn import functional as F
+from ember.nn import utils
+
+__all__ = [
+    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
+    "LayerNorm", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleList", "Parameter", "ReLU", "Sequential",
+    "Sigmoid", "Softmax", "Tanh", "functional", "utils",
+]
+functional = F
+
+
+class Parameter(ember.Tensor):
+    """A tensor that a Module registers as its parameter: a leaf that requires grad
+    (sharing memory with `data`)."""
+
+    def __init__(self, data, requires_grad: bool = True):
+        super().__init__(data.detach())
+        self.requires_grad_(requires_grad)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """torch.nn.Module: subclass it, set Parameters and Modules as attributes in
+    __init__, and write forward()."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("call super().__init__() before assigning attributes of a Module")
+        for registry in (self._parameters, self._modules):
+            registry.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        object.__delattr__(self, name)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def named_parameters(self, prefix: str = ""):
+        """(dotted name, parameter) of this module and every submodule, depth first."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        for name, m in self._modules.items():
+            yield from m.named_parameters(prefix + name + ".")
+
+    def parameters(self):
+        return [p for _, p in self.named_parameters()]
+
+    def named_modules(self, prefix: str = ""):
+        yield prefix.rstrip("."), self
+        for name, m in self._modules.items():
+            yield from m.named_modules(prefix + name + ".")
+
+    def modules(self):
+        return [m for _, m in self.named_modules()]
+
+    def children(self):
+        return list(self._modules.values())
+
+    def state_dict(self):
+        """Every parameter by dotted name (sharing memory with the module)."""
+        return OrderedDict((name, p.detach()) for name, p in self.named_parameters())
+
+    def load_state_dict(self, state_dict, strict: bool = True):
+        """Copies each entry into the parameter of that name, in place. Strict: the keys
+        must be exactly the module's; otherwise unknown and missing ones are skipped.
+        A shape mismatch is always a ValueError, and nothing is changed then."""
+        own = dict(self.named_parameters())
+        missing = sorted(set(own) - set(state_dict))
+        unexpected = sorted(set(state_dict) - set(own))
+        if strict and (missing or unexpected):
+            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
+        for name in set(own) & set(state_dict):
+            if tuple(state_dict[name].shape) != tuple(own[name].shape):
+                raise ValueError(f"load_state_dict: {name} has shape {tuple(state_dict[name].shape)} in the state "
+                                 f"and {tuple(own[name].shape)} in the module")
+        with ember.no_grad():
+            for name in set(own) & set(state_dict):
+                own[name][...] = state_dict[name].to(own[name].dtype)
+
+    def train(self, mode: bool = True):
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def to(self, where):
+        """Moves (or casts) every parameter in place: the same Parameter objects, as in
+        PyTorch, so an optimizer made before still holds them."""
+        for p in self.parameters():
+            moved = p.detach().to(where)
+            if moved.dtype != p.dtype or moved.device != p.device:
+                p.data = moved
+        return self
+
+    def zero_grad(self):
+        for p in self.parameters():
+            p.zero_grad_()
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self):
+        lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        if not lines:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _from_core(module, parameters):
+    for name, value in parameters.items():
+        setattr(module, name, Parameter(value))
+
+
+class Linear(Module):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=ember.float32):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.bias = None
+        _from_core(self, _ember._linear_parameters(in_features, out_features, bias, dtype))
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    def __init__(self, num_embeddings: int, embedding_dim: int, dtype=ember.float32):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        _from_core(self, _ember._embedding_parameters(num_embeddings, embedding_dim, dtype))
+
+    def forward(self, ids):
+        return F.embedding(ids, self.weight)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    def __init__(self, normalized_shape, eps: float = 1e-5, bias: bool = True, dtype=ember.float32):
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.weight = Parameter(ember.ones(*self.normalized_shape, dtype=dtype))
+        self.bias = Parameter(ember.zeros(*self.normalized_shape, dtype=dtype)) if bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, list(self.normalized_shape), self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class Conv2d(Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 bias: bool = True, dtype=ember.float32):
+        super().__init__()
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+        self.stride, self.padding, self.dilation = stride, padding, dilation
+        self.bias = None
+        _from_core(self, _ember._conv2d_parameters(in_channels, out_channels, list(self.kernel_size), bias, dtype))
+
+    def forward(self, x):
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}")
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
+
+    def forward(self, x):
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, padding={self.padding}"
+
+
+class Dropout(Module):
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class _Activation(Module):
+    def __init__(self, fn):
+        super().__init__()
+        object.__setattr__(self, "_fn", fn)
+
+    def forward(self, x):
+        return self._fn(x)
+
+
+class ReLU(_Activation):
+    def __init__(self):
+        super().__init__(F.relu)
+
+
+class Tanh(_Activation):
+    def __init__(self):
+        super().__init__(F.tanh)
+
+
+class Sigmoid(_Activation):
+    def __init__(self):
+        super().__init__(F.sigmoid)
+
+
+class GELU(_Activation):
+    def __init__(self, approximate: str = "none"):
+        super().__init__(lambda x: F.gelu(x, approximate))
+        self.approximate = approximate
+
+    def extra_repr(self):
+        return f"approximate='{self.approximate}'"
+
+
+class Softmax(_Activation):
+    def __init__(self, dim: int = -1):
+        super().__init__(lambda x: F.softmax(x, dim))
+
+
+class Identity(_Activation):
+    def __init__(self):
+        super().__init__(lambda x: x)
+
+
+class Flatten(Module):
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        return x.flatten(self.start_dim, self.end_dim)
+
+
+class Sequential(Module):
+    def __init__(self, *modules):
+        super().__init__()
+        for i, m in enumerate(modules):
+            setattr(self, str(i), m)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+
+class ModuleList(Module):
+    def __init__(self, modules=()):
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, m):
+        setattr(self, str(len(self._modules)), m)
+        return self
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __len__(self):
+        return len(self._modules)
+
+
+class _Loss(Module):
+    def __init__(self, fn):
+        super().__init__()
+        object.__setattr__(self, "_fn", fn)
+
+    def forward(self, input, target):
+        return self._fn(input, target)
+
+
+class CrossEntropyLoss(_Loss):
+    def __init__(self, ignore_index: int = -100, label_smoothing: float = 0.0):
+        super().__init__(lambda x, y: F.cross_entropy(x, y, ignore_index, label_smoothing))
+
+
+class MSELoss(_Loss):
+    def __init__(self):
+        super().__init__(F.mse_loss)
+
+
+class BCEWithLogitsLoss(_Loss):
+    def __init__(self):
+        super().__init__(F.binary_cross_entropy_with_logits)

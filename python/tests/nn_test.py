@@ -1,0 +1,185 @@
+"""ember.nn, ember.optim and ember.save/load from Python: Modules written in Python
+register what they hold, the layers compute what their formulas say, the optimizers'
+first steps are the hand-derived ones, a model learns, and a run saved and loaded
+resumes to the same weights as one that never stopped."""
+
+import math
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(2, 8)
+        self.out = nn.Linear(8, 1)
+        self.scale = nn.Parameter(ember.ones(1))
+        self.note = "not registered"
+
+    def forward(self, x):
+        return self.out(F.tanh(self.hidden(x))) * self.scale
+
+
+class ModuleTest(unittest.TestCase):
+    def test_registration(self):
+        m = MLP()
+        self.assertEqual([name for name, _ in m.named_parameters()],
+                         ["scale", "hidden.weight", "hidden.bias", "out.weight", "out.bias"])
+        self.assertEqual(sum(p.numel() for p in m.parameters()), 1 + 16 + 8 + 8 + 1)
+        self.assertTrue(all(p.requires_grad and p.is_leaf for p in m.parameters()))
+        self.assertEqual(list(m.state_dict()), [name for name, _ in m.named_parameters()])
+        self.assertEqual(repr(m), "MLP(\n  (hidden): Linear(in_features=2, out_features=8, bias=True)\n"
+                                  "  (out): Linear(in_features=8, out_features=1, bias=True)\n)")
+        self.assertEqual(len(nn.Sequential(nn.Linear(2, 2), nn.ReLU())), 2)
+        self.assertIsNone(nn.Linear(2, 2, bias=False).bias)
+
+    def test_linear_starts_as_torch(self):
+        w = nn.Linear(100, 50).weight.detach().numpy()
+        bound = 1 / math.sqrt(100)
+        self.assertLessEqual(abs(w).max(), bound)
+        self.assertGreater(abs(w).max(), 0.9 * bound)  # uniform over the whole range
+        self.assertAlmostEqual(float(w.std()), bound / math.sqrt(3), delta=0.05 * bound)
+
+    def test_layers_compute_their_formulas(self):
+        x = ember.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 4.0]])
+        lin = nn.Linear(3, 2)
+        want = x.numpy() @ lin.weight.detach().numpy().T + lin.bias.detach().numpy()
+        np.testing.assert_allclose(lin(x).detach().numpy(), want, rtol=1e-6)
+        a = x.numpy()
+        ln = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(nn.LayerNorm(3)(x).detach().numpy(), ln, rtol=1e-5, atol=1e-6)
+        logits, targets = ember.tensor([[2.0, 1.0, 0.1], [0.5, 2.5, 0.3]]), ember.tensor([0, 2])
+        l = logits.numpy()
+        ce = np.mean([np.log(np.exp(row).sum()) - row[t] for row, t in zip(l, [0, 2])])
+        self.assertAlmostEqual(nn.CrossEntropyLoss()(logits, targets).item(), ce, places=6)
+        emb = nn.Embedding(5, 3)
+        self.assertEqual(emb(ember.tensor([4, 0])).tolist(), [emb.weight[4].tolist(), emb.weight[0].tolist()])
+        image = ember.arange(16.0).reshape(1, 1, 4, 4)
+        self.assertEqual(nn.MaxPool2d(2)(image).tolist(), [[[[5.0, 7.0], [13.0, 15.0]]]])
+        conv = nn.Conv2d(1, 2, 3, padding=1)
+        self.assertEqual(conv(image).shape, (1, 2, 4, 4))
+        center = (image.numpy()[0, 0, 0:3, 0:3] * conv.weight.detach().numpy()[1, 0]).sum() + conv.bias[1].item()
+        self.assertAlmostEqual(conv(image)[0, 1, 1, 1].item(), float(center), places=4)
+
+    def test_train_eval_and_dropout(self):
+        m = nn.Sequential(nn.Dropout(0.5))
+        x = ember.ones(1000)
+        kept = (m(x) != 0).numpy().mean()
+        self.assertTrue(0.4 < kept < 0.6)
+        self.assertEqual(m(x).max().item(), 2.0)  # survivors scaled by 1 / (1 - p)
+        m.eval()
+        self.assertFalse(m[0].training)
+        self.assertEqual(m(x).tolist(), x.tolist())
+
+    def test_load_state_dict(self):
+        a, b = MLP(), MLP()
+        b.load_state_dict(a.state_dict())
+        x = ember.randn(4, 2)
+        self.assertEqual(a(x).tolist(), b(x).tolist())
+        with self.assertRaisesRegex(KeyError, "missing keys \\['scale'\\]"):
+            b.load_state_dict({k: v for k, v in a.state_dict().items() if k != "scale"})
+        with self.assertRaisesRegex(ValueError, "hidden.bias has shape \\(3,\\)"):
+            b.load_state_dict(dict(a.state_dict(), **{"hidden.bias": ember.zeros(3)}))
+        b.load_state_dict({"scale": ember.tensor([5.0])}, strict=False)
+        self.assertEqual(b.scale.item(), 5.0)
+
+    def test_module_to_keeps_the_parameters(self):
+        m = nn.Linear(2, 2)
+        before = m.weight
+        m.to(ember.float64)
+        self.assertIs(m.weight, before)
+        self.assertEqual(m.weight.dtype, ember.float64)
+        self.assertEqual(m(ember.ones(1, 2, dtype=ember.float64)).dtype, ember.float64)
+
+
+class OptimTest(unittest.TestCase):
+    def setUp(self):
+        self.p = nn.Parameter(ember.tensor([1.0, -2.0, 3.0]))
+        self.g = np.array([0.5, -0.25, 2.0])
+
+    def first_step(self, opt):
+        (self.p * ember.tensor(self.g.astype(np.float32))).sum().backward()
+        opt.step()
+        return self.p.detach().numpy().astype(np.float64)
+
+    def test_first_steps_are_the_textbook_ones(self):
+        p0 = np.array([1.0, -2.0, 3.0])
+        np.testing.assert_allclose(self.first_step(ember.optim.SGD([self.p], lr=0.1)), p0 - 0.1 * self.g, rtol=1e-6)
+        self.setUp()
+        # Adam's first step: m / (sqrt(v) + eps) = g / (|g| + eps).
+        np.testing.assert_allclose(self.first_step(ember.optim.Adam([self.p], lr=0.01)),
+                                   p0 - 0.01 * self.g / (abs(self.g) + 1e-8), rtol=1e-6)
+        self.setUp()
+        np.testing.assert_allclose(self.first_step(ember.optim.AdamW([self.p], lr=0.01, weight_decay=0.1)),
+                                   p0 * (1 - 0.01 * 0.1) - 0.01 * self.g / (abs(self.g) + 1e-8), rtol=1e-6)
+
+    def test_param_groups_drive_the_learning_rate(self):
+        opt = ember.optim.SGD([self.p], lr=1.0)
+        opt.param_groups[0]["lr"] = 0.0
+        np.testing.assert_allclose(self.first_step(opt), [1.0, -2.0, 3.0])
+        opt.zero_grad()
+        self.assertIsNone(self.p.grad)
+
+    def test_a_model_learns(self):
+        ember.manual_seed(0)
+        x = ember.tensor([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+        y = ember.tensor([[0.0], [1.0], [1.0], [0.0]])  # XOR
+        model = MLP()
+        opt = ember.optim.Adam(model.parameters(), lr=0.05)
+        for _ in range(300):
+            loss = F.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        self.assertLess(loss.item(), 0.01)
+
+
+class CheckpointTest(unittest.TestCase):
+    def run_steps(self, model, opt, steps):
+        ember.manual_seed(123)  # the same batches whether or not the run was interrupted
+        for _ in range(steps):
+            loss = F.mse_loss(model(ember.randn(8, 2)), ember.randn(8, 1))
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+
+    def test_save_load_resumes_exactly(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ember.manual_seed(5)
+            model = MLP()
+            opt = ember.optim.AdamW(model.parameters(), lr=0.01)
+            self.run_steps(model, opt, 3)
+            ember.save(model.state_dict(), os.path.join(tmp, "model.safetensors"))
+            ember.save(opt.state_dict(), os.path.join(tmp, "opt.safetensors"))
+            self.run_steps(model, opt, 2)
+
+            resumed = MLP()
+            resumed.load_state_dict(ember.load(os.path.join(tmp, "model.safetensors")))
+            resumed_opt = ember.optim.AdamW(resumed.parameters(), lr=0.01)
+            resumed_opt.load_state_dict(ember.load(os.path.join(tmp, "opt.safetensors")))
+            self.run_steps(resumed, resumed_opt, 2)
+            for (name, a), (_, b) in zip(model.named_parameters(), resumed.named_parameters()):
+                self.assertEqual(a.tolist(), b.tolist(), name)
+
+    def test_errors(self):
+        with self.assertRaises(FileNotFoundError):
+            ember.load("/nowhere/model.safetensors")
+        with tempfile.NamedTemporaryFile(suffix=".safetensors") as f:
+            f.write(b"not a safetensors file")
+            f.flush()
+            with self.assertRaises(ValueError):
+                ember.load(f.name)
+        with self.assertRaisesRegex(ValueError, "empty parameter list"):
+            ember.optim.SGD([], lr=0.1)
+
+
+if __name__ == "__main__":
+    unittest.main()
