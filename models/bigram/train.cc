@@ -92,7 +92,7 @@ absl::Status Run() {
                    (step + 1) / seconds, "step", seconds);
       csv << step + 1 << ',' << loss.item<double>() << ",\n";
     }
-    std::fputc('\n', stderr);
+    EndProgress();
     logits = [&](const Tensor& x) { return (*neural)(x.To(device)).To(Device::Cpu()); };
   }
   const double train_loss = MeanNll(logits(train.x), train.y), val_loss = MeanNll(logits(val.x), val.y);

@@ -31,11 +31,30 @@ TEST(RunLogTest, MissingInputSaysToRunSetup) {
   EXPECT_EQ(s.message(), "cannot open downloads/names/female.txt (run ./setup.sh)");
 }
 
-TEST(RunLogTest, ProgressLineExtrapolatesTheEta) {
+TEST(RunLogTest, ProgressOnATerminalRedrawsOneLineWithABar) {
+  ProgressDisplay display(/*terminal=*/true, 10);
   testing::internal::CaptureStderr();
   // 10 of 40 steps done in 20 s, 5 of them before this run: 4 s a step, 30 to go: 2 minutes.
-  ShowProgress("step", 10, 40, 5, "loss 1.2345", 123.4, "tok", 20);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "\rstep 10/40 | loss 1.2345 | 123 tok/s | 20s, ETA 2m00s   ");
+  display.Show("step", 10, 40, 5, "loss 1.2345", 123.4, "tok", 20);
+  display.Show("step", 11, 40, 5, "loss 1.2", 123.4, "tok", 24);
+  display.End();
+  display.End();  // nothing open: nothing printed
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "\rstep 10/40 [#####---------------]  25% | loss 1.2345 | 123 tok/s | 20s, ETA 2m00s   "
+            "\rstep 11/40 [#####---------------]  27% | loss 1.2 | 123 tok/s | 24s, ETA 1m56s   \n");
+}
+
+TEST(RunLogTest, ProgressInAFileIsALinePerInterval) {
+  ProgressDisplay display(/*terminal=*/false, 10);
+  testing::internal::CaptureStderr();
+  for (int step = 1; step <= 30; ++step) display.Show("step", step, 30, 0, "loss 1", 1, "step", step);
+  display.End();
+  // The first, then every 10 s of elapsed time, and the last.
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "step 1/30 | loss 1 | 1 step/s | 1s, ETA 29s\n"
+            "step 11/30 | loss 1 | 1 step/s | 11s, ETA 19s\n"
+            "step 21/30 | loss 1 | 1 step/s | 21s, ETA 9s\n"
+            "step 30/30 | loss 1 | 1 step/s | 30s, ETA 0s\n");
 }
 
 TEST(RunLogTest, WritesOneJsonLine) {

@@ -83,7 +83,7 @@ absl::Status Run() {
     ShowProgress("window", first + b, windows, 0, absl::StrFormat("loss %.4f", loss_sum / ((first + b) * t)),
                  (first + b) * t / seconds, "tok", seconds);
   }
-  std::fputc('\n', stderr);
+  EndProgress();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double loss = loss_sum / static_cast<double>(windows * t);
   std::printf("loss %.6f (perplexity %.2f) over %lld tokens\n", loss, std::exp(loss), static_cast<long long>(windows * t));

@@ -7,7 +7,9 @@
 // Without --train_data it trains on the Brown corpus tokenized with GPT-2's BPE
 // (runs/data/brown_gpt2_{train,val}.bin, made from ./setup.sh's download on first use).
 // Every step shows on one line (step, loss, learning rate, tokens/s, elapsed, ETA), the
-// validation loss every --val_every steps; each step goes to --out_dir/metrics.csv, the
+// validation loss every --val_every steps; each step goes to --out_dir/metrics.csv (and
+// metrics.jsonl, one JSON object a line with the same keys; loss.svg, the curves, is
+// redrawn at each validation), the
 // final figures to --metrics_out as one JSON object (train_loss, val_loss,
 // tokens_per_second, train_seconds, peak_memory_bytes, steps, parameters), and the model
 // and optimizer to --save_checkpoint.
@@ -42,6 +44,7 @@
 #include "data/prepare.h"
 #include "data/shards.h"
 #include "distributed/process_group.h"
+#include "models/common/loss_plot.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/sample.h"
@@ -76,7 +79,8 @@ ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto 
 ABSL_FLAG(int, zero, kDefaults.zero_stage, "1: split AdamW's state across the ranks (ZeRO-1); 0: every rank holds all of it");
 ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10), "under mpirun: a rank that waits this long for the others exits, ending the run");
 ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
-ABSL_FLAG(int64_t, val_every, 50, "validation loss every this many steps (and at the end)");
+ABSL_FLAG(int64_t, val_every, 50, "validation loss every this many steps (and at the end); loss.svg is redrawn then");
+ABSL_FLAG(bool, plot_log_scale, false, "draw OUT_DIR/loss.svg with a logarithmic loss axis");
 ABSL_FLAG(int64_t, val_batches, kDefaults.val_batches, "validation batches (fixed windows from the start of the shard)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/gpt2 in the workspace)");
 ABSL_FLAG(std::string, save_checkpoint, "", "checkpoint to write at the end (default: OUT_DIR/checkpoint.safetensors)");
@@ -196,18 +200,29 @@ absl::Status Run() {
                  static_cast<long long>(options.batch_size), static_cast<long long>(options.seq_len));
   }
 
-  std::ofstream csv;
+  // Each step as a CSV row and as a JSON line with the same keys (val_loss null between
+  // validations), so that anything can plot them.
+  std::ofstream csv, jsonl;
   if (lead) {
-    csv.open(out_dir + "/metrics.csv", t.step() > 0 ? std::ios::app : std::ios::trunc);
+    const auto mode = t.step() > 0 ? std::ios::app : std::ios::trunc;
+    csv.open(out_dir + "/metrics.csv", mode);
+    jsonl.open(out_dir + "/metrics.jsonl", mode);
     if (t.step() == 0) csv << "step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds\n";
   }
   const int64_t tokens_per_step = options.grad_accum * world.size() * options.batch_size * options.seq_len;
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
+  // loss.svg: the whole run so far (a resumed run's earlier steps from its CSV).
+  LossCurves curves = t.step() > 0 ? ReadLossCurves(out_dir + "/metrics.csv") : LossCurves{};
+  curves.tokens_per_step = static_cast<double>(tokens_per_step);
+  curves.title = absl::StrFormat("GPT-2, %lld layers x %lld, %.2fM parameters", static_cast<long long>(cfg.n_layer),
+                                 static_cast<long long>(cfg.n_embd), t.model().NumParameters() / 1e6);
+  const std::string plot = out_dir + "/loss.svg";
   GetCpuAllocator().ResetPeak();
   double train_seconds = 0, last_loss = std::nan(""), val_loss = std::nan(""), comm_seconds = 0, comm_wait = 0;
   const int64_t first = t.step();
   if (first == 0 && val) {
     val_loss = t.ValidationLoss();
+    curves.val.emplace_back(0, val_loss);
     if (lead) std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f)\n", val_loss, static_cast<long long>(cfg.vocab_size),
                  std::log(static_cast<double>(cfg.vocab_size)));
   }
@@ -217,6 +232,7 @@ absl::Status Run() {
     comm_seconds += r.comm_seconds;
     comm_wait += r.comm_wait_seconds;
     last_loss = r.loss;
+    curves.train.emplace_back(r.step + 1, r.loss);
     const int64_t done = r.step + 1 - first, left = options.steps - r.step - 1;
     const double rate = done * tokens_per_step / train_seconds;
     if (lead) ShowProgress("step", r.step + 1, options.steps, first,
@@ -225,12 +241,26 @@ absl::Status Run() {
     double step_val = std::nan("");
     if (val && ((r.step + 1) % val_every == 0 || left == 0)) {
       step_val = val_loss = t.ValidationLoss();
-      if (lead) std::fprintf(stderr, "\nstep %lld: val loss %.4f\n", static_cast<long long>(r.step + 1), val_loss);
+      curves.val.emplace_back(r.step + 1, val_loss);
+      if (lead) {
+        EndProgress();
+        std::fprintf(stderr, "step %lld: val loss %.4f\n", static_cast<long long>(r.step + 1), val_loss);
+        RETURN_IF_ERROR(WriteLossSvg(plot, curves, absl::GetFlag(FLAGS_plot_log_scale)));
+      }
     }
-    if (lead) csv << r.step + 1 << ',' << r.loss << ',' << (std::isnan(step_val) ? "" : absl::StrCat(step_val)) << ',' << r.lr
-        << ',' << r.grad_norm << ',' << tokens_per_step / r.seconds << ',' << r.seconds << '\n';
+    if (lead) {
+      csv << r.step + 1 << ',' << r.loss << ',' << (std::isnan(step_val) ? "" : absl::StrCat(step_val)) << ',' << r.lr
+          << ',' << r.grad_norm << ',' << tokens_per_step / r.seconds << ',' << r.seconds << '\n';
+      jsonl << nlohmann::ordered_json{{"step", r.step + 1}, {"loss", r.loss},
+                                      {"val_loss", std::isnan(step_val) ? nlohmann::ordered_json()
+                                                                        : nlohmann::ordered_json(step_val)},
+                                      {"lr", r.lr}, {"grad_norm", r.grad_norm},
+                                      {"tokens_per_second", tokens_per_step / r.seconds}, {"seconds", r.seconds}}
+                   .dump()
+            << '\n';
+    }
   }
-  if (lead) std::fputc('\n', stderr);
+  if (lead) EndProgress();
   const std::string checkpoint =
       absl::GetFlag(FLAGS_save_checkpoint).empty() ? out_dir + "/checkpoint.safetensors" : absl::GetFlag(FLAGS_save_checkpoint);
   RETURN_IF_ERROR(t.SaveCheckpoint(checkpoint));
@@ -238,7 +268,7 @@ absl::Status Run() {
   const int64_t peak = options.device.is_cpu() ? GetCpuAllocator().peak_bytes()
                                                 : cuda::GetMemoryStats(options.device.index).peak_bytes;
   if (!lead) return absl::OkStatus();
-  std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB%s; wrote %s and %s/metrics.csv\n",
+  std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB%s; wrote %s and %s/{metrics.csv,metrics.jsonl,loss.svg}\n",
                static_cast<long long>(t.step() - first), FormatDuration(train_seconds).c_str(), tokens_per_second, peak / 1e6,
                world.size() > 1 ? " (rank 0)" : "", checkpoint.c_str(), out_dir.c_str());
   if (comm_seconds > 0) {

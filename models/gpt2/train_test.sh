@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The train binary end to end on a tiny model and a small shard: progress, CSV,
-# metrics JSON, checkpoint, --resume continuing the step count, a sample, and errors.
+# The train binary end to end on a tiny model and a small shard: progress, CSV and
+# JSON lines, metrics JSON, checkpoint, --resume continuing the step count, a sample, and errors.
 set -uo pipefail
 source base/expect.sh
 train=models/gpt2/train
@@ -23,6 +23,13 @@ expect "progress" "1" "$(tr '\r' '\n' <"$out.stderr" | grep -c '^step 8/8 | loss
 expect "val loss lines" "3" "$(grep -c 'val loss' "$out.stderr")"  # step 0, 4 and 8
 expect "csv rows" "9" "$(wc -l <"$out/metrics.csv")"
 expect "csv header" "step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds" "$(head -1 "$out/metrics.csv")"
+expect "a log is whole lines" "0" "$(grep -c $'\r' "$out.stderr")"
+# metrics.jsonl: a line a step with the CSV's keys, val_loss null between validations.
+jsonl="$(python3 -c '
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+print(len(rows), ",".join(rows[0]), [r["step"] for r in rows if r["val_loss"] is not None])' "$out/metrics.jsonl")"
+expect "metrics.jsonl" "8 step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds [4, 8]" "$jsonl"
 keys="$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$out/m.json")"
 expect "metrics keys" "parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_loss" "$keys"
 learned="$(python3 -c 'import json,sys,math; m=json.load(open(sys.argv[1])); print(m["val_loss"] < math.log(50257) - 1)' "$out/m.json")"
@@ -32,6 +39,11 @@ expect "checkpoint" "yes" "$([ -s "$out/checkpoint.safetensors" ] && echo yes)"
 $train "${common[@]}" --steps=12 --resume="$out/checkpoint.safetensors" --sample_tokens=0 2>"$out.stderr2"
 expect "resume continues" "1" "$(grep -c 'resuming at step 8' "$out.stderr2")"
 expect "resumed csv rows" "13" "$(wc -l <"$out/metrics.csv")"
+expect "resumed jsonl rows" "12" "$(wc -l <"$out/metrics.jsonl")"
+# loss.svg: both curves, the resumed run's drawn whole (12 training points, validation
+# at steps 4, 8 and 12; the CSV it reads back has no row for step 0).
+expect "loss.svg" "2 3" "$(grep -c '<polyline' "$out/loss.svg") $(grep -c '<circle' "$out/loss.svg")"
+expect "loss.svg train points" "12" "$(sed -n 's/.*<polyline[^>]*points="\([^"]*\)".*/\1/p' "$out/loss.svg" | head -1 | wc -w)"
 cp "$TEST_TMPDIR/train.bin" "$TEST_TMPDIR/train2.bin"
 $train "${common[@]}" --train_data="$TEST_TMPDIR/train*.bin" --steps=2 --warmup_steps=1 --sample_tokens=0 2>"$out.stderr3"
 expect "a glob of shards" "1" "$(grep -c 'training tokens (.*train\*.bin: 2 shards)' "$out.stderr3")"

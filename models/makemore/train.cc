@@ -117,7 +117,8 @@ absl::Status Run() {
       const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val);
       csv << step + 1 << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss << ','
           << val_loss << '\n';
-      std::fprintf(stderr, "\nstep %lld: train loss %.4f, val loss %.4f\n", static_cast<long long>(step + 1),
+      EndProgress();
+      std::fprintf(stderr, "step %lld: train loss %.4f, val loss %.4f\n", static_cast<long long>(step + 1),
                    train_loss, val_loss);
       start = std::chrono::steady_clock::now();  // the evaluation is not training time
     }

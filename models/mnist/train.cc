@@ -140,7 +140,8 @@ absl::Status Run() {
     train_loss = loss_sum / static_cast<double>(epoch_examples);
     evaluation = Evaluate(*model, test->images, test->labels);  // the same model on every rank
     if (!lead) continue;
-    std::fprintf(stderr, "\nepoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
+    EndProgress();
+    std::fprintf(stderr, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
                  static_cast<long long>(epoch + 1), train_loss, evaluation.loss, 100 * evaluation.accuracy);
     csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy << ','
         << train_seconds << ',' << examples / train_seconds << '\n';
