@@ -32,6 +32,21 @@ $bin/eval --checkpoint="$ckpt" --tokens="$out/val.bin" --seq_len=16 --max_window
 expect "eval exit" "0" "$?"
 expect "eval = the trainer's val loss" "$val" "$(python3 -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["loss"])' "$out/eval.json")"
 expect "eval counts" "8 128" "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["windows"], m["tokens"])' "$out/eval.json")"
+# Bits per byte: the loss in bits over the bytes of the 128 targets (tokens 1 to 128 of
+# val.bin; "The" is 3 bytes, " quick" 6, ...).
+expect "eval bits per byte" "ok" "$(python3 - "$out/eval.json" <<'PY'
+import json, math, sys
+m = json.load(open(sys.argv[1]))
+length = dict(zip((464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13), (3, 6, 6, 4, 6, 5, 4, 5, 4, 1)))
+phrase = (464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13)
+text_bytes = sum(length[phrase[(i * 3) % 10]] for i in range(1, 129))
+want = m["loss"] * 128 / math.log(2) / text_bytes
+print("ok" if m["bytes"] == text_bytes and abs(m["bpb"] - want) < 1e-9 * want else (m, text_bytes, want))
+PY
+)"
+expect "eval --vocab=none" "loss perplexity seconds tokens windows" \
+  "$($bin/eval --checkpoint="$ckpt" --tokens="$out/val.bin" --seq_len=16 --max_windows=2 --vocab=none \
+     --metrics_out="$out/eval2.json" >/dev/null 2>&1; python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$out/eval2.json")"
 # eval on llm.c's file: one window of 12 over the 13 reference ids, PyTorch's loss.
 expect "eval of llm.c weights = PyTorch" "$(cat "$out/ref_loss.txt")" \
   "$($bin/eval --checkpoint=models/gpt2/testdata/tiny_llmc.bin --tokens="$out/ref.bin" --seq_len=12 2>/dev/null | awk '{printf "%.4f", $2}')"

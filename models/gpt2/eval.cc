@@ -8,8 +8,13 @@
 // (default: the model's block_size), window k covers tokens [kT, kT + T]: its first T
 // are the inputs, its last T the targets, so consecutive windows share one token and a
 // last partial window is dropped. The loss is the mean over every predicted position
-// of every window (nats per token), printed and written to --metrics_out as "loss"
-// (with "windows", "tokens" predicted and "seconds").
+// of every window (nats per token), printed with its perplexity and written to
+// --metrics_out as "loss" (with "windows", "tokens" predicted and "seconds"). With the
+// vocabulary the shard was made with (--vocab: GPT-2's for a model of its size, or a
+// .tiktoken file), also
+// bits per byte ("bpb"), which does not depend on the tokenizer: the summed loss in bits
+// over the bytes of the predicted tokens' text (a special token such as <|endoftext|>
+// stands for no text and counts no bytes).
 
 #include <chrono>
 #include <cmath>
@@ -28,6 +33,7 @@
 #include "models/gpt2/weights.h"
 #include "tensor/creation.h"
 #include "tensor/cuda.h"
+#include "tokenizer/vocab.h"
 
 ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
 ABSL_FLAG(std::string, tokens, "", "the token shard to evaluate on (llm.c's format)");
@@ -35,10 +41,20 @@ ABSL_FLAG(int64_t, seq_len, 0, "tokens per window (0: the model's block_size)");
 ABSL_FLAG(int64_t, batch_size, 4, "windows per forward pass");
 ABSL_FLAG(int64_t, max_windows, 0, "evaluate only the first this many windows (0: all)");
 ABSL_FLAG(std::string, metrics_out, "", "write the figures here as one JSON object");
+ABSL_FLAG(std::string, vocab, "auto",
+          "the shard's vocabulary, for bits per byte: gpt2, a .tiktoken file, none, or auto (gpt2 for a model of "
+          "GPT-2's 50257 tokens or llm.c's padded 50304, else none)");
 ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 
 namespace ember::models::gpt2 {
 namespace {
+
+// "gpt2", or a .tiktoken file's ranks (the pattern does not matter for decoding).
+absl::StatusOr<tokenizer::Encoding> LoadVocab(const std::string& vocab) {
+  if (vocab == "gpt2") return tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
+  ASSIGN_OR_RETURN(tokenizer::Ranks ranks, tokenizer::LoadTiktokenRanks(vocab));
+  return tokenizer::Encoding::Create(vocab, tokenizer::kGpt2Pattern, std::move(ranks), {});
+}
 
 absl::Status Run() {
   const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
@@ -62,6 +78,24 @@ absl::Status Run() {
   }
   std::fprintf(stderr, "eval: %s from %s; %lld windows of %lld tokens from %s\n", config.ToString().c_str(), path.c_str(),
                static_cast<long long>(windows), static_cast<long long>(t), shard.path().c_str());
+  // Bytes of text per token id, when the vocabulary is known and matches the model.
+  std::vector<int64_t> token_bytes;
+  std::string vocab = absl::GetFlag(FLAGS_vocab);
+  if (vocab == "auto") vocab = config.vocab_size == 50257 || config.vocab_size == 50304 ? "gpt2" : "none";
+  if (vocab != "none") {
+    absl::StatusOr<tokenizer::Encoding> e = LoadVocab(vocab);
+    if (!e.ok()) return MissingInput(e.status());
+    if (e->n_vocab() > config.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat("--vocab=", vocab, " has ", e->n_vocab(), " tokens, the model ",
+                                                     config.vocab_size, " (--vocab=none to skip bits per byte)"));
+    }
+    token_bytes.assign(static_cast<size_t>(config.vocab_size), 0);
+    for (tokenizer::Rank id = 0; id < e->n_vocab(); ++id) {
+      const absl::StatusOr<std::string> bytes = e->DecodeBytes({id});
+      if (bytes.ok() && !e->specials().contains(*bytes)) token_bytes[id] = static_cast<int64_t>(bytes->size());
+    }
+  }
+  int64_t text_bytes = 0;
   (model)->Eval();
   autograd::NoGradGuard no_grad;
   const uint16_t* tokens = shard.tokens();
@@ -75,6 +109,7 @@ absl::Status Run() {
       for (int64_t i = 0; i < t; ++i) {
         x[static_cast<size_t>(w * t + i)] = window[i];
         y[static_cast<size_t>(w * t + i)] = window[i + 1];
+        if (!token_bytes.empty()) text_bytes += token_bytes[window[i + 1]];
       }
     }
     loss_sum += (model)->Loss(FromVector(x, {b, t}).To(device), FromVector(y, {b, t}).To(device)).item<double>() *
@@ -86,10 +121,18 @@ absl::Status Run() {
   EndProgress();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double loss = loss_sum / static_cast<double>(windows * t);
-  std::printf("loss %.6f (perplexity %.2f) over %lld tokens\n", loss, std::exp(loss), static_cast<long long>(windows * t));
-  if (const std::string out = absl::GetFlag(FLAGS_metrics_out); !out.empty()) {
-    return WriteMetricsJson(out, {{"loss", loss}, {"windows", windows}, {"tokens", windows * t}, {"seconds", seconds}});
+  nlohmann::json metrics = {{"loss", loss}, {"perplexity", std::exp(loss)}, {"windows", windows},
+                             {"tokens", windows * t}, {"seconds", seconds}};
+  std::string bpb;
+  if (text_bytes > 0) {
+    metrics["bpb"] = loss_sum / std::log(2.0) / static_cast<double>(text_bytes);
+    metrics["bytes"] = text_bytes;
+    bpb = absl::StrFormat(", %.4f bits per byte over %lld bytes", metrics["bpb"].get<double>(),
+                          static_cast<long long>(text_bytes));
   }
+  std::printf("loss %.6f (perplexity %.2f) over %lld tokens%s\n", loss, std::exp(loss),
+              static_cast<long long>(windows * t), bpb.c_str());
+  if (const std::string out = absl::GetFlag(FLAGS_metrics_out); !out.empty()) return WriteMetricsJson(out, metrics);
   return absl::OkStatus();
 }
 
