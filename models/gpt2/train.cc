@@ -12,7 +12,11 @@
 // redrawn at each validation), the
 // final figures to --metrics_out as one JSON object (train_loss, val_loss,
 // tokens_per_second, train_seconds, peak_memory_bytes, steps, parameters), and the model
-// and optimizer to --save_checkpoint.
+// and optimizer to --save_checkpoint. --checkpoint_every=N also writes
+// OUT_DIR/checkpoints/step_N.safetensors (keeping the newest --keep_checkpoints). Ctrl-C
+// (SIGINT) or SIGTERM finishes the step, writes a checkpoint there and exits with 130 or
+// 143; --resume=latest continues from the newest checkpoint, bit for bit; a second
+// Ctrl-C exits at once, leaving the last complete checkpoint as it was.
 //
 // On several processes (data parallel; see trainer.h), --batch_size is per rank and rank
 // 0 alone prints and writes:
@@ -22,8 +26,11 @@
 //   mpirun --hostfile hosts -np 16 bazel-bin/models/gpt2/train ...     # machines in `hosts`
 
 #include <glob.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -37,6 +44,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/status.h"
@@ -59,7 +67,7 @@ static const ember::models::gpt2::TrainOptions kDefaults;
 
 ABSL_FLAG(std::string, model, "demo", "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ...");
 ABSL_FLAG(std::string, init_from, "", "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin or a Hugging Face GPT-2 folder");
-ABSL_FLAG(std::string, resume, "", "continue this ember checkpoint's run exactly (to --steps)");
+ABSL_FLAG(std::string, resume, "", "continue this ember checkpoint's run exactly (to --steps); latest: the newest checkpoint in --out_dir");
 ABSL_FLAG(std::string, train_data, "", "training token shards: a file or a glob (default: the Brown corpus, GPT-2 BPE)");
 ABSL_FLAG(std::string, val_data, "", "validation token shard: a file or a glob, of which the first (default: Brown's)");
 ABSL_FLAG(int64_t, batch_size, kDefaults.batch_size, "sequences per micro-batch");
@@ -84,6 +92,8 @@ ABSL_FLAG(bool, plot_log_scale, false, "draw OUT_DIR/loss.svg with a logarithmic
 ABSL_FLAG(int64_t, val_batches, kDefaults.val_batches, "validation batches (fixed windows from the start of the shard)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/gpt2 in the workspace)");
 ABSL_FLAG(std::string, save_checkpoint, "", "checkpoint to write at the end (default: OUT_DIR/checkpoint.safetensors)");
+ABSL_FLAG(int64_t, checkpoint_every, 0, "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
+ABSL_FLAG(int64_t, keep_checkpoints, 3, "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
 ABSL_FLAG(int64_t, sample_tokens, 120, "tokens to sample at the end (0: none)");
 ABSL_FLAG(double, temperature, 0.8, "sampling temperature");
@@ -107,6 +117,69 @@ absl::Status EnsureBrownShards(const std::string& train, const std::string& val)
   std::filesystem::create_directories(std::filesystem::path(train).parent_path());
   RETURN_IF_ERROR(data::WriteTokenShard(train, split.train));
   return data::WriteTokenShard(val, split.val);
+}
+
+// SIGINT and SIGTERM: the first asks the training loop to stop after the step it is in,
+// write a checkpoint and exit with 128 + the signal (130, 143); a second SIGINT exits at
+// once, even in the middle of writing (checkpoints are written to a temporary name and
+// renamed, so the last complete one is never touched).
+std::atomic<int> stop_signal{0};
+
+void OnStopSignal(int signo) {
+  if (stop_signal.load() != 0 && signo == SIGINT) _exit(128 + SIGINT);
+  stop_signal.store(signo);
+}
+
+void CatchStopSignals() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// OUT_DIR/checkpoints/step_<step, 6 digits>.safetensors, written by the collective
+// SaveCheckpoint; then all but the newest `keep` of them are deleted (rank 0).
+absl::Status SaveStepCheckpoint(Trainer& t, const std::string& out_dir, int64_t keep, bool lead, std::string& path) {
+  const std::filesystem::path dir = std::filesystem::path(out_dir) / "checkpoints";
+  if (lead) std::filesystem::create_directories(dir);
+  path = (dir / absl::StrFormat("step_%06d.safetensors", t.step())).string();
+  RETURN_IF_ERROR(t.SaveCheckpoint(path));
+  if (!lead) return absl::OkStatus();
+  std::vector<std::filesystem::path> saved;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!absl::StartsWith(name, "step_")) continue;
+    if (absl::EndsWith(name, ".safetensors")) {
+      saved.push_back(entry.path());
+    } else if (absl::StrContains(name, ".safetensors.tmp-")) {
+      std::filesystem::remove(entry.path());  // a write that a killed run left unfinished
+    }
+  }
+  std::sort(saved.begin(), saved.end());  // zero-padded steps sort by name
+  for (size_t i = 0; i + std::max<int64_t>(keep, 1) < saved.size(); ++i) std::filesystem::remove(saved[i]);
+  return absl::OkStatus();
+}
+
+// --resume=latest: of OUT_DIR/checkpoint.safetensors and OUT_DIR/checkpoints/*, the one
+// written last.
+absl::StatusOr<std::string> LatestCheckpoint(const std::string& out_dir) {
+  std::vector<std::filesystem::path> candidates = {std::filesystem::path(out_dir) / "checkpoint.safetensors"};
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out_dir) / "checkpoints", error)) {
+    if (entry.path().extension() == ".safetensors") candidates.push_back(entry.path());
+  }
+  std::string latest;
+  std::filesystem::file_time_type newest;
+  for (const auto& path : candidates) {
+    const auto time = std::filesystem::last_write_time(path, error);
+    if (!error && (latest.empty() || time > newest)) latest = path.string(), newest = time;
+  }
+  if (latest.empty()) {
+    return absl::NotFoundError(absl::StrCat("--resume=latest: no checkpoint in ", out_dir, " (nor in its checkpoints/)"));
+  }
+  return latest;
 }
 
 // The files `pattern` names: itself, or the sorted matches of a glob (* ? [...]).
@@ -182,7 +255,11 @@ absl::Status Run() {
   options.sequential = order == "sequential";
   options.device = device;
   options.zero_stage = absl::GetFlag(FLAGS_zero);
-  const std::string resume = absl::GetFlag(FLAGS_resume), init_from = absl::GetFlag(FLAGS_init_from);
+  std::string resume = absl::GetFlag(FLAGS_resume);
+  const std::string init_from = absl::GetFlag(FLAGS_init_from);
+  if (resume == "latest") {
+    ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir));
+  }
   if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::Create(
       config, options, train_shards, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty()));
@@ -226,6 +303,8 @@ absl::Status Run() {
     if (lead) std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f)\n", val_loss, static_cast<long long>(cfg.vocab_size),
                  std::log(static_cast<double>(cfg.vocab_size)));
   }
+  const int64_t checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
+  CatchStopSignals();
   while (t.step() < options.steps) {
     const StepResult r = t.Step();
     train_seconds += r.seconds;
@@ -258,6 +337,23 @@ absl::Status Run() {
                                       {"tokens_per_second", tokens_per_step / r.seconds}, {"seconds", r.seconds}}
                    .dump()
             << '\n';
+      csv.flush();  // a row a step, as it happens, for whoever watches the files
+      jsonl.flush();
+    }
+    // Every rank stops at the same step, whichever of them got the signal.
+    bool stop = stop_signal.load() != 0;
+    if (world.size() > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
+    if (stop || (checkpoint_every > 0 && t.step() % checkpoint_every == 0 && t.step() < options.steps)) {
+      std::string path;
+      RETURN_IF_ERROR(SaveStepCheckpoint(t, out_dir, absl::GetFlag(FLAGS_keep_checkpoints), lead, path));
+      if (stop) {
+        if (lead) {
+          EndProgress();
+          std::fprintf(stderr, "train: stopped by signal %d after step %lld; wrote %s (continue with --resume=latest)\n",
+                       stop_signal.load(), static_cast<long long>(t.step()), path.c_str());
+        }
+        return absl::OkStatus();  // main exits with 128 + the signal
+      }
     }
   }
   if (lead) EndProgress();
@@ -303,7 +399,8 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  return ember::RunMain(argc, argv, "train",
-                                "trains GPT-2 on token shards; see models/gpt2/train.cc's header",
-                                &ember::models::gpt2::Run);
+  const int code = ember::RunMain(argc, argv, "train", "trains GPT-2 on token shards; see models/gpt2/train.cc's header",
+                                  &ember::models::gpt2::Run);
+  const int signo = ember::models::gpt2::stop_signal.load();
+  return code == 0 && signo != 0 ? 128 + signo : code;
 }
