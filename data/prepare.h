@@ -29,6 +29,11 @@ struct TokenSplit {
 
 using EncodeFn = std::function<absl::StatusOr<std::vector<tokenizer::Rank>>(const std::string&)>;
 
+// Whether TokenizeDocuments puts document i of `count` in the validation split (with at
+// least k = round(1 / val_fraction) documents, every k-th; with fewer, none is whole:
+// the last tokens are).
+bool IsValidationDocument(size_t i, size_t count, double val_fraction);
+
 // Each document encoded, after `separator` when given (llm.c puts <|endoftext|> before
 // every document). With at least k = round(1 / val_fraction) documents, every k-th goes
 // to val; with fewer, the last val_fraction of all the tokens. Ids must fit 16 bits.
@@ -38,7 +43,8 @@ absl::StatusOr<TokenSplit> TokenizeDocuments(const std::vector<Document>& docs, 
                                              const std::function<void(size_t, size_t)>& progress = nullptr);
 
 // "[########----------]  45%  2.8 / 6.1 MB  12.3 MB/s" on stderr, redrawn when the
-// percentage changes; for TokenizeDocuments' progress.
+// percentage changes on a terminal, written once at the end otherwise (a log); for
+// TokenizeDocuments' progress.
 std::function<void(size_t, size_t)> ProgressBar();
 
 }  // namespace ember::data

@@ -116,7 +116,8 @@ absl::Status Run() {
     }
     while (!shown.empty() && (shown.back() == '\n' || shown.back() == ' ')) shown.pop_back();
     std::printf("\n");
-    turns.push_back(encode(asked + shown + "\n"));
+    // What was shown may hold bytes a sampled token left invalid; the history is text.
+    turns.push_back(encode(asked + tokenizer::ToValidUtf8(shown) + "\n"));
   }
   std::printf("\n");
   return absl::OkStatus();

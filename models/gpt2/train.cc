@@ -10,7 +10,7 @@
 // validation loss every --val_every steps; each step goes to --out_dir/metrics.csv (and
 // metrics.jsonl, one JSON object a line with the same keys; loss.svg, the curves, is
 // redrawn at each validation), the
-// final figures to --metrics_out as one JSON object (train_loss, val_loss,
+// final figures to --metrics_out as one JSON object (train_loss, val_loss, val_bpb,
 // tokens_per_second, train_seconds, peak_memory_bytes, steps, parameters), and the model
 // and optimizer to --save_checkpoint. --checkpoint_every=N also writes
 // OUT_DIR/checkpoints/step_N.safetensors (keeping the newest --keep_checkpoints). Ctrl-C
@@ -37,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +52,7 @@
 #include "data/datasets.h"
 #include "data/prepare.h"
 #include "data/shards.h"
+#include "data/windows.h"
 #include "distributed/process_group.h"
 #include "models/common/loss_plot.h"
 #include "models/common/run_log.h"
@@ -59,37 +61,49 @@
 #include "models/gpt2/trainer.h"
 #include "nlohmann/json.hpp"
 #include "tensor/storage.h"
+#include "tokenizer/trainer.h"
 #include "tokenizer/vocab.h"
 #include "tensor/cuda.h"
 
-// The defaults of the flags that fill TrainOptions are its own (one set, in trainer.h).
+// The flags that fill TrainOptions default to its values (trainer.h), but for the
+// schedule and validation, which default to the main job's: the demo model on the Brown
+// corpus in a 4,096-token BPE learnt from its training split, 3,600 steps of 8 x 128
+// tokens (about 4.5 minutes on 2 cores), validation every 600 steps on 32 batches.
 static const ember::models::gpt2::TrainOptions kDefaults;
 
 ABSL_FLAG(std::string, model, "demo", "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ...");
 ABSL_FLAG(std::string, init_from, "", "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin or a Hugging Face GPT-2 folder");
 ABSL_FLAG(std::string, resume, "", "continue this ember checkpoint's run exactly (to --steps); latest: the newest checkpoint in --out_dir");
-ABSL_FLAG(std::string, train_data, "", "training token shards: a file or a glob (default: the Brown corpus, GPT-2 BPE)");
+ABSL_FLAG(std::string, train_data, "", "training token shards: a file or a glob (default: the Brown corpus in --vocab's tokens)");
+ABSL_FLAG(std::string, vocab, "",
+          "the data's tokens: brown (a byte-level BPE of --vocab_size trained on the Brown corpus's training split, "
+          "once, into runs/data/), gpt2, or a .tiktoken file (default: brown for the default data, else gpt2)");
+ABSL_FLAG(int64_t, vocab_size, 4096, "--vocab=brown: its tokens, the 256 bytes included (and <|endoftext|> after them)");
 ABSL_FLAG(std::string, val_data, "", "validation token shard: a file or a glob, of which the first (default: Brown's)");
 ABSL_FLAG(int64_t, batch_size, kDefaults.batch_size, "sequences per micro-batch");
 ABSL_FLAG(int64_t, seq_len, kDefaults.seq_len, "tokens per sequence (at most the model's block_size)");
 ABSL_FLAG(int64_t, grad_accum, kDefaults.grad_accum, "micro-batches per optimizer step");
-ABSL_FLAG(int64_t, steps, kDefaults.steps, "optimizer steps in all (a resumed run counts the ones done)");
-ABSL_FLAG(double, lr, kDefaults.lr, "peak learning rate");
-ABSL_FLAG(int64_t, warmup_steps, kDefaults.warmup_steps, "linear warmup steps");
-ABSL_FLAG(double, min_lr, kDefaults.min_lr, "learning rate at the end of the cosine decay");
+ABSL_FLAG(int64_t, steps, 3600, "optimizer steps in all (a resumed run counts the ones done)");
+ABSL_FLAG(double, lr, 2e-3, "peak learning rate");
+ABSL_FLAG(int64_t, warmup_steps, 100, "linear warmup steps");
+ABSL_FLAG(double, min_lr, 2e-4, "learning rate at the end of the cosine decay");
 ABSL_FLAG(double, weight_decay, kDefaults.weight_decay, "AdamW weight decay (matrices and embeddings only)");
 ABSL_FLAG(double, beta1, kDefaults.beta1, "AdamW beta1");
 ABSL_FLAG(double, beta2, kDefaults.beta2, "AdamW beta2");
 ABSL_FLAG(double, grad_clip, kDefaults.grad_clip, "clip the gradients' joint norm to this (0: off)");
 ABSL_FLAG(double, dropout, 0.0, "dropout of a fresh model");
+ABSL_FLAG(int64_t, n_layer, 0, "a fresh model's blocks (0: the preset's)");
+ABSL_FLAG(int64_t, n_head, 0, "a fresh model's attention heads (0: the preset's)");
+ABSL_FLAG(int64_t, n_embd, 0, "a fresh model's width (0: the preset's)");
+ABSL_FLAG(int64_t, block_size, 0, "a fresh model's positions (0: the preset's)");
 ABSL_FLAG(uint64_t, seed, kDefaults.seed, "seed of initialisation, dropout and data order");
 ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(int, zero, kDefaults.zero_stage, "1: split AdamW's state across the ranks (ZeRO-1); 0: every rank holds all of it");
 ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10), "under mpirun: a rank that waits this long for the others exits, ending the run");
 ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
-ABSL_FLAG(int64_t, val_every, 50, "validation loss every this many steps (and at the end); loss.svg is redrawn then");
+ABSL_FLAG(int64_t, val_every, 600, "validation loss every this many steps (and at the end); loss.svg is redrawn then");
 ABSL_FLAG(bool, plot_log_scale, false, "draw OUT_DIR/loss.svg with a logarithmic loss axis");
-ABSL_FLAG(int64_t, val_batches, kDefaults.val_batches, "validation batches (fixed windows from the start of the shard)");
+ABSL_FLAG(int64_t, val_batches, 32, "validation batches (fixed windows from the start of the shard)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/gpt2 in the workspace)");
 ABSL_FLAG(std::string, save_checkpoint, "", "checkpoint to write at the end (default: OUT_DIR/checkpoint.safetensors)");
 ABSL_FLAG(int64_t, checkpoint_every, 0, "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
@@ -102,21 +116,69 @@ ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
 namespace ember::models::gpt2 {
 namespace {
 
-// The Brown corpus tokenized with GPT-2's BPE, made once.
-absl::Status EnsureBrownShards(const std::string& train, const std::string& val) {
+// The Brown corpus's share of validation documents (every tenth).
+constexpr double kValFraction = 0.1;
+
+// The tokenizer of the data: GPT-2's, or a .tiktoken file's ranks with GPT-2's pattern
+// and <|endoftext|> after the last rank.
+absl::StatusOr<tokenizer::Encoding> LoadVocab(const std::string& vocab) {
+  if (vocab == "gpt2") {
+    absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
+    if (!gpt2.ok()) return MissingInput(gpt2.status());
+    return gpt2;
+  }
+  ASSIGN_OR_RETURN(tokenizer::Ranks ranks, tokenizer::LoadTiktokenRanks(vocab));
+  tokenizer::Rank next = 0;
+  for (const auto& [bytes, rank] : ranks) next = std::max(next, rank + 1);
+  return tokenizer::Encoding::Create(vocab, tokenizer::kGpt2Pattern, std::move(ranks), {{"<|endoftext|>", next}});
+}
+
+// --vocab=brown: a byte-level BPE of `size` tokens learnt from the documents of the
+// Brown corpus's training split (every one TokenizeDocuments does not hold out for
+// validation, so the vocabulary has not seen the validation text), made once.
+absl::StatusOr<std::string> EnsureBrownVocab(const std::vector<data::Document>& docs, int64_t size) {
+  const std::string path = WorkspacePath(absl::StrCat("runs/data/brown_bpe", size, ".tiktoken"));
+  if (std::filesystem::exists(path)) return path;
+  std::string text;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (!data::IsValidationDocument(i, docs.size(), kValFraction)) text += docs[i].text;
+  }
+  std::fprintf(stderr, "train: learning a %lld-token BPE from the Brown corpus's training split into %s (once)\n",
+               static_cast<long long>(size), path.c_str());
+  tokenizer::TrainerOptions options;
+  options.vocab_size = static_cast<size_t>(size);
+  ASSIGN_OR_RETURN(const tokenizer::Ranks ranks, tokenizer::TrainBpe(text, options));
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  RETURN_IF_ERROR(tokenizer::WriteTiktokenRanks(ranks, path));
+  return path;
+}
+
+// The Brown corpus in `vocab`'s tokens (gpt2, or brown and the vocabulary's path),
+// tokenized once into PREFIX_train.bin and PREFIX_val.bin.
+absl::Status EnsureBrownShards(const std::vector<data::Document>& docs, const tokenizer::Encoding& encoding,
+                               const std::string& train, const std::string& val) {
   if (std::filesystem::exists(train) && std::filesystem::exists(val)) return absl::OkStatus();
-  std::fprintf(stderr, "train: tokenizing the Brown corpus with GPT-2's BPE into %s (once)\n", train.c_str());
-  absl::StatusOr<std::vector<data::Document>> docs = data::BrownDocuments(WorkspacePath(data::kBrownDir));
-  if (!docs.ok()) return MissingInput(docs.status());
-  absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
-  if (!gpt2.ok()) return MissingInput(gpt2.status());
+  std::fprintf(stderr, "train: tokenizing the Brown corpus with %s into %s (once)\n", encoding.name().c_str(),
+               train.c_str());
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ASSIGN_OR_RETURN(data::TokenSplit split, data::TokenizeDocuments(
-      *docs, [&](const std::string& text) { return gpt2->EncodeOrdinary(text, threads); },
-      static_cast<uint16_t>(gpt2->specials().at("<|endoftext|>")), 0.1, data::ProgressBar()));
+      docs, [&](const std::string& text) { return encoding.EncodeOrdinary(text, threads); },
+      static_cast<uint16_t>(encoding.specials().at("<|endoftext|>")), kValFraction, data::ProgressBar()));
   std::filesystem::create_directories(std::filesystem::path(train).parent_path());
   RETURN_IF_ERROR(data::WriteTokenShard(train, split.train));
   return data::WriteTokenShard(val, split.val);
+}
+
+// Bits per byte of a mean loss (nats per token) over the first `tokens` targets of the
+// validation shard (positions 1 to tokens, as ValidationLoss's windows): the loss in
+// bits over the bytes of text those tokens stand for (a special token stands for none).
+double BitsPerByte(double loss, const data::TokenShard& val, int64_t tokens, const tokenizer::Encoding& encoding) {
+  int64_t bytes = 0;
+  for (int64_t i = 1; i <= tokens && i < val.size(); ++i) {
+    const absl::StatusOr<std::string> text = encoding.DecodeBytes({val.tokens()[i]});
+    if (text.ok() && !encoding.specials().contains(*text)) bytes += static_cast<int64_t>(text->size());
+  }
+  return bytes > 0 ? loss * static_cast<double>(tokens) / std::log(2.0) / static_cast<double>(bytes) : std::nan("");
 }
 
 // SIGINT and SIGTERM: the first asks the training loop to stop after the step it is in,
@@ -207,10 +269,38 @@ absl::Status Run() {
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/gpt2");
   if (lead) std::filesystem::create_directories(out_dir);
   std::string train_path = absl::GetFlag(FLAGS_train_data), val_path = absl::GetFlag(FLAGS_val_data);
+  std::string vocab = absl::GetFlag(FLAGS_vocab);
+  if (vocab.empty()) vocab = train_path.empty() ? "brown" : "gpt2";
+  std::optional<std::vector<data::Document>> brown;
+  if (train_path.empty() || vocab == "brown") {
+    absl::StatusOr<std::vector<data::Document>> docs = data::BrownDocuments(WorkspacePath(data::kBrownDir));
+    if (!docs.ok()) return MissingInput(docs.status());
+    brown = *std::move(docs);
+  }
+  if (vocab == "brown") {  // rank 0 learns it; the others wait and read it
+    const int64_t size = absl::GetFlag(FLAGS_vocab_size);
+    const std::string path = WorkspacePath(absl::StrCat("runs/data/brown_bpe", size, ".tiktoken"));
+    if (lead) RETURN_IF_ERROR(EnsureBrownVocab(*brown, size).status());
+    world.Barrier();
+    vocab = path;
+  }
+  // Needed for the default data; for shards of your own only for bits per byte and the
+  // sample, so a GPT-2 vocabulary that is not there (no ./setup.sh) just leaves them out.
+  std::optional<tokenizer::Encoding> encoding;
+  if (absl::StatusOr<tokenizer::Encoding> e = LoadVocab(vocab); e.ok()) {
+    encoding = *std::move(e);
+  } else if (train_path.empty() || !absl::GetFlag(FLAGS_vocab).empty()) {
+    return e.status();
+  } else if (lead) {
+    std::fprintf(stderr, "train: %s; no bits per byte or sample\n", std::string(e.status().message()).c_str());
+  }
   if (train_path.empty()) {
-    train_path = WorkspacePath("runs/data/brown_gpt2_train.bin");
-    if (val_path.empty()) val_path = WorkspacePath("runs/data/brown_gpt2_val.bin");
-    if (lead) RETURN_IF_ERROR(EnsureBrownShards(train_path, val_path));
+    // runs/data/brown_gpt2_*.bin, or the vocabulary's own name: brown_bpe4096_*.bin
+    const std::string prefix = WorkspacePath(absl::StrCat(
+        "runs/data/", vocab == "gpt2" ? "brown_gpt2" : std::filesystem::path(vocab).stem().string()));
+    train_path = prefix + "_train.bin";
+    if (val_path.empty()) val_path = prefix + "_val.bin";
+    if (lead) RETURN_IF_ERROR(EnsureBrownShards(*brown, *encoding, train_path, val_path));
     world.Barrier();  // the others read what rank 0 made
   }
   ASSIGN_OR_RETURN(std::vector<std::string> train_paths, Expand("train_data", train_path));
@@ -234,6 +324,11 @@ absl::Status Run() {
 
   ASSIGN_OR_RETURN(GPTConfig config, GPTConfig::Preset(absl::GetFlag(FLAGS_model)));
   config.dropout = absl::GetFlag(FLAGS_dropout);
+  if (encoding) config.vocab_size = encoding->n_vocab();  // a fresh model's head fits the data's tokens
+  for (const auto& [flag, field] : {std::pair{&FLAGS_n_layer, &config.n_layer}, {&FLAGS_n_head, &config.n_head},
+                                    {&FLAGS_n_embd, &config.n_embd}, {&FLAGS_block_size, &config.block_size}}) {
+    if (absl::GetFlag(*flag) > 0) *field = absl::GetFlag(*flag);
+  }
   TrainOptions options;
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.seq_len = absl::GetFlag(FLAGS_seq_len);
@@ -284,7 +379,7 @@ absl::Status Run() {
     const auto mode = t.step() > 0 ? std::ios::app : std::ios::trunc;
     csv.open(out_dir + "/metrics.csv", mode);
     jsonl.open(out_dir + "/metrics.jsonl", mode);
-    if (t.step() == 0) csv << "step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds\n";
+    if (t.step() == 0) csv << "step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds\n";
   }
   const int64_t tokens_per_step = options.grad_accum * world.size() * options.batch_size * options.seq_len;
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
@@ -296,12 +391,24 @@ absl::Status Run() {
   const std::string plot = out_dir + "/loss.svg";
   GetCpuAllocator().ResetPeak();
   double train_seconds = 0, last_loss = std::nan(""), val_loss = std::nan(""), comm_seconds = 0, comm_wait = 0;
+  // The validation windows' targets, for bits per byte (ValidationLoss's first batches).
+  const int64_t val_tokens = val ? std::min(options.val_batches, data::WindowCount(*val, options.seq_len) /
+                                                                     (options.batch_size * world.size())) *
+                                       options.batch_size * world.size() * options.seq_len
+                                 : 0;
+  // Not for a checkpoint of another vocabulary.
+  const bool bpb = val && encoding && cfg.vocab_size == encoding->n_vocab();
+  auto val_bpb = [&](double loss) { return bpb ? BitsPerByte(loss, *val, val_tokens, *encoding) : std::nan(""); };
+  double val_bits = std::nan("");
   const int64_t first = t.step();
   if (first == 0 && val) {
     val_loss = t.ValidationLoss();
+    val_bits = val_bpb(val_loss);
     curves.val.emplace_back(0, val_loss);
-    if (lead) std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f)\n", val_loss, static_cast<long long>(cfg.vocab_size),
-                 std::log(static_cast<double>(cfg.vocab_size)));
+    if (lead) {
+      std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f), val_bpb %.3f\n", val_loss,
+                   static_cast<long long>(cfg.vocab_size), std::log(static_cast<double>(cfg.vocab_size)), val_bits);
+    }
   }
   const int64_t checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   CatchStopSignals();
@@ -320,19 +427,24 @@ absl::Status Run() {
     double step_val = std::nan("");
     if (val && ((r.step + 1) % val_every == 0 || left == 0)) {
       step_val = val_loss = t.ValidationLoss();
+      val_bits = val_bpb(val_loss);
       curves.val.emplace_back(r.step + 1, val_loss);
       if (lead) {
         EndProgress();
-        std::fprintf(stderr, "step %lld: val loss %.4f\n", static_cast<long long>(r.step + 1), val_loss);
+        std::fprintf(stderr, "step %lld: val loss %.4f, val_bpb %.3f\n", static_cast<long long>(r.step + 1), val_loss,
+                     val_bits);
         RETURN_IF_ERROR(WriteLossSvg(plot, curves, absl::GetFlag(FLAGS_plot_log_scale)));
       }
     }
     if (lead) {
-      csv << r.step + 1 << ',' << r.loss << ',' << (std::isnan(step_val) ? "" : absl::StrCat(step_val)) << ',' << r.lr
+      const bool validated = !std::isnan(step_val);
+      csv << r.step + 1 << ',' << r.loss << ',' << (validated ? absl::StrCat(step_val) : "") << ','
+          << (validated && !std::isnan(val_bits) ? absl::StrCat(val_bits) : "") << ',' << r.lr
           << ',' << r.grad_norm << ',' << tokens_per_step / r.seconds << ',' << r.seconds << '\n';
       jsonl << nlohmann::ordered_json{{"step", r.step + 1}, {"loss", r.loss},
-                                      {"val_loss", std::isnan(step_val) ? nlohmann::ordered_json()
-                                                                        : nlohmann::ordered_json(step_val)},
+                                      {"val_loss", validated ? nlohmann::ordered_json(step_val) : nullptr},
+                                      {"val_bpb", validated && !std::isnan(val_bits) ? nlohmann::ordered_json(val_bits)
+                                                                                      : nullptr},
                                       {"lr", r.lr}, {"grad_norm", r.grad_norm},
                                       {"tokens_per_second", tokens_per_step / r.seconds}, {"seconds", r.seconds}}
                    .dump()
@@ -374,23 +486,23 @@ absl::Status Run() {
   }
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
     RETURN_IF_ERROR(WriteMetricsJson(
-        path, {{"train_loss", last_loss}, {"val_loss", val_loss}, {"tokens_per_second", tokens_per_second},
+        path, {{"train_loss", last_loss}, {"val_loss", val_loss}, {"val_bpb", val_bits},
+               {"tokens_per_second", tokens_per_second},
                {"train_seconds", train_seconds}, {"peak_memory_bytes", peak}, {"steps", t.step()},
                {"parameters", t.model().NumParameters()}}));
   }
 
-  if (const int64_t n = absl::GetFlag(FLAGS_sample_tokens); n > 0 && cfg.vocab_size == 50257) {
-    ASSIGN_OR_RETURN(tokenizer::Encoding gpt2, tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer")));
+  if (const int64_t n = absl::GetFlag(FLAGS_sample_tokens); n > 0 && encoding && cfg.vocab_size == encoding->n_vocab()) {
     SamplingOptions sampling;
     sampling.temperature = absl::GetFlag(FLAGS_temperature);
     sampling.top_k = absl::GetFlag(FLAGS_top_k);
     Generator gen(options.seed);
-    const int64_t eot = gpt2.specials().at("<|endoftext|>");
+    const int64_t eot = encoding->specials().at("<|endoftext|>");
     const std::vector<int64_t> ids = Generate(t.model(), {eot}, n, sampling, gen);
     std::vector<tokenizer::Rank> text_ids;
     for (size_t i = 1; i < ids.size(); ++i) text_ids.push_back(static_cast<tokenizer::Rank>(ids[i]));
     std::printf("---- sample (%lld tokens, temperature %.2f, top-k %lld) ----\n%s\n", static_cast<long long>(n),
-                sampling.temperature, static_cast<long long>(sampling.top_k), gpt2.Decode(text_ids)->c_str());
+                sampling.temperature, static_cast<long long>(sampling.top_k), encoding->Decode(text_ids)->c_str());
   }
   return absl::OkStatus();
 }

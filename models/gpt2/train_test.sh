@@ -22,16 +22,28 @@ expect "exit" "0" "$?"
 expect "progress" "1" "$(tr '\r' '\n' <"$out.stderr" | grep -c '^step 8/8 | loss')"
 expect "val loss lines" "3" "$(grep -c 'val loss' "$out.stderr")"  # step 0, 4 and 8
 expect "csv rows" "9" "$(wc -l <"$out/metrics.csv")"
-expect "csv header" "step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds" "$(head -1 "$out/metrics.csv")"
+expect "csv header" "step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds" "$(head -1 "$out/metrics.csv")"
 expect "a log is whole lines" "0" "$(grep -c $'\r' "$out.stderr")"
 # metrics.jsonl: a line a step with the CSV's keys, val_loss null between validations.
 jsonl="$(python3 -c '
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 print(len(rows), ",".join(rows[0]), [r["step"] for r in rows if r["val_loss"] is not None])' "$out/metrics.jsonl")"
-expect "metrics.jsonl" "8 step,loss,val_loss,lr,grad_norm,tokens_per_second,seconds [4, 8]" "$jsonl"
+expect "metrics.jsonl" "8 step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds [4, 8]" "$jsonl"
 keys="$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$out/m.json")"
-expect "metrics keys" "parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_loss" "$keys"
+expect "metrics keys" "parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_bpb val_loss" "$keys"
+# Bits per byte: the validation loss in bits over the bytes of its 2 x 4 x 16 targets
+# (val.bin's tokens 1 to 128: " the" is 4 bytes, ...).
+expect "val_bpb" "ok" "$(python3 - "$out/m.json" <<'PY'
+import json, math, sys
+m = json.load(open(sys.argv[1]))
+phrase = (464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13)
+length = dict(zip(phrase, (3, 6, 6, 4, 6, 5, 4, 5, 4, 1)))
+text_bytes = sum(length[phrase[i % 10]] for i in range(1, 129))
+want = m["val_loss"] * 128 / math.log(2) / text_bytes
+print("ok" if abs(m["val_bpb"] - want) < 1e-9 * want else (m["val_bpb"], want))
+PY
+)"
 learned="$(python3 -c 'import json,sys,math; m=json.load(open(sys.argv[1])); print(m["val_loss"] < math.log(50257) - 1)' "$out/m.json")"
 expect "the loss fell" "True" "$learned"
 expect "sample" "1" "$(grep -c -- '---- sample (10 tokens' "$out.stdout")"
