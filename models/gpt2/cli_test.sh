@@ -62,7 +62,7 @@ $bin/generate "${gen[@]}" --kv_cache=false >"$out/uncached.txt" 2>/dev/null
 expect "cache changes nothing" "" "$(diff "$out/cached.txt" "$out/uncached.txt")"
 expect "prompt first" "The quick" "$(head -c 9 "$out/cached.txt")"
 expect "speed line" "1" "$(grep -c '^generate: 20 tokens in' "$out/gen.err")"
-expect "not GPT-2's vocabulary" "generate: models/gpt2/testdata/tiny_llmc.bin has a vocabulary of 96 tokens, not GPT-2's 50257" \
+expect "not GPT-2's vocabulary" "generate: models/gpt2/testdata/tiny_llmc.bin has a vocabulary of 96 tokens, not GPT-2's 50257, and names no other" \
   "$($bin/generate --checkpoint=models/gpt2/testdata/tiny_llmc.bin 2>&1)"
 
 # chat: two turns, then EOF.

@@ -10,8 +10,8 @@
 // last partial window is dropped. The loss is the mean over every predicted position
 // of every window (nats per token), printed with its perplexity and written to
 // --metrics_out as "loss" (with "windows", "tokens" predicted and "seconds"). With the
-// vocabulary the shard was made with (--vocab: GPT-2's for a model of its size, or a
-// .tiktoken file), also
+// vocabulary the shard was made with (--vocab: by default the one an ember checkpoint
+// names, or GPT-2's for a model of its size), also
 // bits per byte ("bpb"), which does not depend on the tokenizer: the summed loss in bits
 // over the bytes of the predicted tokens' text (a special token such as <|endoftext|>
 // stands for no text and counts no bytes).
@@ -30,6 +30,7 @@
 #include "autograd/autograd.h"
 #include "data/shards.h"
 #include "models/common/run_log.h"
+#include "models/gpt2/text_stream.h"
 #include "models/gpt2/weights.h"
 #include "tensor/creation.h"
 #include "tensor/cuda.h"
@@ -42,25 +43,21 @@ ABSL_FLAG(int64_t, batch_size, 4, "windows per forward pass");
 ABSL_FLAG(int64_t, max_windows, 0, "evaluate only the first this many windows (0: all)");
 ABSL_FLAG(std::string, metrics_out, "", "write the figures here as one JSON object");
 ABSL_FLAG(std::string, vocab, "auto",
-          "the shard's vocabulary, for bits per byte: gpt2, a .tiktoken file, none, or auto (gpt2 for a model of "
-          "GPT-2's 50257 tokens or llm.c's padded 50304, else none)");
+          "the shard's vocabulary, for bits per byte: gpt2, a .tiktoken file, none, or auto (the one an ember "
+          "checkpoint names, else gpt2 for a model of GPT-2's 50257 tokens or llm.c's padded 50304, else none)");
 ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 
 namespace ember::models::gpt2 {
 namespace {
 
-// "gpt2", or a .tiktoken file's ranks (the pattern does not matter for decoding).
-absl::StatusOr<tokenizer::Encoding> LoadVocab(const std::string& vocab) {
-  if (vocab == "gpt2") return tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
-  ASSIGN_OR_RETURN(tokenizer::Ranks ranks, tokenizer::LoadTiktokenRanks(vocab));
-  return tokenizer::Encoding::Create(vocab, tokenizer::kGpt2Pattern, std::move(ranks), {});
-}
-
 absl::Status Run() {
   const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
   if (absl::GetFlag(FLAGS_tokens).empty()) return absl::InvalidArgumentError("--tokens=FILE is required");
   ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
-  ASSIGN_OR_RETURN(std::unique_ptr<GPT> model, LoadGpt(path));
+  ASSIGN_OR_RETURN(Weights weights, ReadWeights(path));
+  const auto named = weights.metadata.find("vocab");  // an ember checkpoint's tokenizer
+  const std::string recorded = named != weights.metadata.end() ? named->second : "";
+  ASSIGN_OR_RETURN(std::unique_ptr<GPT> model, GptFromWeights(std::move(weights), path));
   model->To(device);
   const GPTConfig& config = (model)->config();
   ASSIGN_OR_RETURN(data::TokenShard shard, data::TokenShard::Open(absl::GetFlag(FLAGS_tokens), config.vocab_size));
@@ -81,7 +78,9 @@ absl::Status Run() {
   // Bytes of text per token id, when the vocabulary is known and matches the model.
   std::vector<int64_t> token_bytes;
   std::string vocab = absl::GetFlag(FLAGS_vocab);
-  if (vocab == "auto") vocab = config.vocab_size == 50257 || config.vocab_size == 50304 ? "gpt2" : "none";
+  if (vocab == "auto") {
+    vocab = !recorded.empty() ? recorded : config.vocab_size == 50257 || config.vocab_size == 50304 ? "gpt2" : "none";
+  }
   if (vocab != "none") {
     absl::StatusOr<tokenizer::Encoding> e = LoadVocab(vocab);
     if (!e.ok()) return MissingInput(e.status());

@@ -14,8 +14,13 @@
 
 namespace ember::models::gpt2 {
 
-// The model at `path` (weights.h's formats), which must have GPT-2's 50,257 tokens, and
-// GPT-2's tokenizer from the workspace's downloads/tokenizer (./setup.sh).
+// A model's tokenizer by name: "gpt2" (from the workspace's downloads/tokenizer, which
+// ./setup.sh fills), or a .tiktoken file's ranks (such as the train binary's Brown BPE)
+// with GPT-2's pattern and <|endoftext|> after the last rank.
+absl::StatusOr<tokenizer::Encoding> LoadVocab(const std::string& vocab);
+
+// The model at `path` (weights.h's formats) and its tokenizer: the one an ember
+// checkpoint names (its "vocab" metadata), else GPT-2's for a model of 50,257 tokens.
 struct TextModel {
   std::unique_ptr<GPT> model;
   tokenizer::Encoding encoding;

@@ -58,6 +58,7 @@
 #include "models/common/run_log.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/sample.h"
+#include "models/gpt2/text_stream.h"
 #include "models/gpt2/trainer.h"
 #include "nlohmann/json.hpp"
 #include "tensor/storage.h"
@@ -118,20 +119,6 @@ namespace {
 
 // The Brown corpus's share of validation documents (every tenth).
 constexpr double kValFraction = 0.1;
-
-// The tokenizer of the data: GPT-2's, or a .tiktoken file's ranks with GPT-2's pattern
-// and <|endoftext|> after the last rank.
-absl::StatusOr<tokenizer::Encoding> LoadVocab(const std::string& vocab) {
-  if (vocab == "gpt2") {
-    absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
-    if (!gpt2.ok()) return MissingInput(gpt2.status());
-    return gpt2;
-  }
-  ASSIGN_OR_RETURN(tokenizer::Ranks ranks, tokenizer::LoadTiktokenRanks(vocab));
-  tokenizer::Rank next = 0;
-  for (const auto& [bytes, rank] : ranks) next = std::max(next, rank + 1);
-  return tokenizer::Encoding::Create(vocab, tokenizer::kGpt2Pattern, std::move(ranks), {{"<|endoftext|>", next}});
-}
 
 // --vocab=brown: a byte-level BPE of `size` tokens learnt from the documents of the
 // Brown corpus's training split (every one TokenizeDocuments does not hold out for
@@ -350,6 +337,7 @@ absl::Status Run() {
   options.sequential = order == "sequential";
   options.device = device;
   options.zero_stage = absl::GetFlag(FLAGS_zero);
+  if (encoding) options.vocab = vocab;  // for generate and chat, in the checkpoint
   std::string resume = absl::GetFlag(FLAGS_resume);
   const std::string init_from = absl::GetFlag(FLAGS_init_from);
   if (resume == "latest") {

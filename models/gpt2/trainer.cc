@@ -245,7 +245,7 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
   std::map<std::string, Tensor> tensors = model_->StateDict();
   // ZeRO's state comes from every rank: all of them gather it.
   for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict()) tensors[kOptimizerPrefix + key] = t;
-  const std::map<std::string, std::string> metadata = {
+  std::map<std::string, std::string> metadata = {
       {"format", kCheckpointFormat},
       {"config", ConfigJson(model_->config())},
       {"step", absl::StrCat(step_)},
@@ -255,6 +255,7 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
       {"world_size", absl::StrCat(world_.size())},
       {"batch_size", absl::StrCat(options_.batch_size)},
   };
+  if (!options_.vocab.empty()) metadata["vocab"] = options_.vocab;
   const absl::Status status = world_.rank() == 0 ? nn::SaveSafetensors(path, tensors, metadata) : absl::OkStatus();
   if (world_.AllReduce(status.ok() ? 0.0 : 1.0) > 0 && status.ok()) {
     return absl::InternalError(absl::StrCat("rank 0 could not write ", path, " (its message says why)"));

@@ -164,6 +164,10 @@ absl::StatusOr<Weights> ReadWeights(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path) {
   ASSIGN_OR_RETURN(Weights w, ReadWeights(path));
+  return GptFromWeights(std::move(w), path);
+}
+
+absl::StatusOr<std::unique_ptr<GPT>> GptFromWeights(Weights w, const std::string& path) {
   w.config.dropout = 0;
   auto model = std::make_unique<GPT>(w.config);
   if (absl::Status s = model->LoadStateDict(w.state); !s.ok()) {

@@ -51,6 +51,8 @@ absl::StatusOr<Weights> ReadWeights(const std::string& path);
 
 // A GPT built from ReadWeights(path) (dropout 0).
 absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path);
+// The same from weights already read (`path` names them in errors).
+absl::StatusOr<std::unique_ptr<GPT>> GptFromWeights(Weights w, const std::string& path);
 
 // The config as the checkpoint metadata's JSON, and back (errors name `path`).
 std::string ConfigJson(const GPTConfig& config);
