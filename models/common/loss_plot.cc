@@ -168,8 +168,8 @@ LossCurves ReadLossCurves(const std::string& path) {
   while (std::getline(in, line)) {
     const std::vector<std::string> fields = absl::StrSplit(line, ',');
     double step, loss, val;
-    if (fields.size() < 3 || !absl::SimpleAtod(fields[0], &step) || !absl::SimpleAtod(fields[1], &loss)) continue;
-    curves.train.emplace_back(step, loss);
+    if (fields.size() < 3 || !absl::SimpleAtod(fields[0], &step)) continue;
+    if (absl::SimpleAtod(fields[1], &loss)) curves.train.emplace_back(step, loss);  // step 0 has none
     if (absl::SimpleAtod(fields[2], &val)) curves.val.emplace_back(step, val);
   }
   return curves;

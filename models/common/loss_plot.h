@@ -27,7 +27,7 @@ std::string LossSvg(const LossCurves& curves, bool log_scale);
 absl::Status WriteLossSvg(const std::string& path, const LossCurves& curves, bool log_scale);
 
 // The curves so far of a run whose metrics.csv (step,loss,val_loss,...; val_loss empty
-// between validations) is at `path`, for a resumed run to draw the whole of it. A file
+// between validations, loss empty in step 0's row) is at `path`, for a resumed run to draw the whole of it. A file
 // that is not there gives empty curves.
 LossCurves ReadLossCurves(const std::string& path);
 

@@ -84,10 +84,10 @@ TEST(LossPlotTest, EmptyAndOddValuesStillMakeADocument) {
 
 TEST(LossPlotTest, ReadsARunsCsvAndWritesWhole) {
   const std::string dir = std::getenv("TEST_TMPDIR");
-  std::ofstream(dir + "/metrics.csv") << "step,loss,val_loss,lr\n1,5.5,,0.1\n2,5.0,4.9,0.1\n3,4.5,,0.1\n";
+  std::ofstream(dir + "/metrics.csv") << "step,loss,val_loss,lr\n0,,6.2,\n1,5.5,,0.1\n2,5.0,4.9,0.1\n3,4.5,,0.1\n";
   const LossCurves c = ReadLossCurves(dir + "/metrics.csv");
   EXPECT_EQ(c.train, (std::vector<std::pair<double, double>>{{1, 5.5}, {2, 5.0}, {3, 4.5}}));
-  EXPECT_EQ(c.val, (std::vector<std::pair<double, double>>{{2, 4.9}}));
+  EXPECT_EQ(c.val, (std::vector<std::pair<double, double>>{{0, 6.2}, {2, 4.9}}));  // step 0: validation only
   EXPECT_TRUE(ReadLossCurves(dir + "/none.csv").train.empty());
   ASSERT_TRUE(WriteLossSvg(dir + "/loss.svg", c, false).ok());
   std::stringstream text;

@@ -35,10 +35,10 @@ loads() { $eval --checkpoint="$1" --tokens="$T/val.bin" --seq_len=16 --max_windo
 $train "${common[@]}" --steps=24 --out_dir="$T/whole" 2>"$T/whole.err"
 expect "the uninterrupted run" "0" "$?"
 
-# SIGINT once six steps are logged; then resume to the end.
+# SIGINT once six steps are logged (after the header and step 0's row); then resume.
 $train "${common[@]}" --steps=24 --out_dir="$T/cut" 2>"$T/cut.err" &
 pid=$!
-wait_rows "$T/cut/metrics.csv" 7
+wait_rows "$T/cut/metrics.csv" 8
 kill -INT "$pid"
 wait "$pid"
 expect "SIGINT: exit 130" "130" "$?"
@@ -47,14 +47,14 @@ expect "SIGINT: one checkpoint, before the end" "1" "$(ls "$T/cut/checkpoints" |
 $train "${common[@]}" --steps=24 --out_dir="$T/cut" --resume=latest 2>"$T/resume.err"
 expect "resume: exit 0" "0" "$?"
 expect "resume: from the step it stopped at" "1" "$(grep -c 'resuming at step' "$T/resume.err")"
-python3 models/gpt2/compare_checkpoints.py "$T/whole/checkpoint.safetensors" "$T/cut/checkpoint.safetensors" \
+python3 models/common/compare_checkpoints.py "$T/whole/checkpoint.safetensors" "$T/cut/checkpoint.safetensors" \
   --tolerance 0 >"$T/compare.out" 2>&1
 expect "stopped and resumed = never stopped (every tensor, bit for bit)" "0" "$?"
 
 # SIGTERM: 143.
 $train "${common[@]}" --steps=400 --out_dir="$T/term" 2>/dev/null &
 pid=$!
-wait_rows "$T/term/metrics.csv" 3
+wait_rows "$T/term/metrics.csv" 4
 kill -TERM "$pid"
 wait "$pid"
 expect "SIGTERM: exit 143" "143" "$?"
@@ -63,7 +63,7 @@ expect "SIGTERM: its checkpoint loads" "yes" "$(loads "$(ls -t "$T"/term/checkpo
 # Two SIGINTs: out at once; the checkpoints written before still load.
 $train "${common[@]}" --steps=400 --checkpoint_every=2 --out_dir="$T/twice" 2>/dev/null &
 pid=$!
-wait_rows "$T/twice/metrics.csv" 6
+wait_rows "$T/twice/metrics.csv" 7
 kill -INT "$pid"
 kill -INT "$pid"
 wait "$pid"

@@ -26,11 +26,8 @@
 //   mpirun --hostfile hosts -np 16 bazel-bin/models/gpt2/train ...     # machines in `hosts`
 
 #include <glob.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +51,7 @@
 #include "data/shards.h"
 #include "data/windows.h"
 #include "distributed/process_group.h"
+#include "models/common/checkpoints.h"
 #include "models/common/loss_plot.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/model.h"
@@ -168,67 +166,13 @@ double BitsPerByte(double loss, const data::TokenShard& val, int64_t tokens, con
   return bytes > 0 ? loss * static_cast<double>(tokens) / std::log(2.0) / static_cast<double>(bytes) : std::nan("");
 }
 
-// SIGINT and SIGTERM: the first asks the training loop to stop after the step it is in,
-// write a checkpoint and exit with 128 + the signal (130, 143); a second SIGINT exits at
-// once, even in the middle of writing (checkpoints are written to a temporary name and
-// renamed, so the last complete one is never touched).
-std::atomic<int> stop_signal{0};
-
-void OnStopSignal(int signo) {
-  if (stop_signal.load() != 0 && signo == SIGINT) _exit(128 + SIGINT);
-  stop_signal.store(signo);
-}
-
-void CatchStopSignals() {
-  struct sigaction action = {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-// OUT_DIR/checkpoints/step_<step, 6 digits>.safetensors, written by the collective
-// SaveCheckpoint; then all but the newest `keep` of them are deleted (rank 0).
-absl::Status SaveStepCheckpoint(Trainer& t, const std::string& out_dir, int64_t keep, bool lead, std::string& path) {
-  const std::filesystem::path dir = std::filesystem::path(out_dir) / "checkpoints";
-  if (lead) std::filesystem::create_directories(dir);
-  path = (dir / absl::StrFormat("step_%06d.safetensors", t.step())).string();
+// Writes OUT_DIR/checkpoints/step_N.safetensors (the collective SaveCheckpoint), then
+// rank 0 deletes all but the newest `keep`.
+absl::StatusOr<std::string> SaveStepCheckpoint(Trainer& t, const std::string& out_dir, int64_t keep, bool lead) {
+  const std::string path = StepCheckpointPath(out_dir, t.step());
   RETURN_IF_ERROR(t.SaveCheckpoint(path));
-  if (!lead) return absl::OkStatus();
-  std::vector<std::filesystem::path> saved;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (!absl::StartsWith(name, "step_")) continue;
-    if (absl::EndsWith(name, ".safetensors")) {
-      saved.push_back(entry.path());
-    } else if (absl::StrContains(name, ".safetensors.tmp-")) {
-      std::filesystem::remove(entry.path());  // a write that a killed run left unfinished
-    }
-  }
-  std::sort(saved.begin(), saved.end());  // zero-padded steps sort by name
-  for (size_t i = 0; i + std::max<int64_t>(keep, 1) < saved.size(); ++i) std::filesystem::remove(saved[i]);
-  return absl::OkStatus();
-}
-
-// --resume=latest: of OUT_DIR/checkpoint.safetensors and OUT_DIR/checkpoints/*, the one
-// written last.
-absl::StatusOr<std::string> LatestCheckpoint(const std::string& out_dir) {
-  std::vector<std::filesystem::path> candidates = {std::filesystem::path(out_dir) / "checkpoint.safetensors"};
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out_dir) / "checkpoints", error)) {
-    if (entry.path().extension() == ".safetensors") candidates.push_back(entry.path());
-  }
-  std::string latest;
-  std::filesystem::file_time_type newest;
-  for (const auto& path : candidates) {
-    const auto time = std::filesystem::last_write_time(path, error);
-    if (!error && (latest.empty() || time > newest)) latest = path.string(), newest = time;
-  }
-  if (latest.empty()) {
-    return absl::NotFoundError(absl::StrCat("--resume=latest: no checkpoint in ", out_dir, " (nor in its checkpoints/)"));
-  }
-  return latest;
+  if (lead) PruneStepCheckpoints(out_dir, keep);
+  return path;
 }
 
 // The files `pattern` names: itself, or the sorted matches of a glob (* ? [...]).
@@ -341,7 +285,7 @@ absl::Status Run() {
   std::string resume = absl::GetFlag(FLAGS_resume);
   const std::string init_from = absl::GetFlag(FLAGS_init_from);
   if (resume == "latest") {
-    ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir));
+    ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, "checkpoint.safetensors"));
   }
   if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::Create(
@@ -362,13 +306,31 @@ absl::Status Run() {
 
   // Each step as a CSV row and as a JSON line with the same keys (val_loss null between
   // validations), so that anything can plot them.
+  // Step 0 has the first validation only; a resumed run appends, after its checkpoint's
+  // step.
   std::ofstream csv, jsonl;
   if (lead) {
     const auto mode = t.step() > 0 ? std::ios::app : std::ios::trunc;
+    for (const char* name : {"/metrics.csv", "/metrics.jsonl"}) {
+      if (t.step() > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + name, t.step()));
+    }
     csv.open(out_dir + "/metrics.csv", mode);
     jsonl.open(out_dir + "/metrics.jsonl", mode);
     if (t.step() == 0) csv << "step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds\n";
   }
+  // One row of both; NaN is an empty field and a JSON null.
+  auto write_row = [&](int64_t step, std::initializer_list<std::pair<const char*, double>> fields) {
+    nlohmann::ordered_json row = {{"step", step}};
+    csv << step;
+    for (const auto& [key, value] : fields) {
+      csv << ',' << (std::isnan(value) ? "" : absl::StrCat(value));
+      row[key] = std::isnan(value) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
+    }
+    csv << '\n';
+    jsonl << row.dump() << '\n';
+    csv.flush();  // a row a step, as it happens, for whoever watches the files
+    jsonl.flush();
+  };
   const int64_t tokens_per_step = options.grad_accum * world.size() * options.batch_size * options.seq_len;
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
   // loss.svg: the whole run so far (a resumed run's earlier steps from its CSV).
@@ -394,6 +356,9 @@ absl::Status Run() {
     val_bits = val_bpb(val_loss);
     curves.val.emplace_back(0, val_loss);
     if (lead) {
+      const double none = std::nan("");
+      write_row(0, {{"loss", none}, {"val_loss", val_loss}, {"val_bpb", val_bits}, {"lr", none}, {"grad_norm", none},
+                    {"tokens_per_second", none}, {"seconds", none}});
       std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f), val_bpb %.3f\n", val_loss,
                    static_cast<long long>(cfg.vocab_size), std::log(static_cast<double>(cfg.vocab_size)), val_bits);
     }
@@ -425,32 +390,22 @@ absl::Status Run() {
       }
     }
     if (lead) {
-      const bool validated = !std::isnan(step_val);
-      csv << r.step + 1 << ',' << r.loss << ',' << (validated ? absl::StrCat(step_val) : "") << ','
-          << (validated && !std::isnan(val_bits) ? absl::StrCat(val_bits) : "") << ',' << r.lr
-          << ',' << r.grad_norm << ',' << tokens_per_step / r.seconds << ',' << r.seconds << '\n';
-      jsonl << nlohmann::ordered_json{{"step", r.step + 1}, {"loss", r.loss},
-                                      {"val_loss", validated ? nlohmann::ordered_json(step_val) : nullptr},
-                                      {"val_bpb", validated && !std::isnan(val_bits) ? nlohmann::ordered_json(val_bits)
-                                                                                      : nullptr},
-                                      {"lr", r.lr}, {"grad_norm", r.grad_norm},
-                                      {"tokens_per_second", tokens_per_step / r.seconds}, {"seconds", r.seconds}}
-                   .dump()
-            << '\n';
-      csv.flush();  // a row a step, as it happens, for whoever watches the files
-      jsonl.flush();
+      const double validated_bits = std::isnan(step_val) ? std::nan("") : val_bits;
+      write_row(r.step + 1, {{"loss", r.loss}, {"val_loss", step_val}, {"val_bpb", validated_bits}, {"lr", r.lr},
+                             {"grad_norm", r.grad_norm}, {"tokens_per_second", tokens_per_step / r.seconds},
+                             {"seconds", r.seconds}});
     }
     // Every rank stops at the same step, whichever of them got the signal.
-    bool stop = stop_signal.load() != 0;
+    bool stop = StopSignal() != 0;
     if (world.size() > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
     if (stop || (checkpoint_every > 0 && t.step() % checkpoint_every == 0 && t.step() < options.steps)) {
-      std::string path;
-      RETURN_IF_ERROR(SaveStepCheckpoint(t, out_dir, absl::GetFlag(FLAGS_keep_checkpoints), lead, path));
+      ASSIGN_OR_RETURN(const std::string path,
+                       SaveStepCheckpoint(t, out_dir, absl::GetFlag(FLAGS_keep_checkpoints), lead));
       if (stop) {
         if (lead) {
           EndProgress();
           std::fprintf(stderr, "train: stopped by signal %d after step %lld; wrote %s (continue with --resume=latest)\n",
-                       stop_signal.load(), static_cast<long long>(t.step()), path.c_str());
+                       StopSignal(), static_cast<long long>(t.step()), path.c_str());
         }
         return absl::OkStatus();  // main exits with 128 + the signal
       }
@@ -501,6 +456,5 @@ absl::Status Run() {
 int main(int argc, char** argv) {
   const int code = ember::RunMain(argc, argv, "train", "trains GPT-2 on token shards; see models/gpt2/train.cc's header",
                                   &ember::models::gpt2::Run);
-  const int signo = ember::models::gpt2::stop_signal.load();
-  return code == 0 && signo != 0 ? 128 + signo : code;
+  return ember::models::ExitCodeAfterSignal(code);
 }

@@ -21,15 +21,17 @@ $train "${common[@]}" --steps=8 --sample_tokens=10 --metrics_out="$out/m.json" >
 expect "exit" "0" "$?"
 expect "progress" "1" "$(tr '\r' '\n' <"$out.stderr" | grep -c '^step 8/8 | loss')"
 expect "val loss lines" "3" "$(grep -c 'val loss' "$out.stderr")"  # step 0, 4 and 8
-expect "csv rows" "9" "$(wc -l <"$out/metrics.csv")"
+expect "csv rows" "10" "$(wc -l <"$out/metrics.csv")"
 expect "csv header" "step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds" "$(head -1 "$out/metrics.csv")"
 expect "a log is whole lines" "0" "$(grep -c $'\r' "$out.stderr")"
-# metrics.jsonl: a line a step with the CSV's keys, val_loss null between validations.
+# metrics.jsonl: a line a step with the CSV's keys, val_loss null between validations;
+# step 0 has the first validation only.
 jsonl="$(python3 -c '
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 print(len(rows), ",".join(rows[0]), [r["step"] for r in rows if r["val_loss"] is not None])' "$out/metrics.jsonl")"
-expect "metrics.jsonl" "8 step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds [4, 8]" "$jsonl"
+expect "metrics.jsonl" "9 step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds [0, 4, 8]" "$jsonl"
+expect "step 0's row" "True None" "$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r["val_bpb"] > 0, r["loss"])' "$out/metrics.jsonl")"
 keys="$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$out/m.json")"
 expect "metrics keys" "parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_bpb val_loss" "$keys"
 # Bits per byte: the validation loss in bits over the bytes of its 2 x 4 x 16 targets
@@ -48,14 +50,20 @@ learned="$(python3 -c 'import json,sys,math; m=json.load(open(sys.argv[1])); pri
 expect "the loss fell" "True" "$learned"
 expect "sample" "1" "$(grep -c -- '---- sample (10 tokens' "$out.stdout")"
 expect "checkpoint" "yes" "$([ -s "$out/checkpoint.safetensors" ] && echo yes)"
+cp "$out/checkpoint.safetensors" "$TEST_TMPDIR/step8.safetensors"
 $train "${common[@]}" --steps=12 --resume="$out/checkpoint.safetensors" --sample_tokens=0 2>"$out.stderr2"
 expect "resume continues" "1" "$(grep -c 'resuming at step 8' "$out.stderr2")"
-expect "resumed csv rows" "13" "$(wc -l <"$out/metrics.csv")"
-expect "resumed jsonl rows" "12" "$(wc -l <"$out/metrics.jsonl")"
+expect "resumed csv rows" "14" "$(wc -l <"$out/metrics.csv")"
+expect "resumed jsonl rows" "13" "$(wc -l <"$out/metrics.jsonl")"
 # loss.svg: both curves, the resumed run's drawn whole (12 training points, validation
-# at steps 4, 8 and 12; the CSV it reads back has no row for step 0).
-expect "loss.svg" "2 3" "$(grep -c '<polyline' "$out/loss.svg") $(grep -c '<circle' "$out/loss.svg")"
+# at steps 0, 4, 8 and 12, read back from the CSV).
+expect "loss.svg" "2 4" "$(grep -c '<polyline' "$out/loss.svg") $(grep -c '<circle' "$out/loss.svg")"
 expect "loss.svg train points" "12" "$(sed -n 's/.*<polyline[^>]*points="\([^"]*\)".*/\1/p' "$out/loss.svg" | head -1 | wc -w)"
+# Resuming from an older checkpoint (as after a SIGKILL) drops the rows past it first.
+$train "${common[@]}" --steps=10 --resume="$TEST_TMPDIR/step8.safetensors" --sample_tokens=0 2>/dev/null
+expect "rows past the checkpoint dropped" "step 0 1 2 3 4 5 6 7 8 9 10" "$(cut -d, -f1 "$out/metrics.csv" | xargs)"
+expect "and from the JSON lines" "0 1 2 3 4 5 6 7 8 9 10" \
+  "$(python3 -c 'import json,sys; print(*[json.loads(l)["step"] for l in open(sys.argv[1])])' "$out/metrics.jsonl")"
 cp "$TEST_TMPDIR/train.bin" "$TEST_TMPDIR/train2.bin"
 $train "${common[@]}" --train_data="$TEST_TMPDIR/train*.bin" --steps=2 --warmup_steps=1 --sample_tokens=0 2>"$out.stderr3"
 expect "a glob of shards" "1" "$(grep -c 'training tokens (.*train\*.bin: 2 shards)' "$out.stderr3")"

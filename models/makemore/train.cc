@@ -11,11 +11,17 @@
 // losses of the three splits and --samples names are printed, and --metrics_out gets
 // one JSON object (train_loss, val_loss, test_loss, samples, train_seconds, steps,
 // parameters). tools/reference/makemore_torch.py runs the same in PyTorch.
+//
+// Stopping and resuming (models/common/checkpoints.h): --checkpoint_every, and Ctrl-C
+// or SIGTERM, write the weights and the run's position (its step and where its random
+// stream is); --resume=latest continues with the same flags to the same model and
+// samples as a run that never stopped.
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -25,11 +31,11 @@
 #include "base/status.h"
 #include "autograd/autograd.h"
 #include "data/loader.h"
+#include "models/common/checkpoints.h"
 #include "models/common/names.h"
 #include "models/common/run_log.h"
 #include "models/makemore/mlp.h"
 #include "nn/loss.h"
-#include "nn/safetensors.h"
 #include "optim/optimizer.h"
 #include "tensor/cuda.h"
 
@@ -46,11 +52,16 @@ ABSL_FLAG(int64_t, samples, 20, "names to sample at the end");
 ABSL_FLAG(std::string, names_dir, "", "folder with female.txt and male.txt (default: downloads/names)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv and the model go (default: runs/makemore)");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
+ABSL_FLAG(int64_t, checkpoint_every, 0, "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
+ABSL_FLAG(int64_t, keep_checkpoints, 3, "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
+ABSL_FLAG(std::string, resume, "", "continue this checkpoint's run (with its flags); latest: the newest in --out_dir");
 
 namespace ember::models::makemore {
 namespace {
 
 namespace ag = ::ember::autograd;
+
+constexpr char kCheckpointFormat[] = "ember-makemore";
 
 double SplitLoss(Mlp& model, const data::CharExamples& split) {
   ag::NoGradGuard no_grad;
@@ -82,22 +93,58 @@ absl::Status Run() {
   model.To(device);
   const double lr = absl::GetFlag(FLAGS_lr);
   auto sgd = optim::Sgd({{model.Parameters(), lr, 0}});
-  std::fprintf(stderr, "train: %s on %s, %lld parameters; %lld training examples; %lld steps of %lld\n",
+  const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/makemore");
+  // What a resumed run must share with the run that wrote its checkpoint.
+  const std::map<std::string, std::string> run_flags = {
+      {"block_size", absl::StrCat(config.block_size)}, {"embedding", absl::StrCat(config.embedding)},
+      {"hidden", absl::StrCat(config.hidden)}, {"steps", absl::StrCat(steps)},
+      {"batch_size", absl::StrCat(batch_size)}, {"lr", absl::StrCat(lr)},
+      {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))}};
+  int64_t step = 0;  // steps done
+  double seconds = 0, batch_loss = 0;
+  std::string resume = absl::GetFlag(FLAGS_resume);
+  if (resume == "latest") {
+    ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, "mlp.safetensors"));
+  }
+  if (!resume.empty()) {
+    ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(resume, kCheckpointFormat));
+    for (const auto& [flag, value] : run_flags) RETURN_IF_ERROR(CheckSameRun(state, resume, flag, value));
+    RETURN_IF_ERROR(model.LoadStateDict(state.model));
+    ASSIGN_OR_RETURN(step, MetadataInt(state, resume, "step"));
+    ASSIGN_OR_RETURN(const int64_t offset, MetadataInt(state, resume, "generator_offset"));
+    ASSIGN_OR_RETURN(seconds, MetadataDouble(state, resume, "train_seconds"));
+    ASSIGN_OR_RETURN(batch_loss, MetadataDouble(state, resume, "batch_loss"));
+    if (step < 1 || step > steps || offset < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(resume, " is at step ", step, " of --steps=", steps));
+    }
+    gen.set_offset(static_cast<uint64_t>(offset));
+  }
+  const int64_t first_step = step;
+  std::fprintf(stderr, "train: %s on %s, %lld parameters; %lld training examples; %lld steps of %lld%s\n",
                model.ToString().c_str(), device.ToString().c_str(), static_cast<long long>(model.NumParameters()),
                static_cast<long long>(train.y.size(0)), static_cast<long long>(steps),
-               static_cast<long long>(batch_size));
-  const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/makemore");
+               static_cast<long long>(batch_size), step > 0 ? absl::StrCat("; resuming at step ", step).c_str() : "");
   std::filesystem::create_directories(out_dir);
-  std::ofstream csv(out_dir + "/metrics.csv", std::ios::trunc);
-  csv << "step,lr,batch_loss,train_loss,val_loss\n";
+  if (step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", step));
+  std::ofstream csv(out_dir + "/metrics.csv", step > 0 ? std::ios::app : std::ios::trunc);
+  if (step == 0) csv << "step,lr,batch_loss,train_loss,val_loss\n";
 
+  // The run so far, for a checkpoint that resumes it.
+  auto save = [&](const std::string& path, int64_t done) {
+    TrainingState state{model.StateDict(), {}, run_flags};
+    state.metadata.insert({{"format", kCheckpointFormat}, {"step", absl::StrCat(done)},
+                           {"generator_offset", absl::StrCat(gen.offset())},
+                           {"train_seconds", ExactDouble(seconds)}, {"batch_loss", ExactDouble(batch_loss)}});
+    return SaveTrainingState(path, state);
+  };
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
+  const int64_t checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   const int64_t n = train.y.size(0);
   const data::BatchFn rows = data::RowBatches(train.x, train.y);
   std::vector<int64_t> index(static_cast<size_t>(batch_size));
-  double seconds = 0, batch_loss = 0;
+  CatchStopSignals();
   auto start = std::chrono::steady_clock::now();
-  for (int64_t step = 0; step < steps; ++step) {
+  for (; step < steps; ++step) {
     for (int64_t& i : index) i = static_cast<int64_t>(gen.NextBelow(static_cast<uint64_t>(n)));
     const data::Batch batch = rows(index);
     const Tensor loss = nn::CrossEntropyLoss(model(batch.x.To(device)), batch.y.To(device));
@@ -106,28 +153,43 @@ absl::Status Run() {
     sgd->param_groups()[0].lr = StepDecayLr(lr, step, steps);
     sgd->Step();
     batch_loss = loss.item<double>();
-    const bool last = step + 1 == steps, report = (step + 1) % val_every == 0 || last;
-    if ((step + 1) % 500 == 0 || report) {
-      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      start = std::chrono::steady_clock::now();
-      ShowProgress("step", step + 1, steps, 0, absl::StrFormat("loss %.4f", batch_loss), (step + 1) / seconds,
-                   "step", seconds);
+    const int64_t done = step + 1;
+    const bool last = done == steps, report = done % val_every == 0 || last;
+    const auto now = std::chrono::steady_clock::now();
+    seconds += std::chrono::duration<double>(now - start).count();
+    start = now;
+    if (done % 500 == 0 || report) {
+      ShowProgress("step", done, steps, first_step, absl::StrFormat("loss %.4f", batch_loss),
+                   (done - first_step) / seconds, "step", seconds);
     }
     if (report) {
       const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val);
-      csv << step + 1 << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss << ','
-          << val_loss << '\n';
+      csv << done << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss << ',' << val_loss
+          << '\n';
+      csv.flush();
       EndProgress();
-      std::fprintf(stderr, "step %lld: train loss %.4f, val loss %.4f\n", static_cast<long long>(step + 1),
-                   train_loss, val_loss);
+      std::fprintf(stderr, "step %lld: train loss %.4f, val loss %.4f\n", static_cast<long long>(done), train_loss,
+                   val_loss);
       start = std::chrono::steady_clock::now();  // the evaluation is not training time
+    }
+    const bool stop = StopSignal() != 0;
+    if ((stop || (checkpoint_every > 0 && done % checkpoint_every == 0)) && !last) {
+      const std::string path = StepCheckpointPath(out_dir, done);
+      RETURN_IF_ERROR(save(path, done));
+      PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
+      if (stop) {
+        EndProgress();
+        std::fprintf(stderr, "train: stopped by signal %d after step %lld; wrote %s (continue with --resume=latest)\n",
+                     StopSignal(), static_cast<long long>(done), path.c_str());
+        return absl::OkStatus();  // main exits with 128 + the signal
+      }
     }
   }
   const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val),
                test_loss = SplitLoss(model, test);
   std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n", train_loss,
               val_loss, test_loss, FormatDuration(seconds).c_str());
-  RETURN_IF_ERROR(nn::SaveSafetensors(out_dir + "/mlp.safetensors", model.StateDict()));
+  RETURN_IF_ERROR(save(out_dir + "/mlp.safetensors", step));
   model.Eval();
   std::vector<std::string> samples;
   for (int64_t i = 0; i < absl::GetFlag(FLAGS_samples); ++i) {
@@ -146,7 +208,8 @@ absl::Status Run() {
 }  // namespace ember::models::makemore
 
 int main(int argc, char** argv) {
-  return ember::RunMain(argc, argv, "train",
-                                "trains makemore's MLP on names; see models/makemore/train.cc's header",
-                                &ember::models::makemore::Run);
+  const int code = ember::RunMain(argc, argv, "train",
+                                  "trains makemore's MLP on names; see models/makemore/train.cc's header",
+                                  &ember::models::makemore::Run);
+  return ember::models::ExitCodeAfterSignal(code);
 }

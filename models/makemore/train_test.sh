@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The character models' binaries end to end on the real names: the counting and neural
-# bigrams (losses, samples, CSV, JSON) and a short run of makemore's MLP; the errors.
+# bigrams (losses, samples, CSV, JSON), a short run of makemore's MLP, stopped and
+# resumed; the errors.
 set -uo pipefail
 source base/expect.sh
 if [ ! -e downloads/names/female.txt ]; then
@@ -37,6 +38,28 @@ expect "mlp keys" "['parameters', 'samples', 'steps', 'test_loss', 'train_loss',
 expect "mlp learnt" "True" "$(json "$out/mlp.json" 'm["val_loss"] < 2.45')"
 expect "mlp model" "yes" "$([ -s "$out/mlp/mlp.safetensors" ] && echo yes)"
 
+# Stop and resume: Ctrl-C writes a checkpoint and exits 130; --resume=latest ends with the
+# weights, the CSV and the samples of the run that never stopped.
+run=(--steps=3000 --val_every=1000 --samples=3 --names_dir=downloads/names)
+$mlp "${run[@]}" --out_dir="$out/whole" >"$out.whole" 2>/dev/null
+EMBER_PROGRESS_SECONDS=0 $mlp "${run[@]}" --out_dir="$out/cut" --checkpoint_every=500 >/dev/null 2>"$out.cut" &
+pid=$!
+for _ in $(seq 600); do grep -q '^step 1[05]00/3000' "$out.cut" && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"
+expect "SIGINT: exit 130" "130" "$?"
+expect "SIGINT: says where" "1" "$(grep -c '^train: stopped by signal 2 after step .*continue with --resume=latest' "$out.cut")"
+$mlp "${run[@]}" --out_dir="$out/cut" --resume=latest >"$out.resumed" 2>"$out.cut2"
+expect "resume: exit" "0" "$?"
+expect "resume: from where it stopped" "1" "$(grep -c 'resuming at step' "$out.cut2")"
+expect "resume: the same samples" "$(tail -3 "$out.whole")" "$(tail -3 "$out.resumed")"
+expect "resume: the same CSV" "$(cat "$out/whole/metrics.csv")" "$(cat "$out/cut/metrics.csv")"
+python3 models/common/compare_checkpoints.py "$out/whole/mlp.safetensors" "$out/cut/mlp.safetensors" --tolerance 0 \
+  >"$out.compare" 2>&1
+expect "stopped and resumed = never stopped (bit for bit)" "0" "$?"
+expect "resume: another run's flags" \
+  "train: $out/cut/mlp.safetensors was trained with --hidden=200; this run has --hidden=100 (a resumed run keeps its flags)" \
+  "$($mlp "${run[@]}" --hidden=100 --out_dir="$out/cut" --resume=latest 2>&1)"
 expect "bad bigram" 'train: unknown model "trigram"; expected counting or neural' "$($bigram --model=trigram 2>&1)"
 expect "bad steps" "train: --steps=0: expected at least 1" "$($mlp --steps=0 2>&1)"
 expect "missing names" "1" "$($mlp --names_dir=/nonexistent 2>&1 | grep -c '^train: .*/nonexistent.*(run ./setup.sh)$')"

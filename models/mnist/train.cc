@@ -14,6 +14,11 @@
 // their batches, not the evaluation. tools/reference/mnist_torch.py runs the same
 // configuration in PyTorch.
 //
+// Stopping and resuming (models/common/checkpoints.h): the checkpoint (the final one,
+// --checkpoint_every's, and the one Ctrl-C or SIGTERM writes before exiting 130 or 143)
+// holds the weights, the optimizer's state and the run's position; --resume=latest
+// continues the run to --epochs exactly as if it had not stopped, with the same flags.
+//
 // Data parallel: `mpirun -np N .../train --batch_size=B` trains one model on N
 // processes, each taking its B rows of every shuffled global batch of N B images (the
 // last, partial, global batch is skipped so that every rank has B), with the gradients
@@ -23,6 +28,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -35,10 +41,10 @@
 #include "data/loader.h"
 #include "distributed/data_parallel.h"
 #include "distributed/process_group.h"
+#include "models/common/checkpoints.h"
 #include "models/common/run_log.h"
 #include "models/mnist/classifier.h"
 #include "nn/loss.h"
-#include "nn/safetensors.h"
 #include "tensor/cuda.h"
 
 ABSL_FLAG(std::string, model, "mlp", "mlp (784-128-10) or cnn (two conv+pool stages, then linear)");
@@ -51,12 +57,17 @@ ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto 
 ABSL_FLAG(std::string, data_dir, ember::data::kFashionMnistDir, "folder of the IDX files (train-*, t10k-*)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/mnist in the workspace)");
 ABSL_FLAG(std::string, save_checkpoint, "", "the trained model's safetensors (default: OUT_DIR/<model>.safetensors)");
+ABSL_FLAG(int64_t, checkpoint_every, 0, "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
+ABSL_FLAG(int64_t, keep_checkpoints, 3, "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
+ABSL_FLAG(std::string, resume, "", "continue this checkpoint's run (to --epochs, with its flags); latest: the newest in --out_dir");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
 
 namespace ember::models::mnist {
 namespace {
 
 namespace ag = ::ember::autograd;
+
+constexpr char kCheckpointFormat[] = "ember-mnist";
 
 absl::Status Run() {
   const std::string model_name = absl::GetFlag(FLAGS_model), optimizer_name = absl::GetFlag(FLAGS_optimizer);
@@ -92,30 +103,89 @@ absl::Status Run() {
                    data::DataLoader::Create(train->images.size(0), data::RowBatches(train->images, train->labels),
                                             loading));
 
+  const int64_t steps_per_epoch = loader->batches_per_epoch(), total_steps = epochs * steps_per_epoch;
+  // What a resumed run must share with the run that wrote its checkpoint, then where
+  // that run was: `step` optimizer steps done, of which the current epoch's took
+  // `epoch_examples` images with a summed loss of `loss_sum`.
+  const std::map<std::string, std::string> run_flags = {
+      {"model", model_name}, {"optimizer", optimizer_name}, {"lr", absl::StrCat(lr)},
+      {"batch_size", absl::StrCat(batch_size)}, {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))},
+      {"ranks", absl::StrCat(world.size())}};
+  int64_t step = 0, examples = 0, epoch_examples = 0;
+  double train_seconds = 0, loss_sum = 0;
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/mnist");
+  const std::string checkpoint = absl::GetFlag(FLAGS_save_checkpoint).empty()
+                                     ? absl::StrCat(out_dir, "/", model_name, ".safetensors")
+                                     : absl::GetFlag(FLAGS_save_checkpoint);
+  std::string resume = absl::GetFlag(FLAGS_resume);
+  if (resume == "latest") {
+    ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, std::filesystem::path(checkpoint).filename().string()));
+  }
+  if (!resume.empty()) {
+    ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(resume, kCheckpointFormat));
+    for (const auto& [flag, value] : run_flags) RETURN_IF_ERROR(CheckSameRun(state, resume, flag, value));
+    RETURN_IF_ERROR(model->LoadStateDict(state.model));
+    RETURN_IF_ERROR(optimizer->LoadStateDict(state.optimizer));
+    ASSIGN_OR_RETURN(step, MetadataInt(state, resume, "step"));
+    ASSIGN_OR_RETURN(examples, MetadataInt(state, resume, "examples"));
+    ASSIGN_OR_RETURN(epoch_examples, MetadataInt(state, resume, "epoch_examples"));
+    ASSIGN_OR_RETURN(loss_sum, MetadataDouble(state, resume, "epoch_loss_sum"));
+    ASSIGN_OR_RETURN(train_seconds, MetadataDouble(state, resume, "train_seconds"));
+    if (step < 1 || step >= total_steps) {
+      return absl::InvalidArgumentError(absl::StrCat(resume, " is at step ", step, " and --epochs=", epochs, " has ",
+                                                     total_steps, ": nothing to continue (more --epochs?)"));
+    }
+  }
+  const int64_t first_step = step;
   std::ofstream csv;
   if (lead) {
     std::filesystem::create_directories(out_dir);
-    csv.open(out_dir + "/metrics.csv", std::ios::trunc);
-    csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
-    std::fprintf(stderr, "train: %s (%lld parameters) on %s%s, %s lr %g, %lld epochs of %lld images in batches of %s%lld\n",
+    // A resumed run appends, after the epochs its checkpoint had finished.
+    if (step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", step / steps_per_epoch));
+    csv.open(out_dir + "/metrics.csv", step > 0 ? std::ios::app : std::ios::trunc);
+    if (step == 0) csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
+    std::fprintf(stderr, "train: %s (%lld parameters) on %s%s, %s lr %g, %lld epochs of %lld images in batches of %s%lld%s\n",
                  model_name.c_str(), static_cast<long long>((model)->NumParameters()),
                  world.size() > 1 ? absl::StrCat(world.size(), " ranks x ").c_str() : "", device.ToString().c_str(),
                  optimizer_name.c_str(), lr, static_cast<long long>(epochs),
                  static_cast<long long>(train->images.size(0)),
-                 world.size() > 1 ? absl::StrCat(world.size(), " x ").c_str() : "", static_cast<long long>(batch_size));
+                 world.size() > 1 ? absl::StrCat(world.size(), " x ").c_str() : "", static_cast<long long>(batch_size),
+                 step > 0 ? absl::StrCat("; resuming at step ", step, " of ", total_steps).c_str() : "");
   }
 
-  const int64_t steps_per_epoch = loader->batches_per_epoch(), total_steps = epochs * steps_per_epoch;
-  double train_seconds = 0, train_loss = 0;
-  int64_t examples = 0;
+  // The run so far, for a checkpoint that resumes it (written by rank 0).
+  auto save = [&](const std::string& path) {
+    TrainingState state{model->StateDict(), optimizer->StateDict(), run_flags};
+    state.metadata.insert({{"format", kCheckpointFormat}, {"step", absl::StrCat(step)},
+                           {"examples", absl::StrCat(examples)}, {"epoch_examples", absl::StrCat(epoch_examples)},
+                           {"epoch_loss_sum", ExactDouble(loss_sum)}, {"train_seconds", ExactDouble(train_seconds)}});
+    return SaveTrainingState(path, state);
+  };
+  // After a step: --checkpoint_every's checkpoint, and the stop a signal asked for
+  // (every rank stops at the same step, whichever of them got it).
+  const int64_t checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
+  auto checkpoint_or_stop = [&]() -> absl::StatusOr<bool> {
+    bool stop = StopSignal() != 0;
+    if (world.size() > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
+    if (!stop && !(checkpoint_every > 0 && step % checkpoint_every == 0 && step < total_steps)) return false;
+    if (!lead) return stop;
+    const std::string path = StepCheckpointPath(out_dir, step);
+    RETURN_IF_ERROR(save(path));
+    PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
+    if (stop) {
+      EndProgress();
+      std::fprintf(stderr, "train: stopped by signal %d after step %lld; wrote %s (continue with --resume=latest)\n",
+                   StopSignal(), static_cast<long long>(step), path.c_str());
+    }
+    return stop;
+  };
+  CatchStopSignals();
+  double train_loss = 0;
   Evaluation evaluation;
-  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+  for (int64_t epoch = step / steps_per_epoch; epoch < epochs; ++epoch) {
     loader->StartEpoch(epoch);
-    double loss_sum = 0;
-    int64_t epoch_examples = 0, step = 0;
-    const auto start = std::chrono::steady_clock::now();
-    double before = train_seconds;
+    for (int64_t done = step - epoch * steps_per_epoch; done > 0; --done) loader->Next();  // resumed mid-epoch
+    auto start = std::chrono::steady_clock::now();
     while (std::optional<data::Batch> batch = loader->Next()) {
       const int64_t n = batch->x.size(0) / world.size(), first = world.rank() * n;
       const Tensor loss = nn::CrossEntropyLoss((*model)(batch->x.Narrow(0, first, n).To(device)),
@@ -129,29 +199,38 @@ absl::Status Run() {
       loss_sum += world.AllReduce(loss.item<double>(), distributed::ReduceOp::kMean) * static_cast<double>(n * world.size());
       epoch_examples += n * world.size();
       ++step;
-      if (lead && (step % 25 == 0 || step == steps_per_epoch)) {
-        train_seconds = before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        ShowProgress("step", epoch * steps_per_epoch + step, total_steps, 0,
+      const auto now = std::chrono::steady_clock::now();
+      train_seconds += std::chrono::duration<double>(now - start).count();
+      start = now;
+      if (lead && (step % 25 == 0 || step % steps_per_epoch == 0)) {
+        ShowProgress("step", step, total_steps, first_step,
                      absl::StrFormat("epoch %d/%d | loss %.4f", epoch + 1, epochs, loss_sum / epoch_examples),
                      (examples + epoch_examples) / train_seconds, "img", train_seconds);
+      }
+      // The epoch's last step stops after its evaluation, below.
+      if (step % steps_per_epoch != 0) {
+        ASSIGN_OR_RETURN(const bool stop, checkpoint_or_stop());
+        if (stop) return absl::OkStatus();  // main exits with 128 + the signal
       }
     }
     examples += epoch_examples;
     train_loss = loss_sum / static_cast<double>(epoch_examples);
+    loss_sum = 0, epoch_examples = 0;
     evaluation = Evaluate(*model, test->images, test->labels);  // the same model on every rank
-    if (!lead) continue;
-    EndProgress();
-    std::fprintf(stderr, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
-                 static_cast<long long>(epoch + 1), train_loss, evaluation.loss, 100 * evaluation.accuracy);
-    csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy << ','
-        << train_seconds << ',' << examples / train_seconds << '\n';
+    if (lead) {
+      EndProgress();
+      std::fprintf(stderr, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
+                   static_cast<long long>(epoch + 1), train_loss, evaluation.loss, 100 * evaluation.accuracy);
+      csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy << ','
+          << train_seconds << ',' << examples / train_seconds << '\n';
+      csv.flush();
+    }
+    ASSIGN_OR_RETURN(const bool stop, checkpoint_or_stop());
+    if (stop) return absl::OkStatus();
   }
   if (!lead) return absl::OkStatus();
   const double examples_per_second = examples / train_seconds;
-  const std::string checkpoint = absl::GetFlag(FLAGS_save_checkpoint).empty()
-                                     ? absl::StrCat(out_dir, "/", model_name, ".safetensors")
-                                     : absl::GetFlag(FLAGS_save_checkpoint);
-  RETURN_IF_ERROR(nn::SaveSafetensors(checkpoint, (model)->StateDict()));
+  RETURN_IF_ERROR(save(checkpoint));
   std::fprintf(stderr, "train: test accuracy %.2f%% after %lld epochs, %s of training, %.0f images/s; wrote %s and %s/metrics.csv\n",
                100 * evaluation.accuracy, static_cast<long long>(epochs), FormatDuration(train_seconds).c_str(),
                examples_per_second, checkpoint.c_str(), out_dir.c_str());
@@ -168,7 +247,8 @@ absl::Status Run() {
 }  // namespace ember::models::mnist
 
 int main(int argc, char** argv) {
-  return ember::RunMain(argc, argv, "train",
-                                "trains a Fashion-MNIST classifier; see models/mnist/train.cc's header",
-                                &ember::models::mnist::Run);
+  const int code = ember::RunMain(argc, argv, "train",
+                                  "trains a Fashion-MNIST classifier; see models/mnist/train.cc's header",
+                                  &ember::models::mnist::Run);
+  return ember::models::ExitCodeAfterSignal(code);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The train binary end to end: one epoch of the MLP on Fashion-MNIST with its progress
-# line, CSV, metrics JSON and checkpoint; the same on 2 ranks under mpirun; and the
-# errors a user can cause.
+# line, CSV, metrics JSON and checkpoint; the same on 2 ranks under mpirun; stopping
+# with Ctrl-C and resuming; and the errors a user can cause.
 set -uo pipefail
 source base/expect.sh
 train=models/mnist/train
@@ -29,6 +29,32 @@ expect "2 ranks: one header" "1" "$(grep -c '^train: mlp (101770 parameters) on 
 expect "2 ranks: one epoch line" "1" "$(grep -c '^epoch 1: train loss' "$out.dp")"
 expect "2 ranks: 937 steps of 64" "1" "$(tr '\r' '\n' <"$out.dp" | grep -c '^step 937/937 | epoch 1/1 | loss')"
 expect "2 ranks: it learnt" "True" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["test_accuracy"] > 0.8)' "$out/dp.json")"
+# Stop and resume: Ctrl-C mid-epoch writes a checkpoint and exits 130; --resume=latest
+# ends with the weights and Adam state of the run that never stopped, bit for bit.
+run=(--epochs=2 --batch_size=256 --optimizer=adam)
+$train "${run[@]}" --out_dir="$out/whole" 2>/dev/null
+expect "whole: exit" "0" "$?"
+EMBER_PROGRESS_SECONDS=0 $train "${run[@]}" --out_dir="$out/cut" --checkpoint_every=100 --keep_checkpoints=2 \
+  2>"$out.cut" &
+pid=$!
+for _ in $(seq 600); do grep -q '^step 1[5-9]0/470' "$out.cut" && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"
+expect "SIGINT: exit 130" "130" "$?"
+expect "SIGINT: says where" "1" "$(grep -c '^train: stopped by signal 2 after step .*continue with --resume=latest' "$out.cut")"
+expect "SIGINT: the newest 2 kept" "2" "$(ls "$out/cut/checkpoints" | grep -c '^step_000[0-9]*.safetensors$')"
+$train "${run[@]}" --out_dir="$out/cut" --resume=latest 2>"$out.resumed"
+expect "resume: exit" "0" "$?"
+expect "resume: from where it stopped" "1" "$(grep -c '; resuming at step [0-9]* of 470$' "$out.resumed")"
+expect "resume: one CSV row per epoch" "epoch 1 2" "$(cut -d, -f1 "$out/cut/metrics.csv" | xargs)"
+python3 models/common/compare_checkpoints.py "$out/whole/mlp.safetensors" "$out/cut/mlp.safetensors" --tolerance 0 \
+  >"$out.compare" 2>&1
+expect "stopped and resumed = never stopped (weights and Adam's state, bit for bit)" "0" "$?"
+expect "resume: another run's flags" \
+  "train: $out/cut/mlp.safetensors was trained with --optimizer=adam; this run has --optimizer=sgd (a resumed run keeps its flags)" \
+  "$($train --epochs=3 --batch_size=256 --lr=0.001 --out_dir="$out/cut" --resume=latest 2>&1)"
+expect "resume: nothing left" "1" "$($train "${run[@]}" --out_dir="$out/cut" --resume=latest 2>&1 | grep -c 'is at step 470 and --epochs=2 has 470: nothing to continue')"
+expect "resume: not mnist's" "1" "$($train "${run[@]}" --resume="$out/m.json" 2>&1 | grep -c '^train: .*m.json')"
 expect "bad model" 'train: unknown model "vit"; expected mlp or cnn' "$($train --model=vit 2>&1)"
 expect "bad optimizer" 'train: unknown optimizer "lbfgs"; expected sgd, momentum, rmsprop or adam' \
   "$($train --optimizer=lbfgs 2>&1)"

@@ -1,8 +1,8 @@
 """Compares two safetensors checkpoints tensor by tensor: the relative difference
 |a - b| / |b| (L2 norms) of each, or for the tensors whose names contain --absolute
 the largest absolute difference max|a_i - b_i|. Prints each one above the tolerance and
-exits 1 if there is one (or the keys differ). For the data-parallel test; standard
-library only.
+exits 1 if there is one (or the keys differ). For the trainers' resume and
+data-parallel tests; standard library only.
 
     compare_checkpoints.py A B [--tolerance 1e-5] [--prefix optimizer.] [--absolute NAME]
 """
