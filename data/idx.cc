@@ -124,7 +124,7 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(raw.data());
   switch (type->dtype) {
     case DType::kU8:
-      std::memcpy(t.data<uint8_t>(), raw.data(), data_bytes);
+      if (data_bytes > 0) std::memcpy(t.data<uint8_t>(), raw.data(), data_bytes);  // an empty tensor has no data pointer
       break;
     case DType::kI32: {
       int32_t* out = t.data<int32_t>();

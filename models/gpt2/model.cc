@@ -66,6 +66,15 @@ absl::Status GPTConfig::Validate() const {
   return absl::OkStatus();
 }
 
+int64_t GPTConfig::NumParameters() const {
+  for (const int64_t size : {vocab_size, block_size, n_layer, n_embd}) {
+    if (size > (int64_t{1} << 31)) return INT64_MAX;  // then the sum below fits in 128 bits
+  }
+  const __int128 C = n_embd, L = n_layer;
+  const __int128 n = (static_cast<__int128>(vocab_size) + block_size) * C + L * (12 * C * C + 13 * C) + 2 * C;
+  return n > INT64_MAX ? INT64_MAX : static_cast<int64_t>(n);
+}
+
 std::string GPTConfig::ToString() const {
   return absl::StrCat("GPTConfig(vocab_size=", vocab_size, ", block_size=", block_size, ", n_layer=", n_layer,
                       ", n_head=", n_head, ", n_embd=", n_embd, ", dropout=", dropout, ")");

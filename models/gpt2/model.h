@@ -46,6 +46,9 @@ struct GPTConfig {
   // n_head, or dropout outside [0, 1).
   absl::Status Validate() const;
   std::string ToString() const;
+  // The model's parameters (the output layer shares wte's): V C + B C + L (12 C^2 +
+  // 13 C) + 2 C, at most INT64_MAX (a hostile file's config cannot overflow it).
+  int64_t NumParameters() const;
 };
 
 // Each layer's attention cache, for generating a token at a time (GPT::Forward with a

@@ -68,14 +68,16 @@ absl::StatusOr<Weights> ReadLlmc(const std::string& path) {
         absl::StrCat(path, ": padded vocabulary ", padded, " is smaller than the vocabulary ", c.vocab_size));
   }
   const DType dtype = h[1] == 3 ? DType::kF32 : DType::kBF16;
-  const auto order = LlmcOrder(c, padded);
-  int64_t elements = 0;
-  for (const auto& [name, shape] : order) elements += NumElements(shape);
-  const int64_t expected = static_cast<int64_t>(sizeof(h)) + elements * ItemSize(dtype);
+  // The size the header promises, against the file's before anything is allocated (in
+  // 128 bits: a hostile header cannot overflow it).
+  const __int128 expected = sizeof(h) + (static_cast<__int128>(c.NumParameters()) + (padded - c.vocab_size) * c.n_embd) *
+                                            ItemSize(dtype);
   if (size != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", size, " bytes, but its header (", c.ToString(), ", ",
-                                                   DTypeName(dtype), ") needs ", expected));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", size, " bytes, but its header (", c.ToString(), ", ", DTypeName(dtype), ") needs ",
+        expected > INT64_MAX ? std::string("more than 2^63") : absl::StrCat(static_cast<int64_t>(expected))));
   }
+  const auto order = LlmcOrder(c, padded);
   Weights w{c, {}, "llm.c", {}, {}};
   for (const auto& [name, shape] : order) {
     Tensor t = Empty(shape, dtype);
@@ -169,6 +171,15 @@ absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<GPT>> GptFromWeights(Weights w, const std::string& path) {
   w.config.dropout = 0;
+  // A config that asks for more parameters than the file holds is refused before the
+  // model takes its memory.
+  int64_t held = 0;
+  for (const auto& [name, t] : w.state) held += t.numel();
+  if (w.config.NumParameters() > held) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " (", w.format, "): its config (", w.config.ToString(),
+                                                   ") has ", w.config.NumParameters(), " parameters, the file holds ",
+                                                   held));
+  }
   auto model = std::make_unique<GPT>(w.config);
   if (absl::Status s = model->LoadStateDict(w.state); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, " (", w.format, "): ", s.message()));

@@ -1,6 +1,7 @@
 #include "models/gpt2/weights.h"
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -107,6 +108,43 @@ TEST(WeightsTest, BrokenFilesSayWhatIsWrong) {
   // A safetensors file without config.json beside it.
   ASSERT_TRUE(nn::SaveSafetensors(dir + "/lone.safetensors", {{"wte.weight", Zeros({2, 2})}}).ok());
   EXPECT_NE(ReadWeights(dir + "/lone.safetensors").status().message().find("needs config.json"), std::string::npos);
+}
+
+// Headers that promise more than the file holds are refused before the memory is
+// taken: the allocator's peak stays where it was.
+TEST(WeightsTest, HeadersThatPromiseTooMuchAllocateNothing) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  std::ifstream in(std::string(kDir) + "tiny_llmc.bin", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // llm.c: 2^31 - 1 layers of one head 2^30 wide (no int64 holds the bytes that needs).
+  std::string huge = bytes;
+  const int32_t layers = INT32_MAX, heads = 1, width = 1 << 30;
+  std::memcpy(&huge[16], &layers, 4);  // header[4], n_layer
+  std::memcpy(&huge[20], &heads, 4);
+  std::memcpy(&huge[24], &width, 4);
+  std::ofstream(dir + "/huge.bin", std::ios::binary) << huge;
+  GetCpuAllocator().ResetPeak();
+  const int64_t before = GetCpuAllocator().peak_bytes();
+  EXPECT_NE(ReadWeights(dir + "/huge.bin").status().message().find("needs more than 2^63"), std::string::npos);
+  EXPECT_EQ(GetCpuAllocator().peak_bytes(), before);
+  // An ember checkpoint whose config asks for 10^12 parameters.
+  const std::string config = R"({"vocab_size":1000000,"block_size":1024,"n_layer":100,"n_head":8,"n_embd":8192,"dropout":0})";
+  ASSERT_TRUE(nn::SaveSafetensors(dir + "/big_config.safetensors", {{"wte.weight", Zeros({2, 2})}},
+                                  {{"format", kCheckpointFormat}, {"config", config}})
+                  .ok());
+  const absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(dir + "/big_config.safetensors");
+  EXPECT_NE(model.status().message().find("has 88741691392 parameters, the file holds 4"), std::string::npos)
+      << model.status();
+  EXPECT_LT(GetCpuAllocator().peak_bytes(), before + (int64_t{1} << 20));
+}
+
+TEST(WeightsTest, ConfigCountsItsParameters) {
+  Generator gen(0);
+  const GPTConfig tiny = *GPTConfig::Preset("tiny");
+  EXPECT_EQ(tiny.NumParameters(), GPT(tiny, gen).NumParameters());
+  GPTConfig huge = tiny;
+  huge.n_layer = int64_t{1} << 40;
+  EXPECT_EQ(huge.NumParameters(), INT64_MAX);
 }
 
 }  // namespace

@@ -2,13 +2,14 @@
 # Runs every top-level component's tests on its own (bazel test //<component>/...),
 # so that a change's blast radius shows as one PASS/FAIL line per component; then
 # everything again optimised (-O3: the vectorised paths differ) and under
-# AddressSanitizer, the CUDA targets built with nvcc (when a
-# toolkit is installed; their tests skip without a GPU), and the consumer workspace
-# in examples/consumer that depends on @ember//tensor alone. Ends with one line
+# AddressSanitizer and UndefinedBehaviorSanitizer together, every libFuzzer target for
+# a few seconds (tools/ci/fuzz.sh), the CUDA targets built with nvcc (when a toolkit is
+# installed; their tests skip without a GPU), and the consumer workspace in
+# examples/consumer that depends on @ember//tensor alone. Ends with one line
 # "components: N passed, M failed" and exits non-zero if anything failed.
 #
 #   tools/ci/components.sh              # everything
-#   tools/ci/components.sh tensor base  # only these components (no asan, no consumer)
+#   tools/ci/components.sh tensor base  # only these components (no sanitizers, fuzzing or consumer)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -48,7 +49,8 @@ done
 
 if [ $# -eq 0 ]; then
   run opt bazel test --config=opt //...
-  run asan bazel test --config=asan //...
+  run asan+ubsan bazel test --config=asan --config=ubsan //...
+  run fuzz tools/ci/fuzz.sh 5
   if [ -x "${CUDA_PATH:-/usr/local/cuda}/bin/nvcc" ]; then
     run cuda bazel test --config=cuda //kernels/cuda/... //tensor/...
   else

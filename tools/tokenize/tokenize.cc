@@ -59,6 +59,7 @@
 #include "tokenizer/encoding.h"
 #include "tokenizer/trainer.h"
 #include "tokenizer/vocab.h"
+#include "tools/tokenize/requests.h"
 
 ABSL_FLAG(std::string, encoding, "gpt2",
           "gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base or o200k_base");
@@ -84,8 +85,6 @@ ABSL_FLAG(std::string, out, "", "train: write PREFIX.tiktoken, PREFIX.encoder.js
 
 namespace ember::tokenizer {
 namespace {
-
-using Allowed = absl::flat_hash_set<std::string>;
 
 // `v` in decimal at p, returning the end. Below 10^8 (every vocabulary): the eight
 // digits of v, zero-padded, from two lookups of four, as one little-endian word; its
@@ -193,75 +192,6 @@ absl::StatusOr<Encoding> LoadSelected() {
                           {{"<|endoftext|>", next}});
 }
 
-// "all", "" or a comma-separated list, each checked against the encoding's specials.
-absl::StatusOr<Allowed> ParseAllowed(const Encoding& e, const nlohmann::json& spec) {
-  if (spec.is_string() && spec.get<std::string>() == "all") return e.AllSpecial();
-  std::vector<std::string> names;
-  if (spec.is_string()) {
-    for (absl::string_view s : absl::StrSplit(spec.get<std::string>(), ',', absl::SkipEmpty())) {
-      names.emplace_back(s);
-    }
-  } else if (spec.is_array() && std::all_of(spec.begin(), spec.end(), [](const auto& x) { return x.is_string(); })) {
-    names = spec.get<std::vector<std::string>>();
-  } else {
-    return absl::InvalidArgumentError("allowed_special must be \"all\", a string or a list of strings");
-  }
-  Allowed allowed;
-  for (const std::string& name : names) {
-    if (!e.specials().contains(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, " is not a special token of ", e.name(), " (it has: ",
-          absl::StrJoin(std::vector<std::string>(e.AllSpecial().begin(), e.AllSpecial().end()), ", "), ")"));
-    }
-    allowed.insert(name);
-  }
-  return allowed;
-}
-
-absl::StatusOr<std::vector<Rank>> EncodeText(const Encoding& e, absl::string_view text,
-                                             const Allowed& allowed, int threads) {
-  if (absl::GetFlag(FLAGS_ordinary)) return e.EncodeOrdinary(text, threads);
-  return e.Encode(text, allowed, threads);
-}
-
-std::string Hex(absl::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * bytes.size());
-  for (const unsigned char c : bytes) hex.push_back(kDigits[c >> 4]), hex.push_back(kDigits[c & 15]);
-  return hex;
-}
-
-// One JSON request -> one JSON answer.
-nlohmann::json AnswerLine(const Encoding& e, bool encode, const std::string& line, const Allowed& flag_allowed) {
-  const nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  auto error = [](absl::string_view message) { return nlohmann::json{{"error", std::string(message)}}; };
-  if (!request.is_object()) return error("expected a JSON object");
-  if (encode) {
-    if (!request.contains("text") || !request["text"].is_string()) return error("expected \"text\": a string");
-    Allowed allowed = flag_allowed;
-    if (request.contains("allowed_special")) {
-      absl::StatusOr<Allowed> a = ParseAllowed(e, request["allowed_special"]);
-      if (!a.ok()) return error(a.status().message());
-      allowed = *std::move(a);
-    }
-    absl::StatusOr<std::vector<Rank>> ids = EncodeText(e, request["text"].get<std::string>(), allowed, 1);
-    if (!ids.ok()) return error(ids.status().message());
-    return nlohmann::json{{"ids", *ids}};
-  }
-  if (!request.contains("ids") || !request["ids"].is_array()) return error("expected \"ids\": a list of token ids");
-  std::vector<Rank> ids;
-  for (const nlohmann::json& id : request["ids"]) {
-    if (!id.is_number_unsigned() || id.get<uint64_t>() > UINT32_MAX) {
-      return error(absl::StrCat("expected token ids, got ", id.dump()));
-    }
-    ids.push_back(id.get<Rank>());
-  }
-  absl::StatusOr<std::string> bytes = e.DecodeBytes(ids);
-  if (!bytes.ok()) return error(bytes.status().message());
-  return nlohmann::json{{"hex", Hex(*bytes)}};
-}
-
 absl::Status RunJsonl(const Encoding& e, bool encode, const Allowed& allowed) {
   std::istream* in = &std::cin;
   std::ifstream file;
@@ -273,7 +203,7 @@ absl::Status RunJsonl(const Encoding& e, bool encode, const Allowed& allowed) {
   std::string line;
   while (std::getline(*in, line)) {
     // dump() with replacement: an answer is always valid JSON, whatever bytes came in.
-    std::cout << AnswerLine(e, encode, line, allowed).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << AnswerLine(e, encode, absl::GetFlag(FLAGS_ordinary), line, allowed).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   }
   return absl::OkStatus();
@@ -371,7 +301,7 @@ absl::Status Run(const std::string& command) {
   const int threads = Threads();
   double median = 0;
   ASSIGN_OR_RETURN(std::vector<Rank> ids,
-                   Repeated(repeat, median, [&] { return EncodeText(e, input, allowed, threads); }));
+                   Repeated(repeat, median, [&] { return EncodeText(e, input, absl::GetFlag(FLAGS_ordinary), allowed, threads); }));
   auto report = [&](absl::string_view extra) {
     if (!timing) return;
     std::fprintf(stderr, "%s: %zu bytes, %zu tokens, %.3f s (median of %d), %.2f MB/s, %d threads%s\n",
