@@ -90,14 +90,19 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
   const int ndims = magic[3];
   if (ndims == 0) return bad(3, "an IDX array needs at least one dimension");
   std::vector<int64_t> dims(ndims);
-  int64_t count = 1;
+  // count: the elements; sizes: the product of the dimensions that are not 0, which
+  // must stay addressable too (a tensor's shape is multiplied out in int64).
+  int64_t count = 1, sizes = 1;
   for (int d = 0; d < ndims; ++d) {
     unsigned char b[4];
     const size_t offset = 4 + 4 * static_cast<size_t>(d);
     if (!ReadExactly(f.get(), b, 4)) return bad(offset, absl::StrCat("truncated in dimension ", d));
     dims[d] = static_cast<int64_t>(uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3]);
     if (dims[d] > (int64_t{1} << 31) - 1) return bad(offset, absl::StrCat("dimension ", d, " is negative"));
-    if (dims[d] != 0 && count > (int64_t{1} << 40) / dims[d]) return bad(offset, "the array would be over 1 TB");
+    if (dims[d] != 0 && sizes > (int64_t{1} << 40) / dims[d]) {
+      return bad(offset, "the array would be over 1 TB (or, with a dimension of 0, its shape)");
+    }
+    sizes *= std::max<int64_t>(dims[d], 1);
     count *= dims[d];
   }
   const size_t header = 4 + 4 * static_cast<size_t>(ndims);

@@ -171,9 +171,10 @@ absl::StatusOr<Safetensors> ParseSafetensors(absl::string_view bytes) {
   json root;
   try {
     // Rejects invalid JSON and strings that are not UTF-8; parses iteratively, so deep
-    // nesting cannot exhaust the stack.
+    // nesting cannot exhaust the stack. A number too large for a double is an
+    // out_of_range, not a parse_error: catch every json::exception.
     root = json::parse(header.begin(), header.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     return Malformed(absl::StrCat("the header is not valid JSON: ", e.what()));
   }
   if (!root.is_object()) return Malformed("the header is not a JSON object");

@@ -52,6 +52,8 @@ write(*S, "truncated", safetensors({"x": ("F32", [4], f32(1, 2, 3, 4))})[:-3])
 write(*S, "header_too_long", struct.pack("<Q", 1 << 40) + b"{}")
 write(*S, "overlap", struct.pack("<Q", 88) + b'{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}' + b"abc")
 write(*S, "huge_shape", safetensors({"x": ("F32", [1 << 62, 4], b"")}))
+number = b'{"x":{"dtype":"F32","shape":[4e999,4],"data_offsets":[0,0]}}'
+write(*S, "number_overflow", struct.pack("<Q", len(number)) + number)  # out_of_range, not a parse_error
 write(*S, "not_json", struct.pack("<Q", 4) + b"{abc")
 
 # --- IDX: 0 0 type ndims, big-endian dimensions, big-endian values.
@@ -71,6 +73,7 @@ write(*I, "zero_dim", idx(0x08, [0, 28], b""))
 write(*I, "truncated", idx(0x08, [10], bytes(5)))
 write(*I, "trailing", idx(0x08, [1], b"ab"))
 write(*I, "terabytes", idx(0x08, [0x7FFFFFFF, 0x7FFFFFFF], b"x"))
+write(*I, "huge_then_zero", idx(0x08, [0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0], b""))  # 0 elements, a shape past int64
 write(*I, "gzip", gzip.compress(idx(0x08, [2], b"\x01\x02"), mtime=0))
 
 # --- token shards: 256 little-endian int32 (magic, version, count, zeros), uint16 tokens.
