@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/atomic_file.h"
 #include "base/status.h"
 
 namespace ember::data {
@@ -32,20 +32,10 @@ absl::Status WriteTokenShard(const std::string& path, absl::Span<const uint16_t>
   header[0] = kShardMagic;
   header[1] = kShardVersion;
   header[2] = static_cast<int32_t>(tokens.size());
-  std::string tmp = path + ".XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) return Errno("cannot create a temporary file for", path);
-  fchmod(fd, 0644);  // mkstemp makes it private; a shard is ordinary data
-  FILE* f = fdopen(fd, "wb");
-  bool ok = f != nullptr && std::fwrite(header.data(), 4, header.size(), f) == header.size() &&
-            std::fwrite(tokens.data(), 2, tokens.size(), f) == tokens.size();
-  ok = (f != nullptr && std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const absl::Status status = Errno("cannot write", path);
-    std::remove(tmp.c_str());
-    return status;
-  }
-  return absl::OkStatus();
+  const absl::string_view pieces[] = {
+      {reinterpret_cast<const char*>(header.data()), header.size() * sizeof(int32_t)},
+      {reinterpret_cast<const char*>(tokens.data()), tokens.size() * sizeof(uint16_t)}};
+  return WriteFileAtomically(path, pieces);
 }
 
 absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t vocab_size) {

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/atomic_file.h"
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 
@@ -124,20 +125,6 @@ uint64_t ReadLength(const char* p) {
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(p[i]);
   return n;
-}
-
-// Writes all of [data, data + n) to fd, through short writes and interrupts.
-bool WriteAll(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    const ssize_t written = ::write(fd, data, n);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += written;
-    n -= static_cast<size_t>(written);
-  }
-  return true;
 }
 
 }  // namespace
@@ -309,24 +296,11 @@ absl::Status SaveSafetensors(const std::string& path, const std::map<std::string
   char length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
 
-  std::string temp = path + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return ErrnoError("create a temporary file beside", path);
-  bool ok = WriteAll(fd, length, 8) && WriteAll(fd, text.data(), text.size());
+  std::vector<absl::string_view> pieces = {absl::string_view(length, 8), text};
   for (const Tensor& t : contiguous) {
-    if (!ok) break;
-    ok = WriteAll(fd, static_cast<const char*>(t.raw_data()),
-                  static_cast<size_t>(t.numel() * t.itemsize()));
+    pieces.emplace_back(static_cast<const char*>(t.raw_data()), static_cast<size_t>(t.numel() * t.itemsize()));
   }
-  // mkstemp makes the file 0600; a checkpoint is as readable as any file the user makes.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ok = ok && ::fchmod(fd, 0666 & ~mask) == 0 && ::fsync(fd) == 0;
-  ok = ::close(fd) == 0 && ok;
-  if (ok && ::rename(temp.c_str(), path.c_str()) == 0) return absl::OkStatus();
-  absl::Status status = ErrnoError("write", path);
-  ::unlink(temp.c_str());
-  return status;
+  return WriteFileAtomically(path, pieces);
 }
 
 }  // namespace ember::nn

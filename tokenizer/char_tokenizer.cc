@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/atomic_file.h"
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 
@@ -94,11 +95,7 @@ absl::StatusOr<std::string> CharTokenizer::Decode(const std::vector<Rank>& ids) 
 }
 
 absl::Status CharTokenizer::Save(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << nlohmann::json(chars_).dump() << '\n';
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, nlohmann::json(chars_).dump() + "\n");
 }
 
 absl::StatusOr<CharTokenizer> CharTokenizer::Load(const std::string& path) {

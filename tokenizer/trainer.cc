@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/atomic_file.h"
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer/pretokenizer.h"
@@ -41,14 +41,6 @@ struct Candidate {
   PairKey key;
   bool operator<(const Candidate& o) const { return count < o.count || (count == o.count && key > o.key); }
 };
-
-absl::Status WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << contents;
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -157,7 +149,7 @@ absl::Status WriteTiktokenRanks(const Ranks& ranks, const std::string& path) {
   std::sort(by_rank.begin(), by_rank.end());
   std::string out;
   for (const auto& [rank, bytes] : by_rank) absl::StrAppend(&out, absl::Base64Escape(*bytes), " ", rank, "\n");
-  return WriteFile(path, out);
+  return WriteFileAtomically(path, out);
 }
 
 absl::Status WriteGpt2Files(const Ranks& ranks, const std::string& encoder_json_path,
@@ -208,8 +200,8 @@ absl::Status WriteGpt2Files(const Ranks& ranks, const std::string& encoder_json_
   }
   add_entry("<|endoftext|>", by_rank.size());
   encoder += "}";
-  RETURN_IF_ERROR(WriteFile(encoder_json_path, encoder));
-  return WriteFile(vocab_bpe_path, merges);
+  RETURN_IF_ERROR(WriteFileAtomically(encoder_json_path, encoder));
+  return WriteFileAtomically(vocab_bpe_path, merges);
 }
 
 }  // namespace ember::tokenizer

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "base/atomic_file.h"
 #include "nn/safetensors.h"
 
 namespace ember::models {
@@ -73,7 +74,7 @@ void PruneStepCheckpoints(const std::string& out_dir, int64_t keep) {
     if (!absl::StartsWith(name, "step_")) continue;
     if (absl::EndsWith(name, ".safetensors")) {
       saved.push_back(entry.path());
-    } else if (absl::StrContains(name, ".safetensors.tmp-")) {
+    } else if (absl::StrContains(name, kAtomicTempInfix)) {
       std::filesystem::remove(entry.path(), error);  // a write that a killed run left unfinished
     }
   }
@@ -113,14 +114,7 @@ absl::Status DropRowsAfter(const std::string& path, int64_t last) {
     }
   }
   if (!dropped) return absl::OkStatus();
-  const std::string temp = path + ".tmp";
-  std::ofstream out(temp, std::ios::trunc);
-  out << kept;
-  out.close();
-  if (!out || std::rename(temp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("could not rewrite ", path, " without its rows past ", last));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, kept);
 }
 
 absl::Status SaveTrainingState(const std::string& path, const TrainingState& state) {

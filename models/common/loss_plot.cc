@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/atomic_file.h"
 
 namespace ember::models {
 namespace {
@@ -148,16 +149,7 @@ std::string LossSvg(const LossCurves& curves, bool log_scale) {
 }
 
 absl::Status WriteLossSvg(const std::string& path, const LossCurves& curves, bool log_scale) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << LossSvg(curves, log_scale);
-    if (!out.flush()) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, LossSvg(curves, log_scale));  // a browser reloading it never sees half
 }
 
 LossCurves ReadLossCurves(const std::string& path) {

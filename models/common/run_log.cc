@@ -6,11 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/atomic_file.h"
 
 namespace ember::models {
 
@@ -65,16 +64,7 @@ ProgressDisplay& Progress() {
 }
 
 absl::Status WriteMetricsJson(const std::string& path, const nlohmann::json& metrics) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << metrics.dump() << '\n';
-    if (!out.flush()) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", error.message()));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, metrics.dump() + "\n");
 }
 
 }  // namespace ember::models

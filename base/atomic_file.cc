@@ -1,0 +1,69 @@
+#include "base/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace ember {
+namespace {
+
+absl::Status ErrnoError(absl::string_view action, const std::string& path) {
+  const int err = errno;
+  std::string message = absl::StrCat("cannot ", action, " ", path, ": ", std::strerror(err));
+  if (err == ENOENT || err == ENOTDIR) return absl::NotFoundError(message);
+  if (err == EACCES || err == EPERM || err == EROFS) return absl::PermissionDeniedError(message);
+  return absl::UnavailableError(message);
+}
+
+// Writes all of `data` to fd, through short writes and interrupts.
+bool WriteAll(int fd, absl::string_view data) {
+  while (!data.empty()) {
+    const ssize_t written = ::write(fd, data.data(), data.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<size_t>(written));
+  }
+  return true;
+}
+
+bool SyncDirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::fsync(fd) == 0;
+  return ::close(fd) == 0 && ok;
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> pieces) {
+  std::string temp = absl::StrCat(path, kAtomicTempInfix, "XXXXXX");
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return ErrnoError("create a temporary file beside", path);
+  bool ok = true;
+  for (absl::string_view piece : pieces) {
+    if (!(ok = WriteAll(fd, piece))) break;
+  }
+  // mkstemp makes the file 0600; what ember writes is as readable as any file the user makes.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ok = ok && ::fchmod(fd, 0666 & ~mask) == 0 && ::fsync(fd) == 0;
+  ok = ::close(fd) == 0 && ok;
+  if (ok && ::rename(temp.c_str(), path.c_str()) == 0) {
+    if (!SyncDirectoryOf(path)) return ErrnoError("sync the directory of", path);
+    return absl::OkStatus();
+  }
+  absl::Status status = ErrnoError("write", path);
+  ::unlink(temp.c_str());
+  return status;
+}
+
+}  // namespace ember

@@ -1,0 +1,41 @@
+#ifndef EMBER_BASE_ATOMIC_FILE_H_
+#define EMBER_BASE_ATOMIC_FILE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace ember {
+
+// Replaces the file at `path` with the concatenation of `pieces`, so that a reader, a
+// killed process or a power cut finds either the old file or the whole new one, never a
+// torn one. Every file ember writes for a user to keep goes through here (checkpoints,
+// token shards, vocabularies, metrics summaries, loss pictures).
+//
+// The steps, each needed for the promise:
+//   1. the bytes go to a fresh temporary file beside `path` (`path.tmp-XXXXXX`, same
+//      directory so that the rename cannot cross file systems);
+//   2. it gets the permissions any new file of the user gets (0666 & ~umask);
+//   3. fsync(file): its data is on disk before its name is;
+//   4. rename(temp, path): atomic on POSIX; readers see old or new;
+//   5. fsync(directory): the rename itself survives a power cut.
+// On failure the temporary file is removed and `path` is untouched. A process killed
+// between 1 and 4 leaves a `path.tmp-*` file behind, which is never read as `path`
+// (checkpoints.cc's pruning removes the checkpoints' ones).
+//
+// Errors: NotFound (the directory does not exist), PermissionDenied, or Unavailable
+// (disk full, I/O error), each naming the path and the system's reason.
+absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> pieces);
+
+inline absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  return WriteFileAtomically(path, absl::MakeConstSpan(&contents, 1));
+}
+
+// The suffix of the temporary files above, for code that cleans up after a crash.
+inline constexpr char kAtomicTempInfix[] = ".tmp-";
+
+}  // namespace ember
+
+#endif  // EMBER_BASE_ATOMIC_FILE_H_
