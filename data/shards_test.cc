@@ -65,6 +65,11 @@ TEST(ShardsTest, MalformedShardsNameTheOffset) {
   WriteBytes(Temp("cut.bin"), good.substr(0, good.size() - 1));
   EXPECT_THAT(Message(Temp("cut.bin")),
               HasSubstr("at byte 8: the header counts 3 tokens, but 5 bytes follow it (2 tokens and a half)"));
+  std::string promise = good;  // a header that promises 2^31 - 1 tokens (4 GB) of a 1 kB file
+  const int32_t many = INT32_MAX;
+  std::memcpy(&promise[8], &many, 4);
+  WriteBytes(Temp("promise.bin"), promise);
+  EXPECT_THAT(Message(Temp("promise.bin")), HasSubstr("at byte 8: the header counts 2147483647 tokens, but 6 bytes"));
   WriteBytes(Temp("long.bin"), good + std::string(2, '\0'));
   EXPECT_THAT(Message(Temp("long.bin")), HasSubstr("the header counts 3 tokens, but 8 bytes follow it"));
   EXPECT_THAT(Message(Temp("good.bin"), 3), HasSubstr("at byte 1028: token 3 (token 2) is beyond the vocabulary of 3"));

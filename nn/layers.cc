@@ -166,6 +166,7 @@ std::string Sequential::ToString() const {
 EMBER_REGISTER_LAYER(Linear, [](const LayerArgs& a) -> LayerOr {
   ASSIGN_OR_RETURN(const int64_t in, a.Int("in_features"));
   ASSIGN_OR_RETURN(const int64_t out, a.Int("out_features"));
+  RETURN_IF_ERROR(a.CheckParameters({out, in}));
   ASSIGN_OR_RETURN(const bool bias, a.Bool("bias", true));
   return std::make_shared<Linear>(in, out, bias, a.gen());
 });
@@ -174,6 +175,7 @@ EMBER_REGISTER_LAYER(Conv2d, [](const LayerArgs& a) -> LayerOr {
   ASSIGN_OR_RETURN(const int64_t in, a.Int("in_channels"));
   ASSIGN_OR_RETURN(const int64_t out, a.Int("out_channels"));
   ASSIGN_OR_RETURN(const auto kernel, a.Pair("kernel_size"));
+  RETURN_IF_ERROR(a.CheckParameters({out, in, kernel[0], kernel[1]}));
   Conv2dOptions options;
   ASSIGN_OR_RETURN(options.stride, a.Pair("stride", {1, 1}));
   ASSIGN_OR_RETURN(options.padding, a.Pair("padding", {0, 0}));
@@ -193,6 +195,7 @@ EMBER_REGISTER_LAYER(MaxPool2d, [](const LayerArgs& a) -> LayerOr {
 EMBER_REGISTER_LAYER(Embedding, [](const LayerArgs& a) -> LayerOr {
   ASSIGN_OR_RETURN(const int64_t num, a.Int("num_embeddings"));
   ASSIGN_OR_RETURN(const int64_t dim, a.Int("embedding_dim"));
+  RETURN_IF_ERROR(a.CheckParameters({num, dim}));
   return std::make_shared<Embedding>(num, dim, a.gen());
 });
 

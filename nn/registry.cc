@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/error.h"
 #include "nlohmann/json.hpp"
 
@@ -36,6 +37,20 @@ absl::StatusOr<int64_t> LayerArgs::Int(const std::string& key) const {
   if (value == nullptr) return absl::InvalidArgumentError(absl::StrCat("missing argument \"", key, "\""));
   if (!value->is_number_integer()) return WrongType(key, *value, "an integer");
   return value->get<int64_t>();
+}
+
+absl::Status LayerArgs::CheckParameters(std::initializer_list<int64_t> dims) const {
+  int64_t count = 1;
+  for (const int64_t d : dims) {
+    if (d <= 0) return absl::OkStatus();
+    if (count > kMaxParameters / d) {  // count * d > kMaxParameters, without overflowing
+      return absl::InvalidArgumentError(absl::StrCat("a weight of shape [", absl::StrJoin(dims, ", "),
+                                                     "] has more than ", kMaxParameters,
+                                                     " parameters, the most one layer of a spec may have"));
+    }
+    count *= d;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> LayerArgs::Int(const std::string& key, int64_t fallback) const {

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <set>
 #include <string>
@@ -42,6 +43,15 @@ class LayerArgs {
   absl::StatusOr<std::array<int64_t, 2>> Pair(const std::string& key) const;
   absl::StatusOr<std::array<int64_t, 2>> Pair(const std::string& key,
                                               std::array<int64_t, 2> fallback) const;
+
+  // The most parameters one layer of a spec may have: 2^28 = 268,435,456 (1 GiB of
+  // float32; GPT-2 XL's largest matrix has 80M).
+  static constexpr int64_t kMaxParameters = int64_t{1} << 28;
+  // InvalidArgument unless a weight of shape `dims` fits kMaxParameters. Factories call it
+  // before building the layer, so that a typo such as "in_features": 78400000 is an
+  // error naming the layer, not an out-of-memory kill. Non-positive sizes are left to
+  // the layer's own check.
+  absl::Status CheckParameters(std::initializer_list<int64_t> dims) const;
 
   // The generator that initialises parameters.
   Generator& gen() const { return *gen_; }

@@ -130,6 +130,22 @@ TEST(SpecTest, MistakesAreInvalidArgumentsNamingTheLayer) {
               HasSubstr("approximate must be \"tanh\" or \"none\""));
 }
 
+// Limits before allocation: a spec that asks for more than 2^28 parameters in one layer
+// is refused before the weight is made (these would take 30 GB, 9 EB and 1 TB); one just
+// under the limit's shape is checked by the product, not by the arguments one by one.
+TEST(SpecTest, HugeLayersAreRefusedBeforeMemoryIsTaken) {
+  EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": 78400000, "out_features": 100}]})"),
+              HasSubstr("layer 0 (Linear): a weight of shape [100, 78400000] has more than 268435456 parameters, "
+                        "the most one layer of a spec may have"));
+  EXPECT_THAT(Message(R"({"layers": [{"type": "Embedding", "num_embeddings": 3037000500, "embedding_dim": 3037000500}]})"),
+              HasSubstr("layer 0 (Embedding): a weight of shape [3037000500, 3037000500] has more than"));
+  EXPECT_THAT(
+      Message(R"({"layers": [{"type": "Conv2d", "in_channels": 4096, "out_channels": 4096, "kernel_size": 128}]})"),
+      HasSubstr("layer 0 (Conv2d): a weight of shape [4096, 4096, 128, 128] has more than"));
+  EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": 16384, "out_features": 16385}]})"),
+              HasSubstr("a weight of shape [16385, 16384] has more than"));
+}
+
 TEST(SpecTest, ReadsAFile) {
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/cnn.json";
   std::ofstream(path) << kCnn;

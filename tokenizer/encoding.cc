@@ -261,7 +261,10 @@ absl::StatusOr<Encoding> Encoding::Create(std::string name, absl::string_view pa
   std::vector<const std::string*> by_id;
   for (const auto* table : {&ranks, &specials}) {
     for (const auto& [bytes, id] : *table) {
-      if (id == kNone) return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " is reserved"));
+      if (id > kMaxId) {
+        return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " is past the largest id a vocabulary may use, ",
+                                                       kMaxId, " (the decode table is indexed by id)"));
+      }
       if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " has no bytes"));
       if (id >= by_id.size()) by_id.resize(static_cast<size_t>(id) + 1, nullptr);
       if (by_id[id] != nullptr) {

@@ -140,8 +140,14 @@ void MergeByHeap(absl::string_view piece, const RankTable& ranks, std::vector<Ra
 
 class Encoding {
  public:
+  // The largest id a vocabulary may use: 2^22 - 1 = 4,194,303 (o200k_base's largest is
+  // 200,018). The decode tables are indexed by id, so a file that names the id
+  // 4,000,000,000 is refused rather than taking 100 GB.
+  static constexpr Rank kMaxId = (Rank{1} << 22) - 1;
+
   // `pattern` is tiktoken's pat_str; specials map special-token text to ids. Fails on a
-  // pattern RE2 cannot run, a missing single byte, an empty token, or an id used twice.
+  // pattern RE2 cannot run, a missing single byte, an empty token, an id used twice or
+  // past kMaxId.
   static absl::StatusOr<Encoding> Create(std::string name, absl::string_view pattern, Ranks ranks,
                                          absl::flat_hash_map<std::string, Rank> specials);
 

@@ -162,7 +162,11 @@ TEST(EncodingTest, CreateRefusesBadVocabularies) {
   EXPECT_EQ(message(empty, {}), "v: id 256 has no bytes");
   EXPECT_EQ(message(bytes, {{"<|end|>", 97}}), "v: id 97 is given to two tokens");
   EXPECT_EQ(message(bytes, {{"<|end|>", RankTable::kMissing}}),
-            absl::StrCat("v: id ", RankTable::kMissing, " is reserved"));
+            absl::StrCat("v: id ", RankTable::kMissing,
+                         " is past the largest id a vocabulary may use, 4194303 (the decode table is indexed by id)"));
+  Ranks far = bytes;
+  far["ab"] = Encoding::kMaxId;  // the limit itself is fine
+  EXPECT_EQ(Encoding::Create("v", kGpt2Pattern, far, {})->n_vocab(), Encoding::kMaxId + 1);
 }
 
 TEST(EncodingTest, DecodeReplacesCutSequencesAsTiktoken) {

@@ -1,6 +1,7 @@
 #include "tokenizer/vocab.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -21,6 +22,11 @@ namespace {
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open vocabulary file ", path));
+  std::error_code error;
+  if (const auto bytes = std::filesystem::file_size(path, error); !error && bytes > kMaxVocabFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " has ", bytes, " bytes; a vocabulary file is at most ",
+                                                   kMaxVocabFileBytes, " (256 MiB)"));
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

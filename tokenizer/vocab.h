@@ -3,8 +3,10 @@
 
 // Vocabulary files: tiktoken's `.tiktoken` rank files and GPT-2's encoder.json +
 // vocab.bpe. A malformed file is an InvalidArgument naming the file, the line and
-// what was expected.
+// what was expected. A file larger than kMaxVocabFileBytes is refused before it is read,
+// and ids past Encoding::kMaxId when the encoding is built.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,9 @@
 #include "tokenizer/encoding.h"
 
 namespace ember::tokenizer {
+
+// 256 MiB: the largest vocabulary file read (o200k_base.tiktoken is 3.6 MB).
+inline constexpr int64_t kMaxVocabFileBytes = int64_t{256} << 20;
 
 // Lines "<base64 of the token's bytes> <rank>".
 absl::StatusOr<Ranks> LoadTiktokenRanks(const std::string& path);
