@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 
@@ -43,6 +45,14 @@ bool SyncDirectoryOf(const std::string& path) {
 }
 
 }  // namespace
+
+absl::Status CreateDirectories(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (!error) return absl::OkStatus();
+  errno = error.value();
+  return ErrnoError("create the folder", dir);
+}
 
 absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> pieces) {
   std::string temp = absl::StrCat(path, kAtomicTempInfix, "XXXXXX");

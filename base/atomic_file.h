@@ -33,6 +33,10 @@ inline absl::Status WriteFileAtomically(const std::string& path, absl::string_vi
   return WriteFileAtomically(path, absl::MakeConstSpan(&contents, 1));
 }
 
+// Creates `dir` and its missing parents, as `mkdir -p`: a folder a binary writes to
+// (--out_dir). An error names the folder and the system's reason.
+absl::Status CreateDirectories(const std::string& dir);
+
 // The suffix of the temporary files above, for code that cleans up after a crash.
 inline constexpr char kAtomicTempInfix[] = ".tmp-";
 

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "autograd/autograd.h"
+#include "base/atomic_file.h"
 #include "base/status.h"
 #include "models/bigram/bigram.h"
 #include "models/common/names.h"
@@ -62,7 +63,7 @@ absl::Status Run() {
                static_cast<long long>(test.y.size(0)), static_cast<long long>(vocab));
 
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/bigram");
-  std::filesystem::create_directories(out_dir);
+  RETURN_IF_ERROR(CreateDirectories(out_dir));
   std::ofstream csv(out_dir + "/metrics.csv", std::ios::trunc);
   csv << "step,train_loss,val_loss\n";
   Generator gen(absl::GetFlag(FLAGS_seed));

@@ -62,7 +62,8 @@ int ExitCodeAfterSignal(int code) { return code == 0 && StopSignal() != 0 ? 128 
 
 std::string StepCheckpointPath(const std::string& out_dir, int64_t step) {
   const std::filesystem::path dir = std::filesystem::path(out_dir) / "checkpoints";
-  std::filesystem::create_directories(dir);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);  // if it fails, the write names the folder
   return (dir / absl::StrFormat("step_%06d.safetensors", step)).string();
 }
 

@@ -46,6 +46,12 @@ size_t TurnMarker(const std::string& reply) {
 
 absl::Status Run() {
   const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
+  const SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k),
+                                 absl::GetFlag(FLAGS_top_p)};
+  RETURN_IF_ERROR(sampling.Validate());
+  if (const int64_t n = absl::GetFlag(FLAGS_max_reply_tokens); n < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--max_reply_tokens=", n, ": expected at least 1"));
+  }
   ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
   GPT& model = *loaded.model;
@@ -61,7 +67,6 @@ absl::Status Run() {
   const std::vector<int64_t> system = absl::GetFlag(FLAGS_system).empty()
                                           ? std::vector<int64_t>{eot}
                                           : encode(absl::GetFlag(FLAGS_system) + "\n");
-  SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k), absl::GetFlag(FLAGS_top_p)};
   Generator gen(absl::GetFlag(FLAGS_seed));
   Sampler sampler(model, sampling, gen);
   std::deque<std::vector<int64_t>> turns;  // each "User: ...\nBot: ...\n", encoded

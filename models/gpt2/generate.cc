@@ -42,8 +42,9 @@ namespace {
 absl::Status Run() {
   const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
   SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k), absl::GetFlag(FLAGS_top_p)};
-  if (sampling.temperature < 0 || sampling.top_k < 0 || !(sampling.top_p > 0 && sampling.top_p <= 1)) {
-    return absl::InvalidArgumentError("need --temperature >= 0, --top_k >= 0 and 0 < --top_p <= 1");
+  RETURN_IF_ERROR(sampling.Validate());
+  if (const int64_t n = absl::GetFlag(FLAGS_max_tokens); n < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--max_tokens=", n, ": expected 0 or more"));
   }
   ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));

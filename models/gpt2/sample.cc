@@ -4,11 +4,18 @@
 #include <cmath>
 #include <numeric>
 
+#include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
 #include "tensor/creation.h"
 
 namespace ember::models::gpt2 {
+
+absl::Status SamplingOptions::Validate() const {
+  if (temperature >= 0 && top_k >= 0 && top_p > 0 && top_p <= 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--temperature=", temperature, " --top_k=", top_k, " --top_p=", top_p,
+                                                 ": need temperature >= 0, top_k >= 0 and 0 < top_p <= 1"));
+}
 
 int64_t SampleToken(const std::vector<float>& logits, const SamplingOptions& options, Generator& gen) {
   const int64_t n = static_cast<int64_t>(logits.size());

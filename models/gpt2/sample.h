@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "autograd/engine.h"
 
 #include "models/gpt2/model.h"
@@ -17,6 +18,10 @@ struct SamplingOptions {
   double temperature = 1.0;  // 0: always the most likely token
   int64_t top_k = 0;         // 0: no limit
   double top_p = 1.0;        // keep the smallest set of tokens whose probability reaches top_p
+
+  // InvalidArgument, in the flags' names, unless temperature >= 0, top_k >= 0 and
+  // 0 < top_p <= 1.
+  absl::Status Validate() const;
 };
 
 // The next token after `logits` (one row of vocab_size scores).

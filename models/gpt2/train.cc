@@ -48,6 +48,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "base/atomic_file.h"
 #include "base/status.h"
 #include "data/datasets.h"
 #include "data/prepare.h"
@@ -137,7 +138,7 @@ absl::StatusOr<std::string> EnsureBrownVocab(const std::vector<data::Document>& 
   tokenizer::TrainerOptions options;
   options.vocab_size = static_cast<size_t>(size);
   ASSIGN_OR_RETURN(const tokenizer::Ranks ranks, tokenizer::TrainBpe(text, options));
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  RETURN_IF_ERROR(CreateDirectories(std::filesystem::path(path).parent_path().string()));
   RETURN_IF_ERROR(tokenizer::WriteTiktokenRanks(ranks, path));
   return path;
 }
@@ -153,7 +154,7 @@ absl::Status EnsureBrownShards(const std::vector<data::Document>& docs, const to
   ASSIGN_OR_RETURN(data::TokenSplit split, data::TokenizeDocuments(
       docs, [&](const std::string& text) { return encoding.EncodeOrdinary(text, threads); },
       static_cast<uint16_t>(encoding.specials().at("<|endoftext|>")), kValFraction, data::ProgressBar()));
-  std::filesystem::create_directories(std::filesystem::path(train).parent_path());
+  RETURN_IF_ERROR(CreateDirectories(std::filesystem::path(train).parent_path().string()));
   RETURN_IF_ERROR(data::WriteTokenShard(train, split.train));
   return data::WriteTokenShard(val, split.val);
 }
@@ -201,8 +202,24 @@ absl::Status Run() {
   if (world.size() > 1 && !device.is_cpu() && (device_flag == "cuda" || device_flag == "auto")) {
     device = Device::Cuda(distributed::LocalRank() % cuda::DeviceCount());
   }
+  // The flags that need no data are checked before the corpus is read (or a vocabulary learnt).
+  ASSIGN_OR_RETURN(GPTConfig config, GPTConfig::Preset(absl::GetFlag(FLAGS_model)));
+  const std::string order = absl::GetFlag(FLAGS_data_order);
+  if (order != "random" && order != "sequential") {
+    return absl::InvalidArgumentError(absl::StrCat("--data_order=", order, ": expected random or sequential"));
+  }
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/gpt2");
-  if (lead) std::filesystem::create_directories(out_dir);
+  std::string resume = absl::GetFlag(FLAGS_resume);
+  const std::string init_from = absl::GetFlag(FLAGS_init_from);
+  if (resume == "latest") {
+    ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, "checkpoint.safetensors"));
+  }
+  if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
+  SamplingOptions sampling;  // for the sample at the end, checked now rather than after the training
+  sampling.temperature = absl::GetFlag(FLAGS_temperature);
+  sampling.top_k = absl::GetFlag(FLAGS_top_k);
+  RETURN_IF_ERROR(sampling.Validate());
+  if (lead) RETURN_IF_ERROR(CreateDirectories(out_dir));
   std::string train_path = absl::GetFlag(FLAGS_train_data), val_path = absl::GetFlag(FLAGS_val_data);
   std::string vocab = absl::GetFlag(FLAGS_vocab);
   if (vocab.empty()) vocab = train_path.empty() ? "brown" : "gpt2";
@@ -257,7 +274,6 @@ absl::Status Run() {
     train_tokens += shard.size();
   }
 
-  ASSIGN_OR_RETURN(GPTConfig config, GPTConfig::Preset(absl::GetFlag(FLAGS_model)));
   config.dropout = absl::GetFlag(FLAGS_dropout);
   if (encoding) config.vocab_size = encoding->n_vocab();  // a fresh model's head fits the data's tokens
   for (const auto& [flag, field] : {std::pair{&FLAGS_n_layer, &config.n_layer}, {&FLAGS_n_head, &config.n_head},
@@ -278,20 +294,10 @@ absl::Status Run() {
   options.grad_clip = absl::GetFlag(FLAGS_grad_clip);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.val_batches = absl::GetFlag(FLAGS_val_batches);
-  const std::string order = absl::GetFlag(FLAGS_data_order);
-  if (order != "random" && order != "sequential") {
-    return absl::InvalidArgumentError(absl::StrCat("--data_order=", order, ": expected random or sequential"));
-  }
   options.sequential = order == "sequential";
   options.device = device;
   options.zero_stage = absl::GetFlag(FLAGS_zero);
   if (encoding) options.vocab = vocab;  // for generate and chat, in the checkpoint
-  std::string resume = absl::GetFlag(FLAGS_resume);
-  const std::string init_from = absl::GetFlag(FLAGS_init_from);
-  if (resume == "latest") {
-    ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, "checkpoint.safetensors"));
-  }
-  if (!resume.empty() && !init_from.empty()) return absl::InvalidArgumentError("give --resume or --init_from, not both");
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::Create(
       config, options, train_shards, val ? &*val : nullptr, resume.empty() ? init_from : resume, !resume.empty()));
   Trainer& t = *trainer;
@@ -440,9 +446,6 @@ absl::Status Run() {
   }
 
   if (const int64_t n = absl::GetFlag(FLAGS_sample_tokens); n > 0 && encoding && cfg.vocab_size == encoding->n_vocab()) {
-    SamplingOptions sampling;
-    sampling.temperature = absl::GetFlag(FLAGS_temperature);
-    sampling.top_k = absl::GetFlag(FLAGS_top_k);
     Generator gen(options.seed);
     const int64_t eot = encoding->specials().at("<|endoftext|>");
     const std::vector<int64_t> ids = Generate(t.model(), {eot}, n, sampling, gen);

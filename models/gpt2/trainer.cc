@@ -56,15 +56,19 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     weights = std::move(w);
   }
   RETURN_IF_ERROR(cfg.Validate());
-  if (options.batch_size < 1 || options.seq_len < 1 || options.grad_accum < 1 || options.steps < 1) {
-    return absl::InvalidArgumentError("batch_size, seq_len, grad_accum and steps must be positive");
+  for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"batch_size", options.batch_size},
+                                     {"seq_len", options.seq_len},
+                                     {"grad_accum", options.grad_accum},
+                                     {"steps", options.steps}}) {
+    if (value < 1) return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value, ": expected at least 1"));
   }
   if (options.warmup_steps < 0 || options.warmup_steps >= options.steps) {
-    return absl::InvalidArgumentError(absl::StrCat("warmup_steps ", options.warmup_steps,
-                                                   " must be at least 0 and below steps ", options.steps));
+    return absl::InvalidArgumentError(absl::StrCat("--warmup_steps=", options.warmup_steps,
+                                                   ": expected at least 0 and below --steps=", options.steps));
   }
   if (!(options.lr >= options.min_lr && options.min_lr >= 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("need lr ", options.lr, " >= min_lr ", options.min_lr, " >= 0"));
+    return absl::InvalidArgumentError(absl::StrCat("--lr=", options.lr, " and --min_lr=", options.min_lr,
+                                                   ": expected lr >= min_lr >= 0"));
   }
   if (options.seq_len > cfg.block_size) {
     return absl::InvalidArgumentError(

@@ -176,7 +176,7 @@ TEST(TrainerTest, BadSetups) {
   options = Options();
   options.warmup_steps = 6;
   EXPECT_THAT(std::string(Trainer::Create(Small(), options, {&train}, nullptr).status().message()),
-              HasSubstr("warmup_steps 6 must be at least 0 and below steps 6"));
+              HasSubstr("--warmup_steps=6: expected at least 0 and below --steps=6"));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include "models/gpt2/weights.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "data/datasets.h"
@@ -151,7 +153,7 @@ absl::StatusOr<Weights> ReadWeights(const std::string& path) {
     return ReadHuggingFace(file, safetensors_path, (fs::path(path) / "config.json").string());
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   int32_t magic = 0;
   in.read(reinterpret_cast<char*>(&magic), sizeof(magic));
   if (in && magic == kLlmcMagic) return ReadLlmc(path);
@@ -160,7 +162,12 @@ absl::StatusOr<Weights> ReadWeights(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " is neither an llm.c checkpoint (magic ", kLlmcMagic, ") nor safetensors: ", file.status().message()));
   }
-  if (file->metadata["format"] == kCheckpointFormat) return ReadEmber(*std::move(file), path);
+  const std::string& format = file->metadata["format"];
+  if (format == kCheckpointFormat) return ReadEmber(*std::move(file), path);
+  if (absl::StartsWith(format, "ember-")) {  // another trainer's checkpoint, not a Hugging Face file
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is a checkpoint of another model (its format is \"", format, "\"), not of GPT-2"));
+  }
   return ReadHuggingFace(*file, path, (fs::path(path).parent_path() / "config.json").string());
 }
 

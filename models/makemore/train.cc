@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/atomic_file.h"
 #include "base/status.h"
 #include "autograd/autograd.h"
 #include "data/loader.h"
@@ -124,7 +125,7 @@ absl::Status Run() {
                model.ToString().c_str(), device.ToString().c_str(), static_cast<long long>(model.NumParameters()),
                static_cast<long long>(train.y.size(0)), static_cast<long long>(steps),
                static_cast<long long>(batch_size), step > 0 ? absl::StrCat("; resuming at step ", step).c_str() : "");
-  std::filesystem::create_directories(out_dir);
+  RETURN_IF_ERROR(CreateDirectories(out_dir));
   if (step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", step));
   std::ofstream csv(out_dir + "/metrics.csv", step > 0 ? std::ios::app : std::ios::trunc);
   if (step == 0) csv << "step,lr,batch_loss,train_loss,val_loss\n";

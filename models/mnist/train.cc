@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/atomic_file.h"
 #include "base/status.h"
 #include "autograd/autograd.h"
 #include "data/datasets.h"
@@ -139,7 +140,7 @@ absl::Status Run() {
   const int64_t first_step = step;
   std::ofstream csv;
   if (lead) {
-    std::filesystem::create_directories(out_dir);
+    RETURN_IF_ERROR(CreateDirectories(out_dir));
     // A resumed run appends, after the epochs its checkpoint had finished.
     if (step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", step / steps_per_epoch));
     csv.open(out_dir + "/metrics.csv", step > 0 ? std::ios::app : std::ios::trunc);

@@ -158,7 +158,7 @@ absl::StatusOr<std::string> ReadInput() {
     ss << std::cin.rdbuf();
   } else {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat("cannot open --input=", path));
+    if (!in) return absl::NotFoundError(absl::StrCat("cannot open --input=", path, ": ", std::strerror(errno)));
     ss << in.rdbuf();
   }
   return ss.str();
@@ -197,7 +197,10 @@ absl::Status RunJsonl(const Encoding& e, bool encode, const Allowed& allowed) {
   std::ifstream file;
   if (!absl::GetFlag(FLAGS_input).empty()) {
     file.open(absl::GetFlag(FLAGS_input), std::ios::binary);
-    if (!file) return absl::NotFoundError(absl::StrCat("cannot open --input=", absl::GetFlag(FLAGS_input)));
+    if (!file) {
+      return absl::NotFoundError(
+          absl::StrCat("cannot open --input=", absl::GetFlag(FLAGS_input), ": ", std::strerror(errno)));
+    }
     in = &file;
   }
   std::string line;
@@ -271,6 +274,12 @@ auto Repeated(int repeat, double& median, F&& f) -> decltype(f()) {
 }
 
 absl::Status Run(const std::string& command) {
+  if (const int n = absl::GetFlag(FLAGS_threads); n < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads=", n, ": expected 0 (every core) or more"));
+  }
+  if (const int n = absl::GetFlag(FLAGS_repeat); n < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--repeat=", n, ": expected 1 or more"));
+  }
   if (command == "train") return Train();
   if (command != "encode" && command != "decode" && command != "count") {
     return absl::InvalidArgumentError(
@@ -284,7 +293,7 @@ absl::Status Run(const std::string& command) {
   }
   ASSIGN_OR_RETURN(std::string input, ReadInput());
   const bool timing = absl::GetFlag(FLAGS_timing);
-  const int repeat = std::max(1, absl::GetFlag(FLAGS_repeat));
+  const int repeat = absl::GetFlag(FLAGS_repeat);
   if (command == "decode") {
     ASSIGN_OR_RETURN(std::vector<Rank> ids, ParseIds(input));
     double median = 0;
