@@ -107,18 +107,20 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
   }
   const size_t header = 4 + 4 * static_cast<size_t>(ndims);
   const size_t data_bytes = static_cast<size_t>(count) * static_cast<size_t>(type->bytes);
-  // Read in blocks, so that a header promising terabytes fails at the end of the file
-  // rather than allocating them first.
+  // Read in chunks of at most 1 MiB straight into `raw` (which grows geometrically), so
+  // that a header promising terabytes fails at the end of the file rather than
+  // allocating them first, and a small file takes no more than it holds.
   std::string raw;
-  raw.reserve(std::min<size_t>(data_bytes, size_t{1} << 26));
-  std::vector<unsigned char> block(1 << 20);
   while (raw.size() < data_bytes) {
-    const int got = gzread(f.get(), block.data(), static_cast<unsigned>(std::min(block.size(), data_bytes - raw.size())));
+    const size_t held = raw.size();
+    const size_t want = std::min<size_t>(data_bytes - held, size_t{1} << 20);
+    raw.resize(held + want);
+    const int got = gzread(f.get(), raw.data() + held, static_cast<unsigned>(want));
+    raw.resize(held + static_cast<size_t>(std::max(got, 0)));
     if (got <= 0) {
-      return bad(header + raw.size(), absl::StrCat("truncated: the dimensions call for ", data_bytes, " bytes of ",
-                                                   type->name, " data, the file holds ", raw.size()));
+      return bad(header + held, absl::StrCat("truncated: the dimensions call for ", data_bytes, " bytes of ",
+                                             type->name, " data, the file holds ", held));
     }
-    raw.append(reinterpret_cast<const char*>(block.data()), static_cast<size_t>(got));
   }
   unsigned char extra;
   if (gzread(f.get(), &extra, 1) == 1) {
