@@ -25,10 +25,23 @@ namespace hn = hwy::HWY_NAMESPACE;
 namespace gemm = internal::HWY_NAMESPACE;
 using gemm::kMr;
 
-// C (+)= A B on the calling thread, A and B strided matrices.
+// C (+)= A B on the calling thread, A and B strided matrices. A row-major A against a
+// B of at most kInPlacePanels panels is read in place: each block of A then serves only
+// that many tiles, and packing it (a transpose through registers, a load and a store an
+// entry) costs more than the tiles' strided loads. Measured with matmul_benchmark on a
+// 2-core AVX-512 VM, GFLOP/s on 1 and 2 threads: the main job's Linear backward (2048 x
+// 8192 x 128) 84-86 -> 98-105 and 159-174 -> 194-202; 2048 x 512 x 128 93-99 ->
+// 102-108 and 187-198 -> 199-213; with 512 columns (11 panels) in place gained nothing,
+// so a wider B keeps A packed.
+constexpr int64_t kInPlacePanels = 4;
+
 template <typename T>
 void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs, const T* b,
                 int64_t brs, int64_t bcs, T* c, int64_t ldc, bool accumulate) {
+  if (acs == 1 && n <= kInPlacePanels * gemm::PanelWidth<T>()) {
+    gemm::GemmBlocked(m, k, n, gemm::InPlaceA(a, ars), gemm::StridedB(b, brs, bcs), c, ldc, accumulate);
+    return;
+  }
   gemm::GemmBlocked(m, k, n, gemm::StridedA(a, ars, acs), gemm::StridedB(b, brs, bcs), c, ldc, accumulate);
 }
 

@@ -75,6 +75,11 @@ std::vector<Case> Cases() {
     }
   }
   cases.push_back({3, 5, 2100, false, false, 0});  // more columns than one packed block
+  // A row-major A read in place (at most 4 panels of B), over several blocks of depth,
+  // with a last sliver of 1 to 7 rows, and just past the in-place width (packed again).
+  for (int64_t m : {97, 131}) {
+    for (int64_t n : {70, 192, 193}) cases.push_back({m, 800, n, false, n % 2 == 0, m % 3});
+  }
   return cases;
 }
 
@@ -91,7 +96,8 @@ TEST(GemmTest, MatchesTheTripleLoopOnEveryTarget) {
 
 TEST(GemmTest, AccumulatesIntoC) {
   std::mt19937 rng(9);
-  for (const Case& c : {Case{13, 300, 17, false, true, 3}, Case{7, 0, 5, false, false, 0}}) {
+  for (const Case& c : {Case{13, 300, 17, false, true, 3}, Case{7, 0, 5, false, false, 0},
+                        Case{131, 1000, 150, false, false, 1}}) {
     CheckGemm<float>(c, /*accumulate=*/true, rng, "best");
   }
 }

@@ -191,14 +191,27 @@ void PackB(const T* b, int64_t rs, int64_t cs, int64_t depth, int64_t cols, int6
   for (int64_t p = 0; p < depth; ++p) PackBRow(b + p * rs, cs, p, depth, cols, nr, packed);
 }
 
-// C[0:rows, 0:cols] (+)= Ap Bp over `depth`, for one tile of kMr rows by kV vectors
-// (rows <= kMr, cols <= kV lanes): with `add`, C += Ap Bp; otherwise C = bias[r] + Ap Bp
-// (bias: one value per row of the tile, or null for none). Bp's rows are nr apart
+// Where a block of A is for the micro-kernel: packed (PackA's slivers: entry (r, p) of
+// the sliver that starts at row i at ptr + i * kc + p * kMr + r) or, for a row-major A
+// that few tiles share, in place (entry (r, p) of the rows from i at ptr + (i + r) *
+// stride + p; no packing, whose transposing load and store cost as much as a few
+// tiles' use of the block).
+template <typename T>
+struct ABlock {
+  const T* ptr;
+  int64_t stride;  // 0: packed; else A's row stride, in place
+};
+
+// C[0:rows, 0:cols] (+)= A Bp over `depth`, for one tile of kMr rows by kV vectors
+// (rows <= kMr, cols <= kV lanes): with `add`, C += A Bp; otherwise C = bias[r] + A Bp
+// (bias: one value per row of the tile, or null for none). A is a packed sliver at ap
+// (kInPlace false) or the tile's rows of a row-major A at ap, a_stride apart (the rows
+// past `rows` read the last one again, never past the matrix). Bp's rows are nr apart
 // whatever kV: a panel's last columns go through a narrower tile (kV < kNv), not
 // through multiply-adds of its zero padding.
-template <int64_t kV, typename T>
-void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, int64_t nr, T* c,
-                 int64_t ldc, int64_t rows, int64_t cols, bool add, const T* bias) {
+template <int64_t kV, bool kInPlace, typename T>
+void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, int64_t a_stride, const T* HWY_RESTRICT bp, int64_t nr,
+                 T* c, int64_t ldc, int64_t rows, int64_t cols, bool add, const T* bias) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   using V = decltype(hn::Zero(d));
@@ -213,16 +226,31 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT 
     const V start = bias && r < rows ? hn::Set(d, bias[r]) : hn::Zero(d);
     for (int64_t v = 0; v < kV; ++v) tile[r][v] = start;
   }
-  for (int64_t p = 0; p < depth; ++p) {
-    V b[kV];
-    for (int64_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, bp + v * lanes);
-    bp += nr;
+  if constexpr (kInPlace) {
+    const T* a_rows[kMr];  // one pointer a row: loads of a_rows[r] + p share p's index
+    for (int64_t r = 0; r < kMr; ++r) a_rows[r] = ap + std::min(r, rows - 1) * a_stride;
+    for (int64_t p = 0; p < depth; ++p) {
+      V b[kV];
+      for (int64_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, bp + v * lanes);
+      bp += nr;
 #pragma GCC unroll 16
-    for (int64_t r = 0; r < kMr; ++r) {
-      const V a = hn::Set(d, ap[r]);
-      for (int64_t v = 0; v < kV; ++v) tile[r][v] = hn::MulAdd(a, b[v], tile[r][v]);
+      for (int64_t r = 0; r < kMr; ++r) {
+        const V a = hn::Set(d, a_rows[r][p]);
+        for (int64_t v = 0; v < kV; ++v) tile[r][v] = hn::MulAdd(a, b[v], tile[r][v]);
+      }
     }
-    ap += kMr;
+  } else {
+    for (int64_t p = 0; p < depth; ++p) {
+      V b[kV];
+      for (int64_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, bp + v * lanes);
+      bp += nr;
+#pragma GCC unroll 16
+      for (int64_t r = 0; r < kMr; ++r) {
+        const V a = hn::Set(d, ap[r]);
+        for (int64_t v = 0; v < kV; ++v) tile[r][v] = hn::MulAdd(a, b[v], tile[r][v]);
+      }
+      ap += kMr;
+    }
   }
   if (cols == kV * lanes) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -244,16 +272,21 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT 
   }
 }
 
-// MicroKernel with the fewest vectors (at most kV) that cover `cols`.
+// MicroKernel with the fewest vectors (at most kV) that cover `cols`, on the tile of A
+// that starts at row `row` of the block.
 template <int64_t kV, typename T>
-void MicroKernelFor(int64_t depth, const T* ap, const T* bp, int64_t nr, T* c, int64_t ldc, int64_t rows,
-                    int64_t cols, bool add, const T* bias) {
+void MicroKernelFor(int64_t depth, ABlock<T> a, int64_t row, const T* bp, int64_t nr, T* c, int64_t ldc,
+                    int64_t rows, int64_t cols, bool add, const T* bias) {
   if constexpr (kV > 1) {
     if (cols <= (kV - 1) * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()))) {
-      return MicroKernelFor<kV - 1>(depth, ap, bp, nr, c, ldc, rows, cols, add, bias);
+      return MicroKernelFor<kV - 1>(depth, a, row, bp, nr, c, ldc, rows, cols, add, bias);
     }
   }
-  MicroKernel<kV>(depth, ap, bp, nr, c, ldc, rows, cols, add, bias);
+  if (a.stride == 0) {
+    MicroKernel<kV, false>(depth, a.ptr + row * depth, 0, bp, nr, c, ldc, rows, cols, add, bias);
+  } else {
+    MicroKernel<kV, true>(depth, a.ptr + row * a.stride, a.stride, bp, nr, c, ldc, rows, cols, add, bias);
+  }
 }
 
 // Per-thread packing buffers (0: B, 1: A), grown when needed and reused, so that a
@@ -308,18 +341,25 @@ void PackAllA(const T* a, int64_t rs, int64_t cs, int64_t m, int64_t k, T* packe
 }
 
 // The packers GemmBlocked takes, for the common operands: A prepacked by PackAllA, a
-// strided A (packed per block into PackBuffer(1)), a strided B.
+// strided A (packed per block into PackBuffer(1)), a row-major A read in place, a
+// strided B.
 template <typename T>
 auto PrepackedA(const T* packed, int64_t m) {
-  return [=](int64_t ic, int64_t pc, int64_t, int64_t kc) { return packed + pc * PaddedRows(m) + ic * kc; };
+  return [=](int64_t ic, int64_t pc, int64_t, int64_t kc) {
+    return ABlock<T>{packed + pc * PaddedRows(m) + ic * kc, 0};
+  };
 }
 template <typename T>
 auto StridedA(const T* a, int64_t rs, int64_t cs) {
   return [=](int64_t ic, int64_t pc, int64_t mc, int64_t kc) {
     T* const packed = PackBuffer<T>(1, kMc * kc);
     PackA(a + ic * rs + pc * cs, rs, cs, mc, kc, packed);
-    return static_cast<const T*>(packed);
+    return ABlock<T>{packed, 0};
   };
+}
+template <typename T>
+auto InPlaceA(const T* a, int64_t rs) {
+  return [=](int64_t ic, int64_t pc, int64_t, int64_t) { return ABlock<T>{a + ic * rs + pc, rs}; };
 }
 template <typename T>
 auto StridedB(const T* b, int64_t rs, int64_t cs) {
@@ -329,10 +369,11 @@ auto StridedB(const T* b, int64_t rs, int64_t cs) {
 }
 
 // C [m, n] (+)= A [m, k] B [k, n] on the calling thread: B in blocks of kNc columns and
-// BlockDepth rows, each packed once and swept by kMc-row blocks of packed A, tile by
-// tile. pack_a(ic, pc, mc, kc) returns rows [ic, ic + mc) x columns [pc, pc + kc) of A
-// packed as PackA does (in PackBuffer(1) or already packed); pack_b(pc, kc, jc, nc, out)
-// writes rows [pc, pc + kc) x columns [jc, jc + nc) of B packed as PackB does. Without
+// BlockDepth rows, each packed once and swept by kMc-row blocks of A, tile by tile.
+// pack_a(ic, pc, mc, kc) returns rows [ic, ic + mc) x columns [pc, pc + kc) of A as an
+// ABlock: packed as PackA does (in PackBuffer(1) or already packed) or in place;
+// pack_b(pc, kc, jc, nc, out) writes rows [pc, pc + kc) x columns [jc, jc + nc) of B
+// packed as PackB does. Without
 // `accumulate`, C = bias[i] + (A B)[i, j] where `bias` (m values, or null for none) is
 // given: the convolution's bias per output channel, added by the tiles' first block.
 template <typename T, class PackAFn, class PackBFn>
@@ -352,11 +393,11 @@ void GemmBlocked(int64_t m, int64_t k, int64_t n, const PackAFn& pack_a, const P
       pack_b(pc, kc, jc, nc, packed_b);
       for (int64_t ic = 0; ic < m; ic += kMc) {
         const int64_t mc = std::min(kMc, m - ic);
-        const T* const packed_a = pack_a(ic, pc, mc, kc);
+        const ABlock<T> block_a = pack_a(ic, pc, mc, kc);
         for (int64_t jr = 0; jr < nc; jr += nr) {
           for (int64_t ir = 0; ir < mc; ir += kMr) {
-            MicroKernelFor<kNv>(kc, packed_a + ir * kc, packed_b + jr * kc, nr, c + (ic + ir) * ldc + jc + jr,
-                                ldc, std::min(kMr, mc - ir), std::min(nr, nc - jr), add,
+            MicroKernelFor<kNv>(kc, block_a, ir, packed_b + jr * kc, nr, c + (ic + ir) * ldc + jc + jr, ldc,
+                                std::min(kMr, mc - ir), std::min(nr, nc - jr), add,
                                 bias && !add ? bias + ic + ir : nullptr);
           }
         }
