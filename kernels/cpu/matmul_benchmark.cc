@@ -105,7 +105,8 @@ void Shapes(benchmark::internal::Benchmark* b) {
                            // The main job's model (128 wide, 512 in the MLP, 8,192 tokens), 16 x 128 rows.
                            {2048, 128, 512},
                            {2048, 512, 128},
-                           {2048, 8192, 128}}) {
+                           {2048, 8192, 128},
+                           {8192, 2048, 128}}) {
       for (Layout layout : {kNN, kNT, kTN}) b->Args({m, k, n, threads, layout});
     }
   }
