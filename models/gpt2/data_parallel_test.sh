@@ -16,7 +16,7 @@ set -uo pipefail
 source base/expect.sh
 train=models/gpt2/train
 compare=(python3 models/common/compare_checkpoints.py)
-mpirun=(mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2)
+mpirun=("${test_mpirun[@]}" -np 2)
 dir="$TEST_TMPDIR"
 python3 - "$dir/train.bin" "$dir/val.bin" <<'PY'
 import struct, sys

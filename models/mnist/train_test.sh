@@ -22,7 +22,7 @@ expect "metrics keys" "epochs examples_per_second parameters test_accuracy test_
 expect "it learnt" "True" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["test_accuracy"] > 0.8)' "$out/m.json")"
 expect "checkpoint" "yes" "$([ -s "$out/mlp.safetensors" ] && echo yes)"
 # Data parallel: 2 ranks x 32 images, rank 0 alone reporting; it learns as one process does.
-mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 \
+"${test_mpirun[@]}" -np 2 \
   $train --epochs=1 --batch_size=32 --out_dir="$out/dp" --metrics_out="$out/dp.json" >"$out.dp" 2>&1
 expect "2 ranks: exit" "0" "$?"
 expect "2 ranks: one header" "1" "$(grep -c '^train: mlp (101770 parameters) on 2 ranks x cpu, .* in batches of 2 x 32$' "$out.dp")"
