@@ -24,7 +24,8 @@ absl::Status WrongType(const std::string& key, const nlohmann::json& value, cons
 
 }  // namespace
 
-LayerArgs::LayerArgs(const nlohmann::json& args, Generator& gen) : args_(args), gen_(&gen) {}
+LayerArgs::LayerArgs(const nlohmann::json& args, Generator& gen, int64_t budget)
+    : args_(args), gen_(&gen), budget_(budget) {}
 
 const nlohmann::json* LayerArgs::Find(const std::string& key) const {
   read_.insert(key);
@@ -43,10 +44,10 @@ absl::Status LayerArgs::CheckParameters(std::initializer_list<int64_t> dims) con
   int64_t count = 1;
   for (const int64_t d : dims) {
     if (d <= 0) return absl::OkStatus();
-    if (count > kMaxParameters / d) {  // count * d > kMaxParameters, without overflowing
+    if (count > budget_ / d) {  // count * d > budget_, without overflowing
       return absl::InvalidArgumentError(absl::StrCat("a weight of shape [", absl::StrJoin(dims, ", "),
-                                                     "] has more than ", kMaxParameters,
-                                                     " parameters, the most one layer of a spec may have"));
+                                                     "] has more than the ", budget_, " parameters left of the ",
+                                                     kMaxParameters, " a spec may have"));
     }
     count *= d;
   }

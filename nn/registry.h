@@ -32,7 +32,8 @@ namespace ember::nn {
 // key or a value of the wrong type is an InvalidArgument naming the key.
 class LayerArgs {
  public:
-  LayerArgs(const nlohmann::json& args, Generator& gen);
+  // `budget`: the parameters the spec's layers so far have left (kMaxParameters at first).
+  LayerArgs(const nlohmann::json& args, Generator& gen, int64_t budget = kMaxParameters);
 
   absl::StatusOr<int64_t> Int(const std::string& key) const;
   absl::StatusOr<int64_t> Int(const std::string& key, int64_t fallback) const;
@@ -44,13 +45,13 @@ class LayerArgs {
   absl::StatusOr<std::array<int64_t, 2>> Pair(const std::string& key,
                                               std::array<int64_t, 2> fallback) const;
 
-  // The most parameters one layer of a spec may have: 2^28 = 268,435,456 (1 GiB of
+  // The most parameters a spec's layers may have together: 2^28 = 268,435,456 (1 GiB of
   // float32; GPT-2 XL's largest matrix has 80M).
   static constexpr int64_t kMaxParameters = int64_t{1} << 28;
-  // InvalidArgument unless a weight of shape `dims` fits kMaxParameters. Factories call it
-  // before building the layer, so that a typo such as "in_features": 78400000 is an
-  // error naming the layer, not an out-of-memory kill. Non-positive sizes are left to
-  // the layer's own check.
+  // InvalidArgument unless a weight of shape `dims` fits the budget the spec has left.
+  // Factories call it before building the layer, so that a typo such as "in_features":
+  // 78400000 is an error naming the layer, not an out-of-memory kill. Non-positive sizes
+  // are left to the layer's own check.
   absl::Status CheckParameters(std::initializer_list<int64_t> dims) const;
 
   // The generator that initialises parameters.
@@ -64,6 +65,7 @@ class LayerArgs {
 
   const nlohmann::json& args_;
   Generator* gen_;
+  int64_t budget_;
   mutable std::set<std::string> read_;
 };
 

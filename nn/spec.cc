@@ -19,7 +19,7 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
   nlohmann::json spec;
   try {
     spec = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number past a double
     return absl::InvalidArgumentError(absl::StrCat("model spec is not valid JSON: ", e.what()));
   }
   if (!spec.is_object() || !spec.contains("layers") || !spec["layers"].is_array() ||
@@ -28,6 +28,7 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
         "model spec must be an object {\"layers\": [{\"type\": ...}, ...]} and nothing else");
   }
   auto model = std::make_shared<Sequential>();
+  int64_t budget = LayerArgs::kMaxParameters;  // parameters the layers may still have
   const nlohmann::json& layers = spec["layers"];
   for (size_t i = 0; i < layers.size(); ++i) {
     const nlohmann::json& layer = layers[i];
@@ -42,7 +43,7 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
       return absl::InvalidArgumentError(absl::StrCat(where, ": unknown type \"", type,
                                                      "\" (known: ", absl::StrJoin(RegisteredLayers(), ", "), ")"));
     }
-    const LayerArgs args(layer, gen);
+    const LayerArgs args(layer, gen, budget);
     LayerOr built = absl::InternalError("");
     try {
       built = (*factory)(args);
@@ -55,6 +56,11 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
     if (const std::vector<std::string> unread = args.Unread(); !unread.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(where, " (", type, "): unknown argument \"",
                                                      absl::StrJoin(unread, "\", \""), "\""));
+    }
+    budget -= (*built)->NumParameters();  // a layer's bias is not in its CheckParameters
+    if (budget < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " (", type, "): the spec has more than ", LayerArgs::kMaxParameters, " parameters"));
     }
     model->Append(*std::move(built));
   }

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "nn/registry.h"
 #include "tensor/creation.h"
 
@@ -104,6 +105,7 @@ TEST(SpecTest, ArgumentsMapOntoTheConstructorsWithPyTorchsDefaults) {
 
 TEST(SpecTest, MistakesAreInvalidArgumentsNamingTheLayer) {
   EXPECT_THAT(Message("{\"layers\": [}"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(Message(R"({"layers": [{"type": "Dropout", "p": 1e999}]})"), HasSubstr("not valid JSON"));
   EXPECT_THAT(Message("[]"), HasSubstr("must be an object {\"layers\""));
   EXPECT_THAT(Message(R"({"layers": [], "extra": 1})"), HasSubstr("and nothing else"));
   EXPECT_THAT(Message(R"({"layers": [{"kind": "ReLU"}]})"),
@@ -130,13 +132,13 @@ TEST(SpecTest, MistakesAreInvalidArgumentsNamingTheLayer) {
               HasSubstr("approximate must be \"tanh\" or \"none\""));
 }
 
-// Limits before allocation: a spec that asks for more than 2^28 parameters in one layer
-// is refused before the weight is made (these would take 30 GB, 9 EB and 1 TB); one just
-// under the limit's shape is checked by the product, not by the arguments one by one.
+// Limits before allocation: a spec that asks for more than 2^28 parameters is refused
+// before the weight that passes the limit is made (these would take 30 GB, 9 EB, 1 TB
+// and, in all, 1.1 GB); the check multiplies the sizes, not one argument at a time.
 TEST(SpecTest, HugeLayersAreRefusedBeforeMemoryIsTaken) {
   EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": 78400000, "out_features": 100}]})"),
-              HasSubstr("layer 0 (Linear): a weight of shape [100, 78400000] has more than 268435456 parameters, "
-                        "the most one layer of a spec may have"));
+              HasSubstr("layer 0 (Linear): a weight of shape [100, 78400000] has more than the 268435456 "
+                        "parameters left of the 268435456 a spec may have"));
   EXPECT_THAT(Message(R"({"layers": [{"type": "Embedding", "num_embeddings": 3037000500, "embedding_dim": 3037000500}]})"),
               HasSubstr("layer 0 (Embedding): a weight of shape [3037000500, 3037000500] has more than"));
   EXPECT_THAT(
@@ -144,6 +146,13 @@ TEST(SpecTest, HugeLayersAreRefusedBeforeMemoryIsTaken) {
       HasSubstr("layer 0 (Conv2d): a weight of shape [4096, 4096, 128, 128] has more than"));
   EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": 16384, "out_features": 16385}]})"),
               HasSubstr("a weight of shape [16385, 16384] has more than"));
+  // The budget is the spec's, not each layer's: a layer checks against what the layers
+  // before it left (SequentialFromJson passes it on).
+  Generator gen(1);
+  const nlohmann::json none = nlohmann::json::object();
+  EXPECT_TRUE(LayerArgs(none, gen, 1100).CheckParameters({100, 11}).ok());
+  EXPECT_EQ(LayerArgs(none, gen, 1000).CheckParameters({100, 11}).message(),
+            "a weight of shape [100, 11] has more than the 1000 parameters left of the 268435456 a spec may have");
 }
 
 TEST(SpecTest, ReadsAFile) {

@@ -187,3 +187,26 @@ write(*J, "decode_unknown", b"\x00" + b'{"ids": [50257, -1, 1.5, "x"]}')
 write(*J, "decode_partial_utf8", b"\x00" + b'{"ids": [171]}')
 write(*J, "not_an_object", b"\x00" + b'[1, 2]')
 write(*J, "not_json", b"\x01" + b'{"text": ')
+
+# --- model specs (spec_fuzzer: the JSON text itself).
+S = ("nn", "spec_fuzzer")
+write(*S, "mlp", json.dumps({"layers": [{"type": "Flatten"}, {"type": "Linear", "in_features": 784, "out_features": 128},
+                                        {"type": "ReLU"}, {"type": "Linear", "in_features": 128, "out_features": 10}]}))
+write(*S, "cnn", json.dumps({"layers": [
+    {"type": "Conv2d", "in_channels": 1, "out_channels": 8, "kernel_size": 3, "padding": 1}, {"type": "ReLU"},
+    {"type": "MaxPool2d", "kernel_size": 2}, {"type": "Conv2d", "in_channels": 8, "out_channels": 16,
+    "kernel_size": [3, 3], "stride": 1, "dilation": 1, "bias": False}, {"type": "Flatten", "start_dim": 1},
+    {"type": "Dropout", "p": 0.1}, {"type": "Linear", "in_features": 16, "out_features": 10, "bias": True},
+    {"type": "Softmax", "dim": -1}]}))
+write(*S, "all_layers", json.dumps({"layers": [
+    {"type": "Embedding", "num_embeddings": 50, "embedding_dim": 8}, {"type": "LayerNorm", "normalized_shape": 8},
+    {"type": "GELU", "approximate": "tanh"}, {"type": "Tanh"}, {"type": "Sigmoid"}, {"type": "Scale", "factor": 0.5}]}))
+write(*S, "unknown_type", '{"layers": [{"type": "Conv3d"}]}')
+write(*S, "unknown_argument", '{"layers": [{"type": "Linear", "in_feature": 3, "in_features": 3, "out_features": 2}]}')
+write(*S, "wrong_types", '{"layers": [{"type": "Linear", "in_features": "3", "out_features": 2.5, "bias": 1}]}')
+write(*S, "negative", '{"layers": [{"type": "Linear", "in_features": -3, "out_features": 2}]}')
+write(*S, "huge", '{"layers": [{"type": "Linear", "in_features": 78400000, "out_features": 100}]}')
+write(*S, "not_an_object", '[{"type": "ReLU"}]')
+write(*S, "extra_key", '{"layers": [], "extra": 1}')
+write(*S, "not_json", '{"layers": [')
+write(*S, "number_overflow", '{"layers": [{"type": "Dropout", "p": 33333e3333333333}]}')  # spec_fuzzer's first finding
