@@ -8,6 +8,7 @@
 #include "autograd/views.h"
 #include "base/error.h"
 #include "tensor/creation.h"
+#include "tensor/ops/attention.h"
 #include "tensor/ops/binary.h"
 #include "tensor/ops/embedding.h"
 #include "tensor/ops/layernorm.h"
@@ -154,19 +155,21 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
                 [scale](const Tensor& g) { return std::vector<Tensor>{ops::Mul(g, scale)}; });
 }
 
+// One node: the fused kernel keeps each query's log-sum-exp, and its backward recomputes
+// the probabilities (tensor/ops/attention.h).
 Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
-  EMBER_CHECK(q.dim() >= 2 && k.shape() == v.shape() && q.dim() == k.dim() &&
-                  std::equal(q.shape().begin(), q.shape().end() - 2, k.shape().begin()) &&
-                  q.size(-1) == k.size(-1) && q.size(-2) <= k.size(-2),
-              "causal_attention: expected q [..., Tq, d] and k, v [..., Tk, d] with Tq <= Tk, got ",
-              ShapeToString(q.shape()), ", ", ShapeToString(k.shape()), " and ",
-              ShapeToString(v.shape()));
-  const int64_t tq = q.size(-2), tk = k.size(-2), d = q.size(-1);
-  const Tensor scores = Mul(Matmul(q, Transpose(k, -2, -1)), 1.0 / std::sqrt(double(d)));
-  // future[i][j] = j > i + (Tk - Tq): the positions query i may not see.
-  const Tensor rows = ops::Add(Arange(tq), tk - tq).View({tq, 1}), cols = Arange(tk).View({1, tk});
-  const Tensor future = ops::Gt(cols, rows).To(q.device());
-  return Matmul(Softmax(MaskedFill(scores, future, -INFINITY)), v);
+  // The kernel reads contiguous heads: copied once here (heads are usually strided views
+  // of one qkv projection) and kept for the backward.
+  const Tensor qc = Detach(q).Contiguous(), kc = Detach(k).Contiguous(), vc = Detach(v).Contiguous();
+  ops::CausalAttentionResult result = WithoutGrad([&] { return ops::CausalAttention(qc, kc, vc); });
+  if (!ShouldRecord({q, k, v})) return result.y;
+  const Tensor y = result.y;
+  result.y = Detach(y);  // the node holds y's values, not y (whose node it is: a cycle)
+  return Record("causal_attention", y, {q, k, v},
+                [qc, kc, vc, result = std::move(result)](const Tensor& g) {
+                  ops::CausalAttentionGrads grads = ops::CausalAttentionBackward(qc, kc, vc, result, g);
+                  return std::vector<Tensor>{grads.dq, grads.dk, grads.dv};
+                });
 }
 
 }  // namespace ember::autograd

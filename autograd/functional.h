@@ -53,7 +53,8 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen = Defaul
 // softmax(q k^T / sqrt(d) + causal mask) v for q [..., Tq, d] and k, v [..., Tk, d],
 // Tq <= Tk: the queries are the last Tq of the Tk positions (the others are earlier
 // positions' keys and values, as a key/value cache holds them), so query i, at position
-// Tk - Tq + i, attends to keys j <= Tk - Tq + i. A composite of the functions above.
+// Tk - Tq + i, attends to keys j <= Tk - Tq + i. One fused node (kernels/cpu/attention.h);
+// autograd's tests check it against the composite of Matmul, MaskedFill and Softmax.
 Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v);
 
 }  // namespace ember::autograd

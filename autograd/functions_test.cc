@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/elementwise.h"
@@ -15,6 +16,8 @@
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
 #include "tensor/ops/binary.h"
+#include "tensor/ops/reduce.h"
+#include "tensor/ops/unary.h"
 #include "tensor/random.h"
 
 namespace ember::autograd {
@@ -312,6 +315,35 @@ TEST(FunctionsTest, CausalAttention) {
     for (int64_t j = 0; j < 2; ++j) EXPECT_NEAR(tail.at({i, j}), full.at({3 + i, j}), 1e-15);
   }
   EXPECT_THROW(CausalAttention(k5, q5.Slice(0, 3), q5.Slice(0, 3)), Error);  // more queries than keys
+}
+
+// The fused node against the composite it replaced, softmax(q k^T / sqrt(d) + mask) v
+// from Matmul, MaskedFill and Softmax, on strided heads as GPT-2's attention makes
+// them ([B, T, H, d] transposed): outputs and all three gradients.
+TEST(FunctionsTest, CausalAttentionEqualsTheComposite) {
+  auto composite = [](const Tensor& q, const Tensor& k, const Tensor& v) {
+    const int64_t tq = q.size(-2), tk = k.size(-2);
+    const Tensor scores = Mul(Matmul(q, Transpose(k, -2, -1)), 1.0 / std::sqrt(double(q.size(-1))));
+    const Tensor rows = ops::Add(Arange(tq), tk - tq).View({tq, 1}), cols = Arange(tk).View({1, tk});
+    return Matmul(Softmax(MaskedFill(scores, ops::Gt(cols, rows), -INFINITY)), v);
+  };
+  for (const auto& [tq, tk] : std::vector<std::pair<int64_t, int64_t>>{{50, 50}, {7, 60}}) {
+    // Leaves [2, t, 3, 5], used as heads [2, 3, t, 5] (strided views).
+    const Tensor q = Leaf({2, tq, 3, 5}, -2, 2), k = Leaf({2, tk, 3, 5}, -2, 2), v = Leaf({2, tk, 3, 5});
+    const Tensor g = Uniform({2, 3, tq, 5}, -1, 1, Gen(), DType::kF64);
+    std::vector<Tensor> results[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      for (const Tensor& t : {q, k, v}) ZeroGrad(t);
+      const Tensor qh = Transpose(q, 1, 2), kh = Transpose(k, 1, 2), vh = Transpose(v, 1, 2);
+      const Tensor y = fused ? CausalAttention(qh, kh, vh) : composite(qh, kh, vh);
+      Backward(y, g);
+      results[fused] = {Detach(y), Grad(q).Clone(), Grad(k).Clone(), Grad(v).Clone()};
+    }
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      EXPECT_LT(ops::Max(ops::Abs(ops::Sub(results[1][i], results[0][i]))).item<double>(), 1e-12)
+          << "output " << i << " with tq=" << tq << ", tk=" << tk;
+    }
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 // no_cuda.cc stands in, whose every function throws.
 
 #include "kernels/cpu/adamw.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/binary.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/embedding.h"
@@ -27,6 +28,10 @@ namespace ember::kernels::cuda {
 
 // kernels/cpu/adamw.h
 decltype(cpu::AdamWStep) AdamWStep;
+
+// kernels/cpu/attention.h
+decltype(cpu::CausalAttentionForward) CausalAttentionForward;
+decltype(cpu::CausalAttentionBackward) CausalAttentionBackward;
 
 // kernels/cpu/binary.h
 decltype(cpu::Add) Add;

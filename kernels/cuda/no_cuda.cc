@@ -206,6 +206,17 @@ void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
   internal::Unavailable("kernels::cuda::AdamWStep");
 }
 
+// kernels/cpu/attention.h
+void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d, const void* q,
+                            const void* k, const void* v, void* y, void* lse) {
+  internal::Unavailable("kernels::cuda::CausalAttentionForward");
+}
+void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d, const void* q,
+                             const void* k, const void* v, const void* y, const void* lse, const void* dy,
+                             void* dq, void* dk, void* dv) {
+  internal::Unavailable("kernels::cuda::CausalAttentionBackward");
+}
+
 // kernels/cpu/sampling.h
 void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, void* values,
               int64_t* indices) {

@@ -1,4 +1,5 @@
-// The row-wise families (reduce, softmax and cross entropy, layernorm, embedding) on
+// The row-wise families (reduce, softmax and cross entropy, layernorm, embedding,
+// causal attention) on
 // both backends against the float64 reference in kernels/reference, on shapes with
 // one row, many rows, rows shorter and longer than a CUDA block, in f32 and f64. The
 // CUDA half skips, saying why, without a GPU.
@@ -10,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
+#include "kernels/reference/attention.h"
 #include "kernels/reference/layernorm.h"
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/softmax.h"
@@ -233,6 +235,57 @@ TYPED_TEST(RowsTest, EmbeddingGathersRowsAndRepeatedIdsSumInOrder) {
     }
   }
   EXPECT_EQ(got_dw, want_dw);
+}
+
+// Causal attention: one query, a cache of earlier keys (tq < tk), rows past a CUDA
+// block and past the CPU's blocks of 48 query rows, a width that is no vector's.
+template <typename B, typename T>
+void CheckCausalAttention() {
+  struct Shape {
+    int64_t batch, tq, tk, d;
+  };
+  std::mt19937 rng(12);
+  for (const Shape& s : std::vector<Shape>{{2, 1, 1, 4}, {3, 1, 300, 16}, {2, 60, 70, 33}, {4, 300, 300, 8}}) {
+    const std::vector<T> q = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng),
+                         k = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
+                         v = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
+                         dy = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng);
+    const int64_t q_bytes = q.size() * sizeof(T), k_bytes = k.size() * sizeof(T);
+    const typename B::Buffer dq_in(q), dk_in(k), dv_in(v), ddy(dy), y(q_bytes), lse(s.batch * s.tq * sizeof(T)),
+        dq(q_bytes), dk(k_bytes), dv(k_bytes);
+    B::CausalAttentionForward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, dq_in.data(), dk_in.data(), dv_in.data(),
+                              y.data(), lse.data());
+    B::CausalAttentionBackward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, dq_in.data(), dk_in.data(), dv_in.data(),
+                               y.data(), lse.data(), ddy.data(), dq.data(), dk.data(), dv.data());
+    const std::vector<T> got_y = y.template ToHost<T>(), got_lse = lse.template ToHost<T>(),
+                         got_dq = dq.template ToHost<T>(), got_dk = dk.template ToHost<T>(),
+                         got_dv = dv.template ToHost<T>();
+    const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
+    for (int64_t b = 0; b < s.batch; ++b) {
+      auto head = [&](const std::vector<T>& x, int64_t t) {
+        return std::vector<double>(x.begin() + b * t * s.d, x.begin() + (b + 1) * t * s.d);
+      };
+      const ref::AttentionOutput want = ref::CausalAttention(
+          ref::AttentionHead{s.tq, s.tk, s.d, head(q, s.tq), head(k, s.tk), head(v, s.tk)}, head(dy, s.tq));
+      auto check = [&](const char* name, const std::vector<T>& got, int64_t offset,
+                       const std::vector<double>& expected) {
+        for (size_t i = 0; i < expected.size(); ++i) {
+          ASSERT_NEAR(got[offset + i], expected[i], tol * (1 + std::fabs(expected[i])))
+              << name << "[" << i << "] of head " << b << ", tq=" << s.tq << " tk=" << s.tk << " d=" << s.d;
+        }
+      };
+      check("y", got_y, b * s.tq * s.d, want.y);
+      check("lse", got_lse, b * s.tq, want.lse);
+      check("dq", got_dq, b * s.tq * s.d, want.dq);
+      check("dk", got_dk, b * s.tk * s.d, want.dk);
+      check("dv", got_dv, b * s.tk * s.d, want.dv);
+    }
+  }
+}
+
+TYPED_TEST(RowsTest, CausalAttentionForwardAndBackwardMatchTheReference) {
+  CheckCausalAttention<TypeParam, float>();
+  CheckCausalAttention<TypeParam, double>();
 }
 
 }  // namespace

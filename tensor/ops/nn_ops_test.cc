@@ -1,4 +1,5 @@
-// LayerNorm against PyTorch fixtures; embedding and AdamW through their tensor ops.
+// LayerNorm against PyTorch fixtures; embedding, AdamW and causal attention through
+// their tensor ops (the kernels have their own tests against the float64 reference).
 
 #include <cmath>
 #include <string>
@@ -8,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
 #include "tensor/ops/adamw.h"
+#include "tensor/ops/attention.h"
 #include "tensor/ops/embedding.h"
 #include "tensor/ops/layernorm.h"
 #include "tensor/ops/testing.h"
@@ -79,6 +81,33 @@ TEST(AdamWOpsTest, UpdatesInPlaceAndChecksShapes) {
       },
       ThrowsMessage<Error>("adamw: a tensor of shape [4] and dtype f32 does not match the "
                            "parameter ([3], f32)"));
+}
+
+TEST(CausalAttentionOpsTest, ChecksShapesAndKeepsTheDtype) {
+  // Two positions, one head of width 2 (scale 1 / sqrt 2); position 0 sees only itself.
+  const Tensor q = FromList({1.0, 0.0, 0.0, 2.0}).View({1, 2, 2}), k = FromList({1.0, 1.0, 2.0, 0.0}).View({1, 2, 2});
+  const Tensor v = FromList({1.0, 2.0, 3.0, 4.0}).View({1, 2, 2});
+  const CausalAttentionResult r = CausalAttention(q, k, v);
+  // Query 1: scores (0 + 2, 0 + 0) / sqrt 2, so p = softmax(sqrt 2, 0).
+  const double p0 = 1 / (1 + std::exp(-std::sqrt(2.0)));
+  const std::vector<float> y = r.y.ToVector<float>();
+  EXPECT_FLOAT_EQ(y[0], 1);
+  EXPECT_FLOAT_EQ(y[1], 2);
+  EXPECT_NEAR(y[2], p0 * 1 + (1 - p0) * 3, 1e-6);
+  EXPECT_NEAR(y[3], p0 * 2 + (1 - p0) * 4, 1e-6);
+  EXPECT_NEAR(r.lse.ToVector<float>()[1], std::log(std::exp(std::sqrt(2.0)) + 1), 1e-6);
+  // bf16 in, bf16 out (computed in f32).
+  EXPECT_EQ(CausalAttention(q.To(DType::kBF16), k.To(DType::kBF16), v.To(DType::kBF16)).y.dtype(), DType::kBF16);
+  // No queries: nothing to attend, and no gradient for the keys.
+  const Tensor none = Zeros({1, 0, 2});
+  const CausalAttentionResult empty = CausalAttention(none, k, v);
+  EXPECT_EQ(empty.y.shape(), Shape({1, 0, 2}));
+  EXPECT_EQ(CausalAttentionBackward(none, k, v, empty, none).dk.ToVector<float>(), std::vector<float>(4, 0.0f));
+  EXPECT_THAT([&] { CausalAttention(k, q.View({2, 2}), v); },
+              ThrowsMessage<Error>("causal_attention: expected q [..., tq, d] and k, v [..., tk, d] with tq <= tk, "
+                                   "got [1, 2, 2], [2, 2] and [1, 2, 2]"));
+  EXPECT_THAT([&] { CausalAttention(q, k, v.To(DType::kF64)); },
+              ThrowsMessage<Error>("causal_attention: q, k and v must share a dtype, got f32, f32 and f64"));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ namespace ember::kernels::cuda::internal {
 
 // Every kernel the two backends share (kernels.h and copy.h).
 #define EMBER_FOR_EACH_KERNEL(X)                                                                   \
-  X(CopyCast)                                                                                      \
+  X(CopyCast) X(CausalAttentionForward) X(CausalAttentionBackward)                                \
   X(Fill) X(AdamWStep) X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Pow) X(Eq) X(Ne) X(Lt)  \
       X(Le) X(Gt) X(Ge) X(Where) X(Conv2dForward) X(Conv2dBackward) X(EmbeddingForward)            \
           X(EmbeddingBackward) X(LayerNormForward) X(LayerNormBackward) X(Gemm) X(GemmBatched)     \
