@@ -37,8 +37,8 @@ struct GPTConfig {
   double dropout = 0.0;
 
   // gpt2 (124M), gpt2-medium (350M), gpt2-large (774M), gpt2-xl (1558M): OpenAI's
-  // sizes; "small" (6 layers, 6 heads, 384 dims, 256 positions) and "demo" (4 layers,
-  // 4 heads, 128 dims, 128 positions) for training here; "tiny" for tests.
+  // sizes; "small" (6 layers, 6 heads, 384 dims, 256 positions) and "demo" (3 layers,
+  // 4 heads, 128 dims, 64 positions) for training here; "tiny" for tests.
   static absl::StatusOr<GPTConfig> Preset(absl::string_view name);
   static std::vector<std::string> PresetNames();
 

@@ -7,7 +7,7 @@
 // Without --train_data it trains on the Brown corpus tokenized with a byte-level BPE of
 // --vocab_size tokens learnt from its training split (runs/data/brown_bpe8192.tiktoken
 // and _{train,val}.bin, made from ./setup.sh's download on first use; --vocab=gpt2 for
-// GPT-2's). The defaults (8,192 tokens, 1,500 steps of 16 x 128, AdamW at 6e-3 decaying
+// GPT-2's). The defaults (8,192 tokens, 1,800 steps of 32 x 64, AdamW at 6e-3 decaying
 // to 6e-4) are the demo's, sized for about five minutes on 2 cores.
 // Every step shows on one line (step, loss, learning rate, tokens/s, elapsed, ETA), the
 // validation loss every --val_every steps; each step goes to --out_dir/metrics.csv (and
@@ -70,8 +70,8 @@
 
 // The flags that fill TrainOptions default to its values (trainer.h), but for the batch,
 // the schedule and validation, which default to the main job's: the demo model on the
-// Brown corpus in an 8,192-token BPE learnt from its training split, 1,500 steps of
-// 16 x 128 tokens (about 5 minutes on 2 cores), validation every 300 steps on 16
+// Brown corpus in an 8,192-token BPE learnt from its training split, 1,800 steps of
+// 32 x 64 tokens (about 5 minutes on 2 cores), validation every 300 steps on 16
 // batches.
 static const ember::models::gpt2::TrainOptions kDefaults;
 
@@ -84,10 +84,10 @@ ABSL_FLAG(std::string, vocab, "",
           "once, into runs/data/), gpt2, or a .tiktoken file (default: brown for the default data, else gpt2)");
 ABSL_FLAG(int64_t, vocab_size, 8192, "--vocab=brown: its tokens, the 256 bytes included (and <|endoftext|> after them)");
 ABSL_FLAG(std::string, val_data, "", "validation token shard: a file or a glob, of which the first (default: Brown's)");
-ABSL_FLAG(int64_t, batch_size, 16, "sequences per micro-batch");
-ABSL_FLAG(int64_t, seq_len, kDefaults.seq_len, "tokens per sequence (at most the model's block_size)");
+ABSL_FLAG(int64_t, batch_size, 32, "sequences per micro-batch");
+ABSL_FLAG(int64_t, seq_len, 64, "tokens per sequence (at most the model's block_size)");
 ABSL_FLAG(int64_t, grad_accum, kDefaults.grad_accum, "micro-batches per optimizer step");
-ABSL_FLAG(int64_t, steps, 1500, "optimizer steps in all (a resumed run counts the ones done)");
+ABSL_FLAG(int64_t, steps, 1800, "optimizer steps in all (a resumed run counts the ones done)");
 ABSL_FLAG(double, lr, 6e-3, "peak learning rate");
 ABSL_FLAG(int64_t, warmup_steps, 50, "linear warmup steps");
 ABSL_FLAG(double, min_lr, 6e-4, "learning rate at the end of the cosine decay");
