@@ -4,7 +4,7 @@ set -euo pipefail
 graph=tools/graph/graph
 out="$TEST_TMPDIR/block.dot"
 "$graph" --model=block --out="$out" 2>/dev/null
-for op in layer_norm matmul narrow view transpose softmax masked_fill gelu_tanh reshape add cross_entropy; do
+for op in layer_norm linear narrow view transpose causal_attention gelu_tanh reshape add cross_entropy; do
   grep -q "label=\"$op" "$out" || { echo "missing op $op in $out"; exit 1; }
 done
 head -1 "$out" | grep -q '^digraph autograd {$'
