@@ -302,23 +302,60 @@ Encoding::Encoding(std::string name, std::string pattern, Pretokenizer pretokeni
   for (const auto& [text, id] : specials_) all_special_.insert(text);
 }
 
-// The cache is bounded by emptying it when full; an entry costs about 100 bytes.
-constexpr size_t kPieceCacheEntries = 1 << 15;
+// A direct-mapped cache: a piece's slot is fixed by its hash and a new piece evicts the
+// one there, so it never grows, clears or rehashes. A slot keys its piece by where it
+// lies in the text being encoded (which outlives the scan), so filling one copies only
+// the ids. Pieces of more than kMaxIds ids are not kept. The slots, at most 1 MB, are
+// made at the first miss, one per 64 bytes of text, so a short text pays little.
+class Encoding::PieceCache {
+ public:
+  static constexpr size_t kMaxIds = 13;
+  explicit PieceCache(size_t text_bytes)
+      : shift_(64 - std::clamp(64 - __builtin_clzll(text_bytes / 64 | 1), 4, 14)) {}
+
+  // The cached ids of `piece`, or null.
+  const Rank* Find(absl::string_view piece, size_t& count) const {
+    if (slots_.empty()) return nullptr;
+    const Slot& slot = slots_[RankTable::HashOf(piece) >> shift_];
+    if (slot.size != piece.size() || std::memcmp(slot.data, piece.data(), piece.size()) != 0) return nullptr;
+    count = slot.count;
+    return slot.ids;
+  }
+  void Put(absl::string_view piece, const Rank* ids, size_t count) {
+    if (count > kMaxIds || piece.size() > UINT16_MAX) return;
+    if (slots_.empty()) slots_.resize(size_t{1} << (64 - shift_));
+    Slot& slot = slots_[RankTable::HashOf(piece) >> shift_];
+    slot.data = piece.data();
+    slot.size = static_cast<uint16_t>(piece.size());
+    slot.count = static_cast<uint16_t>(count);
+    std::copy(ids, ids + count, slot.ids);
+  }
+
+ private:
+  struct Slot {  // 64 bytes, a cache line
+    const char* data = nullptr;
+    uint16_t size = 0;  // 0: empty (no piece is)
+    uint16_t count = 0;
+    Rank ids[kMaxIds];
+  };
+  int shift_;  // 64 - log2(the number of slots)
+  std::vector<Slot> slots_;
+};
 
 void Encoding::AppendPiece(absl::string_view piece, std::vector<Rank>& ids, PieceCache& cache) const {
-  const Rank rank = table_.Find(piece);
+  const Rank rank = table_.FindLikely(piece);
   if (rank != kNone) {
     ids.push_back(rank);
     return;
   }
-  if (const auto it = cache.find(piece); it != cache.end()) {
-    ids.insert(ids.end(), it->second.begin(), it->second.end());
+  size_t count;
+  if (const Rank* cached = cache.Find(piece, count)) {
+    ids.insert(ids.end(), cached, cached + count);
     return;
   }
   const size_t before = ids.size();
   BytePairEncode(piece, table_, ids);
-  if (cache.size() >= kPieceCacheEntries) cache.clear();
-  cache.emplace(piece, absl::InlinedVector<Rank, 6>(ids.begin() + static_cast<std::ptrdiff_t>(before), ids.end()));
+  cache.Put(piece, ids.data() + before, ids.size() - before);
 }
 
 namespace {
@@ -380,7 +417,7 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
   constexpr size_t kChunksPerThread = 8, kJoinWindow = 256;
   const size_t workers = std::min<size_t>(std::max(threads, 1), text.size() / kMinChunkBytes);
   if (workers <= 1) {
-    PieceCache cache;
+    PieceCache cache(text.size());
     AppendScan(pretokenizer_, text, 0, text.size(), ids, cache, [](size_t, size_t) {});
     return;
   }
@@ -404,7 +441,7 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
         absl::StatusOr<Pretokenizer> compiled = Pretokenizer::Create(pattern_);
         EMBER_CHECK(compiled.ok(), "encode: ", compiled.status().message());
         const Pretokenizer own = *std::move(compiled);
-        PieceCache cache;
+        PieceCache cache(text.size() / workers);
         for (size_t k; (k = next.fetch_add(1)) < chunks;) {
           Chunk& part = parts[k];
           part.ids.reserve((starts[k + 1] - starts[k]) / 3);
@@ -420,7 +457,7 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
   ids.insert(ids.end(), parts[0].ids.begin(), parts[0].ids.end());
   size_t pos = parts[0].end;
   absl::string_view piece;
-  PieceCache cache;
+  PieceCache cache(kMinChunkBytes);
   for (size_t k = 1; k < chunks; ++k) {
     const Chunk& part = parts[k];
     while (pos < part.end) {
