@@ -46,16 +46,21 @@ struct Window2d {
 struct AdamWHyper {
   double lr, beta1, beta2, eps, weight_decay;
   int64_t step;  // 1 for the first update
+  // The gradient is read as grad_scale g: gradient clipping's factor, applied in the
+  // step's one pass over g rather than in a pass of its own (torch's fused AdamW takes
+  // a grad_scale the same way).
+  double grad_scale = 1;
 };
 
 // The per-step constants of AdamW in the parameter's type T, as PyTorch applies them:
 // computed in double (as Python does), then cast to T. Both backends' kernels run
+//   g = g grad_scale (in T, as clipping's in-place multiply would),
 //   p = p decay,  m = m beta1 + g one_minus_beta1,  v = v beta2 + g^2 one_minus_beta2,
 //   p = p + neg_step_size m / (sqrt(v) / bc2_sqrt + eps)
 // with bc2_sqrt = sqrt(1 - beta2^t) and neg_step_size = -lr / (1 - beta1^t).
 template <typename T>
 struct AdamWConstants {
-  T decay, beta1, one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size;
+  T decay, beta1, one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size, grad_scale;
 
   static AdamWConstants Of(const AdamWHyper& h) {
     const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
@@ -63,7 +68,8 @@ struct AdamWConstants {
     return {static_cast<T>(1 - h.lr * h.weight_decay),  static_cast<T>(h.beta1),
             static_cast<T>(1 - h.beta1),                 static_cast<T>(h.beta2),
             static_cast<T>(1 - h.beta2),                 static_cast<T>(std::sqrt(bias_correction2)),
-            static_cast<T>(h.eps),                       static_cast<T>(-(h.lr / bias_correction1))};
+            static_cast<T>(h.eps),                       static_cast<T>(-(h.lr / bias_correction1)),
+            static_cast<T>(h.grad_scale)};
   }
 };
 

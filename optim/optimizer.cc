@@ -1,5 +1,6 @@
 #include "optim/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -30,7 +31,7 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups) : groups_(std::move(groups)
   states_.resize(count);
 }
 
-void Optimizer::Step() {
+void Optimizer::Step(double grad_scale) {
   autograd::NoGradGuard no_grad;
   size_t i = 0;
   for (const ParamGroup& group : groups_) {
@@ -39,7 +40,7 @@ void Optimizer::Step() {
       const Tensor grad = autograd::Grad(p);
       if (!grad.defined()) continue;
       ++state.step;
-      Update(group, p, grad, state);
+      Update(group, p, grad, grad_scale, state);
     }
   }
 }
@@ -121,9 +122,11 @@ absl::Status Optimizer::LoadStateDict(const std::map<std::string, Tensor>& state
 
 namespace {
 
-// The gradient with an L2 term: g + wd p.
-Tensor WithL2(const Tensor& grad, const Tensor& param, double weight_decay) {
-  return weight_decay == 0 ? grad : ops::Add(grad, ops::Mul(param, weight_decay));
+// The gradient, scaled, with an L2 term: s grad + wd p (the multiply in the gradient's
+// type, as ClipGradNorm's in place).
+Tensor WithL2(const Tensor& grad, double grad_scale, const Tensor& param, double weight_decay) {
+  const Tensor g = grad_scale == 1 ? grad : ops::Mul(grad, grad_scale);
+  return weight_decay == 0 ? g : ops::Add(g, ops::Mul(param, weight_decay));
 }
 
 // The buffer `name` of `state`, zeros of the parameter's shape the first time.
@@ -144,9 +147,9 @@ class SgdOptimizer final : public Optimizer {
  private:
   // g = grad + wd p; buf = momentum buf + (1 - dampening) g (g itself the first time);
   // g = nesterov ? g + momentum buf : buf; p = p - lr g.
-  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
               ParamState& state) override {
-    Tensor g = WithL2(grad, param, group.weight_decay);
+    Tensor g = WithL2(grad, grad_scale, param, group.weight_decay);
     if (options_.momentum != 0) {
       auto [it, first] = state.buffers.try_emplace("momentum_buffer");
       if (first) {
@@ -171,10 +174,10 @@ class RmspropOptimizer final : public Optimizer {
  private:
   // s = alpha s + (1 - alpha) g^2; centered: a = alpha a + (1 - alpha) g, s - a^2 under
   // the root; avg = sqrt(.) + eps; p -= lr g / avg (or through a momentum buffer).
-  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
               ParamState& state) override {
     const double alpha = options_.alpha;
-    const Tensor g = WithL2(grad, param, group.weight_decay);
+    const Tensor g = WithL2(grad, grad_scale, param, group.weight_decay);
     Tensor& square_avg = Buffer(param, "square_avg", state.buffers);
     square_avg.CopyFrom(ops::Add(ops::Mul(square_avg, alpha), ops::Mul(ops::Mul(g, 1 - alpha), g)));
     Tensor variance = square_avg;
@@ -204,13 +207,14 @@ class AdamOptimizer final : public Optimizer {
       : Optimizer(std::move(groups)), options_(options), decoupled_(decoupled) {}
 
  private:
-  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
               ParamState& state) override {
-    const Tensor g = decoupled_ ? grad : WithL2(grad, param, group.weight_decay);
+    // AdamW scales the gradient in the kernel; Adam's L2 term must see it scaled.
+    const Tensor g = decoupled_ ? grad : WithL2(grad, grad_scale, param, group.weight_decay);
     ops::AdamWStep(param, g.Contiguous(), Buffer(param, "exp_avg", state.buffers),
                    Buffer(param, "exp_avg_sq", state.buffers),
                    {group.lr, options_.beta1, options_.beta2, options_.eps,
-                    decoupled_ ? group.weight_decay : 0.0, state.step});
+                    decoupled_ ? group.weight_decay : 0.0, state.step, decoupled_ ? grad_scale : 1.0});
   }
 
   AdamOptions options_;
@@ -233,18 +237,24 @@ std::unique_ptr<Optimizer> AdamW(std::vector<ParamGroup> groups, const AdamOptio
 }
 
 // norm = sqrt(sum over parameters of |grad|^2), accumulated in f64.
-double ClipGradNorm(const std::vector<Tensor>& params, double max_norm) {
+double GradNorm(const std::vector<Tensor>& params) {
   double sum_squares = 0;
   for (const Tensor& p : params) {
     const Tensor g = autograd::Grad(p);
     if (g.defined()) sum_squares += ops::SumOfSquares(g);
   }
-  const double norm = std::sqrt(sum_squares);
-  const double coefficient = max_norm / (norm + 1e-6);
-  if (coefficient < 1) {
+  return std::sqrt(sum_squares);
+}
+
+double ClipFactor(double norm, double max_norm) { return std::min(1.0, max_norm / (norm + 1e-6)); }
+
+double ClipGradNorm(const std::vector<Tensor>& params, double max_norm) {
+  const double norm = GradNorm(params);
+  const double factor = ClipFactor(norm, max_norm);
+  if (factor < 1) {
     for (const Tensor& p : params) {
       const Tensor g = autograd::Grad(p);
-      if (g.defined()) ops::MulInPlace(g, coefficient);
+      if (g.defined()) ops::MulInPlace(g, factor);
     }
   }
   return norm;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -181,6 +182,37 @@ TEST(OptimizerTest, ClipGradNormScalesToTheLimitAndReturnsTheNorm) {
   EXPECT_DOUBLE_EQ(ClipGradNorm({a, b}, 1.0), 5.0);
   EXPECT_NEAR(ag::Grad(a).at({0}), 3 / (5 + 1e-6), 1e-15);
   EXPECT_NEAR(ag::Grad(b).at({0}), 4 / (5 + 1e-6), 1e-15);
+}
+
+// Step(ClipFactor(GradNorm)) is ClipGradNorm then Step() to the bit, for every optimizer
+// (AdamW scaling the gradient in its kernel, the others before their update), and leaves
+// the gradients unscaled. The limit clips most of the ten steps.
+TEST(OptimizerTest, AScaledStepIsClippingThenStepping) {
+  constexpr double kMaxNorm = 0.05;
+  for (const auto& [name, make] : Configs()) {
+    Problem clipped, scaled;
+    std::unique_ptr<Optimizer> clipping = make(clipped), scaling = make(scaled);
+    int clips = 0;
+    for (int step = 0; step < 10; ++step) {
+      for (Problem* p : {&clipped, &scaled}) {
+        (p == &clipped ? clipping : scaling)->ZeroGrad();
+        ag::Backward(ag::Mean(ag::Square(ag::Matmul(p->x, p->w) + p->b - p->y)));
+      }
+      const double norm = ClipGradNorm({clipped.w, clipped.b}, kMaxNorm);
+      clipping->Step();
+      const std::vector<double> grad = ag::Grad(scaled.w).ToVector<double>();
+      ASSERT_EQ(GradNorm({scaled.w, scaled.b}), norm) << name;
+      clips += ClipFactor(norm, kMaxNorm) < 1;
+      scaling->Step(ClipFactor(norm, kMaxNorm));
+      EXPECT_EQ(ag::Grad(scaled.w).ToVector<double>(), grad) << name;
+      ASSERT_EQ(scaled.w.ToVector<double>(), clipped.w.ToVector<double>()) << name << " step " << step;
+      ASSERT_EQ(scaled.b.ToVector<double>(), clipped.b.ToVector<double>()) << name << " step " << step;
+    }
+    EXPECT_GE(clips, 5) << name;
+  }
+  EXPECT_EQ(ClipFactor(5.0, 10.0), 1.0);
+  EXPECT_EQ(ClipFactor(5.0, 1.0), 1.0 / (5.0 + 1e-6));
+  EXPECT_EQ(ClipFactor(5.0, std::numeric_limits<double>::infinity()), 1.0);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ void Step(int64_t n, T* p, const T* g, T* m, T* v, const AdamWConstants<T>& k) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   auto update = [&](auto pv, auto gv, auto mv, auto vv, auto* po, auto* mo, auto* vo) {
+    gv = hn::Mul(gv, hn::Set(d, k.grad_scale));
     pv = hn::Mul(pv, hn::Set(d, k.decay));
     mv = hn::Add(hn::Mul(mv, hn::Set(d, k.beta1)), hn::Mul(gv, hn::Set(d, k.one_minus_beta1)));
     vv = hn::Add(hn::Mul(vv, hn::Set(d, k.beta2)),
@@ -42,9 +43,10 @@ void Step(int64_t n, T* p, const T* g, T* m, T* v, const AdamWConstants<T>& k) {
            p + i, m + i, v + i);
   }
   for (; i < n; ++i) {  // the same operations, one element at a time
+    const T gi = g[i] * k.grad_scale;
     const T pv = p[i] * k.decay;
-    m[i] = m[i] * k.beta1 + g[i] * k.one_minus_beta1;
-    v[i] = v[i] * k.beta2 + g[i] * g[i] * k.one_minus_beta2;
+    m[i] = m[i] * k.beta1 + gi * k.one_minus_beta1;
+    v[i] = v[i] * k.beta2 + gi * gi * k.one_minus_beta2;
     p[i] = pv + k.neg_step_size * (m[i] / (std::sqrt(v[i]) / k.bc2_sqrt + k.eps));
   }
 }

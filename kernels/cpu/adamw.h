@@ -13,7 +13,9 @@ using ::ember::kernels::AdamWHyper;
 // One AdamW step (Loshchilov & Hutter's decoupled weight decay) in a single pass over
 // parameter p, gradient g and the moments m, v, all [n] of dtype (f32 or f64),
 // contiguous; p, m, v updated in place. The arithmetic is torch.optim.AdamW's
-// (PyTorch 1.13, single-tensor path), operation for operation:
+// (PyTorch 1.13, single-tensor path), operation for operation, after the gradient is
+// scaled as clipping would (g = g grad_scale, skipped by torch when it is 1, and exact
+// here then):
 //   p = p * (1 - lr wd)
 //   m = m beta1 + (1 - beta1) g
 //   v = v beta2 + (1 - beta2) g g

@@ -17,7 +17,7 @@ namespace {
 template <typename T>
 __global__ void AdamWKernel(int64_t n, T* p, const T* g, T* m, T* v, AdamWConstants<T> k) {
   EMBER_GRID_STRIDE(i, n) {
-    const T gi = g[i];
+    const T gi = g[i] * k.grad_scale;
     const T mi = m[i] * k.beta1 + gi * k.one_minus_beta1;
     const T vi = v[i] * k.beta2 + gi * gi * k.one_minus_beta2;
     p[i] = p[i] * k.decay + k.neg_step_size * (mi / (sqrt(vi) / k.bc2_sqrt + k.eps));

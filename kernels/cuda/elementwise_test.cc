@@ -3,7 +3,8 @@
 // the CPU tests' tolerances; the binary ops, comparisons and Where against the same
 // scalar C++ operation in the same type (one IEEE operation or select: exact) on
 // broadcast and strided layouts in every dtype they take; pow against pow in double;
-// AdamW over five steps against PyTorch's update computed in double. The CUDA half
+// AdamW over five steps against PyTorch's update computed in double, the gradient
+// scaled (clipping's factor) on some. The CUDA half
 // skips, saying why, without a GPU.
 
 #include <cmath>
@@ -310,12 +311,15 @@ TYPED_TEST(ElementwiseTest, AdamWFollowsPyTorchsUpdate) {
     for (int64_t step = 1; step <= 5; ++step) {
       const std::vector<float> g = cpu::internal::RandomVector<float>(n, -1, 1, rng);
       const typename B::Buffer dg(g);
+      // Odd steps read the gradient scaled, as clipping would scale it.
+      const double scale = step % 2 == 1 ? 0.375 : 1.0;
       B::AdamWStep(DType::kF32, n, dp.data(), dg.data(), dm.data(), dv.data(),
-                   {lr, beta1, beta2, eps, wd, step});
+                   {lr, beta1, beta2, eps, wd, step, scale});
       for (int64_t i = 0; i < n; ++i) {
+        const double gi = scale * g[i];
         want_p[i] *= 1 - lr * wd;
-        want_m[i] = beta1 * want_m[i] + (1 - beta1) * g[i];
-        want_v[i] = beta2 * want_v[i] + (1 - beta2) * g[i] * g[i];
+        want_m[i] = beta1 * want_m[i] + (1 - beta1) * gi;
+        want_v[i] = beta2 * want_v[i] + (1 - beta2) * gi * gi;
         const double denom = std::sqrt(want_v[i]) / std::sqrt(1 - std::pow(beta2, step)) + eps;
         want_p[i] -= lr / (1 - std::pow(beta1, step)) * want_m[i] / denom;
       }

@@ -220,8 +220,9 @@ StepResult Trainer::Step() {
       result.comm_seconds = averager_->stats().comm_seconds;
       result.comm_wait_seconds = averager_->stats().wait_seconds;
     }
-    result.grad_norm = optim::ClipGradNorm(model_->Parameters(), max_norm);
-    optimizer_->Step();
+    // Clipping folded into the update: AdamW reads each gradient scaled, in its one pass.
+    result.grad_norm = optim::GradNorm(model_->Parameters());
+    optimizer_->Step(optim::ClipFactor(result.grad_norm, max_norm));
   }
   result.loss = world_.AllReduce(loss_sum / static_cast<double>(options_.grad_accum), distributed::ReduceOp::kMean);
   result.lr = lr;
