@@ -9,7 +9,6 @@
 #include "base/error.h"
 #include "tensor/creation.h"
 #include "tensor/ops/adamw.h"
-#include "tensor/ops/binary.h"
 #include "tensor/ops/reduce.h"
 
 namespace ember::distributed {
@@ -69,10 +68,10 @@ double ZeroAdamW::Step(double max_norm) {
   if (total < flat.numel()) flat.Narrow(0, total, flat.numel() - total).Fill(0);
   group_.ReduceScatter(flat, grad_shard_, ReduceOp::kMean);
 
-  // 2. norm = sqrt(sum over ranks of |slice|^2); clip as torch.nn.utils.clip_grad_norm_.
+  // 2. norm = sqrt(sum over ranks of |slice|^2); clip as torch.nn.utils.clip_grad_norm_,
+  // the factor applied inside AdamW's pass over the gradient.
   const double norm = std::sqrt(group_.AllReduce(ops::SumOfSquares(grad_shard_)));
-  const double coefficient = max_norm / (norm + 1e-6);
-  if (coefficient < 1) ops::MulInPlace(grad_shard_, coefficient);
+  const double grad_scale = optim::ClipFactor(norm, max_norm);
 
   // 3. AdamW on the owned slice, a segment (one parameter's part) at a time, each
   // result also into this rank's slice of the flat vector.
@@ -85,7 +84,7 @@ double ZeroAdamW::Step(double max_norm) {
     ops::AdamWStep(param, grad_shard_.Narrow(0, s.shard_begin, s.length),
                    exp_avg_.Narrow(0, s.shard_begin, s.length),
                    exp_avg_sq_.Narrow(0, s.shard_begin, s.length),
-                   {g.lr, options_.beta1, options_.beta2, options_.eps, g.weight_decay, step_});
+                   {g.lr, options_.beta1, options_.beta2, options_.eps, g.weight_decay, step_, grad_scale});
     own.Narrow(0, s.shard_begin, s.length).CopyFrom(param);
   }
 
