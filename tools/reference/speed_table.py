@@ -25,6 +25,7 @@ a temporary one, so llm.c needs no download.
 """
 import argparse
 import contextlib
+import csv
 import datetime
 import json
 import os
@@ -184,15 +185,23 @@ def gpt2_table(args, tmp):
             peak[threads] = max(peak.get(threads, 0), b["GFLOP/s"])
     target = bench[0].get("label", "?")
     ember_dir = os.path.join(tmp, "gpt2")
-    ember = [os.path.join(BIN, "models/gpt2/train"), "--model=gpt2", "--batch_size=4", "--seq_len=64", "--steps=8",
-             "--warmup_steps=2", "--val_every=1000", "--val_batches=1", "--sample_tokens=0", "--out_dir", ember_dir,
-             "--save_checkpoint", os.path.join(ember_dir, "ck.safetensors")]
+    # GPT-2's vocabulary: the train binary's default data is in a Brown BPE of 8,193
+    # tokens, whose head would be a sixth of GPT-2's.
+    ember = [os.path.join(BIN, "models/gpt2/train"), "--model=gpt2", "--vocab=gpt2", "--batch_size=4", "--seq_len=64",
+             "--steps=8", "--warmup_steps=2", "--val_every=1000", "--val_batches=1", "--sample_tokens=0", "--out_dir",
+             ember_dir, "--save_checkpoint", os.path.join(ember_dir, "ck.safetensors"), "--metrics_out",
+             os.path.join(ember_dir, "final.json")]
+    params = V * C + CTX * C + L * (12 * C * C + 13 * C) + 2 * C  # GPT-2 124M, head tied: 124,439,808
 
     def ember_step():
         _, rss = run(ember)
+        with open(os.path.join(ember_dir, "final.json")) as f:
+            got = json.load(f)["parameters"]
+        if got != params:
+            sys.exit(f"ember trained a model of {got} parameters, not GPT-2 124M's {params}")
         with open(os.path.join(ember_dir, "metrics.csv")) as f:
-            lines = [line.split(",") for line in f.read().splitlines()[1:]]
-        return statistics.median(float(r[6]) for r in lines if int(r[0]) >= 2), rss
+            rows = list(csv.DictReader(f))
+        return statistics.median(float(r["seconds"]) for r in rows if int(r["step"]) >= 2), rss
 
     def torch_step():
         stdout, rss = run(TORCH + ["tools/reference/gpt2_step_torch.py", "--steps=8"], env=TORCH_ENV)
