@@ -7,8 +7,10 @@
 // Without --train_data it trains on the Brown corpus tokenized with a byte-level BPE of
 // --vocab_size tokens learnt from its training split (runs/data/brown_bpe8192.tiktoken
 // and _{train,val}.bin, made from ./setup.sh's download on first use; --vocab=gpt2 for
-// GPT-2's). The defaults (8,192 tokens, 1,800 steps of 32 x 64, AdamW at 6e-3 decaying
-// to 6e-4) are the demo's, sized for about five minutes on 2 cores.
+// GPT-2's). The defaults are the main job's, sized for about five minutes: on 2 CPU cores
+// the demo model (8,192 tokens, 1,800 steps of 32 x 64, AdamW at 6e-3 decaying to 6e-4);
+// on a GPU (--device=auto finds one in a --config=cuda build) the small model (see
+// MainJob below). A flag given on the command line overrides the device's value.
 // Every step shows on one line (step, loss, learning rate, tokens/s, elapsed, ETA), the
 // validation loss every --val_every steps; each step goes to --out_dir/metrics.csv (and
 // metrics.jsonl, one JSON object a line with the same keys; loss.svg, the curves, is
@@ -68,14 +70,15 @@
 #include "tokenizer/vocab.h"
 #include "tensor/cuda.h"
 
-// The flags that fill TrainOptions default to its values (trainer.h), but for the batch,
-// the schedule and validation, which default to the main job's: the demo model on the
-// Brown corpus in an 8,192-token BPE learnt from its training split, 1,800 steps of
-// 32 x 64 tokens (about 5 minutes on 2 cores), validation every 300 steps on 16
-// batches.
+// The flags that fill TrainOptions default to its values (trainer.h), but for the model,
+// the batch, the schedule and validation, which default to the main job's on a CPU (see
+// MainJob below): the demo model on the Brown corpus in an 8,192-token BPE learnt from
+// its training split, 1,800 steps of 32 x 64 tokens (about 5 minutes on 2 cores),
+// validation every 300 steps on 16 batches.
 static const ember::models::gpt2::TrainOptions kDefaults;
 
-ABSL_FLAG(std::string, model, "demo", "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ...");
+ABSL_FLAG(std::optional<std::string>, model, std::nullopt,
+          "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ... (default: demo on a CPU, small on a GPU)");
 ABSL_FLAG(std::string, init_from, "", "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin or a Hugging Face GPT-2 folder");
 ABSL_FLAG(std::string, resume, "", "continue this ember checkpoint's run exactly (to --steps); latest: the newest checkpoint in --out_dir");
 ABSL_FLAG(std::string, train_data, "", "training token shards: a file or a glob (default: the Brown corpus in --vocab's tokens)");
@@ -84,24 +87,27 @@ ABSL_FLAG(std::string, vocab, "",
           "once, into runs/data/), gpt2, or a .tiktoken file (default: brown for the default data, else gpt2)");
 ABSL_FLAG(int64_t, vocab_size, 8192, "--vocab=brown: its tokens, the 256 bytes included (and <|endoftext|> after them)");
 ABSL_FLAG(std::string, val_data, "", "validation token shard: a file or a glob, of which the first (default: Brown's)");
-ABSL_FLAG(int64_t, batch_size, 32, "sequences per micro-batch");
-ABSL_FLAG(int64_t, seq_len, 64, "tokens per sequence (at most the model's block_size)");
+ABSL_FLAG(std::optional<int64_t>, batch_size, std::nullopt, "sequences per micro-batch (default: 32 on a CPU, 64 on a GPU)");
+ABSL_FLAG(std::optional<int64_t>, seq_len, std::nullopt,
+          "tokens per sequence, at most the model's block_size (default: 64 on a CPU, 256 on a GPU)");
 ABSL_FLAG(int64_t, grad_accum, kDefaults.grad_accum, "micro-batches per optimizer step");
-ABSL_FLAG(int64_t, steps, 1800, "optimizer steps in all (a resumed run counts the ones done)");
-ABSL_FLAG(double, lr, 6e-3, "peak learning rate");
-ABSL_FLAG(int64_t, warmup_steps, 50, "linear warmup steps");
-ABSL_FLAG(double, min_lr, 6e-4, "learning rate at the end of the cosine decay");
+ABSL_FLAG(std::optional<int64_t>, steps, std::nullopt,
+          "optimizer steps in all; a resumed run counts the ones done (default: 1800 on a CPU, 2000 on a GPU)");
+ABSL_FLAG(std::optional<double>, lr, std::nullopt, "peak learning rate (default: 6e-3 on a CPU, 1e-3 on a GPU)");
+ABSL_FLAG(std::optional<int64_t>, warmup_steps, std::nullopt, "linear warmup steps (default: 50 on a CPU, 100 on a GPU)");
+ABSL_FLAG(std::optional<double>, min_lr, std::nullopt,
+          "learning rate at the end of the cosine decay (default: 6e-4 on a CPU, 1e-4 on a GPU)");
 ABSL_FLAG(double, weight_decay, kDefaults.weight_decay, "AdamW weight decay (matrices and embeddings only)");
 ABSL_FLAG(double, beta1, kDefaults.beta1, "AdamW beta1");
 ABSL_FLAG(double, beta2, kDefaults.beta2, "AdamW beta2");
 ABSL_FLAG(double, grad_clip, kDefaults.grad_clip, "clip the gradients' joint norm to this (0: off)");
-ABSL_FLAG(double, dropout, 0.0, "dropout of a fresh model");
+ABSL_FLAG(std::optional<double>, dropout, std::nullopt, "dropout of a fresh model (default: 0 on a CPU, 0.2 on a GPU)");
 ABSL_FLAG(int64_t, n_layer, 0, "a fresh model's blocks (0: the preset's)");
 ABSL_FLAG(int64_t, n_head, 0, "a fresh model's attention heads (0: the preset's)");
 ABSL_FLAG(int64_t, n_embd, 0, "a fresh model's width (0: the preset's)");
 ABSL_FLAG(int64_t, block_size, 0, "a fresh model's positions (0: the preset's)");
 ABSL_FLAG(uint64_t, seed, kDefaults.seed, "seed of initialisation, dropout and data order");
-ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(std::string, device, "auto", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU and this is a --config=cuda build)");
 ABSL_FLAG(int, zero, kDefaults.zero_stage, "1: split AdamW's state across the ranks (ZeRO-1); 0: every rank holds all of it");
 ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10), "under mpirun: a rank that waits this long for the others exits, ending the run");
 ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
@@ -171,6 +177,27 @@ double BitsPerByte(double loss, const data::TokenShard& val, int64_t tokens, con
   return bytes > 0 ? loss * static_cast<double>(tokens) / std::log(2.0) / static_cast<double>(bytes) : std::nan("");
 }
 
+// The main job on each device: the defaults of the flags that shape the run. On 2 CPU
+// cores, the demo model for 1,800 steps of 32 x 64 tokens (chosen from runs of equal
+// time; README's "Two commands" lists them). A GPU has some hundred times that
+// arithmetic, so there the model grows to nanoGPT's Shakespeare shape (the small preset:
+// 6 layers x 384, 256 positions) with its batch (64 x 256), learning rate (1e-3 to 1e-4)
+// and dropout (0.2): 2,000 steps see Brown's 1.4M training tokens about 24 times, which
+// without dropout would overfit. The GPU's is sized by estimate, not yet timed on one.
+struct MainJob {
+  const char* model;
+  int64_t batch_size, seq_len, steps, warmup_steps;
+  double lr, min_lr, dropout;
+};
+constexpr MainJob kCpuMainJob{"demo", 32, 64, 1800, 50, 6e-3, 6e-4, 0.0};
+constexpr MainJob kGpuMainJob{"small", 64, 256, 2000, 100, 1e-3, 1e-4, 0.2};
+
+// `flag`'s value if given, else the main job's field on this device.
+template <typename T, typename F>
+T MainJobFlag(const absl::Flag<std::optional<T>>& flag, bool gpu, F MainJob::*field) {
+  return absl::GetFlag(flag).value_or(T((gpu ? kGpuMainJob : kCpuMainJob).*field));
+}
+
 // Writes OUT_DIR/checkpoints/step_N.safetensors (the collective SaveCheckpoint), then
 // rank 0 deletes all but the newest `keep`.
 absl::StatusOr<std::string> SaveStepCheckpoint(Trainer& t, const std::string& out_dir, int64_t keep, bool lead) {
@@ -202,8 +229,10 @@ absl::Status Run() {
   if (world.size() > 1 && !device.is_cpu() && (device_flag == "cuda" || device_flag == "auto")) {
     device = Device::Cuda(distributed::LocalRank() % cuda::DeviceCount());
   }
+  const bool gpu = !device.is_cpu();
   // The flags that need no data are checked before the corpus is read (or a vocabulary learnt).
-  ASSIGN_OR_RETURN(GPTConfig config, GPTConfig::Preset(absl::GetFlag(FLAGS_model)));
+  ASSIGN_OR_RETURN(GPTConfig config,
+                   GPTConfig::Preset(MainJobFlag(FLAGS_model, gpu, &MainJob::model)));
   const std::string order = absl::GetFlag(FLAGS_data_order);
   if (order != "random" && order != "sequential") {
     return absl::InvalidArgumentError(absl::StrCat("--data_order=", order, ": expected random or sequential"));
@@ -274,20 +303,20 @@ absl::Status Run() {
     train_tokens += shard.size();
   }
 
-  config.dropout = absl::GetFlag(FLAGS_dropout);
+  config.dropout = MainJobFlag(FLAGS_dropout, gpu, &MainJob::dropout);
   if (encoding) config.vocab_size = encoding->n_vocab();  // a fresh model's head fits the data's tokens
   for (const auto& [flag, field] : {std::pair{&FLAGS_n_layer, &config.n_layer}, {&FLAGS_n_head, &config.n_head},
                                     {&FLAGS_n_embd, &config.n_embd}, {&FLAGS_block_size, &config.block_size}}) {
     if (absl::GetFlag(*flag) > 0) *field = absl::GetFlag(*flag);
   }
   TrainOptions options;
-  options.batch_size = absl::GetFlag(FLAGS_batch_size);
-  options.seq_len = absl::GetFlag(FLAGS_seq_len);
+  options.batch_size = MainJobFlag(FLAGS_batch_size, gpu, &MainJob::batch_size);
+  options.seq_len = MainJobFlag(FLAGS_seq_len, gpu, &MainJob::seq_len);
   options.grad_accum = absl::GetFlag(FLAGS_grad_accum);
-  options.steps = absl::GetFlag(FLAGS_steps);
-  options.lr = absl::GetFlag(FLAGS_lr);
-  options.min_lr = absl::GetFlag(FLAGS_min_lr);
-  options.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  options.steps = MainJobFlag(FLAGS_steps, gpu, &MainJob::steps);
+  options.lr = MainJobFlag(FLAGS_lr, gpu, &MainJob::lr);
+  options.min_lr = MainJobFlag(FLAGS_min_lr, gpu, &MainJob::min_lr);
+  options.warmup_steps = MainJobFlag(FLAGS_warmup_steps, gpu, &MainJob::warmup_steps);
   options.weight_decay = absl::GetFlag(FLAGS_weight_decay);
   options.beta1 = absl::GetFlag(FLAGS_beta1);
   options.beta2 = absl::GetFlag(FLAGS_beta2);
