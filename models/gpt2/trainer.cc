@@ -141,9 +141,9 @@ Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, std::vect
       model_(std::make_shared<GPT>(config, model_gen_)),
       train_(std::move(train)),
       val_(val),
+      world_(distributed::World()),
       schedule_(optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
-      data_gen_(options.seed + 1),
-      world_(distributed::World()) {
+      data_gen_(options.seed + 1) {
   model_->To(options.device);
   model_gen_.set_offset(model_gen_.offset() + DropoutStreamOffset(world_.rank()));
   // nanoGPT's groups: weight decay on every parameter of two or more dimensions.
