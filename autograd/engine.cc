@@ -116,7 +116,9 @@ bool ShouldRecord(const std::vector<Tensor>& inputs) {
 }
 
 Tensor Record(const char* name, const Tensor& out, const std::vector<Tensor>& inputs,
-              BackwardFn backward) {
+              BackwardFn backward, AddBackwardFn add_backward) {
+  EMBER_CHECK(!add_backward || inputs.size() == 1, "record ", name, ": add_backward needs one input, got ",
+              inputs.size());
   if (!ShouldRecord(inputs)) return out;
   auto node = std::make_shared<Node>();
   node->name = name;
@@ -125,6 +127,7 @@ Tensor Record(const char* name, const Tensor& out, const std::vector<Tensor>& in
   node->next.reserve(inputs.size());
   for (const Tensor& t : inputs) node->next.push_back(RequiresGrad(t) ? GraphNode(t) : nullptr);
   node->backward = std::move(backward);
+  node->add_backward = std::move(add_backward);
   // A function may hand back one of its inputs (a no-op reshape, a cast to the same
   // dtype): the result gets a handle of its own, so the input's slot is untouched.
   const Tensor result = out.autograd_meta() ? Detach(out) : out;
@@ -171,6 +174,16 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
       }
       continue;
     }
+    if (grad.defined() && node->add_backward && node->next[0]) {
+      // The input's gradient so far, if nobody else holds it, takes this one in place.
+      Node* child = node->next[0].get();
+      auto slot = pending.find(child);
+      if (slot != pending.end() && slot->second.is_sole_owner() && slot->second.is_contiguous() &&
+          node->add_backward(grad, slot->second)) {
+        if (--deps[child] == 0) ready.push_back(child);
+        continue;
+      }
+    }
     std::vector<Tensor> grads;
     if (grad.defined()) {
       EMBER_CHECK(node->backward != nullptr, "backward: trying to run backward through ",
@@ -194,7 +207,10 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
     }
   }
   if (!options.retain_graph) {
-    for (auto& [node, count] : deps) node->backward = nullptr;
+    for (auto& [node, count] : deps) {
+      node->backward = nullptr;
+      node->add_backward = nullptr;
+    }
   }
 }
 

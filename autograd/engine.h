@@ -36,6 +36,10 @@ namespace autograd {
 // The gradients of a node's inputs from the gradient of its output, one per input
 // (an undefined Tensor: that input gets no gradient).
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
+// For a one-input function whose gradient touches few entries (an embedding's rows):
+// adds the input's gradient to `into`, in its memory, instead of returning it; false
+// (having done nothing) where it cannot (into's dtype, say).
+using AddBackwardFn = std::function<bool(const Tensor& grad_output, const Tensor& into)>;
 
 }  // namespace autograd
 
@@ -47,6 +51,9 @@ struct Node {
   DType dtype;
   std::vector<std::shared_ptr<Node>> next;
   autograd::BackwardFn backward;       // reset when the graph is released
+  // Optional (one input): used when the input already has a gradient from another use
+  // that nothing else holds (an embedding tied to the output layer); reset with backward.
+  autograd::AddBackwardFn add_backward;
   std::shared_ptr<AutogradMeta> leaf;  // set on AccumulateGrad nodes only
 };
 
@@ -126,8 +133,10 @@ bool ShouldRecord(const std::vector<Tensor>& inputs);
 // Compute `out` with tensor ops under WithoutGrad (as torch.autograd.Function's forward
 // runs without grad): the ops take plain views of inputs that require grad, which grad
 // mode refuses (see tensor/tensor.h).
+// `add_backward` (one input only) may add the input's gradient to a gradient the input
+// already has, in place: Backward calls it instead of `backward` when it can.
 Tensor Record(const char* name, const Tensor& out, const std::vector<Tensor>& inputs,
-              BackwardFn backward);
+              BackwardFn backward, AddBackwardFn add_backward = nullptr);
 
 // ---- Inspecting the graph ----
 

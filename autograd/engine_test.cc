@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
+#include "tensor/ops/binary.h"
 #include "tensor/random.h"
 
 namespace ember::autograd {
@@ -87,6 +88,48 @@ TEST(EngineTest, ATensorUsedSeveralTimesSumsItsGradients) {
   const Tensor y = Sum(x * x + x * 2 + Expand(Sum(x, {}, /*keepdim=*/true), {3}));
   Backward(y);
   EXPECT_EQ(Values(Grad(x)), (std::vector<double>{7, 9, 11}));
+}
+
+// Triple(x) = 3x, recorded with both backwards, counting which one Backward calls.
+struct Triple {
+  int returned = 0, added = 0;
+  Tensor operator()(const Tensor& x) {
+    const Tensor out = WithoutGrad([&] { return ops::Mul(x, 3.0); });
+    return Record(
+        "triple", out, {x},
+        [this](const Tensor& g) {
+          ++returned;
+          return std::vector<Tensor>{ops::Mul(g, 3.0)};
+        },
+        [this](const Tensor& g, const Tensor& into) {
+          ++added;
+          into.CopyFrom(ops::Add(into, ops::Mul(g, 3.0)));
+          return true;
+        });
+  }
+};
+
+TEST(EngineTest, AnAddBackwardTakesAGradientInPlaceOnlyWhereOneIsWaiting) {
+  // y = sum(3x * x): x's use in the product reaches x first (backward runs in reverse),
+  // so Triple adds to that gradient: dy/dx = 3x + 3x.
+  Triple triple;
+  const Tensor x = SetRequiresGrad(FromList({1.0, 2.0, -4.0}));
+  Backward(Sum(triple(x) * x));
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{6, 12, -24}));
+  EXPECT_EQ(triple.added, 1);
+  EXPECT_EQ(triple.returned, 0);
+  // Alone, there is nothing to add to: the gradient is returned.
+  const Tensor z = SetRequiresGrad(FromList({1.0, 2.0}));
+  Backward(Sum(triple(z)));
+  EXPECT_EQ(Values(Grad(z)), (std::vector<double>{3, 3}));
+  EXPECT_EQ(triple.returned, 1);
+  // A waiting gradient that another handle shares is not written to: Add hands the same
+  // gradient to both its inputs, so w's waiting gradient is triple's own input.
+  const Tensor w = SetRequiresGrad(FromList({2.0, 5.0}));
+  Backward(Sum(triple(w) + w));
+  EXPECT_EQ(Values(Grad(w)), (std::vector<double>{4, 4}));
+  EXPECT_EQ(triple.added, 1);
+  EXPECT_EQ(triple.returned, 2);
 }
 
 TEST(EngineTest, APostAccumulateHookSeesTheFinishedGradientOncePerPass) {

@@ -112,10 +112,17 @@ Tensor MaxPool2d(const Tensor& x, const ops::MaxPool2dParams& params) {
 Tensor Embedding(const Tensor& weight, const Tensor& ids) {
   const Tensor out = WithoutGrad([&] { return ops::Embedding(weight, ids); });
   if (!ShouldRecord({weight})) return out;
-  return Record("embedding", out, {weight},
-                [ids = Detach(ids), vocab = weight.size(0)](const Tensor& g) {
-                  return std::vector<Tensor>{ops::EmbeddingBackward(g, ids, vocab)};
-                });
+  const Tensor saved_ids = Detach(ids);
+  return Record(
+      "embedding", out, {weight},
+      [saved_ids, vocab = weight.size(0)](const Tensor& g) {
+        return std::vector<Tensor>{ops::EmbeddingBackward(g, saved_ids, vocab)};
+      },
+      [saved_ids](const Tensor& g, const Tensor& into) {
+        if (into.dtype() != DType::kF32 && into.dtype() != DType::kF64) return false;  // bf16/f16 sum in f32
+        ops::EmbeddingBackwardInto(g.To(into.dtype()), saved_ids, into);
+        return true;
+      });
 }
 
 // One node over [rows, C]: the kernel keeps each row's max and sum of exponentials,

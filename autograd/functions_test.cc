@@ -250,6 +250,10 @@ TEST(FunctionsTest, SoftmaxLayerNormEmbedding) {
         {TransposedLeaf({4, 6}, -2, 2), Leaf({6})});
   const Tensor ids = FromList({{1, 3, 1}, {0, 1, 4}}, DType::kI64);  // 1 three times
   Check("embedding", [&](const auto& in) { return Embedding(in[0], ids); }, {Leaf({5, 3})});
+  // Tied to the output layer (GPT-2's wte): the embedding's rows are added in place to
+  // the output layer's gradient, which reaches the weight first.
+  Check("embedding tied to a linear layer", [&](const auto& in) { return Linear(Embedding(in[0], ids), in[0], Tensor()); },
+        {Leaf({5, 3})});
 }
 
 TEST(FunctionsTest, Conv2dAndMaxPool2d) {

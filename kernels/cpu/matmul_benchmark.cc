@@ -101,6 +101,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
                            {256, 768, 3072},
                            {256, 3072, 768},
                            {256, 768, 50257},
+                           {256, 50257, 768},
                            {1024, 1024, 1024},
                            // The main job's model (128 wide, 512 in the MLP, 8,192 tokens), 16 x 128 rows.
                            {2048, 128, 512},

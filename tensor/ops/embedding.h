@@ -15,6 +15,12 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids);
 // id (repeated ids sum). dout: ids' shape plus [dim].
 Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab);
 
+// dweight += that gradient, in dweight's own memory: dweight is contiguous [vocab,
+// dim] of dout's dtype, f32 or f64. Autograd adds an embedding's gradient this way to
+// one its weight already has (a tied output layer's), without a dense tensor of zeros
+// and an addition over all of it.
+void EmbeddingBackwardInto(const Tensor& dout, const Tensor& ids, const Tensor& dweight);
+
 }  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_EMBEDDING_H_

@@ -84,8 +84,8 @@ void TransposeBlock(const T* src, int64_t src_stride, int64_t rows, const Store&
 // packed[s][p][r] = A[s * kMr + r][p], rows past the end zero. A row-major A (cs == 1)
 // is transposed a lane-count square at a time: two slivers per square where a vector
 // is twice a sliver's height (AVX-512 f32), else a sliver's rows in groups of N (a
-// group narrower than a vector stored masked). The last depth % N columns, and a
-// column-major A, whose sliver rows are already contiguous, go entry by entry.
+// group narrower than a vector stored masked). The last depth % N columns go entry by
+// entry; a column-major A, whose sliver rows are already contiguous, by copies of them.
 template <typename T>
 void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* packed) {
   const hn::ScalableTag<T> d;
@@ -126,6 +126,10 @@ void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* p
   for (s = 0; s < rows; s += kMr) {
     const int64_t valid = std::min(kMr, rows - s);
     T* const sliver = packed + s * depth;
+    if (rs == 1 && valid == kMr) {  // column-major (dY^T of a weight gradient): a sliver row is kMr in a row
+      for (int64_t p = squares; p < depth; ++p) std::copy_n(a + s + p * cs, kMr, sliver + p * kMr);
+      continue;
+    }
     for (int64_t p = squares; p < depth; ++p) {
       for (int64_t r = 0; r < kMr; ++r) sliver[p * kMr + r] = r < valid ? a[(s + r) * rs + p * cs] : T(0);
     }
