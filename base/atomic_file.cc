@@ -55,6 +55,20 @@ absl::Status CreateDirectories(const std::string& dir) {
 }
 
 absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> pieces) {
+  // A device or a pipe (--save_checkpoint=/dev/null, a FIFO) is written to, not replaced:
+  // renaming a file over /dev/null would put a checkpoint where every program's discarded
+  // output goes.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoError("open", path);
+    bool ok = true;
+    for (absl::string_view piece : pieces) {
+      if (!(ok = WriteAll(fd, piece))) break;
+    }
+    ok = ::close(fd) == 0 && ok;
+    return ok ? absl::OkStatus() : ErrnoError("write", path);
+  }
   std::string temp = absl::StrCat(path, kAtomicTempInfix, "XXXXXX");
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return ErrnoError("create a temporary file beside", path);

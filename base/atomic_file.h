@@ -21,6 +21,8 @@ namespace ember {
 //   3. fsync(file): its data is on disk before its name is;
 //   4. rename(temp, path): atomic on POSIX; readers see old or new;
 //   5. fsync(directory): the rename itself survives a power cut.
+// A `path` that is a device or a pipe (/dev/null, a FIFO) is simply written to: it is not
+// a file to keep, and replacing it would be wrong.
 // On failure the temporary file is removed and `path` is untouched. A process killed
 // between 1 and 4 leaves a `path.tmp-*` file behind, which is never read as `path`
 // (checkpoints.cc's pruning removes the checkpoints' ones).

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "base/kill_testing.h"
 #include "gmock/gmock.h"
@@ -71,6 +72,23 @@ TEST(AtomicFile, APathThatIsADirectoryFailsAndLeavesNoTemporaryFile) {
 
 // Killed at random moments, the writer leaves either the old or the new whole file: each
 // version is 4 MB of one repeated letter, so a torn file would mix two letters or be short.
+// A pipe (as /dev/null, a device) is written to, not replaced by a file.
+TEST(AtomicFile, APipeIsWrittenToNotReplaced) {
+  const std::string path = FreshDir("fifo") + "/pipe";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = Read(path); });  // opening blocks until the writer opens
+  const absl::string_view pieces[] = {"through ", "the pipe"};
+  const absl::Status status = WriteFileAtomically(path, pieces);
+  reader.join();
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(got, "through the pipe");
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()), 1);
+}
+
 TEST(AtomicFile, AKilledWriterNeverLeavesATornFile) {
   const std::string dir = FreshDir("killed");
   const std::string path = dir + "/a.bin";
