@@ -21,9 +21,6 @@ namespace {
 
 constexpr Rank kNone = RankTable::kMissing;
 
-// Pieces at least this long merge through a heap instead of linear scans.
-constexpr size_t kHeapMergeBytes = 256;
-
 Rank RankOf(const RankTable& ranks, absl::string_view bytes) { return ranks.Find(bytes); }
 
 // The length of the well-formed UTF-8 sequence at s[i] (Unicode Table 3-7), or minus
@@ -115,8 +112,8 @@ void RankTable::Insert(absl::string_view bytes, Rank rank) {
     tails_[rank] = std::string(bytes.substr(8));
   }
   const uint64_t head = Head(bytes), hash = Hash(head, bytes);
-  if (filter_.empty()) filter_.assign(kFilterBits, 0);
-  filter_[hash & (kFilterBits - 1)] |= uint64_t{1} << (hash >> kFilterShift & 63);
+  if (filter_.empty()) filter_.assign(size_t{1} << kFilterWordBits, 0);
+  filter_[FilterWord(hash)] |= FilterBits(hash);
   Place(Slot{head, rank, static_cast<uint32_t>(bytes.size())}, bytes);
 }
 
@@ -129,34 +126,40 @@ namespace internal {
 // pieces of real text.
 void MergeByScan(absl::string_view piece, const RankTable& ranks, std::vector<Rank>& out) {
   const size_t n = piece.size();
+  EMBER_CHECK(n >= 1 && n <= internal::kHeapMergeBytes, "MergeByScan: a piece of ", n, " bytes");
+  // Plain arrays on the stack: no allocation and no container bookkeeping per piece
+  // (an InlinedVector's out-of-line push_back was a quarter of the merge's time).
   struct Part {
-    size_t start;
+    uint32_t start;
     Rank pair;  // the rank of this part and the next merged
     Rank self;  // kNone while the part is one byte
   };
-  // On the stack for the pieces of ordinary text: no allocation per piece.
-  absl::InlinedVector<Part, kHeapMergeBytes + 1> parts;
-  for (size_t i = 0; i + 1 < n; ++i) parts.push_back({i, RankOf(ranks, piece.substr(i, 2)), kNone});
-  parts.push_back({n - 1, kNone, kNone});
-  parts.push_back({n, kNone, kNone});
+  Part parts[internal::kHeapMergeBytes + 1];
+  size_t count = n + 1;  // the parts, and a sentinel at byte n
+  for (size_t i = 0; i + 1 < n; ++i) {
+    parts[i] = {static_cast<uint32_t>(i), RankOf(ranks, piece.substr(i, 2)), kNone};
+  }
+  parts[n - 1] = {static_cast<uint32_t>(n - 1), kNone, kNone};
+  parts[n] = {static_cast<uint32_t>(n), kNone, kNone};
   // The rank of parts i and i+1 merged with the part after them, before parts[i+1] goes.
   auto rank_after_merge = [&](size_t i) {
-    if (i + 3 >= parts.size()) return kNone;
+    if (i + 3 >= count) return kNone;
     return RankOf(ranks, piece.substr(parts[i].start, parts[i + 3].start - parts[i].start));
   };
   while (true) {
     Rank best = kNone;
     size_t at = 0;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    for (size_t i = 0; i + 1 < count; ++i) {
       if (parts[i].pair < best) best = parts[i].pair, at = i;
     }
     if (best == kNone) break;
     if (at > 0) parts[at - 1].pair = rank_after_merge(at - 1);
     parts[at].pair = rank_after_merge(at);
     parts[at].self = best;
-    parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+    std::memmove(&parts[at + 1], &parts[at + 2], (count - at - 2) * sizeof(Part));
+    --count;
   }
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+  for (size_t i = 0; i + 1 < count; ++i) {
     out.push_back(parts[i].self != kNone ? parts[i].self : RankOf(ranks, piece.substr(parts[i].start, 1)));
   }
 }
@@ -207,7 +210,7 @@ void MergeByHeap(absl::string_view piece, const RankTable& ranks, std::vector<Ra
 void BytePairEncode(absl::string_view piece, const RankTable& ranks, std::vector<Rank>& out) {
   if (piece.size() == 1) {
     out.push_back(RankOf(ranks, piece));
-  } else if (piece.size() < kHeapMergeBytes) {
+  } else if (piece.size() < internal::kHeapMergeBytes) {
     internal::MergeByScan(piece, ranks, out);
   } else {
     internal::MergeByHeap(piece, ranks, out);
@@ -215,10 +218,23 @@ void BytePairEncode(absl::string_view piece, const RankTable& ranks, std::vector
 }
 
 int64_t FirstInvalidUtf8(absl::string_view bytes) {
+  // Whether the n bytes at p (a multiple of 8) are ASCII.
+  const auto ascii = [](const char* p, size_t n) {
+    uint64_t any = 0;
+    for (size_t k = 0; k < n; k += 8) {
+      uint64_t word;
+      std::memcpy(&word, p + k, 8);
+      any |= word;
+    }
+    return (any & 0x8080808080808080u) == 0;
+  };
   for (size_t i = 0; i < bytes.size();) {
-    // Eight ASCII bytes at a time: most text is mostly ASCII.
-    uint64_t word;
-    if (i + 8 <= bytes.size() && (std::memcpy(&word, bytes.data() + i, 8), (word & 0x8080808080808080u) == 0)) {
+    // 32 and then 8 ASCII bytes at a time: most text is mostly ASCII.
+    if (i + 32 <= bytes.size() && ascii(bytes.data() + i, 32)) {
+      i += 32;
+      continue;
+    }
+    if (i + 8 <= bytes.size() && ascii(bytes.data() + i, 8)) {
       i += 8;
       continue;
     }
@@ -303,47 +319,52 @@ Encoding::Encoding(std::string name, std::string pattern, Pretokenizer pretokeni
 }
 
 // A direct-mapped cache: a piece's slot is fixed by its hash and a new piece evicts the
-// one there, so it never grows, clears or rehashes. A slot keys its piece by where it
-// lies in the text being encoded (which outlives the scan), so filling one copies only
-// the ids. Pieces of more than kMaxIds ids are not kept. The slots, at most 1 MB, are
+// one there, so it never grows, clears or rehashes. A slot is one cache line holding the
+// piece's bytes and its ids, so a lookup touches nothing else (keying a slot by where
+// the piece lies in the text instead costs a miss in text long gone from cache). Pieces
+// of more than kMaxBytes bytes or kMaxIds ids are not kept. The slots, at most 1 MB, are
 // made at the first miss, one per 64 bytes of text, so a short text pays little.
 class Encoding::PieceCache {
  public:
-  static constexpr size_t kMaxIds = 13;
+  static constexpr size_t kMaxBytes = 26, kMaxIds = 9;
   explicit PieceCache(size_t text_bytes)
       : shift_(64 - std::clamp(64 - __builtin_clzll(text_bytes / 64 | 1), 4, 14)) {}
 
+  // Starts loading the slot of `piece`.
+  void Prefetch(absl::string_view piece) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[RankTable::HashOf(piece) >> shift_]);
+  }
   // The cached ids of `piece`, or null.
   const Rank* Find(absl::string_view piece, size_t& count) const {
-    if (slots_.empty()) return nullptr;
+    if (slots_.empty() || piece.size() > kMaxBytes) return nullptr;
     const Slot& slot = slots_[RankTable::HashOf(piece) >> shift_];
-    if (slot.size != piece.size() || std::memcmp(slot.data, piece.data(), piece.size()) != 0) return nullptr;
+    if (slot.size != piece.size() || std::memcmp(slot.bytes, piece.data(), piece.size()) != 0) return nullptr;
     count = slot.count;
     return slot.ids;
   }
   void Put(absl::string_view piece, const Rank* ids, size_t count) {
-    if (count > kMaxIds || piece.size() > UINT16_MAX) return;
+    if (count > kMaxIds || piece.size() > kMaxBytes) return;
     if (slots_.empty()) slots_.resize(size_t{1} << (64 - shift_));
     Slot& slot = slots_[RankTable::HashOf(piece) >> shift_];
-    slot.data = piece.data();
-    slot.size = static_cast<uint16_t>(piece.size());
-    slot.count = static_cast<uint16_t>(count);
+    slot.size = static_cast<uint8_t>(piece.size());
+    slot.count = static_cast<uint8_t>(count);
+    std::memcpy(slot.bytes, piece.data(), piece.size());
     std::copy(ids, ids + count, slot.ids);
   }
 
  private:
-  struct Slot {  // 64 bytes, a cache line
-    const char* data = nullptr;
-    uint16_t size = 0;  // 0: empty (no piece is)
-    uint16_t count = 0;
+  struct alignas(64) Slot {  // a cache line
+    uint8_t size = 0;  // 0: empty (no piece is)
+    uint8_t count = 0;
+    char bytes[kMaxBytes];
     Rank ids[kMaxIds];
   };
+  static_assert(sizeof(Slot) == 64);
   int shift_;  // 64 - log2(the number of slots)
   std::vector<Slot> slots_;
 };
 
-void Encoding::AppendPiece(absl::string_view piece, std::vector<Rank>& ids, PieceCache& cache) const {
-  const Rank rank = table_.FindLikely(piece);
+void Encoding::AppendPiece(absl::string_view piece, Rank rank, std::vector<Rank>& ids, PieceCache& cache) const {
   if (rank != kNone) {
     ids.push_back(rank);
     return;
@@ -378,24 +399,47 @@ size_t ChunkStart(absl::string_view text, size_t at) {
 }  // namespace
 
 // The scan of `text` from byte `from` while it has not reached `stop`: appends each
-// piece's ids, calling sought(p, ids.size()) before seeking a piece from byte p;
-// returns where the scan stopped. The next piece is found before this one is encoded,
-// so that its whole-token slot is on its way from memory meanwhile.
+// piece's ids, calling sought(p, ids.size()) before appending a piece sought from byte
+// p; returns where the scan stopped. Three pieces are in flight, so that each one's
+// memory is on its way before it is needed: the newest is found and its whole-token
+// slot prefetched; the one before it is looked up, and if it is not a token its cache
+// slot is prefetched; the oldest is appended.
 template <typename Sought>
 size_t Encoding::AppendScan(const Pretokenizer& pretokenizer, absl::string_view text, size_t from, size_t stop,
                             std::vector<Rank>& ids, PieceCache& cache, Sought&& sought) const {
-  size_t pos = from, next_from = from;
-  absl::string_view piece, next;
-  bool more = from < stop && pretokenizer.Next(text, pos, next);
-  while (more) {
-    sought(next_from, ids.size());
-    piece = next;
-    next_from = pos;
-    more = pos < stop && pretokenizer.Next(text, pos, next);
-    if (more) table_.Prefetch(next);
-    AppendPiece(piece, ids, cache);
+  struct InFlight {
+    absl::string_view piece;
+    size_t sought_from;
+    Rank rank;
+  };
+  size_t pos = from, unfound = stop;  // unfound: where the seek that found nothing began
+  const auto find = [&](InFlight& p) {
+    p.sought_from = pos;
+    if (pos >= stop || !pretokenizer.Next(text, pos, p.piece)) {
+      unfound = p.sought_from;
+      return false;
+    }
+    table_.Prefetch(p.piece);
+    return true;
+  };
+  const auto look_up = [&](InFlight& p) {
+    p.rank = table_.FindLikely(p.piece);
+    if (p.rank == kNone) cache.Prefetch(p.piece);
+  };
+  InFlight ring[3];  // piece k in ring[k % 3]: no copies between the stages
+  size_t k = 0;      // the oldest piece in flight
+  bool has_middle = find(ring[0]), has_newest = has_middle && find(ring[1]);
+  if (has_middle) look_up(ring[0]);
+  while (has_middle) {
+    has_middle = has_newest;
+    has_newest = has_middle && find(ring[(k + 2) % 3]);
+    if (has_middle) look_up(ring[(k + 1) % 3]);
+    const InFlight& oldest = ring[k % 3];
+    sought(oldest.sought_from, ids.size());
+    AppendPiece(oldest.piece, oldest.rank, ids, cache);
+    ++k;
   }
-  if (next_from < stop) sought(next_from, ids.size());  // a seek that found nothing
+  if (unfound < stop) sought(unfound, ids.size());
   return pos;
 }
 
@@ -468,7 +512,7 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
         break;
       }
       if (!pretokenizer_.Next(text, pos, piece)) break;
-      AppendPiece(piece, ids, cache);
+      AppendPiece(piece, table_.FindLikely(piece), ids, cache);
     }
   }
 }

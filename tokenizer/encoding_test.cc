@@ -188,7 +188,7 @@ TEST(EncodingTest, HeapAndScanMergeAlike) {
   const std::string alphabet = "aab ,.e\xC3\xA9t1";
   for (int trial = 0; trial < 300; ++trial) {
     std::string piece;
-    const int n = 2 + static_cast<int>(rng() % 300);
+    const int n = 2 + static_cast<int>(rng() % (internal::kHeapMergeBytes - 1));  // 2 to 256
     for (int i = 0; i < n; ++i) piece.push_back(alphabet[rng() % alphabet.size()]);
     std::vector<Rank> by_heap, by_scan;
     internal::MergeByHeap(piece, Gpt2().rank_table(), by_heap);

@@ -1,6 +1,7 @@
 #include "tokenizer/pretokenizer.h"
 
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "absl/base/attributes.h"
@@ -137,10 +138,35 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Char CharAt(const unsigned char* s, size_t n
 
 inline bool IsNewline(unsigned char c) { return c == '\r' || c == '\n'; }
 
+// How many of the 8 bytes at p, from the first, are ASCII letters: [A-Za-z], or with
+// `lower_only` [a-z]; all 8 at once. A byte b is one when b < 0x80 and b (or b | 0x20,
+// which maps 'A'-'Z' onto 'a'-'z' and no other byte into that range) is in 'a'..'z'.
+// Each byte's test sets its high bit, and the additions cannot carry into the next byte
+// (every sum is below 0x100).
+inline size_t LeadingAsciiLetters(const unsigned char* p, bool lower_only) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "byte k of the word is p[k]");
+  constexpr uint64_t kOnes = 0x0101010101010101u, kHigh = 0x8080808080808080u;
+  uint64_t x;
+  std::memcpy(&x, p, 8);
+  const uint64_t low7 = (lower_only ? x : x | 0x20 * kOnes) & 0x7F * kOnes;
+  const uint64_t at_least_a = low7 + (0x80 - 'a') * kOnes;
+  const uint64_t past_z = low7 + (0x80 - 'z' - 1) * kOnes;
+  const uint64_t not_letter = ~(at_least_a & ~past_z & ~x) & kHigh;
+  return not_letter == 0 ? 8 : static_cast<size_t>(__builtin_ctzll(not_letter)) >> 3;
+}
+
 // The end of the run from i of characters that have any of `classes`.
 inline size_t RunEnd(const unsigned char* s, size_t n, size_t i, uint8_t classes) {
   while (i < n) {
     if (s[i] < 0x80) {  // ASCII without decoding
+      // Eight at a time for the runs of letters (ASCII: [A-Za-z]) and of lowercase or
+      // marks (ASCII: [a-z]).
+      if ((classes == kLetter || classes == kLowerOrMark) && i + 8 <= n) {
+        const size_t k = LeadingAsciiLetters(s + i, /*lower_only=*/classes == kLowerOrMark);
+        i += k;
+        if (k == 8 || s[i] >= 0x80) continue;
+        break;  // an ASCII character that is not a letter
+      }
       if (!(unicode::kBlocks[0][s[i]] & classes)) break;
       ++i;
       continue;

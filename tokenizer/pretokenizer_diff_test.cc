@@ -156,6 +156,27 @@ TEST(PretokenizerDiffTest, RandomText) {
   }
 }
 
+// The scanners take ASCII letter runs eight bytes at a time: every ASCII byte, and a
+// multibyte letter, mark and symbol, at every place in such a run, in both cases.
+TEST(PretokenizerDiffTest, EveryAsciiByteAtEveryPlaceInALetterRun) {
+  std::vector<std::string> breaks = {Utf8({0x00E9}), Utf8({0x0301}), Utf8({0x20AC})};
+  for (int b = 0; b < 0x80; ++b) breaks.push_back(std::string(1, static_cast<char>(b)));
+  for (const Engines& e : AllEngines()) {
+    int differ = 0;
+    for (const std::string& at : breaks) {
+      for (int k = 0; k <= 17; ++k) {
+        for (const char* letters : {"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                                    "aBcDeFgHiJkLmNoPqRsTuVwXyZ"}) {
+          const std::string run(letters);
+          differ += !SameSplit(e, " " + run.substr(0, k) + at + run.substr(k));
+          differ += !SameSplit(e, run.substr(0, k) + at);  // near the end of the text
+        }
+      }
+    }
+    EXPECT_EQ(differ, 0) << e.name;
+  }
+}
+
 TEST(PretokenizerDiffTest, EveryCodePointInContext) {
   for (const Engines& e : AllEngines()) {
     int differ = 0, tried = 0;
