@@ -109,9 +109,17 @@ class RankTable {
   }
   static uint64_t Hash(uint64_t head, absl::string_view bytes) {
     uint64_t h = head + bytes.size();
-    for (size_t i = 8; i < bytes.size(); i += 8) {  // the rest of a long token
-      uint64_t word = 0;
-      std::memcpy(&word, bytes.data() + i, std::min<size_t>(8, bytes.size() - i));
+    // The rest of a long token, 8 bytes at a time, zero-padded: a last word of r < 8
+    // bytes is the top r bytes of the 8 that end the token, shifted down.
+    const size_t n = bytes.size();
+    for (size_t i = 8; i < n; i += 8) {
+      uint64_t word;
+      if (i + 8 <= n) {
+        std::memcpy(&word, bytes.data() + i, 8);
+      } else {
+        std::memcpy(&word, bytes.data() + n - 8, 8);
+        word >>= 8 * (i + 8 - n);
+      }
       h = (h ^ word) * 0xff51afd7ed558ccdULL;
     }
     return (h ^ h >> 29) * 0x9E3779B97F4A7C15ULL;  // the index is its top bits
@@ -214,8 +222,9 @@ class Encoding {
   // The ids of pieces that took merges (text repeats them: words outside the
   // vocabulary, runs of spaces), kept by one scan of a text (encoding.cc).
   class PieceCache;
-  // Appends the ids of one piece, given its rank as a whole (kMissing: not a token).
-  void AppendPiece(absl::string_view piece, Rank rank, std::vector<Rank>& ids, PieceCache& cache) const;
+  // Appends the ids of a piece that is not a token: from the cache, or merged (and
+  // then cached).
+  void AppendMerged(absl::string_view piece, std::vector<Rank>& ids, PieceCache& cache) const;
   void AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, int threads) const;
   template <typename Sought>
   size_t AppendScan(const Pretokenizer& pretokenizer, absl::string_view text, size_t from, size_t stop,
