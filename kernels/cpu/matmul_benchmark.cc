@@ -110,6 +110,11 @@ void Shapes(benchmark::internal::Benchmark* b) {
                            {8192, 2048, 128}}) {
       for (Layout layout : {kNN, kNT, kTN}) b->Args({m, k, n, threads, layout});
     }
+    // GPT-2's weight gradients as its step computes them (B T = 256 rows): dW [out, in]
+    // = dY^T X, with dY [256, out] and X [256, in].
+    for (auto [out, in] : {std::pair{2304, 768}, {3072, 768}, {768, 3072}, {50257, 768}}) {
+      b->Args({out, 256, in, threads, kTN});
+    }
   }
   b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 }

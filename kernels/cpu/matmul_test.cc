@@ -102,21 +102,25 @@ TEST(GemmTest, AccumulatesIntoC) {
   }
 }
 
-// The pool splits C by rows when it has few column panels (the first shape) and by
-// columns otherwise (the second, and the unpacked few-rows path of the third); each
-// element is one thread's sum either way.
+// The pool splits C by rows where A is the bigger operand to pack twice (the first
+// shape, A stored transposed as a weight gradient's dY^T) and by columns otherwise
+// (the second, and the unpacked few-rows path of the third); each element is one
+// thread's sum either way.
 TEST(GemmTest, ResultsDoNotDependOnTheThreadCount) {
-  for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{300, 500, 130}, {20, 300, 1000}, {3, 300, 1000}}) {
+  for (auto [m, k, n, a_transposed] : {std::tuple<int64_t, int64_t, int64_t, bool>{600, 100, 250, true},
+                                       {20, 300, 1000, false},
+                                       {3, 300, 1000, false}}) {
     std::mt19937 rng(10);
     std::uniform_real_distribution<float> dist(-1, 1);
     std::vector<float> a(m * k), b(k * n), c1(m * n), c3(m * n);
     for (float& v : a) v = dist(rng);
     for (float& v : b) v = dist(rng);
+    const MatrixIn ma = a_transposed ? MatrixIn{a.data(), 1, m} : MatrixIn{a.data(), k, 1};
     const int threads = NumThreads();
     SetNumThreads(1);
-    Gemm(DType::kF32, m, k, n, {a.data(), k, 1}, {b.data(), n, 1}, c1.data(), n, false);
+    Gemm(DType::kF32, m, k, n, ma, {b.data(), n, 1}, c1.data(), n, false);
     SetNumThreads(3);
-    Gemm(DType::kF32, m, k, n, {a.data(), k, 1}, {b.data(), n, 1}, c3.data(), n, false);
+    Gemm(DType::kF32, m, k, n, ma, {b.data(), n, 1}, c3.data(), n, false);
     SetNumThreads(threads);
     EXPECT_EQ(c1, c3) << m << "x" << k << "x" << n;
   }

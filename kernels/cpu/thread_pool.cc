@@ -142,10 +142,18 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     generation_.store(generation, std::memory_order_release);
   }
   work_ready_.notify_all();
-  RunChunks(generation, loop);
+  // A caller that ran every chunk itself had no help: the workers were asleep and woke
+  // too late for a loop this short, or had no core. Each such loop still paid for
+  // waking them, and a woken worker takes its core from the caller when another process
+  // holds the other one, so after kAloneLoops of them in a row loops go serial (below).
+  const bool alone = RunChunks(generation, loop) == loop.num_chunks;
+  alone_loops_ = alone ? alone_loops_ + 1 : 0;
   // What is left are chunks that workers have started.
   const auto finished = [&] { return done_.load(std::memory_order_acquire) == loop.num_chunks; };
-  if (finished()) return;
+  if (finished()) {
+    if (alone_loops_ >= kAloneLoops) GoSerial(Clock::now());
+    return;
+  }
   const Clock::time_point worked = Clock::now();
   if (!SpinThenYield(finished)) {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -158,12 +166,15 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   // kMaxSerialPeriod of the last: a core that stays busy), and starts short again after
   // a stall out of the blue (a hiccup on a quiet machine).
   const Clock::time_point end = Clock::now();
-  if (end - worked > 2 * (worked - start) + kStallSlack) {
-    serial_period_ = end - last_stall_ < kMaxSerialPeriod ? std::min(2 * serial_period_, kMaxSerialPeriod)
-                                                           : kMinSerialPeriod;
-    serial_until_ = end + serial_period_;
-    last_stall_ = end;
-  }
+  if (end - worked > 2 * (worked - start) + kStallSlack) GoSerial(end);
+}
+
+void ThreadPool::GoSerial(Clock::time_point now) {
+  serial_period_ =
+      now - last_stall_ < kMaxSerialPeriod ? std::min(2 * serial_period_, kMaxSerialPeriod) : kMinSerialPeriod;
+  serial_until_ = now + serial_period_;
+  last_stall_ = now;
+  alone_loops_ = 0;
 }
 
 ThreadPool& DefaultThreadPool() { return *PoolSlot(); }

@@ -27,7 +27,9 @@ namespace ember::kernels::cpu {
 // scheduler's time slice, milliseconds, against microseconds of work: when the caller
 // has waited for a worker twice as long as its own share took (plus kStallSlack), the pool
 // runs every loop on the caller for a while (50 ms, doubling up to 1 s while stalls
-// recur), with the same chunks, then tries the workers again.
+// recur), with the same chunks, then tries the workers again. So do kAloneLoops loops
+// in a row whose every chunk the caller ran itself: loops too short for a sleeping
+// worker to wake in time, which gain nothing from the pool and pay for the wake-ups.
 // A ParallelFor called from inside a chunk runs serially (no nested parallelism, no
 // deadlock). One ParallelFor runs at a time per pool; concurrent callers take turns.
 // fn must not throw (kernels check their arguments before they split work).
@@ -52,11 +54,16 @@ class ThreadPool {
   static constexpr Clock::duration kStallSlack = std::chrono::microseconds(200);
   static constexpr Clock::duration kMinSerialPeriod = std::chrono::milliseconds(50);
   static constexpr Clock::duration kMaxSerialPeriod = std::chrono::seconds(1);
+  static constexpr int kAloneLoops = 16;
 
   void WorkerLoop();
   // Claims chunks of loop `generation` and runs them until none is left; returns how
   // many it ran.
   int64_t RunChunks(uint32_t generation, const Loop& loop);
+  // Sends the loops of the next serial_period_ to the caller alone, the period doubled
+  // when the last stretch began within kMaxSerialPeriod (workers that stay unhelpful),
+  // else kMinSerialPeriod again.
+  void GoSerial(Clock::time_point now);
 
   std::vector<std::thread> workers_;
   std::mutex run_mutex_;  // serialises ParallelFor calls
@@ -74,6 +81,7 @@ class ThreadPool {
   // length, last_stall_ when it began (all guarded by run_mutex_).
   Clock::time_point serial_until_, last_stall_;
   Clock::duration serial_period_ = kMinSerialPeriod;
+  int alone_loops_ = 0;  // loops in a row whose every chunk the caller ran (run_mutex_)
   bool stop_ = false;
 };
 

@@ -2,7 +2,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
+#include <sched.h>
+
 #include <set>
 #include <thread>
 #include <utility>
@@ -112,6 +115,38 @@ TEST(ThreadPoolTest, AStalledWorkerSendsLoopsToTheCallerForAWhile) {
   // ...for the first stall's 50 ms; then the worker is back.
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   EXPECT_EQ(TwoChunks(pool, std::chrono::milliseconds(0)).size(), 2u);
+}
+
+TEST(ThreadPoolTest, LoopsTheCallerRunsAloneGoSerialForAWhile) {
+  // The worker shares the caller's core and runs only when the caller sleeps (it is
+  // SCHED_IDLE there): a worker whose core another process holds. Threads inherit
+  // their creator's affinity and policy, so a helper thread with both makes the pool.
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  std::unique_ptr<ThreadPool> pool;
+  std::thread([&] {
+    const sched_param idle{};
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    ASSERT_EQ(sched_setscheduler(0, SCHED_IDLE, &idle), 0);
+    pool = std::make_unique<ThreadPool>(2);
+  }).join();
+  ASSERT_NE(pool, nullptr);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  // Loops of no work: the caller runs both chunks before the worker gets the core.
+  // Sixteen in a row send the next loops to the caller alone.
+  for (int i = 0; i < 16; ++i) pool->ParallelFor(2, 1, [](int64_t, int64_t) {});
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(TwoChunks(*pool, std::chrono::milliseconds(0)), std::set{std::this_thread::get_id()});
+  // The stretch ends (the first one after 50 ms): the worker is back.
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(TwoChunks(*pool, std::chrono::milliseconds(0)).size(), 2u);
 }
 
 TEST(ThreadPoolTest, DefaultPoolCanBeResized) {
