@@ -8,9 +8,11 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu/internal/fp_mode.h"
 #include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/reference/matmul.h"
@@ -124,6 +126,34 @@ TEST(GemmTest, ResultsDoNotDependOnTheThreadCount) {
     SetNumThreads(threads);
     EXPECT_EQ(c1, c3) << m << "x" << k << "x" << n;
   }
+}
+
+// Subnormal inputs read as 0 and subnormal results are 0 (internal/fp_mode.h: on Intel
+// cores each one costs a microcode assist), and the caller's mode is back afterwards:
+// an A of subnormals times ones, and normals whose products fall below the normal range
+// (2^-126 in f32, 2^-1022 in f64), both 0 where IEEE arithmetic gives k of them.
+template <typename T>
+void CheckFlushed(T subnormal, T tiny) {
+  ASSERT_NE(std::fpclassify(subnormal), FP_NORMAL);
+  ASSERT_EQ(std::fpclassify(tiny * tiny), FP_SUBNORMAL);
+  const int64_t m = 40, k = 8, n = 100;
+  const DType dtype = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
+  for (auto [a_value, b_value] : {std::pair{subnormal, T(1)}, {tiny, tiny}}) {
+    std::vector<T> a(m * k, a_value), b(k * n, b_value), c(m * n, T(-1));
+    const uint32_t before = internal::FpMode();
+    Gemm(dtype, m, k, n, {a.data(), k, 1}, {b.data(), n, 1}, c.data(), n, false);
+    EXPECT_EQ(internal::FpMode(), before);
+    EXPECT_EQ(c, std::vector<T>(m * n, T(0))) << a_value << " x " << b_value << " gave " << c[0];
+  }
+}
+
+TEST(GemmTest, FlushesSubnormalsToZero) {
+#if defined(__x86_64__) || defined(__i386__)
+  CheckFlushed<float>(1e-39f, 1e-20f);
+  CheckFlushed<double>(1e-310, 1e-160);
+#else
+  GTEST_SKIP() << "subnormals are flushed on x86 only";
+#endif
 }
 
 TEST(GemmTest, RejectsIntegerDTypes) {

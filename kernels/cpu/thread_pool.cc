@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/fp_mode.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -106,6 +107,7 @@ void ThreadPool::WorkerLoop() {
       seen = generation_.load();
       loop = loop_;
     }
+    if (internal::FpMode() != loop.fp_mode) internal::SetFpMode(loop.fp_mode);
     late = RunChunks(seen, loop) == 0;
   }
 }
@@ -125,6 +127,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   loop.n = n;
   loop.chunk_size = (n + chunks - 1) / chunks;
   loop.num_chunks = (n + loop.chunk_size - 1) / loop.chunk_size;
+  loop.fp_mode = internal::FpMode();
   const Clock::time_point start = Clock::now();
   if (start < serial_until_) {  // the same chunks, all on this thread
     in_parallel_region = true;

@@ -30,6 +30,8 @@ namespace ember::kernels::cpu {
 // recur), with the same chunks, then tries the workers again. So do kAloneLoops loops
 // in a row whose every chunk the caller ran itself: loops too short for a sleeping
 // worker to wake in time, which gain nothing from the pool and pay for the wake-ups.
+// Every chunk runs in the caller's floating-point mode (rounding, subnormals flushed or
+// not: internal/fp_mode.h), whichever thread runs it.
 // A ParallelFor called from inside a chunk runs serially (no nested parallelism, no
 // deadlock). One ParallelFor runs at a time per pool; concurrent callers take turns.
 // fn must not throw (kernels check their arguments before they split work).
@@ -48,6 +50,7 @@ class ThreadPool {
   struct Loop {
     const std::function<void(int64_t, int64_t)>* fn = nullptr;
     int64_t n = 0, chunk_size = 0, num_chunks = 0;
+    uint32_t fp_mode = 0;  // the caller's floating-point mode (internal/fp_mode.h)
   };
 
   using Clock = std::chrono::steady_clock;

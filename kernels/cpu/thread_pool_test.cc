@@ -4,14 +4,16 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <sched.h>
-
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include <sched.h>
+
 #include "gtest/gtest.h"
+#include "kernels/cpu/internal/fp_mode.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -146,6 +148,35 @@ TEST(ThreadPoolTest, LoopsTheCallerRunsAloneGoSerialForAWhile) {
   // (The stretch ends as a stall's does, AStalledWorkerSendsLoopsToTheCallerForAWhile;
   // this worker, SCHED_IDLE on one core, could not show it reliably beside other tests.)
   EXPECT_EQ(TwoChunks(*pool, std::chrono::milliseconds(0)), std::set{std::this_thread::get_id()});
+}
+
+TEST(ThreadPoolTest, EveryChunkRunsInTheCallersFpMode) {
+  ThreadPool pool(2);
+  // Flushed, then not: the worker takes each loop's mode, not the one it had.
+  for (bool flushed : {true, false, true}) {
+    std::optional<internal::FlushSubnormals> flush;
+    if (flushed) flush.emplace();
+    const uint32_t caller = internal::FpMode() & internal::kFlushSubnormals;
+#if defined(__x86_64__) || defined(__i386__)
+    ASSERT_EQ(caller, flushed ? internal::kFlushSubnormals : 0u);
+#endif
+    std::atomic<int> started{0};
+    std::mutex mutex;
+    std::set<std::thread::id> ids;
+    std::vector<uint32_t> modes;
+    pool.ParallelFor(2, 1, [&](int64_t, int64_t) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ids.insert(std::this_thread::get_id());
+        modes.push_back(internal::FpMode() & internal::kFlushSubnormals);
+      }
+      // Each chunk waits for the other to start: the worker runs one of them.
+      ++started;
+      while (started.load() < 2) std::this_thread::yield();
+    });
+    EXPECT_EQ(ids.size(), 2u);
+    EXPECT_EQ(modes, std::vector<uint32_t>(2, caller)) << "flushed " << flushed;
+  }
 }
 
 TEST(ThreadPoolTest, DefaultPoolCanBeResized) {

@@ -35,6 +35,7 @@
 #include <functional>
 
 #include "base/error.h"
+#include "kernels/cpu/internal/fp_mode.h"
 #include "kernels/cpu/thread_pool.h"
 #include "tensor/dtype.h"
 
@@ -61,10 +62,13 @@ inline void ParallelForWork(int64_t n, int64_t work_per_item,
 // Calls fn(T()) with T = float or double for dtype f32 or f64, and returns what it
 // returns. The floating-point kernels compute in f32 or f64 (tensor ops convert bf16
 // and f16 to f32 first); any other dtype is a caller's mistake, reported naming op.
+// fn runs with subnormals flushed to zero (internal/fp_mode.h says why), its chunks on
+// the pool's workers too; the caller's mode is back on return.
 template <typename Fn>
 decltype(auto) DispatchFloat(const char* op, DType dtype, Fn&& fn) {
   EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
               " is not supported (f32 or f64)");
+  const internal::FlushSubnormals flush;
   if (dtype == DType::kF32) return fn(float());
   return fn(double());
 }
