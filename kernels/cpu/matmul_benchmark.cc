@@ -7,8 +7,14 @@
 
 #include <cblas.h>
 
+#include <unistd.h>
+
 #include <Eigen/Core>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -73,6 +79,7 @@ void BM_OpenBlas(benchmark::State& state) {
                 p.x.c.data(), p.n);
     benchmark::DoNotOptimize(p.x.c.data());
   }
+  state.SetLabel(openblas_get_corename());
   SetFlops(state, p.m, p.k, p.n);
 }
 
@@ -123,5 +130,45 @@ BENCHMARK(BM_Ember)->Apply(Shapes);
 BENCHMARK(BM_OpenBlas)->Apply(Shapes);
 BENCHMARK(BM_Eigen)->Apply(Shapes);
 
+// Debian's OpenBLAS (0.3.21) picks its kernels by CPU model and, on a model newer than
+// it knows, falls back to its SSE3 kernels ("Prescott"): it did on an Intel Xeon of model
+// 207 (Emerald Rapids, AVX-512). A comparator that slow says nothing, so where OpenBLAS
+// chose kernels without AVX2 on a CPU that has it, the benchmark runs itself again with
+// OPENBLAS_CORETYPE naming the kernels that fit (OpenBLAS reads it when it loads), as
+// tools/reference/openblas_core.py does for the PyTorch references. A choice OpenBLAS
+// made knowingly, or an OPENBLAS_CORETYPE already set, stands.
+void UseOpenBlasKernelsThatFit(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
+  const char* fit = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+    fit = "SkylakeX";
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    fit = "Haswell";
+  }
+  if (fit == nullptr) return;
+  std::string chosen = openblas_get_corename();
+  for (char& ch : chosen) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* vector_core : {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"}) {
+    if (chosen == vector_core) return;
+  }
+  std::fprintf(stderr,
+               "matmul_benchmark: OpenBLAS does not know this CPU and fell back to its %s kernels; "
+               "running again with OPENBLAS_CORETYPE=%s\n",
+               openblas_get_corename(), fit);
+  setenv("OPENBLAS_CORETYPE", fit, 1);
+  execv("/proc/self/exe", argv);
+  std::perror("matmul_benchmark: execv /proc/self/exe");  // goes on with OpenBLAS's choice
+}
+
 }  // namespace
 }  // namespace ember::kernels::cpu
+
+int main(int argc, char** argv) {
+  ember::kernels::cpu::UseOpenBlasKernelsThatFit(argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -7,6 +7,10 @@ backward. Prints the time per forward+backward and per op:
 """
 import timeit
 
+import openblas_core
+
+openblas_core.ensure()  # before numpy and torch load OpenBLAS
+
 import torch
 
 torch.manual_seed(1)

@@ -6,6 +6,10 @@
 Prints the median time per call in ms (backward: the input, weight and bias gradients).
 """
 
+import openblas_core
+
+openblas_core.ensure()  # before numpy and torch load OpenBLAS
+
 import torch
 import torch.nn.functional as F
 from timing import median_seconds

@@ -7,6 +7,10 @@
 busy-waiting against each other on 2 cores.) Prints the median time per call in us.
 """
 
+import openblas_core
+
+openblas_core.ensure()  # before numpy and torch load OpenBLAS
+
 import torch
 import torch.nn.functional as F
 from timing import median_seconds

@@ -14,6 +14,10 @@ import statistics
 import sys
 import time
 
+import openblas_core
+
+openblas_core.ensure()  # before numpy and torch load OpenBLAS
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

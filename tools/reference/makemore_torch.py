@@ -20,6 +20,10 @@ import os
 import sys
 import time
 
+import openblas_core
+
+openblas_core.ensure()  # before numpy and torch load OpenBLAS
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -17,6 +17,10 @@ import os
 import sys
 import time
 
+import openblas_core
+
+openblas_core.ensure()  # before numpy and torch load OpenBLAS
+
 import numpy as np
 import torch
 import torch.nn as nn

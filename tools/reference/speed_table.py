@@ -38,6 +38,8 @@ import tempfile
 
 import numpy as np
 
+import openblas_core
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.join(ROOT, "bazel-bin")
 TORCH = ["/usr/bin/python3"]
@@ -247,7 +249,11 @@ def main():
                     "//models/gpt2:train", "//kernels/cpu:fma_peak_benchmark", "//tools/prepare_data"],
                    cwd=ROOT, check=True)
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"{datetime.date.today()}, {cpu}, {os.cpu_count()} cores, EMBER_SIMD={os.environ.get('EMBER_SIMD', '')}\n")
+    # The PyTorch scripts set OPENBLAS_CORETYPE themselves where OpenBLAS fell back.
+    fit = openblas_core.coretype()
+    blas = f"OPENBLAS_CORETYPE={fit} (OpenBLAS fell back to kernels without AVX2)" if fit else "OpenBLAS's own kernels"
+    print(f"{datetime.date.today()}, {cpu}, {os.cpu_count()} cores, EMBER_SIMD={os.environ.get('EMBER_SIMD', '')}, "
+          f"PyTorch on {blas}\n")
     with tempfile.TemporaryDirectory() as tmp:
         if args.only in (None, "small"):
             small_table(args, tmp)
