@@ -105,11 +105,13 @@ TEST(GemmTest, AccumulatesIntoC) {
 }
 
 // The pool splits C by rows where A is the bigger operand to pack twice (the first
-// shape, A stored transposed as a weight gradient's dY^T) and by columns otherwise
-// (the second, and the unpacked few-rows path of the third); each element is one
-// thread's sum either way.
+// shape, A stored transposed as a weight gradient's dY^T) or where B's few panels would
+// split unevenly (the second: 4 panels of 48 columns with AVX-512 on 3 threads), and by
+// columns otherwise (the third, and the unpacked few-rows path of the fourth); each
+// element is one thread's sum either way.
 TEST(GemmTest, ResultsDoNotDependOnTheThreadCount) {
   for (auto [m, k, n, a_transposed] : {std::tuple<int64_t, int64_t, int64_t, bool>{600, 100, 250, true},
+                                       {600, 100, 190, false},
                                        {20, 300, 1000, false},
                                        {3, 300, 1000, false}}) {
     std::mt19937 rng(10);
