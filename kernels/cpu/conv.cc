@@ -194,7 +194,7 @@ void ConvolveImages(int64_t n, int64_t c, int64_t o, const Window2d& g, const T*
   const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PaddedRows(o) * ck);
   gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
   ParallelForWork(n, o * ck * l / 8, [&](int64_t begin, int64_t end) {  // an image's multiply-adds / 8
-    std::vector<T> row(gemm::kNc);
+    std::vector<T> row(gemm::BlockColumns<T>());
     for (int64_t s = begin; s < end; ++s) {
       gemm::GemmBlocked(
           o, ck, l, gemm::PrepackedA(packed_w.get(), o),
@@ -243,8 +243,10 @@ void ConvolutionGradients(int64_t n, int64_t c, int64_t o, const Window2d& g, co
       const int64_t first = part * n / parts;
       for (int64_t s = first; s < (part + 1) * n / parts; ++s) {
         const T* g_out = dy + s * o * l;  // [o, l]
+        T* const packed_dy = gemm::PackBuffer<T>(1, gemm::PaddedRows(o) * l);
+        gemm::PackAllA(g_out, l, 1, o, l, packed_dy);
         gemm::GemmBlocked(
-            o, l, ck, gemm::StridedA(g_out, l, 1),
+            o, l, ck, gemm::PrepackedA(packed_dy, o),
             [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
               // Column jc + j of B: positions [pc, pc + kc) of unrolled row jc + j.
               for (int64_t j0 = 0; j0 < nc; j0 += lanes) {

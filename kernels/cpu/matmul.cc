@@ -35,6 +35,12 @@ using gemm::kMr;
 // 102-108 and 187-198 -> 199-213; with 512 columns (11 panels) in place gained nothing,
 // so a wider B keeps A packed.
 constexpr int64_t kInPlacePanels = 4;
+// Otherwise A is packed whole (gemm::PackAllA) for GemmBlocked, in pieces of at most
+// kPackedABytes: the forward and backward products of GPT-2's layers (A [256, 3072] at
+// most, 3 MiB) in one. A deeper A goes in pieces of whole blocks of depth, C summing
+// them as GemmBlocked sums its blocks (so the result is the same, and each block of B is
+// packed once still); a taller one in pieces of rows, each of which packs B again.
+constexpr int64_t kPackedABytes = int64_t{4} << 20;
 
 template <typename T>
 void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs, const T* b,
@@ -43,7 +49,21 @@ void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_
     gemm::GemmBlocked(m, k, n, gemm::InPlaceA(a, ars), gemm::StridedB(b, brs, bcs), c, ldc, accumulate);
     return;
   }
-  gemm::GemmBlocked(m, k, n, gemm::StridedA(a, ars, acs), gemm::StridedB(b, brs, bcs), c, ldc, accumulate);
+  const int64_t kc = gemm::BlockDepth<T>(), size = sizeof(T);
+  const int64_t rows_per_piece = std::max(kMr, kPackedABytes / (kc * size) / kMr * kMr);
+  for (int64_t i0 = 0; i0 < m; i0 += rows_per_piece) {
+    const int64_t rows = std::min(rows_per_piece, m - i0), padded = gemm::PaddedRows(rows);
+    const int64_t depth_per_piece = std::max(kc, kPackedABytes / (padded * size) / kc * kc);
+    int64_t p0 = 0;
+    do {  // at least once: k = 0 still writes C
+      const int64_t depth = std::min(depth_per_piece, k - p0);
+      T* const packed = gemm::PackBuffer<T>(1, padded * depth);
+      gemm::PackAllA(a + i0 * ars + p0 * acs, ars, acs, rows, depth, packed);
+      gemm::GemmBlocked(rows, depth, n, gemm::PrepackedA(packed, rows), gemm::StridedB(b + p0 * brs, brs, bcs),
+                        c + i0 * ldc, ldc, accumulate || p0 > 0);
+      p0 += depth;
+    } while (p0 < k);
+  }
 }
 
 // C[0:m, j0:j1] (+)= A B for a few rows of A (m < kMr), without packing: packing B

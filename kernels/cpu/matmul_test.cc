@@ -76,7 +76,7 @@ std::vector<Case> Cases() {
       }
     }
   }
-  cases.push_back({3, 5, 2100, false, false, 0});  // more columns than one packed block
+  cases.push_back({9, 5, 2100, false, false, 0});  // more columns than one packed block
   // A row-major A read in place (at most 4 panels of B), over several blocks of depth,
   // with a last sliver of 1 to 7 rows, and just past the in-place width (packed again).
   for (int64_t m : {97, 131}) {
@@ -94,6 +94,21 @@ TEST(GemmTest, MatchesTheTripleLoopOnEveryTarget) {
       CheckGemm<double>(c, /*accumulate=*/c.m % 2 == 1, rng, target);
     }
   });
+}
+
+// An A of more than matmul.cc's kPackedABytes (4 MiB) is packed in pieces: of 2728
+// rows, as many as one block of depth (384 floats) allows, and then of whole blocks of
+// depth, as many as those rows allow. 2736 x 400 floats are rows 0-2727 at depths
+// [0, 384) and [384, 400), then rows 2728-2735 at once. On one thread, so that no split
+// shortens A; B wider than 4 panels on every target, so that A is packed rather than read
+// in place.
+TEST(GemmTest, PacksALargeAInPieces) {
+  std::mt19937 rng(10);
+  const int threads = NumThreads();
+  SetNumThreads(1);
+  CheckGemm<float>(Case{2736, 400, 193, false, true, 0}, /*accumulate=*/false, rng, "the default target");
+  CheckGemm<float>(Case{2736, 400, 193, true, false, 0}, /*accumulate=*/true, rng, "the default target");
+  SetNumThreads(threads);
 }
 
 TEST(GemmTest, AccumulatesIntoC) {

@@ -11,8 +11,10 @@
 #define EMBER_KERNELS_CPU_INTERNAL_GEMM_INL_H_
 #endif
 
-#include <algorithm>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdint>
 #include <cstdlib>
@@ -29,22 +31,19 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Register tile: kMr rows of C by kNv vectors of columns (nr = kNv * lanes). The
 // kMr * kNv accumulators, kNv B vectors and one broadcast A value must fit the register
 // file: 8 x 3 (24 + 4 registers) with AVX-512's 32, 6 x 2 (12 + 3) with AVX2's 16.
-// Cache blocking: a kMc x kc block of A stays in L2 (192 KiB of f32 with AVX-512) and is
-// swept against each kc x nr panel of B, which the tiles re-read from L1/L2; kNc
-// columns of B are packed at a time (3 MiB with AVX-512, in L3). A deep block (kKc)
-// spreads each tile's load and store of C over more multiply-adds. Measured with
-// matmul_benchmark on a 2-core AVX-512 VM (Zen 4; FMA peak 116 GFLOP/s a core), one
-// thread, GPT-2's shapes in all three layouts: kKc 128 -> 384 and kNc 1024 -> 2048,
-// with C's tile prefetched and B packed on huge pages, took AVX-512 from 81-102 to
-// 93-103 GFLOP/s (80-89% of the peak; OpenBLAS 94-101); AVX2 (kKc 256) gained 0-9%
-// from the same changes.
+// Cache blocking (GemmBlocked): a block of B, kc deep and BlockColumns wide, is packed
+// to stay in L2, and each sliver of A (kMr x kc: 12 KiB with AVX-512) stays in L1 while
+// it sweeps the block's panels; A is packed whole beforehand (PackAllA), so that the
+// narrow blocks of B do not make anyone pack it again. A deep block (kKc) spreads each
+// tile's load and store of C over more multiply-adds. Measured with matmul_benchmark on
+// a 2-core AVX-512 VM (Zen 4; FMA peak 116 GFLOP/s a core), one thread, GPT-2's shapes
+// in all three layouts: kKc 128 -> 384, with C's tile prefetched and B packed on huge
+// pages, took AVX-512 from 81-102 to 93-103 GFLOP/s; AVX2 (kKc 256) gained 0-9%.
 #if HWY_TARGET <= HWY_AVX3 || !HWY_ARCH_X86
 constexpr int64_t kMr = 8, kNv = 3, kKc = 384;
 #else
 constexpr int64_t kMr = 6, kNv = 2, kKc = 256;
 #endif
-constexpr int64_t kMc = 16 * kMr;
-constexpr int64_t kNc = 2048;
 
 // An N x N block transposed in registers, N the lane count: calls store(j, v) with v
 // holding src[r * src_stride + j] in lane r, for each j < N; rows r >= rows read as
@@ -333,10 +332,10 @@ constexpr int64_t BlockDepth() {
 // Rows of A padded to whole slivers.
 inline int64_t PaddedRows(int64_t m) { return (m + kMr - 1) / kMr * kMr; }
 
-// All of A [m, k] packed at once (PaddedRows(m) * k entries), for an A that many
-// products share (a convolution's weights, one product per image): block pc (kc deep)
-// of slivers at packed + pc * PaddedRows(m), so PrepackedA finds block (ic, pc) without
-// packing.
+// All of A [m, k] packed at once (PaddedRows(m) * k entries), for GemmBlocked, whose
+// blocks of B each take every row of A, or for an A that many products share (a
+// convolution's weights, one product per image): block pc (kc deep) of slivers at
+// packed + pc * PaddedRows(m), where PrepackedA finds it.
 template <typename T>
 void PackAllA(const T* a, int64_t rs, int64_t cs, int64_t m, int64_t k, T* packed) {
   for (int64_t pc = 0; pc < k; pc += BlockDepth<T>()) {
@@ -344,26 +343,36 @@ void PackAllA(const T* a, int64_t rs, int64_t cs, int64_t m, int64_t k, T* packe
   }
 }
 
-// The packers GemmBlocked takes, for the common operands: A prepacked by PackAllA, a
-// strided A (packed per block into PackBuffer(1)), a row-major A read in place, a
-// strided B.
+// Columns of B per packed block: as many whole panels as fill half of L2 at BlockDepth
+// rows (682 -> 672 with AVX-512 on a 2 MiB L2), so that the block stays there beside
+// the sliver of A and the tiles of C passing through. Blocks of 2048 columns (3 MiB of
+// f32, in L3), the earlier choice, made the tiles fetch their panels from L3 and left
+// the micro-kernel near 90% of the FMA peak, where it reaches 95-100% on operands in L2;
+// they were wide so that each packed block of A served many panels, and with A packed
+// whole, nothing pays for narrow ones. Measured with matmul_benchmark on a 2-vCPU Intel
+// Xeon (Emerald Rapids, 2 MiB L2; FMA peak 177 GFLOP/s a core), one thread, the forward
+// (x W^T), GFLOP/s: 256 x 768 x 50257 126 -> 140, 256 x 768 x 3072 138 -> 145, 256 x 768
+// x 768 141 -> 147, 1024^3 150 -> 153.
+template <typename T>
+int64_t BlockColumns() {
+  static const int64_t columns = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    const int64_t bytes = l2 > 0 ? l2 : int64_t{1} << 20;  // unknown: 1 MiB
+    const int64_t nr = PanelWidth<T>();
+    return std::max(4 * nr, bytes / 2 / (BlockDepth<T>() * static_cast<int64_t>(sizeof(T))) / nr * nr);
+  }();
+  return columns;
+}
+
+// The packers GemmBlocked takes, for the common operands: A packed whole by PackAllA,
+// a row-major A read in place, a strided B.
 template <typename T>
 auto PrepackedA(const T* packed, int64_t m) {
-  return [=](int64_t ic, int64_t pc, int64_t, int64_t kc) {
-    return ABlock<T>{packed + pc * PaddedRows(m) + ic * kc, 0};
-  };
-}
-template <typename T>
-auto StridedA(const T* a, int64_t rs, int64_t cs) {
-  return [=](int64_t ic, int64_t pc, int64_t mc, int64_t kc) {
-    T* const packed = PackBuffer<T>(1, kMc * kc);
-    PackA(a + ic * rs + pc * cs, rs, cs, mc, kc, packed);
-    return ABlock<T>{packed, 0};
-  };
+  return [=](int64_t pc, int64_t kc) { return ABlock<T>{packed + pc * PaddedRows(m), 0}; };
 }
 template <typename T>
 auto InPlaceA(const T* a, int64_t rs) {
-  return [=](int64_t ic, int64_t pc, int64_t, int64_t) { return ABlock<T>{a + ic * rs + pc, rs}; };
+  return [=](int64_t pc, int64_t) { return ABlock<T>{a + pc, rs}; };
 }
 template <typename T>
 auto StridedB(const T* b, int64_t rs, int64_t cs) {
@@ -372,12 +381,11 @@ auto StridedB(const T* b, int64_t rs, int64_t cs) {
   };
 }
 
-// C [m, n] (+)= A [m, k] B [k, n] on the calling thread: B in blocks of kNc columns and
-// BlockDepth rows, each packed once and swept by kMc-row blocks of A, tile by tile.
-// pack_a(ic, pc, mc, kc) returns rows [ic, ic + mc) x columns [pc, pc + kc) of A as an
-// ABlock: packed as PackA does (in PackBuffer(1) or already packed) or in place;
-// pack_b(pc, kc, jc, nc, out) writes rows [pc, pc + kc) x columns [jc, jc + nc) of B
-// packed as PackB does. Without
+// C [m, n] (+)= A [m, k] B [k, n] on the calling thread: B in blocks of BlockDepth rows
+// and at most BlockColumns columns (n split evenly), each packed once and swept by every
+// sliver of A in turn, tile by tile. pack_a(pc, kc) returns columns [pc, pc + kc) of A,
+// all rows, as an ABlock (PrepackedA, InPlaceA); pack_b(pc, kc, jc, nc, out) writes rows
+// [pc, pc + kc) x columns [jc, jc + nc) of B packed as PackB does. Without
 // `accumulate`, C = bias[i] + (A B)[i, j] where `bias` (m values, or null for none) is
 // given: the convolution's bias per output channel, added by the tiles' first block.
 template <typename T, class PackAFn, class PackBFn>
@@ -387,23 +395,22 @@ void GemmBlocked(int64_t m, int64_t k, int64_t n, const PackAFn& pack_a, const P
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, bias ? bias[i] : T(0));
   }
   const int64_t nr = PanelWidth<T>();
-  for (int64_t jc = 0; jc < n; jc += kNc) {
-    const int64_t nc = std::min(kNc, n - jc);
+  const int64_t panels = (n + nr - 1) / nr, blocks = (n + BlockColumns<T>() - 1) / BlockColumns<T>();
+  const int64_t block_columns = (panels + blocks - 1) / blocks * nr;
+  for (int64_t jc = 0; jc < n; jc += block_columns) {
+    const int64_t nc = std::min(block_columns, n - jc);
     const int64_t nc_padded = (nc + nr - 1) / nr * nr;
     for (int64_t pc = 0; pc < k; pc += BlockDepth<T>()) {
       const int64_t kc = std::min(BlockDepth<T>(), k - pc);
       const bool add = accumulate || pc > 0;
       T* const packed_b = PackBuffer<T>(0, kc * nc_padded);
       pack_b(pc, kc, jc, nc, packed_b);
-      for (int64_t ic = 0; ic < m; ic += kMc) {
-        const int64_t mc = std::min(kMc, m - ic);
-        const ABlock<T> block_a = pack_a(ic, pc, mc, kc);
+      const ABlock<T> block_a = pack_a(pc, kc);
+      for (int64_t ir = 0; ir < m; ir += kMr) {
         for (int64_t jr = 0; jr < nc; jr += nr) {
-          for (int64_t ir = 0; ir < mc; ir += kMr) {
-            MicroKernelFor<kNv>(kc, block_a, ir, packed_b + jr * kc, nr, c + (ic + ir) * ldc + jc + jr, ldc,
-                                std::min(kMr, mc - ir), std::min(nr, nc - jr), add,
-                                bias && !add ? bias + ic + ir : nullptr);
-          }
+          MicroKernelFor<kNv>(kc, block_a, ir, packed_b + jr * kc, nr, c + ir * ldc + jc + jr, ldc,
+                              std::min(kMr, m - ir), std::min(nr, nc - jr), add,
+                              bias && !add ? bias + ir : nullptr);
         }
       }
     }
