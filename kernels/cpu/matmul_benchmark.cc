@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 
+#include <strings.h>
 #include <unistd.h>
 
 #include <Eigen/Core>
@@ -136,12 +137,16 @@ BENCHMARK(BM_Eigen)->Apply(Shapes);
 // chose kernels without AVX2 on a CPU that has it, the benchmark runs itself again with
 // OPENBLAS_CORETYPE naming the kernels that fit (OpenBLAS reads it when it loads), as
 // tools/reference/openblas_core.py does for the PyTorch references. A choice OpenBLAS
-// made knowingly, or an OPENBLAS_CORETYPE already set, stands.
+// made knowingly, or an OPENBLAS_CORETYPE already set, stands. With EMBER_SIMD=AVX2
+// (ember run as on an AVX2-only machine) OpenBLAS takes its Haswell kernels, as it
+// would there, rather than its AVX-512 ones.
 void UseOpenBlasKernelsThatFit(char** argv) {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
+  const char* simd = std::getenv("EMBER_SIMD");
+  const bool avx2_only = simd != nullptr && strcasecmp(simd, "AVX2") == 0;
   const char* fit = nullptr;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && !avx2_only) {
     fit = "SkylakeX";
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     fit = "Haswell";
@@ -149,12 +154,16 @@ void UseOpenBlasKernelsThatFit(char** argv) {
   if (fit == nullptr) return;
   std::string chosen = openblas_get_corename();
   for (char& ch : chosen) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (const char* vector_core : {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"}) {
-    if (chosen == vector_core) return;
+  if (avx2_only) {
+    if (chosen == "haswell" || chosen == "zen") return;
+  } else {
+    for (const char* vector_core : {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"}) {
+      if (chosen == vector_core) return;
+    }
   }
-  std::fprintf(stderr,
-               "matmul_benchmark: OpenBLAS does not know this CPU and fell back to its %s kernels; "
-               "running again with OPENBLAS_CORETYPE=%s\n",
+  std::fprintf(stderr, "matmul_benchmark: %s %s kernels; running again with OPENBLAS_CORETYPE=%s\n",
+               avx2_only ? "EMBER_SIMD=AVX2, and OpenBLAS chose its"
+                         : "OpenBLAS does not know this CPU and fell back to its",
                openblas_get_corename(), fit);
   setenv("OPENBLAS_CORETYPE", fit, 1);
   execv("/proc/self/exe", argv);

@@ -11,6 +11,13 @@ script runs again with OPENBLAS_CORETYPE naming the kernels that fit (SkylakeX f
 AVX-512, Haswell for AVX2). A choice OpenBLAS made knowingly, or an OPENBLAS_CORETYPE
 already set, is left alone. kernels/cpu/matmul_benchmark.cc does the same for its
 cblas_sgemm.
+
+EMBER_SIMD=AVX2 runs ember on an AVX-512 machine as an AVX2-only machine would run it
+(kernels/cpu/simd.h); the references then run as they would there too: OpenBLAS on its
+Haswell kernels, PyTorch's own kernels at AVX2 (ATEN_CPU_CAPABILITY) and oneDNN's at
+most AVX2 (ONEDNN_MAX_CPU_ISA). Otherwise an "AVX2-only" table compares ember's AVX2
+code with PyTorch on AVX-512's GEMM: on a 2-vCPU Intel Xeon (Emerald Rapids), where
+AVX-512 has twice AVX2's FMA peak, ember's Fashion-MNIST MLP read 1.23x PyTorch so.
 """
 import os
 import subprocess
@@ -34,17 +41,24 @@ def _cpu_flags():
     return set()
 
 
+def avx2_only():
+    """Whether this run stands for an AVX2-only machine (EMBER_SIMD=AVX2)."""
+    return os.environ.get("EMBER_SIMD", "").upper() == "AVX2"
+
+
 def coretype():
-    """The OPENBLAS_CORETYPE this CPU needs, or None where OpenBLAS's own choice stands."""
+    """The OPENBLAS_CORETYPE this run needs, or None where OpenBLAS's own choice stands."""
     if "OPENBLAS_CORETYPE" in os.environ:
         return None
     flags = _cpu_flags()
-    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags and not avx2_only():
         fit = "SkylakeX"
     elif {"avx2", "fma"} <= flags:
         fit = "Haswell"
     else:
         return None
+    if avx2_only():
+        return fit
     probe = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True)
     chosen = probe.stdout.strip()
     if probe.returncode != 0 or not chosen or chosen.lower() in _VECTOR_CORES:
@@ -52,11 +66,28 @@ def coretype():
     return fit
 
 
-def ensure():
-    """Runs this script again with OPENBLAS_CORETYPE set, where OpenBLAS fell back."""
+# What PyTorch and oneDNN need to run as on an AVX2-only machine.
+_AVX2_ONLY_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+
+
+def environment():
+    """The variables this run sets for the references (on top of the caller's)."""
+    env = {}
     fit = coretype()
     if fit:
-        print(f"{os.path.basename(sys.argv[0])}: OpenBLAS does not know this CPU and fell back to kernels "
-              f"without AVX2; running again with OPENBLAS_CORETYPE={fit}", file=sys.stderr)
-        os.environ["OPENBLAS_CORETYPE"] = fit
+        env["OPENBLAS_CORETYPE"] = fit
+    if avx2_only():
+        env.update({k: v for k, v in _AVX2_ONLY_ENV.items() if k not in os.environ})
+    return env
+
+
+def ensure():
+    """Runs this script again with environment() set, where it sets anything (OpenBLAS
+    reads its variable when it loads)."""
+    env = environment()
+    if env:
+        why = "EMBER_SIMD=AVX2" if avx2_only() else "OpenBLAS does not know this CPU and fell back to kernels without AVX2"
+        settings = " ".join(f"{k}={v}" for k, v in env.items())
+        print(f"{os.path.basename(sys.argv[0])}: {why}; running again with {settings}", file=sys.stderr)
+        os.environ.update(env)
         os.execv(sys.executable, [sys.executable] + sys.argv)

@@ -6,6 +6,7 @@ same workloads, and prints the tables in Markdown with the ratios.
   tools/reference/speed_table.py                      # everything, 2 rounds
   tools/reference/speed_table.py --llmc=/tmp/llm.c    # with llm.c's train_gpt2 beside
   EMBER_SIMD=AVX2 tools/reference/speed_table.py      # as an AVX2-only machine would
+                                                      # (PyTorch at AVX2 too; llm.c as built)
 
 Workloads (each figure the median over --rounds; within a round the commands of a
 workload run back to back, so each ratio compares runs seconds apart):
@@ -249,11 +250,11 @@ def main():
                     "//models/gpt2:train", "//kernels/cpu:fma_peak_benchmark", "//tools/prepare_data"],
                    cwd=ROOT, check=True)
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    # The PyTorch scripts set OPENBLAS_CORETYPE themselves where OpenBLAS fell back.
-    fit = openblas_core.coretype()
-    blas = f"OPENBLAS_CORETYPE={fit} (OpenBLAS fell back to kernels without AVX2)" if fit else "OpenBLAS's own kernels"
+    # The PyTorch scripts set these themselves (openblas_core.ensure).
+    env = openblas_core.environment()
+    blas = " ".join(f"{k}={v}" for k, v in env.items()) if env else "OpenBLAS's own kernels"
     print(f"{datetime.date.today()}, {cpu}, {os.cpu_count()} cores, EMBER_SIMD={os.environ.get('EMBER_SIMD', '')}, "
-          f"PyTorch on {blas}\n")
+          f"PyTorch with {blas}\n")
     with tempfile.TemporaryDirectory() as tmp:
         if args.only in (None, "small"):
             small_table(args, tmp)

@@ -38,12 +38,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 // tile's load and store of C over more multiply-adds. Measured with matmul_benchmark on
 // a 2-core AVX-512 VM (Zen 4; FMA peak 116 GFLOP/s a core), one thread, GPT-2's shapes
 // in all three layouts: kKc 128 -> 384, with C's tile prefetched and B packed on huge
-// pages, took AVX-512 from 81-102 to 93-103 GFLOP/s; AVX2 (kKc 256) gained 0-9%.
+// pages, took AVX-512 from 81-102 to 93-103 GFLOP/s; AVX2 gained 0-9% at kKc 256. On
+// a 2-vCPU Intel Xeon (Emerald Rapids) with EMBER_SIMD=AVX2, GPT-2's shapes (M = 256) in
+// all three layouts, medians of 3 alternating runs, AVX2's kKc 256 -> 384 moved one
+// thread by -4% to +10% (256 x 3072 x 768, A^T B: 67 -> 74 GFLOP/s) and two by -6% to
+// +17%, 23 of the 30 rows up.
 #if HWY_TARGET <= HWY_AVX3 || !HWY_ARCH_X86
-constexpr int64_t kMr = 8, kNv = 3, kKc = 384;
+constexpr int64_t kMr = 8, kNv = 3;
 #else
-constexpr int64_t kMr = 6, kNv = 2, kKc = 256;
+constexpr int64_t kMr = 6, kNv = 2;
 #endif
+constexpr int64_t kKc = 384;
 
 // An N x N block transposed in registers, N the lane count: calls store(j, v) with v
 // holding src[r * src_stride + j] in lane r, for each j < N; rows r >= rows read as
