@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <Eigen/Core>
@@ -41,6 +42,28 @@ void SetFlops(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
       benchmark::Counter(2.0 * m * k * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// Returns once the library's threads have gone quiet: the process used under 1 ms of
+// CPU in 10 ms of the caller's sleep (at most 2 s). Called untimed after each run on
+// several threads, so that the next row does not share the cores with them. OpenBLAS's
+// workers spin for 2^28 cycles of the time-stamp counter after a call before they
+// sleep: on a 2-vCPU Intel Xeon (Emerald Rapids, 2.3 GHz), a whole core for 115 ms
+// after each sgemm. Interleaved with them, the next row shared a vCPU with a spinning
+// thread for its first 115 ms: at 2 threads, 256 x 3072 x 768 read 212 GFLOP/s for
+// ember and 200 for OpenBLAS, where runs of one library alone read 246-279 and 273-279,
+// and README's 2-thread ratios spread over 0.82-1.21.
+void WaitForIdleThreads() {
+  const auto cpu_seconds = [] {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+  };
+  for (int i = 0; i < 200; ++i) {
+    const double before = cpu_seconds();
+    usleep(10000);
+    if (cpu_seconds() - before < 1e-3) return;
+  }
+}
+
 // Operand layouts, GPT-2's three products per Linear: kNN, C = A B; kNT, C = A B^T
 // with B stored [N, K] (the forward, x W^T); kTN, C = A^T B with A stored [K, M] (the
 // weight gradient, dW = dY^T X).
@@ -68,6 +91,7 @@ void BM_Ember(benchmark::State& state) {
   }
   state.SetLabel(SimdTarget());
   SetFlops(state, p.m, p.k, p.n);
+  if (p.threads > 1) WaitForIdleThreads();
 }
 
 void BM_OpenBlas(benchmark::State& state) {
@@ -82,6 +106,7 @@ void BM_OpenBlas(benchmark::State& state) {
   }
   state.SetLabel(openblas_get_corename());
   SetFlops(state, p.m, p.k, p.n);
+  if (p.threads > 1) WaitForIdleThreads();
 }
 
 void BM_Eigen(benchmark::State& state) {
@@ -100,6 +125,7 @@ void BM_Eigen(benchmark::State& state) {
     benchmark::DoNotOptimize(p.x.c.data());
   }
   SetFlops(state, p.m, p.k, p.n);
+  if (p.threads > 1) WaitForIdleThreads();
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {
