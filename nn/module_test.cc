@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "nn/init.h"
 #include "nn/layers.h"
+#include "nn/safetensors.h"
 #include "tensor/creation.h"
 #include "tensor/cuda.h"
 #include "tensor/ops/reduce.h"
@@ -87,6 +88,25 @@ TEST(ModuleTest, ToMovesEveryParameterInPlace) {
   mlp->To(Device::Cpu());
   EXPECT_EQ(before[0].device(), Device::Cpu());
   EXPECT_EQ(before[0].ToVector<float>(), values);
+}
+
+// A module on the GPU writes its state as safetensors (each tensor copied to the host)
+// and loads a file back into its GPU parameters, as train's checkpoints do.
+TEST(ModuleTest, SafetensorsFromAndIntoTheGpu) {
+  if (!cuda::IsAvailable()) GTEST_SKIP() << "no CUDA device here";
+  Generator gen(6);
+  const auto a = SmallMlp(gen), b = SmallMlp(gen);
+  a->To(Device::Cuda(0));
+  b->To(Device::Cuda(0));
+  const std::string path = ::testing::TempDir() + "/module_test_gpu.safetensors";
+  ASSERT_TRUE(SaveSafetensors(path, a->StateDict()).ok());
+  const absl::StatusOr<Safetensors> file = LoadSafetensors(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_TRUE(b->LoadStateDict(file->tensors).ok());
+  for (const auto& [name, p] : a->StateDict()) {
+    EXPECT_EQ(b->StateDict().at(name).device(), Device::Cuda(0)) << name;
+    EXPECT_EQ(p.ToVector<float>(), b->StateDict().at(name).ToVector<float>()) << name;
+  }
 }
 
 TEST(ModuleTest, StateDictRoundTripsAndStrictLoadingNamesEveryProblem) {

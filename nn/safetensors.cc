@@ -275,16 +275,12 @@ absl::Status SaveSafetensors(const std::string& path, const std::map<std::string
     if (!tensor.defined()) {
       return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' is undefined"));
     }
-    if (tensor.device() != Device::Cpu()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", name, "' is on ", tensor.device().ToString(), ", not the CPU"));
-    }
     const uint64_t nbytes = static_cast<uint64_t>(tensor.numel() * tensor.itemsize());
     header[name] = {{"dtype", SafetensorsDTypeName(tensor.dtype())},
                     {"shape", std::vector<int64_t>(tensor.shape().begin(), tensor.shape().end())},
                     {"data_offsets", {offset, offset + nbytes}}};
     offset += nbytes;
-    contiguous.push_back(tensor.To(Device::Cpu()).Contiguous());  // written from host memory
+    contiguous.push_back(tensor.To(Device::Cpu()).Contiguous());  // a GPU tensor is copied to the host
   }
   std::string text;
   try {

@@ -29,9 +29,9 @@ struct Safetensors {
   std::map<std::string, std::string> metadata;  // "__metadata__"
 };
 
-// Writes the tensors (any layout; CPU) to `path` through a temporary file in the same
-// folder that is renamed into place, so an existing file is replaced whole or not at
-// all.
+// Writes the tensors (any layout, on any device: a GPU tensor is copied to the host)
+// to `path` through a temporary file in the same folder that is renamed into place,
+// so an existing file is replaced whole or not at all.
 absl::Status SaveSafetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                              const std::map<std::string, std::string>& metadata = {});
 

@@ -105,49 +105,49 @@ EMBER_BINARY_OP(Ge, a >= b)
 }  // namespace
 
 void Add(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Arithmetic("kernels::cuda::Add", dtype, shape, a, b, out, true, AddOp{});
+  Arithmetic("add", dtype, shape, a, b, out, true, AddOp{});
 }
 void Sub(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Arithmetic("kernels::cuda::Sub", dtype, shape, a, b, out, true, SubOp{});
+  Arithmetic("sub", dtype, shape, a, b, out, true, SubOp{});
 }
 void Mul(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Arithmetic("kernels::cuda::Mul", dtype, shape, a, b, out, true, MulOp{});
+  Arithmetic("mul", dtype, shape, a, b, out, true, MulOp{});
 }
 void Div(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Arithmetic("kernels::cuda::Div", dtype, shape, a, b, out, false, DivOp{});
+  Arithmetic("div", dtype, shape, a, b, out, false, DivOp{});
 }
 void Maximum(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Arithmetic("kernels::cuda::Maximum", dtype, shape, a, b, out, true, MaximumOp{});
+  Arithmetic("maximum", dtype, shape, a, b, out, true, MaximumOp{});
 }
 void Minimum(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Arithmetic("kernels::cuda::Minimum", dtype, shape, a, b, out, true, MinimumOp{});
+  Arithmetic("minimum", dtype, shape, a, b, out, true, MinimumOp{});
 }
 void Pow(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Arithmetic("kernels::cuda::Pow", dtype, shape, a, b, out, false, PowOp{});
+  Arithmetic("pow", dtype, shape, a, b, out, false, PowOp{});
 }
 void Eq(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("kernels::cuda::Eq", dtype, shape, a, b, out, EqOp{});
+  Comparison("eq", dtype, shape, a, b, out, EqOp{});
 }
 void Ne(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("kernels::cuda::Ne", dtype, shape, a, b, out, NeOp{});
+  Comparison("ne", dtype, shape, a, b, out, NeOp{});
 }
 void Lt(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("kernels::cuda::Lt", dtype, shape, a, b, out, LtOp{});
+  Comparison("lt", dtype, shape, a, b, out, LtOp{});
 }
 void Le(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("kernels::cuda::Le", dtype, shape, a, b, out, LeOp{});
+  Comparison("le", dtype, shape, a, b, out, LeOp{});
 }
 void Gt(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("kernels::cuda::Gt", dtype, shape, a, b, out, GtOp{});
+  Comparison("gt", dtype, shape, a, b, out, GtOp{});
 }
 void Ge(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  Comparison("kernels::cuda::Ge", dtype, shape, a, b, out, GeOp{});
+  Comparison("ge", dtype, shape, a, b, out, GeOp{});
 }
 
 void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, StridedIn b, void* out) {
   const Strides out_strides = ContiguousStrides(shape);
   const Strided<4> layout =
-      internal::MakeStrided<4>("kernels::cuda::Where", shape,
+      internal::MakeStrided<4>("where", shape,
                                {condition.strides, a.strides, b.strides, IntSpan(out_strides)});
   if (layout.numel == 0) return;
   internal::VisitDeviceType(dtype, [&](auto tag) {
@@ -156,7 +156,7 @@ void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, Strided
         static_cast<const bool*>(condition.data), static_cast<const T*>(a.data),
         static_cast<const T*>(b.data), static_cast<T*>(out), layout);
   });
-  EMBER_CUDA_CHECK_LAUNCH("kernels::cuda::Where");
+  EMBER_CUDA_CHECK_LAUNCH("where");
 }
 
 }  // namespace ember::kernels::cuda

@@ -207,6 +207,35 @@ void BM_Embedding(benchmark::State& state) {  // forward and backward of wte
 }
 BENCHMARK(BM_Embedding)->UseManualTime();
 
+// Causal attention of one GPT-2 layer: B = 8 sequences x 12 heads, T = 1024, d = 64.
+// Flops as the math needs them (causal: half of each T x T product): forward
+// S = Q K^T and Y = P V, 2 T^2 d a head; backward dV = P^T dY, dP = dY V^T,
+// dQ = dS K and dK = dS^T Q, 4 T^2 d a head.
+constexpr int64_t kHeads = 8 * 12, kT = 1024, kD = 64;
+
+void BM_AttentionForward(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  Floats q(kHeads * kT * kD), k(kHeads * kT * kD), v(kHeads * kT * kD), y(kHeads * kT * kD), lse(kHeads * kT);
+  TimeOnGpu(state, [&] {
+    CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get());
+  });
+  SetFlops(state, 2.0 * kHeads * kT * kT * kD);
+}
+BENCHMARK(BM_AttentionForward)->UseManualTime();
+
+void BM_AttentionBackward(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t n = kHeads * kT * kD;
+  Floats q(n), k(n), v(n), y(n), lse(kHeads * kT), dy(n), dq(n), dk(n), dv(n);
+  CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get());
+  TimeOnGpu(state, [&] {
+    CausalAttentionBackward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get(),
+                            dy.get(), dq.get(), dk.get(), dv.get());
+  });
+  SetFlops(state, 4.0 * kHeads * kT * kT * kD);
+}
+BENCHMARK(BM_AttentionBackward)->UseManualTime();
+
 void BM_AdamW(benchmark::State& state) {  // all of GPT-2 124M's parameters
   if (!HaveGpu(state)) return;
   const int64_t n = 124475904;

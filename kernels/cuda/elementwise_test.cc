@@ -10,8 +10,10 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -189,6 +191,24 @@ std::vector<unsigned char> Expected(const Layout& l, const void* a, const void* 
 
 using BinaryKernel = void (*)(DType, IntSpan, StridedIn, StridedIn, void*);
 
+// IEEE leaves the bits of a NaN that an operation makes to the hardware (x86 gives
+// 0x7fc00000 or 0xffc00000, CUDA 0x7fffffff), so every float NaN is made the one quiet
+// NaN before two results are compared byte for byte.
+template <typename T>
+std::vector<unsigned char> SameNaNs(std::vector<unsigned char> bytes) {
+  if constexpr (std::is_floating_point_v<T>) {
+    for (size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
+      T v;
+      std::memcpy(&v, bytes.data() + at, sizeof(T));
+      if (std::isnan(v)) {
+        v = std::numeric_limits<T>::quiet_NaN();
+        std::memcpy(bytes.data() + at, &v, sizeof(T));
+      }
+    }
+  }
+  return bytes;
+}
+
 // Runs `kernel` on every layout and dtype in `dtypes` against `op` (a generic lambda:
 // (T a, T b) -> T, or -> bool when `comparison`).
 template <typename B, typename Op>
@@ -207,7 +227,8 @@ void CheckBinary(const char* name, BinaryKernel kernel, const std::vector<DType>
                          : Expected<T, T>(l, a.data(), b.data(), op);
           const typename B::Buffer da(a), db(b), dout(expected.size());
           kernel(dtype, l.shape, {da.data(), l.a}, {db.data(), l.b}, dout.data());
-          EXPECT_EQ(dout.template ToHost<unsigned char>(), expected)
+          const std::vector<unsigned char> got = dout.template ToHost<unsigned char>();
+          EXPECT_EQ(comparison ? got : SameNaNs<T>(got), comparison ? expected : SameNaNs<T>(expected))
               << name << " " << DTypeName(dtype) << " " << ShapeToString(l.shape);
         }
       }

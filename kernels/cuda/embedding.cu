@@ -1,7 +1,11 @@
 // kernels/cpu/embedding.h on the GPU. The forward copies rows, one thread per output
-// element. The backward gives each thread one column and walks the ids in order,
-// adding dout's row into dweight's: a repeated id sums its rows in the order of i,
-// as on the CPU, with no atomics (whose order would vary from run to run).
+// element. The backward splits the ids into kParts classes by id % kParts: block
+// (class, column tile) walks all the ids in order, and each of its threads adds
+// dout's row i into dweight's row ids[i] at its column when ids[i] is in its class. A
+// repeated id therefore sums its rows in the order of i, as on the CPU, with no
+// atomics (whose order would vary from run to run). One thread per column walking every
+// id (what this replaces) ran 8192 x 768 f32 at 25 GB/s on an H200: 768 threads, each
+// a chain of 8192 dependent read-modify-writes.
 
 #include <cuda_runtime.h>
 
@@ -18,11 +22,17 @@ __global__ void EmbeddingForwardKernel(int64_t n, int64_t dim, const T* weight, 
   EMBER_GRID_STRIDE(i, n * dim) { out[i] = weight[ids[i / dim] * dim + i % dim]; }
 }
 
+constexpr int kParts = 256;
+
+// gridDim = (kParts, column tiles of kThreads).
 template <typename T>
 __global__ void EmbeddingBackwardKernel(int64_t n, int64_t dim, const int64_t* ids, const T* dout,
                                         T* dweight) {
-  EMBER_GRID_STRIDE(j, dim) {
-    for (int64_t i = 0; i < n; ++i) dweight[ids[i] * dim + j] += dout[i * dim + j];
+  const int64_t j = blockIdx.y * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (j >= dim) return;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t id = ids[i];  // the same address for the whole block: one broadcast load
+    if (id % kParts == blockIdx.x) dweight[id * dim + j] += dout[i * dim + j];
   }
 }
 
@@ -44,8 +54,9 @@ void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, 
   if (n == 0 || dim == 0) return;
   internal::VisitFloat("embedding_backward", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    EmbeddingBackwardKernel<<<internal::Blocks(dim), internal::kThreads>>>(
-        n, dim, ids, static_cast<const T*>(dout), static_cast<T*>(dweight));
+    const dim3 grid(kParts, static_cast<unsigned>((dim + internal::kThreads - 1) / internal::kThreads));
+    EmbeddingBackwardKernel<<<grid, internal::kThreads>>>(n, dim, ids, static_cast<const T*>(dout),
+                                                          static_cast<T*>(dweight));
   });
   EMBER_CUDA_CHECK_LAUNCH("embedding_backward");
 }

@@ -1,10 +1,11 @@
 // kernels/cpu/layernorm.h on the GPU. Forward and dx: one block per row, the row's
-// statistics in double (two passes, as on the CPU); dweight and dbias: one thread
-// per column summing down the rows in order, so nothing depends on a race.
+// statistics in double (two passes, as on the CPU); dweight and dbias: column sums
+// (internal/columns.cu.h) in an order fixed by the sizes, so nothing depends on a race.
 
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/internal/check.h"
+#include "kernels/cuda/internal/columns.cu.h"
 #include "kernels/cuda/internal/device.cu.h"
 #include "kernels/cuda/kernels.h"
 
@@ -68,21 +69,25 @@ __global__ void LayerNormDxKernel(int64_t rows, int64_t c, const T* x, const T* 
   }
 }
 
-// dweight_j = sum_r dy xhat, dbias_j = sum_r dy.
+// dweight_j = sum_r dy xhat and dbias_j = sum_r dy, as internal::ColumnSums' terms and
+// store.
 template <typename T>
-__global__ void LayerNormParamsKernel(int64_t rows, int64_t c, const T* x, const T* mean,
-                                      const T* rstd, const T* dy, T* dweight, T* dbias) {
-  EMBER_GRID_STRIDE(j, c) {
-    double sum_w = 0, sum_b = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const T d = dy[r * c + j];
-      sum_w += static_cast<double>(d) * ((x[r * c + j] - mean[r]) * rstd[r]);
-      sum_b += d;
-    }
-    dweight[j] = static_cast<T>(sum_w);
-    if (dbias != nullptr) dbias[j] = static_cast<T>(sum_b);
+struct ParamTerms {
+  const T *x, *mean, *rstd, *dy;
+  int64_t c;
+  __device__ internal::Terms<2> operator()(int64_t r, int64_t j) const {
+    const T d = dy[r * c + j];
+    return {{static_cast<double>(d) * ((x[r * c + j] - mean[r]) * rstd[r]), static_cast<double>(d)}};
   }
-}
+};
+template <typename T>
+struct StoreParams {
+  T *dweight, *dbias;
+  __device__ void operator()(int64_t j, internal::Terms<2> sums) const {
+    dweight[j] = static_cast<T>(sums.v[0]);
+    if (dbias != nullptr) dbias[j] = static_cast<T>(sums.v[1]);
+  }
+};
 
 }  // namespace
 
@@ -110,12 +115,10 @@ void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, cons
           static_cast<const T*>(mean), static_cast<const T*>(rstd), static_cast<const T*>(dy),
           static_cast<T*>(dx));
     }
-    if (c > 0) {
-      LayerNormParamsKernel<<<internal::Blocks(c), kThreads>>>(
-          rows, c, static_cast<const T*>(x), static_cast<const T*>(mean),
-          static_cast<const T*>(rstd), static_cast<const T*>(dy), static_cast<T*>(dweight),
-          static_cast<T*>(dbias));
-    }
+    internal::ColumnSums<2>("layer_norm_backward", rows, c,
+                            ParamTerms<T>{static_cast<const T*>(x), static_cast<const T*>(mean),
+                                          static_cast<const T*>(rstd), static_cast<const T*>(dy), c},
+                            StoreParams<T>{static_cast<T*>(dweight), static_cast<T*>(dbias)});
   });
   EMBER_CUDA_CHECK_LAUNCH("layer_norm_backward");
 }

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/internal/check.h"
+#include "kernels/cuda/internal/columns.cu.h"
 #include "kernels/cuda/internal/device.cu.h"
 #include "kernels/cuda/kernels.h"
 
@@ -120,16 +121,18 @@ __global__ void SumSquaresKernel(int64_t n, const T* x, double* partial) {
   if (threadIdx.x == 0) partial[blockIdx.x] = sum;
 }
 
-// One thread per column, down the rows in order (consecutive threads read
-// consecutive columns).
+// SumColumns' terms and store for internal::ColumnSums: x[i, j] into out[j].
 template <typename T>
-__global__ void SumColumnsKernel(int64_t n, int64_t cols, const T* x, int64_t ld, T* out) {
-  EMBER_GRID_STRIDE(j, cols) {
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += x[i * ld + j];
-    out[j] = static_cast<T>(sum);
-  }
-}
+struct ColumnOfX {
+  const T* x;
+  int64_t ld;
+  __device__ internal::Terms<1> operator()(int64_t i, int64_t j) const { return {{static_cast<double>(x[i * ld + j])}}; }
+};
+template <typename T>
+struct StoreSum {
+  T* out;
+  __device__ void operator()(int64_t j, internal::Terms<1> sum) const { out[j] = static_cast<T>(sum.v[0]); }
+};
 
 template <typename Op>
 void Extreme(const char* name, DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
@@ -212,10 +215,9 @@ void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld,
   if (cols == 0) return;
   VisitFloat("sum", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    SumColumnsKernel<<<internal::Blocks(cols), kThreads>>>(n, cols, static_cast<const T*>(x), ld,
-                                                           static_cast<T*>(out));
+    internal::ColumnSums<1>("sum", n, cols, ColumnOfX<T>{static_cast<const T*>(x), ld},
+                            StoreSum<T>{static_cast<T*>(out)});
   });
-  EMBER_CUDA_CHECK_LAUNCH("sum");
 }
 
 }  // namespace ember::kernels::cuda

@@ -113,6 +113,17 @@ def embedding():
 
 report("BM_Embedding", embedding, nbytes=4 * ROWS * C * 4)
 
+# One layer's causal attention, as BM_Attention{Forward,Backward}: 8 x 12 heads, T = 1024,
+# d = 64; PyTorch picks its fused kernel (memory-efficient attention for f32).
+HEADS, T, D = 8 * 12, 1024, 64
+aq, ak, av = (rand(8, 12, T, D).requires_grad_() for _ in range(3))
+report("BM_AttentionForward", lambda: F.scaled_dot_product_attention(aq, ak, av, is_causal=True),
+       flops=2.0 * HEADS * T * T * D)
+ay = F.scaled_dot_product_attention(aq, ak, av, is_causal=True)
+ady = rand(8, 12, T, D)
+report("BM_AttentionBackward", lambda: torch.autograd.grad(ay, (aq, ak, av), ady, retain_graph=True),
+       flops=4.0 * HEADS * T * T * D)
+
 n = 124475904
 p, g, m, v = rand(n), rand(n), rand(n), rand(n, lo=0.0, hi=1.0)
 step = torch.tensor(10.0, device=dev)

@@ -5,8 +5,13 @@ with weight decay on the matrices, gradient clipping at 1, the head tied to wte)
   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tools/reference/gpt2_step_torch.py --steps=6
 
 Prints each step's seconds and the median of all but the first (the warm-up) as JSON.
+On the GPU machine (PyTorch 2.11), the same step on CUDA, f32 with TF32 off as ember's
+cuBLAS calls, or under bf16 autocast:
+
+  python3 tools/reference/gpt2_step_torch.py --device=cuda --batch_size=16 --seq_len=1024 [--bf16]
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -34,10 +39,13 @@ def main():
     parser.add_argument("--batch_size", type=int, default=4)
     parser.add_argument("--seq_len", type=int, default=64)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--bf16", action="store_true", help="CUDA: forward under bf16 autocast")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
-    model = GPT(V, T, L, H, C)
+    model = GPT(V, T, L, H, C).to(args.device)
     with torch.no_grad():  # GPT-2's initialisation, as ember's (models/gpt2's InitGpt2)
         for name, p in model.named_parameters():
             if name.endswith("bias"):
@@ -51,18 +59,21 @@ def main():
                                   lr=1e-4, betas=(0.9, 0.95))
     times = []
     for step in range(args.steps):
-        ids = torch.randint(0, V, (args.batch_size, args.seq_len + 1))
+        ids = torch.randint(0, V, (args.batch_size, args.seq_len + 1), device=args.device)
         start = time.perf_counter()
-        logits = model(ids[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, V), ids[:, 1:].reshape(-1))
+        with torch.autocast("cuda", dtype=torch.bfloat16) if args.bf16 else contextlib.nullcontext():
+            logits = model(ids[:, :-1])
+            loss = F.cross_entropy(logits.reshape(-1, V).float(), ids[:, 1:].reshape(-1))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        if args.device != "cpu":
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
         print(f"step {step + 1}: loss {loss.item():.4f}, {times[-1]:.3f} s", file=sys.stderr)
     print(json.dumps({"median_step_seconds": statistics.median(times[1:]), "step_seconds": times,
-                      "threads": args.threads}))
+                      "threads": args.threads, "device": args.device, "bf16": args.bf16}))
 
 
 if __name__ == "__main__":

@@ -20,9 +20,12 @@ class Attention(nn.Module):
         h = self.heads
         q, k, v = self.c_attn(x).split(c, dim=2)
         q, k, v = (z.view(b, t, h, c // h).transpose(1, 2) for z in (q, k, v))
-        att = q @ k.transpose(-2, -1) / math.sqrt(c // h)
-        att = att.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
-        y = F.softmax(att, dim=-1) @ v
+        if x.is_cuda:  # the same function, in PyTorch's fused (flash or memory-efficient) kernel
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = q @ k.transpose(-2, -1) / math.sqrt(c // h)
+            att = att.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+            y = F.softmax(att, dim=-1) @ v
         return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
 
 
@@ -60,7 +63,7 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(width)
 
     def forward(self, ids):
-        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1], device=ids.device))
         for block in self.h:
             x = block(x)
         return self.ln_f(x) @ self.wte.weight.t()

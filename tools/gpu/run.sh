@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, over what tools/gpu/pack.sh packed
+# into .gpu/ (the device tool's `run` with carry [".gpu", "runs/data/brown_gpt2_train.bin"]):
+#
+#   tools/gpu/run.sh [budget_s]    # default 480
+#
+# In this order, so that a short lease still answers the first questions:
+#   1. every test binary (gtest XML and log);
+#   2. the kernel benchmark (JSON) and PyTorch's times for the same shapes;
+#   3. GPT-2 124M training steps on the GPU (f32, batch 16 x 1024) with ember's `train`,
+#      PyTorch's step (f32 with TF32 off, and bf16 autocast), and llm.c's train_gpt2cu
+#      (bf16, and train_gpt2cu_fp32: its PRECISION=FP32 build) when .gpu/llmc holds them;
+#   4. each test binary under compute-sanitizer's memcheck, while the budget lasts.
+# The device tool brings back at most 8 files, so every log and XML goes into
+# $OUT/results.tar.gz; the summary (also printed last) is $OUT/summary.txt.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+budget_s="${1:-480}"
+deadline=$((SECONDS + budget_s))
+OUT="${OUT:-/tmp/ember-gpu}"
+logs="$(mktemp -d)"
+mkdir -p "$OUT"
+summary="$OUT/summary.txt"
+: >"$summary"
+say() { echo "$*" | tee -a "$summary"; }
+left() { echo $((deadline - SECONDS)); }
+finish() {
+  tar -C "$logs" -czf "$OUT/results.tar.gz" .
+  echo "---- summary ----"
+  cat "$summary"
+}
+trap finish EXIT
+
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader | tee -a "$summary"
+# PyTorch runs with the machine's own libraries (.gpu/lib holds Debian's libstdc++).
+py=(env "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" python3)
+libs=("$PWD/.gpu/lib" /usr/local/cuda/lib64)
+for d in $("${py[@]}" -c 'import nvidia, os; print(" ".join(os.path.join(nvidia.__path__[0], p, "lib") for p in os.listdir(nvidia.__path__[0])))' 2>/dev/null); do
+  libs+=("$d")
+done
+export LD_LIBRARY_PATH="$(IFS=:; echo "${libs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# 1. Tests. A failing case's message is what the next session fixes from: print them.
+for t in .gpu/bin/*_test; do
+  name="$(basename "$t")"
+  start=$SECONDS
+  timeout 90 "$t" --gtest_output="xml:$logs/$name.xml" >"$logs/$name.log" 2>&1
+  rc=$?
+  counts="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | cut -c1-13 | sort | uniq -c | tr -s ' \n' ' ')"
+  say "$name: rc=$rc $counts($((SECONDS - start)) s)"
+  if [ $rc -ne 0 ]; then
+    grep -E -B2 -A12 'Failure|\[  FAILED  \]|error|Error|terminate' "$logs/$name.log" | head -60 | tee -a "$summary"
+  fi
+done
+
+# 2. Kernel benchmark, then PyTorch on the same shapes.
+timeout 150 .gpu/bin/kernels_cuda_cuda_benchmark --benchmark_min_time=0.05 \
+  --benchmark_out="$OUT/cuda_benchmark.json" --benchmark_out_format=json >"$logs/cuda_benchmark.txt" 2>&1
+say "cuda_benchmark: rc=$?"
+cat "$logs/cuda_benchmark.txt"
+timeout 120 "${py[@]}" tools/reference/bench_torch_cuda.py --json="$OUT/torch_cuda.json" >"$logs/torch_cuda.txt" 2>&1
+say "bench_torch_cuda: rc=$?"
+cat "$logs/torch_cuda.txt"
+
+# 3. GPT-2 124M steps, ember and llm.c on the same tokens and shape.
+train=runs/data/brown_gpt2_train.bin
+if [ -x .gpu/bin/models_gpt2_train ] && [ -f "$train" ]; then
+  timeout 150 .gpu/bin/models_gpt2_train --device=cuda --model=gpt2 --train_data="$train" \
+    --val_data="$train" --batch_size=16 --seq_len=1024 --steps=10 --warmup_steps=2 --dropout=0 \
+    --val_every=1000 --val_batches=1 --sample_tokens=0 --out_dir="$logs/gpt2" --save_checkpoint=/dev/null \
+    --metrics_out="$logs/gpt2_metrics.json" >"$logs/gpt2_train.log" 2>&1
+  say "ember gpt2 train (f32, 16x1024): rc=$? $(tail -c 600 "$logs/gpt2_train.log" | tr '\r' '\n' | tail -3)"
+fi
+for llmc in train_gpt2cu train_gpt2cu_fp32; do
+  [ -x ".gpu/llmc/$llmc" ] || continue
+  timeout 150 ".gpu/llmc/$llmc" -i "$train" -j "$train" -e d12 -b 16 -t 1024 -x 10 -v 1000 -s 1000 \
+    -o "$logs/$llmc" >"$logs/$llmc.log" 2>&1
+  say "llm.c $llmc (16x1024): rc=$? $(grep -E '^step +(8|9|10)/' "$logs/$llmc.log" | tr '\n' ' ')"
+done
+for dtype in f32 bf16; do
+  timeout 120 "${py[@]}" tools/reference/gpt2_step_torch.py --device=cuda --batch_size=16 --seq_len=1024 --steps=6 \
+    $([ $dtype = bf16 ] && echo --bf16) >"$logs/gpt2_torch_$dtype.log" 2>&1
+  say "torch gpt2 step ($dtype, 16x1024): rc=$? $(tail -1 "$logs/gpt2_torch_$dtype.log")"
+done
+
+# 4. memcheck, as long as the budget lasts. API errors are left to ember, which checks
+# every CUDA call's result (copy_test asks for more memory than a GPU has, on purpose).
+if command -v compute-sanitizer >/dev/null; then
+  for t in .gpu/bin/*_test; do
+    name="$(basename "$t")"
+    room=$(($(left) - 20))
+    if [ $room -lt 30 ]; then say "$name memcheck: skipped (budget)"; continue; fi
+    timeout $room compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 "$t" >"$logs/$name.memcheck.log" 2>&1
+    rc=$?
+    say "$name memcheck: rc=$rc $(grep -m1 'ERROR SUMMARY' "$logs/$name.memcheck.log")"
+    [ $rc -ne 0 ] && grep -m3 -A8 '^========= Invalid\|^========= Program hit' "$logs/$name.memcheck.log" | head -30 | tee -a "$summary"
+  done
+fi
