@@ -1,27 +1,26 @@
-// kernels/cpu/attention.h on the GPU, from the same equations, in flash attention's
-// tiles (Dao et al. 2022): no T x T matrix is ever in memory, and a tile of keys and
-// values read into shared memory serves a whole tile of queries.
+// kernels/cpu/attention.h on the GPU, from the same equations, as flash attention
+// (Dao et al. 2022): no T x T matrix is ever in memory. Each thread owns one row, a
+// query (forward, dQ) or a key (dV, dK), and keeps that row's d-vectors in registers;
+// the block streams tiles of kCols rows of the other side through shared memory, where
+// all the threads of a warp read the same address (a broadcast, 16 bytes at a time),
+// so the inner loops are fused multiply-adds on registers. The head size is a template
+// bound kD (32, 64 or 128; a smaller d runs with zeros past it).
 //
-// Tiles are kTile = 32 rows; a block of 8 warps owns one tile and each warp 4 of its
-// rows. Within a warp, a score S_ij lives in lane j (or i, for dK and dV), so a row's
-// max and sum are warp shuffles, and lane x holds column x of the row's output,
-// accumulated in shared memory. Tiles are stored with rows of d + 1 elements, so 32
-// lanes reading 32 rows at one column hit 32 banks.
-//
-//   forward  (query tile): for each key tile, S, the online softmax (running max m and
-//            sum l, rescaling the output by exp(m_old - m_new)), O += P V; then
-//            Y = O / l and lse = m + log l.
-//   dQ       (query tile): for each key tile, P = exp(S - lse), dS = P (dY V^T - D),
-//            dQ += dS K / sqrt(d).
-//   dK, dV   (key tile): for each query tile that sees it, the same P and dS,
-//            dV += P^T dY, dK += dS^T Q / sqrt(d).
-//
-// The two backward kernels recompute P rather than share it, so that every sum has one
-// owner and runs in one order: no float atomics, the same result every run.
+//   forward (query i): for each tile of keys, s_j = q_i . k_j / sqrt(d) (-inf past
+//       key i + tk - tq), m' = max(m, max_j s_j), o = o e^(m - m') + sum_j e^(s_j - m') v_j,
+//       l = l e^(m - m') + sum_j e^(s_j - m'); at the end y_i = o / l, lse_i = m + log l.
+//   dQ (query i):  P_ij = e^(s_ij - lse_i), dS_ij = P_ij (dy_i . v_j - D_i) / sqrt(d),
+//       dq_i = sum_j dS_ij k_j, where D_i = dy_i . y_i (a warp a row, first).
+//   dV (key j):    dv_j = sum_i P_ij dy_i.
+//   dK (key j):    dk_j = sum_i dS_ij q_i.
+// dV and dK are two kernels, each recomputing P, so that no thread holds more than
+// three d-vectors (192 registers at d = 64). Every sum has one owner and one order: no
+// float atomics, the same result every run.
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "base/error.h"
 #include "kernels/cuda/allocator.h"
@@ -34,110 +33,124 @@ namespace {
 
 using internal::VisitFloat;
 
-constexpr int kTile = 32;  // query or key rows a tile: one per lane
-constexpr int kWarps = 8;
-constexpr int kRowsPerWarp = kTile / kWarps;
-constexpr unsigned kAll = 0xffffffffu;
+constexpr int kRows = 128;  // rows a block: one a thread
+constexpr int kCols = 32;   // rows of the other side a shared tile
 
-template <typename T>
-__device__ T WarpMax(T v) {
-  for (int offset = 16; offset > 0; offset /= 2) v = max(v, __shfl_xor_sync(kAll, v, offset));
-  return v;
-}
-template <typename T>
-__device__ T WarpSum(T v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kAll, v, offset);
-  return v;
+// v[0, kD) = row `row` of m [rows, d], zeros past d or past the last row.
+template <typename T, int kD>
+__device__ void LoadRow(const T* m, int64_t row, int64_t rows, int64_t d, T (&v)[kD]) {
+#pragma unroll
+  for (int x = 0; x < kD; ++x) v[x] = row < rows && x < d ? m[row * d + x] : T(0);
 }
 
-// tile [kTile, d + 1] = rows [row0, row0 + kTile) of m [rows, d], zeros past the last
-// row. Consecutive threads read consecutive elements.
-template <typename T>
+// tile [kCols, kD] = rows [row0, row0 + kCols) of m [rows, d], zero-padded;
+// consecutive threads read consecutive elements.
+template <typename T, int kD>
 __device__ void LoadTile(const T* m, int64_t row0, int64_t rows, int64_t d, T* tile) {
-  for (int64_t e = threadIdx.x; e < kTile * d; e += blockDim.x) {
-    const int64_t r = e / d, x = e % d;
-    tile[r * (d + 1) + x] = row0 + r < rows ? m[(row0 + r) * d + x] : T(0);
+  for (int e = threadIdx.x; e < kCols * kD; e += blockDim.x) {
+    const int64_t r = row0 + e / kD, x = e % kD;
+    tile[e] = r < rows && x < d ? m[r * d + x] : T(0);
   }
 }
 
-template <typename T>
-__device__ void ZeroTile(int64_t d, T* tile) {
-  for (int64_t e = threadIdx.x; e < kTile * (d + 1); e += blockDim.x) tile[e] = 0;
-}
-
-template <typename T>
-__device__ T TileDot(const T* a, const T* b, int64_t d) {
+// a . b and o += w b, for b a 16-byte aligned row of a shared tile.
+template <typename T, int kD>
+__device__ T Dot(const T (&a)[kD], const T* b) {
   T sum = 0;
-  for (int64_t x = 0; x < d; ++x) sum += a[x] * b[x];
+  if constexpr (std::is_same_v<T, float>) {
+#pragma unroll
+    for (int x = 0; x < kD; x += 4) {
+      const float4 w = *reinterpret_cast<const float4*>(b + x);
+      sum += a[x] * w.x + a[x + 1] * w.y + a[x + 2] * w.z + a[x + 3] * w.w;
+    }
+  } else {
+#pragma unroll
+    for (int x = 0; x < kD; x += 2) {
+      const double2 w = *reinterpret_cast<const double2*>(b + x);
+      sum += a[x] * w.x + a[x + 1] * w.y;
+    }
+  }
   return sum;
 }
-
-// out[r * (d + 1) + x] += sum_c w_c rows[c * (d + 1) + x] for the warp's row r, where
-// lane c holds w_c. Every lane runs every shuffle; lane x owns column x (+ 32, ...).
-template <typename T>
-__device__ void AddWeightedRows(T w, const T* rows, int64_t d, T* out_row) {
-  const int lane = threadIdx.x % 32;
-  for (int64_t x0 = 0; x0 < d; x0 += 32) {
-    const int64_t x = x0 + lane;
-    T acc = 0;
-    for (int c = 0; c < kTile; ++c) {
-      const T wc = __shfl_sync(kAll, w, c);
-      if (x < d) acc += wc * rows[c * (d + 1) + x];
+template <typename T, int kD>
+__device__ void Axpy(T w, const T* b, T (&o)[kD]) {
+  if constexpr (std::is_same_v<T, float>) {
+#pragma unroll
+    for (int x = 0; x < kD; x += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(b + x);
+      o[x] += w * v.x;
+      o[x + 1] += w * v.y;
+      o[x + 2] += w * v.z;
+      o[x + 3] += w * v.w;
     }
-    if (x < d) out_row[x] += acc;
+  } else {
+#pragma unroll
+    for (int x = 0; x < kD; x += 2) {
+      const double2 v = *reinterpret_cast<const double2*>(b + x);
+      o[x] += w * v.x;
+      o[x + 1] += w * v.y;
+    }
   }
 }
 
-// Block b: head b / tiles, query rows [32 (b % tiles), + 32). Shared: Q, K, V, O tiles.
-template <typename T>
-__global__ void ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
-                              const T* v, T* y, T* lse) {
-  extern __shared__ unsigned char shared[];
-  const int64_t ld = d + 1;
-  T* qs = reinterpret_cast<T*>(shared);
-  T* ks = qs + kTile * ld;
-  T* vs = ks + kTile * ld;
-  T* os = vs + kTile * ld;
-  const int64_t head = blockIdx.x / tiles, q0 = blockIdx.x % tiles * kTile, offset = tk - tq;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+template <typename T, int kD>
+__device__ void StoreRow(const T (&v)[kD], int64_t row, int64_t rows, int64_t d, T* m) {
+  if (row >= rows) return;
+#pragma unroll
+  for (int x = 0; x < kD; ++x) {
+    if (x < d) m[row * d + x] = v[x];
+  }
+}
+
+// Block b: head b / tiles, queries [kRows (b % tiles), + kRows). Shared: K, V tiles.
+template <typename T, int kD>
+__global__ void __launch_bounds__(kRows) ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
+                                                        const T* q, const T* k, const T* v, T* y, T* lse) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  T* ks = reinterpret_cast<T*>(shared);
+  T* vs = ks + kCols * kD;
+  const int64_t head = blockIdx.x / tiles, q0 = blockIdx.x % tiles * kRows, offset = tk - tq;
+  const int64_t i = q0 + threadIdx.x;
   const T scale = T(1) / sqrt(T(d));
-  q += head * tq * d;
-  y += head * tq * d;
-  lse += head * tq;
   k += head * tk * d;
   v += head * tk * d;
-  LoadTile(q, q0, tq, d, qs);
-  ZeroTile(d, os);
-  T m[kRowsPerWarp], l[kRowsPerWarp];
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    m[i] = -INFINITY;
-    l[i] = 0;
-  }
-  // Up to the last key the tile's last query sees. Key 0, in the first key tile, is
-  // seen by every query (offset >= 0), so each row's max is finite from the start.
-  const int64_t key_end = std::min(tk, std::min(q0 + kTile, tq) + offset);
-  for (int64_t k0 = 0; k0 < key_end; k0 += kTile) {
-    __syncthreads();  // the last tile's readers are done (and qs, os are written)
-    LoadTile(k, k0, tk, d, ks);
-    LoadTile(v, k0, tk, d, vs);
+  T qi[kD], o[kD];
+  LoadRow(q + head * tq * d, i, tq, d, qi);
+#pragma unroll
+  for (int x = 0; x < kD; ++x) o[x] = 0;
+  // Key 0 is seen by every query (offset >= 0), rows past tq included, so m is finite
+  // after the first tile and exp(m - m') never meets -inf - -inf.
+  T m = -INFINITY, l = 0;
+  const int64_t key_end = std::min(tk, std::min(q0 + kRows, tq) + offset);
+  for (int64_t k0 = 0; k0 < key_end; k0 += kCols) {
+    __syncthreads();  // the last tile's readers are done
+    LoadTile<T, kD>(k, k0, tk, d, ks);
+    LoadTile<T, kD>(v, k0, tk, d, vs);
     __syncthreads();
-    const int64_t j = k0 + lane;
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      const int r = warp * kRowsPerWarp + i;
-      const T s = j < tk && j <= q0 + r + offset ? TileDot(qs + r * ld, ks + lane * ld, d) * scale : T(-INFINITY);
-      const T m_new = max(m[i], WarpMax(s));
-      const T p = exp(s - m_new), alpha = exp(m[i] - m_new);  // alpha = 0 on the first tile
-      l[i] = l[i] * alpha + WarpSum(p);
-      m[i] = m_new;
-      for (int64_t x = lane; x < d; x += 32) os[r * ld + x] *= alpha;
-      AddWeightedRows(p, vs, d, os + r * ld);
+    T s[kCols];
+    T m_new = m;
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      s[c] = k0 + c < tk && k0 + c <= i + offset ? Dot(qi, ks + c * kD) * scale : T(-INFINITY);
+      m_new = max(m_new, s[c]);
     }
+    const T alpha = exp(m - m_new);  // 0 on the first tile
+    l *= alpha;
+#pragma unroll
+    for (int x = 0; x < kD; ++x) o[x] *= alpha;
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      const T p = exp(s[c] - m_new);
+      l += p;
+      Axpy(p, vs + c * kD, o);
+    }
+    m = m_new;
   }
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const int r = warp * kRowsPerWarp + i;
-    if (q0 + r >= tq) continue;
-    for (int64_t x = lane; x < d; x += 32) y[(q0 + r) * d + x] = os[r * ld + x] / l[i];
-    if (lane == 0) lse[q0 + r] = m[i] + log(l[i]);
+  if (i < tq) {
+#pragma unroll
+    for (int x = 0; x < kD; ++x) o[x] /= l;
+    StoreRow(o, i, tq, d, y + head * tq * d);
+    lse[head * tq + i] = m + log(l);
   }
 }
 
@@ -149,126 +162,97 @@ __global__ void RowDotKernel(int64_t rows, int64_t d, const T* dy, const T* y, T
   for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32; r < rows; r += warps) {
     T sum = 0;
     for (int64_t x = lane; x < d; x += 32) sum += dy[r * d + x] * y[r * d + x];
-    sum = WarpSum(sum);
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
     if (lane == 0) out[r] = sum;
   }
 }
 
-// Block b: head b / tiles, query rows [32 (b % tiles), + 32). Shared: Q, dY, K, V, dQ.
-template <typename T>
-__global__ void QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
-                                const T* v, const T* lse, const T* dsum, const T* dy, T* dq) {
-  extern __shared__ unsigned char shared[];
-  const int64_t ld = d + 1;
-  T* qs = reinterpret_cast<T*>(shared);
-  T* dys = qs + kTile * ld;
-  T* ks = dys + kTile * ld;
-  T* vs = ks + kTile * ld;
-  T* dqs = vs + kTile * ld;
-  const int64_t head = blockIdx.x / tiles, q0 = blockIdx.x % tiles * kTile, offset = tk - tq;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const T scale = T(1) / sqrt(T(d));
-  q += head * tq * d;
-  dy += head * tq * d;
-  dq += head * tq * d;
-  lse += head * tq;
-  dsum += head * tq;
-  k += head * tk * d;
-  v += head * tk * d;
-  LoadTile(q, q0, tq, d, qs);
-  LoadTile(dy, q0, tq, d, dys);
-  ZeroTile(d, dqs);
-  T row_lse[kRowsPerWarp], row_d[kRowsPerWarp];
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const int64_t qi = q0 + warp * kRowsPerWarp + i;
-    row_lse[i] = qi < tq ? lse[qi] : T(0);
-    row_d[i] = qi < tq ? dsum[qi] : T(0);
-  }
-  const int64_t key_end = std::min(tk, std::min(q0 + kTile, tq) + offset);
-  for (int64_t k0 = 0; k0 < key_end; k0 += kTile) {
-    __syncthreads();
-    LoadTile(k, k0, tk, d, ks);
-    LoadTile(v, k0, tk, d, vs);
-    __syncthreads();
-    const int64_t j = k0 + lane;
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      const int r = warp * kRowsPerWarp + i;
-      T ds = 0;
-      if (q0 + r < tq && j < tk && j <= q0 + r + offset) {
-        const T p = exp(TileDot(qs + r * ld, ks + lane * ld, d) * scale - row_lse[i]);
-        ds = p * (TileDot(dys + r * ld, vs + lane * ld, d) - row_d[i]) * scale;
-      }
-      AddWeightedRows(ds, ks, d, dqs + r * ld);
-    }
-  }
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const int r = warp * kRowsPerWarp + i;
-    if (q0 + r >= tq) continue;
-    for (int64_t x = lane; x < d; x += 32) dq[(q0 + r) * d + x] = dqs[r * ld + x];
-  }
-}
-
-// Block b: head b / tiles, key rows [32 (b % tiles), + 32); here lane i is a query.
-// Shared: K, V, Q, dY, dK, dV.
-template <typename T>
-__global__ void KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
-                              const T* v, const T* lse, const T* dsum, const T* dy, T* dk, T* dv) {
-  extern __shared__ unsigned char shared[];
-  const int64_t ld = d + 1;
+// Block b: head b / tiles, queries [kRows (b % tiles), + kRows). Shared: K, V tiles.
+template <typename T, int kD>
+__global__ void __launch_bounds__(kRows) QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
+                                                          const T* q, const T* k, const T* v, const T* lse,
+                                                          const T* dsum, const T* dy, T* dq) {
+  extern __shared__ __align__(16) unsigned char shared[];
   T* ks = reinterpret_cast<T*>(shared);
-  T* vs = ks + kTile * ld;
-  T* qs = vs + kTile * ld;
-  T* dys = qs + kTile * ld;
-  T* dks = dys + kTile * ld;
-  T* dvs = dks + kTile * ld;
-  const int64_t head = blockIdx.x / tiles, k0 = blockIdx.x % tiles * kTile, offset = tk - tq;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  T* vs = ks + kCols * kD;
+  const int64_t head = blockIdx.x / tiles, q0 = blockIdx.x % tiles * kRows, offset = tk - tq;
+  const int64_t i = q0 + threadIdx.x;
+  const T scale = T(1) / sqrt(T(d));
+  k += head * tk * d;
+  v += head * tk * d;
+  T qi[kD], dyi[kD], dqi[kD];
+  LoadRow(q + head * tq * d, i, tq, d, qi);
+  LoadRow(dy + head * tq * d, i, tq, d, dyi);
+#pragma unroll
+  for (int x = 0; x < kD; ++x) dqi[x] = 0;
+  const T lse_i = i < tq ? lse[head * tq + i] : T(0), d_i = i < tq ? dsum[head * tq + i] : T(0);
+  const int64_t key_end = std::min(tk, std::min(q0 + kRows, tq) + offset);
+  for (int64_t k0 = 0; k0 < key_end; k0 += kCols) {
+    __syncthreads();
+    LoadTile<T, kD>(k, k0, tk, d, ks);
+    LoadTile<T, kD>(v, k0, tk, d, vs);
+    __syncthreads();
+#pragma unroll 4
+    for (int c = 0; c < kCols; ++c) {
+      const bool seen = i < tq && k0 + c < tk && k0 + c <= i + offset;
+      const T p = seen ? exp(Dot(qi, ks + c * kD) * scale - lse_i) : T(0);
+      const T ds = seen ? p * (Dot(dyi, vs + c * kD) - d_i) * scale : T(0);
+      Axpy(ds, ks + c * kD, dqi);
+    }
+  }
+  StoreRow(dqi, i, tq, d, dq + head * tq * d);
+}
+
+// Block b: head b / tiles, keys [kRows (b % tiles), + kRows); shared: Q and dY tiles
+// with their rows' lse and D. kValues: dV (from P); else dK (from dS).
+template <typename T, int kD, bool kValues>
+__global__ void __launch_bounds__(kRows) KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
+                                                        const T* q, const T* k, const T* v, const T* lse,
+                                                        const T* dsum, const T* dy, T* out) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  T* qs = reinterpret_cast<T*>(shared);
+  T* dys = qs + kCols * kD;
+  T* lses = dys + kCols * kD;
+  T* ds_of = lses + kCols;  // D of the tile's queries
+  const int64_t head = blockIdx.x / tiles, k0 = blockIdx.x % tiles * kRows, offset = tk - tq;
+  const int64_t j = k0 + threadIdx.x;
   const T scale = T(1) / sqrt(T(d));
   q += head * tq * d;
   dy += head * tq * d;
-  lse += head * tq;
-  dsum += head * tq;
-  k += head * tk * d;
-  v += head * tk * d;
-  dk += head * tk * d;
-  dv += head * tk * d;
-  LoadTile(k, k0, tk, d, ks);
-  LoadTile(v, k0, tk, d, vs);
-  ZeroTile(d, dks);
-  ZeroTile(d, dvs);
-  // Query i sees key j when i >= j - offset: from the query tile holding k0 - offset on.
-  for (int64_t q0 = std::max<int64_t>(0, k0 - offset) / kTile * kTile; q0 < tq; q0 += kTile) {
+  T kj[kD], vj[kD], acc[kD];
+  LoadRow(k + head * tk * d, j, tk, d, kj);
+  if constexpr (!kValues) LoadRow(v + head * tk * d, j, tk, d, vj);
+#pragma unroll
+  for (int x = 0; x < kD; ++x) acc[x] = 0;
+  // Query i sees key j when i >= j - offset: from the tile holding k0 - offset on.
+  for (int64_t i0 = std::max<int64_t>(0, k0 - offset) / kCols * kCols; i0 < tq; i0 += kCols) {
     __syncthreads();
-    LoadTile(q, q0, tq, d, qs);
-    LoadTile(dy, q0, tq, d, dys);
+    LoadTile<T, kD>(q, i0, tq, d, qs);
+    LoadTile<T, kD>(dy, i0, tq, d, dys);
+    for (int c = threadIdx.x; c < kCols; c += blockDim.x) {
+      lses[c] = i0 + c < tq ? lse[head * tq + i0 + c] : T(0);
+      ds_of[c] = i0 + c < tq ? dsum[head * tq + i0 + c] : T(0);
+    }
     __syncthreads();
-    const int64_t i = q0 + lane;
-    const T lane_lse = i < tq ? lse[i] : T(0), lane_d = i < tq ? dsum[i] : T(0);
-    for (int c = warp * kRowsPerWarp; c < (warp + 1) * kRowsPerWarp; ++c) {
-      T p = 0, ds = 0;
-      if (i < tq && k0 + c < tk && k0 + c <= i + offset) {
-        p = exp(TileDot(qs + lane * ld, ks + c * ld, d) * scale - lane_lse);
-        ds = p * (TileDot(dys + lane * ld, vs + c * ld, d) - lane_d) * scale;
+#pragma unroll 4
+    for (int c = 0; c < kCols; ++c) {
+      const bool seen = i0 + c < tq && j < tk && j <= i0 + c + offset;
+      const T p = seen ? exp(Dot(kj, qs + c * kD) * scale - lses[c]) : T(0);
+      if constexpr (kValues) {
+        Axpy(p, dys + c * kD, acc);
+      } else {
+        const T ds = seen ? p * (Dot(vj, dys + c * kD) - ds_of[c]) * scale : T(0);
+        Axpy(ds, qs + c * kD, acc);
       }
-      AddWeightedRows(p, dys, d, dvs + c * ld);
-      AddWeightedRows(ds, qs, d, dks + c * ld);
     }
   }
-  __syncthreads();  // dks and dvs were zeroed by other threads (and tq may be 0)
-  for (int c = warp * kRowsPerWarp; c < (warp + 1) * kRowsPerWarp; ++c) {
-    if (k0 + c >= tk) continue;
-    for (int64_t x = lane; x < d; x += 32) {
-      dk[(k0 + c) * d + x] = dks[c * ld + x];
-      dv[(k0 + c) * d + x] = dvs[c * ld + x];
-    }
-  }
+  StoreRow(acc, j, tk, d, out + head * tk * d);
 }
 
-// Lets `kernel` take `tiles` tiles of shared memory a block (beyond the default 48 KiB
-// where the device allows), or says which head size is too wide.
+// Lets `kernel` take `bytes` of shared memory a block (past the default 48 KiB where
+// the device allows it), or says which head size is too wide.
 template <typename Kernel>
-int64_t SharedBytes(const char* op, Kernel kernel, int tiles, int64_t d, int64_t itemsize) {
-  const int64_t bytes = tiles * kTile * (d + 1) * itemsize;
+void AllowShared(const char* op, Kernel kernel, int64_t bytes, int64_t d) {
   int device = 0, most = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), op);
   EMBER_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op);
@@ -276,54 +260,74 @@ int64_t SharedBytes(const char* op, Kernel kernel, int tiles, int64_t d, int64_t
               " bytes of shared memory a block; this GPU gives at most ", most);
   EMBER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
                    op);
-  return bytes;
 }
 
-constexpr int kBlock = kWarps * 32;
+int64_t Tiles(int64_t rows) { return (rows + kRows - 1) / kRows; }
 
-int64_t Tiles(int64_t rows) { return (rows + kTile - 1) / kTile; }
+// Calls fn(std::integral_constant<int, kD>) with the smallest kD of 32, 64, 128 that
+// holds d.
+template <typename Fn>
+void VisitHeadSize(const char* op, int64_t d, Fn&& fn) {
+  if (d <= 32) return fn(std::integral_constant<int, 32>{});
+  if (d <= 64) return fn(std::integral_constant<int, 64>{});
+  if (d <= 128) return fn(std::integral_constant<int, 128>{});
+  EMBER_THROW(op, ": heads of d = ", d, " are wider than the CUDA kernels' 128");
+}
 
 }  // namespace
 
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d, const void* q,
                             const void* k, const void* v, void* y, void* lse) {
   if (batch == 0 || tq == 0) return;
-  VisitFloat("causal_attention", dtype, [&](auto tag) {
+  const char* op = "causal_attention";
+  VisitFloat(op, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const int64_t shared = SharedBytes("causal_attention", ForwardKernel<T>, 4, d, sizeof(T));
-    ForwardKernel<T><<<batch * Tiles(tq), kBlock, shared>>>(
-        Tiles(tq), tq, tk, d, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-        static_cast<T*>(y), static_cast<T*>(lse));
+    VisitHeadSize(op, d, [&](auto head_size) {
+      constexpr int kD = decltype(head_size)::value;
+      const int64_t shared = 2 * kCols * kD * static_cast<int64_t>(sizeof(T));
+      AllowShared(op, ForwardKernel<T, kD>, shared, d);
+      ForwardKernel<T, kD><<<batch * Tiles(tq), kRows, shared>>>(
+          Tiles(tq), tq, tk, d, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
+          static_cast<T*>(y), static_cast<T*>(lse));
+    });
   });
-  EMBER_CUDA_CHECK_LAUNCH("causal_attention");
+  EMBER_CUDA_CHECK_LAUNCH(op);
 }
 
 void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d, const void* q,
                              const void* k, const void* v, const void* y, const void* lse, const void* dy,
                              void* dq, void* dk, void* dv) {
   if (batch == 0 || tk == 0) return;
-  VisitFloat("causal_attention_backward", dtype, [&](auto tag) {
+  const char* op = "causal_attention_backward";
+  VisitFloat(op, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const char* op = "causal_attention_backward";
-    const T *qt = static_cast<const T*>(q), *kt = static_cast<const T*>(k), *vt = static_cast<const T*>(v);
-    const T *lt = static_cast<const T*>(lse), *gt = static_cast<const T*>(dy);
-    int device = 0;
-    EMBER_CUDA_CHECK(cudaGetDevice(&device), op);
-    const int64_t dsum_bytes = batch * tq * static_cast<int64_t>(sizeof(T));
-    T* dsum = static_cast<T*>(Allocate(device, dsum_bytes));  // nullptr when tq == 0
-    if (tq > 0) {
-      RowDotKernel<T><<<internal::Blocks(batch * tq * 32), kBlock>>>(batch * tq, d, gt, static_cast<const T*>(y),
-                                                                     dsum);
-      const int64_t dq_shared = SharedBytes(op, QueryGradKernel<T>, 5, d, sizeof(T));
-      QueryGradKernel<T><<<batch * Tiles(tq), kBlock, dq_shared>>>(Tiles(tq), tq, tk, d, qt, kt, vt, lt, dsum, gt,
-                                                                   static_cast<T*>(dq));
-    }
-    const int64_t dkv_shared = SharedBytes(op, KeyGradKernel<T>, 6, d, sizeof(T));
-    KeyGradKernel<T><<<batch * Tiles(tk), kBlock, dkv_shared>>>(Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt,
-                                                                static_cast<T*>(dk), static_cast<T*>(dv));
-    Deallocate(device, dsum, dsum_bytes);  // stream-ordered: reused only by later work
+    VisitHeadSize(op, d, [&](auto head_size) {
+      constexpr int kD = decltype(head_size)::value;
+      const T *qt = static_cast<const T*>(q), *kt = static_cast<const T*>(k), *vt = static_cast<const T*>(v);
+      const T *lt = static_cast<const T*>(lse), *gt = static_cast<const T*>(dy);
+      int device = 0;
+      EMBER_CUDA_CHECK(cudaGetDevice(&device), op);
+      const int64_t dsum_bytes = batch * tq * static_cast<int64_t>(sizeof(T));
+      T* dsum = static_cast<T*>(Allocate(device, dsum_bytes));  // nullptr when tq == 0
+      if (tq > 0) {
+        RowDotKernel<T><<<internal::Blocks(batch * tq * 32), internal::kThreads>>>(
+            batch * tq, d, gt, static_cast<const T*>(y), dsum);
+        const int64_t dq_shared = 2 * kCols * kD * static_cast<int64_t>(sizeof(T));
+        AllowShared(op, QueryGradKernel<T, kD>, dq_shared, d);
+        QueryGradKernel<T, kD><<<batch * Tiles(tq), kRows, dq_shared>>>(Tiles(tq), tq, tk, d, qt, kt, vt, lt,
+                                                                         dsum, gt, static_cast<T*>(dq));
+      }
+      const int64_t kv_shared = (2 * kCols * kD + 2 * kCols) * static_cast<int64_t>(sizeof(T));
+      AllowShared(op, KeyGradKernel<T, kD, true>, kv_shared, d);
+      AllowShared(op, KeyGradKernel<T, kD, false>, kv_shared, d);
+      KeyGradKernel<T, kD, true><<<batch * Tiles(tk), kRows, kv_shared>>>(Tiles(tk), tq, tk, d, qt, kt, vt, lt,
+                                                                           dsum, gt, static_cast<T*>(dv));
+      KeyGradKernel<T, kD, false><<<batch * Tiles(tk), kRows, kv_shared>>>(Tiles(tk), tq, tk, d, qt, kt, vt, lt,
+                                                                            dsum, gt, static_cast<T*>(dk));
+      Deallocate(device, dsum, dsum_bytes);  // stream-ordered: reused only by later work
+    });
   });
-  EMBER_CUDA_CHECK_LAUNCH("causal_attention_backward");
+  EMBER_CUDA_CHECK_LAUNCH(op);
 }
 
 }  // namespace ember::kernels::cuda

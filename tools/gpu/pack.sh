@@ -3,12 +3,13 @@
 # has nvcc but maybe no GPU) and packs them for the GPU machine, which has CUDA's
 # libraries but no Bazel:
 #
-#   tools/gpu/pack.sh            # -> .gpu/ (ignored by git): stripped binaries + their libraries
+#   tools/gpu/pack.sh            # -> .gpu/ (ignored by git): stripped binaries + their libraries,
+#                                #    and .gpu.tar.xz, the same in a fifth of the bytes
 #
 # then, on the GPU machine, from the repository root (the device tool's `run`, with
-# carry [".gpu", "runs/data/brown_gpt2_train.bin"]):
+# carry [".gpu.tar.xz", "runs/data/brown_gpt2_train.bin"]):
 #
-#   tools/gpu/run.sh             # tests, benchmarks, GPT-2 steps, memcheck; results into $OUT
+#   tar -xJf .gpu.tar.xz && tools/gpu/run.sh   # tests, benchmarks, GPT-2 steps, memcheck
 #
 # The binaries travel with the shared libraries they load (.gpu/lib) but for glibc
 # and CUDA's: the GPU machine's glibc must be at least Debian 12's (2.36). run.sh
@@ -31,7 +32,9 @@ rm -rf .gpu
 mkdir -p .gpu/bin
 exclude="$(git rev-parse --git-path info/exclude)"
 mkdir -p "$(dirname "$exclude")"
-grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >>"$exclude"
+for ignored in /.gpu/ /.gpu.tar.xz; do
+  grep -qx "$ignored" "$exclude" 2>/dev/null || echo "$ignored" >>"$exclude"
+done
 built=()
 for target in "${tests[@]}" "${binaries[@]}"; do
   path="${target#//}"  # kernels/cuda:copy_test -> .gpu/bin/kernels_cuda_copy_test
@@ -45,8 +48,17 @@ for bin in "${built[@]}"; do  # where they are, so that their runpath finds embe
   ldd "$bin" | awk '$3 ~ /^\// { print $3 }'
 done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|ld-linux[^/]*)\.so|/lib(cuda|cudart|cublas|cublasLt|cudnn|nccl)[^/]*\.so' |
   while read -r lib; do cp -L "$lib" .gpu/lib/; done
+# Fashion-MNIST where Debian installs it (data/datasets.h), for the GPU half of
+# models/mnist:classifier_test; run.sh puts it back in the same place.
+if [ -d /usr/share/datasets/fashion-mnist ]; then
+  cp -r /usr/share/datasets/fashion-mnist .gpu/
+fi
 chmod u+w .gpu/bin/* .gpu/lib/*
 strip .gpu/bin/* .gpu/lib/*
 du -sh .gpu/bin .gpu/lib
+# The statically linked binaries each hold the CUDA kernels' machine code; compressed,
+# everything travels well under the device tool's 64 MiB.
+tar -cf - .gpu | xz -T0 -3 >.gpu.tar.xz
+du -sh .gpu.tar.xz
 
 echo "packed: $(ls .gpu/bin | wc -l) binaries; on the GPU machine run tools/gpu/run.sh"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, over what tools/gpu/pack.sh packed
-# into .gpu/ (the device tool's `run` with carry [".gpu", "runs/data/brown_gpt2_train.bin"]):
+# (the device tool's `run` with carry [".gpu.tar.xz", "runs/data/brown_gpt2_train.bin"]):
 #
-#   tools/gpu/run.sh [budget_s]    # default 480
+#   tar -xJf .gpu.tar.xz && tools/gpu/run.sh [budget_s]    # default 480
+#
+# On an H200 (2026-11-26) parts 1-3 took about 3 minutes, memcheck over every test
+# about 1 more; a budget under 240 s leaves memcheck out.
 #
 # In this order, so that a short lease still answers the first questions:
 #   1. every test binary (gtest XML and log);
@@ -39,6 +42,11 @@ for d in $("${py[@]}" -c 'import nvidia, os; print(" ".join(os.path.join(nvidia.
   libs+=("$d")
 done
 export LD_LIBRARY_PATH="$(IFS=:; echo "${libs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# The GPU half of models/mnist:classifier_test reads Fashion-MNIST where Debian puts it.
+if [ -d .gpu/fashion-mnist ] && [ ! -d /usr/share/datasets/fashion-mnist ]; then
+  mkdir -p /usr/share/datasets && cp -r .gpu/fashion-mnist /usr/share/datasets/
+fi
 
 # 1. Tests. A failing case's message is what the next session fixes from: print them.
 for t in .gpu/bin/*_test; do
