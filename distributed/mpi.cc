@@ -20,6 +20,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/cpus.h"
 #include "base/error.h"
 #include "distributed/internal/transport.h"
 #include "kernels/cpu/thread_pool.h"
@@ -239,7 +240,7 @@ std::unique_ptr<ProcessGroup> NewMpiWorld() {
   if (std::getenv("EMBER_NUM_THREADS") == nullptr && env != nullptr &&
       absl::SimpleAtoi(env, &local) && local > 1) {
     kernels::cpu::SetNumThreads(
-        std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local));
+        std::max(1, AvailableCpus() / local));
   }
   auto group = std::make_unique<MpiGroup>(rank, size);
   world = group.get();

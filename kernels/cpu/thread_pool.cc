@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "base/cpus.h"
 #include "base/error.h"
 #include "kernels/cpu/internal/fp_mode.h"
 
@@ -49,7 +50,7 @@ int ThreadsFromEnvironment() {
     const long value = std::strtol(env, &end, 10);
     if (end != env && *end == '\0' && value > 0 && value <= 1024) return static_cast<int>(value);
   }
-  return std::max(1u, std::thread::hardware_concurrency());
+  return AvailableCpus();
 }
 
 std::unique_ptr<ThreadPool>& PoolSlot() {

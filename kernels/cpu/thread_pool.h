@@ -89,7 +89,8 @@ class ThreadPool {
 };
 
 // The process's pool. Its size is the environment variable EMBER_NUM_THREADS when set
-// (a positive integer), otherwise the number of cores.
+// (a positive integer), otherwise the CPUs the process can use (base/cpus.h: its
+// affinity mask, capped by its cgroup's CPU quota).
 ThreadPool& DefaultThreadPool();
 int NumThreads();
 // Replaces the process's pool by one of `num_threads` threads (binaries call this

@@ -41,7 +41,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -51,6 +50,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/atomic_file.h"
+#include "base/cpus.h"
 #include "base/status.h"
 #include "data/datasets.h"
 #include "data/prepare.h"
@@ -156,7 +156,7 @@ absl::Status EnsureBrownShards(const std::vector<data::Document>& docs, const to
   if (std::filesystem::exists(train) && std::filesystem::exists(val)) return absl::OkStatus();
   std::fprintf(stderr, "train: tokenizing the Brown corpus with %s into %s (once)\n", encoding.name().c_str(),
                train.c_str());
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = AvailableCpus();
   ASSIGN_OR_RETURN(data::TokenSplit split, data::TokenizeDocuments(
       docs, [&](const std::string& text) { return encoding.EncodeOrdinary(text, threads); },
       static_cast<uint16_t>(encoding.specials().at("<|endoftext|>")), kValFraction, data::ProgressBar()));

@@ -3,7 +3,8 @@
 # has nvcc but maybe no GPU) and packs them for the GPU machine, which has CUDA's
 # libraries but no Bazel:
 #
-#   tools/gpu/pack.sh            # -> .gpu/ (ignored by git): stripped binaries + their libraries,
+#   [LLMC=/path/to/llm.c] tools/gpu/pack.sh
+#                                # -> .gpu/ (ignored by git): stripped binaries + their libraries,
 #                                #    and .gpu.tar.xz, the same in a fifth of the bytes
 #
 # then, on the GPU machine, from the repository root (the device tool's `run`, with
@@ -48,6 +49,14 @@ for bin in "${built[@]}"; do  # where they are, so that their runpath finds embe
   ldd "$bin" | awk '$3 ~ /^\// { print $3 }'
 done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|ld-linux[^/]*)\.so|/lib(cuda|cudart|cublas|cublasLt|cudnn|nccl)[^/]*\.so' |
   while read -r lib; do cp -L "$lib" .gpu/lib/; done
+# llm.c's CUDA trainers, built beside ember (LLMC=/path/to/llm.c), for run.sh to time
+# beside ember's: train_gpt2cu and, when there, train_gpt2cu_fp32 (a PRECISION=FP32 build).
+if [ -n "${LLMC:-}" ]; then
+  mkdir -p .gpu/llmc
+  for trainer in train_gpt2cu train_gpt2cu_fp32; do
+    if [ -x "$LLMC/$trainer" ]; then cp "$LLMC/$trainer" .gpu/llmc/; fi
+  done
+fi
 # Fashion-MNIST where Debian installs it (data/datasets.h), for the GPU half of
 # models/mnist:classifier_test; run.sh puts it back in the same place.
 if [ -d /usr/share/datasets/fashion-mnist ]; then

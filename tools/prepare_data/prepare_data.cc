@@ -21,7 +21,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -30,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/cpus.h"
 #include "base/status.h"
 #include "base/main.h"
 #include "data/datasets.h"
@@ -99,7 +99,7 @@ absl::Status Run() {
     bpe = std::move(e);
     vocab_size = bpe->n_vocab();
     const int n = absl::GetFlag(FLAGS_threads);
-    const int threads = n > 0 ? n : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = n > 0 ? n : AvailableCpus();
     encode = [&, threads](const std::string& text) { return bpe->EncodeOrdinary(text, threads); };
   }
   if (vocab_size > 65536) {

@@ -41,7 +41,6 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -53,6 +52,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/cpus.h"
 #include "base/status.h"
 #include "base/main.h"
 #include "nlohmann/json.hpp"
@@ -166,7 +166,7 @@ absl::StatusOr<std::string> ReadInput() {
 
 int Threads() {
   const int n = absl::GetFlag(FLAGS_threads);
-  return n > 0 ? n : std::max(1u, std::thread::hardware_concurrency());
+  return n > 0 ? n : AvailableCpus();
 }
 
 std::string VocabDir() {
