@@ -21,6 +21,11 @@ using kernels::cuda::DeviceCount;  // 0 without a GPU, a driver or CUDA support
 inline bool IsAvailable() { return DeviceCount() > 0; }
 using kernels::cuda::Synchronize;  // Synchronize(index = 0)
 
+// torch.backends.cuda.matmul.allow_tf32: f32 matmuls on TF32 tensor cores (off by
+// default; runtime.h says what it trades).
+using kernels::cuda::AllowTf32;
+using kernels::cuda::SetAllowTf32;
+
 // The caching allocator's counters of one device (live, peak, cached bytes,
 // allocations and those that needed cudaMalloc), as torch.cuda.memory_stats.
 using kernels::cuda::GetMemoryStats;

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <type_traits>
 
 #include "base/error.h"
@@ -44,13 +45,47 @@ __device__ void LoadRow(const T* m, int64_t row, int64_t rows, int64_t d, T (&v)
 }
 
 // tile [kCols, kD] = rows [row0, row0 + kCols) of m [rows, d], zero-padded;
-// consecutive threads read consecutive elements.
+// consecutive threads read consecutive elements. With `async` (d == kD, m 16-byte
+// aligned), as 16-byte cp.async copies (sm_80), which land while the block computes on
+// the other stage (see CommitTiles); otherwise plain loads.
 template <typename T, int kD>
-__device__ void LoadTile(const T* m, int64_t row0, int64_t rows, int64_t d, T* tile) {
+__device__ void LoadTile(const T* m, int64_t row0, int64_t rows, int64_t d, T* tile, bool async) {
+#if __CUDA_ARCH__ >= 800
+  if (async) {
+    constexpr int kVec = 16 / sizeof(T), kPerRow = kD / kVec;
+    for (int e = threadIdx.x; e < kCols * kPerRow; e += blockDim.x) {
+      const int64_t r = row0 + e / kPerRow;
+      const bool valid = r < rows;  // else 16 bytes of zeros, nothing read
+      const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(tile + e * kVec));
+      const T* from = valid ? m + r * d + e % kPerRow * kVec : m;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from),
+                   "r"(valid ? 16 : 0));
+    }
+    return;
+  }
+#endif
   for (int e = threadIdx.x; e < kCols * kD; e += blockDim.x) {
     const int64_t r = row0 + e / kD, x = e % kD;
     tile[e] = r < rows && x < d ? m[r * d + x] : T(0);
   }
+}
+
+// The loops over tiles keep two stages of shared memory: at tile t, the copies of tile
+// t + 1 are issued into the other stage and closed as one group (CommitTiles), then
+// WaitForTile waits for every group but that newest one, i.e. for tile t, and a barrier
+// makes all the block's copies visible. A barrier after the tile's work frees its stage
+// for tile t + 2. The copies of the next tile run under this tile's arithmetic (one
+// stage, loaded between barriers, left the SM waiting on L2 for 30% of its cycles).
+__device__ void CommitTiles() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+__device__ void WaitForTile() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 1;\n" ::);
+#endif
+  __syncthreads();
 }
 
 // a . b and o += w b, for b a 16-byte aligned row of a shared tile.
@@ -93,6 +128,11 @@ __device__ void Axpy(T w, const T* b, T (&o)[kD]) {
   }
 }
 
+// The query tile of block b among a head's `tiles`, the last (the most keys under the
+// causal mask) first: the longest blocks start in the first wave instead of the last,
+// where they would run on a few SMs while the rest sit idle.
+__device__ int64_t LastFirst(int64_t tiles) { return tiles - 1 - blockIdx.x % tiles; }
+
 template <typename T, int kD>
 __device__ void StoreRow(const T (&v)[kD], int64_t row, int64_t rows, int64_t d, T* m) {
   if (row >= rows) return;
@@ -102,14 +142,15 @@ __device__ void StoreRow(const T (&v)[kD], int64_t row, int64_t rows, int64_t d,
   }
 }
 
-// Block b: head b / tiles, queries [kRows (b % tiles), + kRows). Shared: K, V tiles.
+// Block b: head b / tiles, queries [kRows t, + kRows) for t = LastFirst(tiles). Shared:
+// two stages of K and V tiles.
 template <typename T, int kD>
 __global__ void __launch_bounds__(kRows) ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
-                                                        const T* q, const T* k, const T* v, T* y, T* lse) {
+                                                        const T* q, const T* k, const T* v, T* y, T* lse,
+                                                        bool async) {
   extern __shared__ __align__(16) unsigned char shared[];
-  T* ks = reinterpret_cast<T*>(shared);
-  T* vs = ks + kCols * kD;
-  const int64_t head = blockIdx.x / tiles, q0 = blockIdx.x % tiles * kRows, offset = tk - tq;
+  constexpr int kStage = 2 * kCols * kD;
+  const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kRows, offset = tk - tq;
   const int64_t i = q0 + threadIdx.x;
   const T scale = T(1) / sqrt(T(d));
   k += head * tk * d;
@@ -122,11 +163,19 @@ __global__ void __launch_bounds__(kRows) ForwardKernel(int64_t tiles, int64_t tq
   // after the first tile and exp(m - m') never meets -inf - -inf.
   T m = -INFINITY, l = 0;
   const int64_t key_end = std::min(tk, std::min(q0 + kRows, tq) + offset);
+  auto load = [&](int64_t k0) {
+    T* ks = reinterpret_cast<T*>(shared) + k0 / kCols % 2 * kStage;
+    LoadTile<T, kD>(k, k0, tk, d, ks, async);
+    LoadTile<T, kD>(v, k0, tk, d, ks + kCols * kD, async);
+  };
+  load(0);
+  CommitTiles();
   for (int64_t k0 = 0; k0 < key_end; k0 += kCols) {
-    __syncthreads();  // the last tile's readers are done
-    LoadTile<T, kD>(k, k0, tk, d, ks);
-    LoadTile<T, kD>(v, k0, tk, d, vs);
-    __syncthreads();
+    if (k0 + kCols < key_end) load(k0 + kCols);
+    CommitTiles();  // an empty group at the last tile, so that one wait fits every tile
+    WaitForTile();
+    const T* ks = reinterpret_cast<const T*>(shared) + k0 / kCols % 2 * kStage;
+    const T* vs = ks + kCols * kD;
     T s[kCols];
     T m_new = m;
 #pragma unroll
@@ -145,6 +194,7 @@ __global__ void __launch_bounds__(kRows) ForwardKernel(int64_t tiles, int64_t tq
       Axpy(p, vs + c * kD, o);
     }
     m = m_new;
+    __syncthreads();  // this stage is refilled with tile t + 2
   }
   if (i < tq) {
 #pragma unroll
@@ -162,20 +212,20 @@ __global__ void RowDotKernel(int64_t rows, int64_t d, const T* dy, const T* y, T
   for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32; r < rows; r += warps) {
     T sum = 0;
     for (int64_t x = lane; x < d; x += 32) sum += dy[r * d + x] * y[r * d + x];
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    sum = internal::WarpReduce(sum, internal::SumOp{});
     if (lane == 0) out[r] = sum;
   }
 }
 
-// Block b: head b / tiles, queries [kRows (b % tiles), + kRows). Shared: K, V tiles.
+// Block b: head b / tiles, queries [kRows t, + kRows) for t = LastFirst(tiles). Shared:
+// K, V tiles.
 template <typename T, int kD>
 __global__ void __launch_bounds__(kRows) QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
                                                           const T* q, const T* k, const T* v, const T* lse,
-                                                          const T* dsum, const T* dy, T* dq) {
+                                                          const T* dsum, const T* dy, T* dq, bool async) {
   extern __shared__ __align__(16) unsigned char shared[];
-  T* ks = reinterpret_cast<T*>(shared);
-  T* vs = ks + kCols * kD;
-  const int64_t head = blockIdx.x / tiles, q0 = blockIdx.x % tiles * kRows, offset = tk - tq;
+  constexpr int kStage = 2 * kCols * kD;
+  const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kRows, offset = tk - tq;
   const int64_t i = q0 + threadIdx.x;
   const T scale = T(1) / sqrt(T(d));
   k += head * tk * d;
@@ -187,11 +237,19 @@ __global__ void __launch_bounds__(kRows) QueryGradKernel(int64_t tiles, int64_t 
   for (int x = 0; x < kD; ++x) dqi[x] = 0;
   const T lse_i = i < tq ? lse[head * tq + i] : T(0), d_i = i < tq ? dsum[head * tq + i] : T(0);
   const int64_t key_end = std::min(tk, std::min(q0 + kRows, tq) + offset);
+  auto load = [&](int64_t k0) {  // as in ForwardKernel
+    T* ks = reinterpret_cast<T*>(shared) + k0 / kCols % 2 * kStage;
+    LoadTile<T, kD>(k, k0, tk, d, ks, async);
+    LoadTile<T, kD>(v, k0, tk, d, ks + kCols * kD, async);
+  };
+  load(0);
+  CommitTiles();
   for (int64_t k0 = 0; k0 < key_end; k0 += kCols) {
-    __syncthreads();
-    LoadTile<T, kD>(k, k0, tk, d, ks);
-    LoadTile<T, kD>(v, k0, tk, d, vs);
-    __syncthreads();
+    if (k0 + kCols < key_end) load(k0 + kCols);
+    CommitTiles();
+    WaitForTile();
+    const T* ks = reinterpret_cast<const T*>(shared) + k0 / kCols % 2 * kStage;
+    const T* vs = ks + kCols * kD;
 #pragma unroll 4
     for (int c = 0; c < kCols; ++c) {
       const bool seen = i < tq && k0 + c < tk && k0 + c <= i + offset;
@@ -199,21 +257,20 @@ __global__ void __launch_bounds__(kRows) QueryGradKernel(int64_t tiles, int64_t 
       const T ds = seen ? p * (Dot(dyi, vs + c * kD) - d_i) * scale : T(0);
       Axpy(ds, ks + c * kD, dqi);
     }
+    __syncthreads();
   }
   StoreRow(dqi, i, tq, d, dq + head * tq * d);
 }
 
-// Block b: head b / tiles, keys [kRows (b % tiles), + kRows); shared: Q and dY tiles
+// Block b: head b / tiles, keys [kRows (b % tiles), + kRows) (the first keys, seen by the
+// most queries, first); shared: Q and dY tiles
 // with their rows' lse and D. kValues: dV (from P); else dK (from dS).
 template <typename T, int kD, bool kValues>
 __global__ void __launch_bounds__(kRows) KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
                                                         const T* q, const T* k, const T* v, const T* lse,
-                                                        const T* dsum, const T* dy, T* out) {
+                                                        const T* dsum, const T* dy, T* out, bool async) {
   extern __shared__ __align__(16) unsigned char shared[];
-  T* qs = reinterpret_cast<T*>(shared);
-  T* dys = qs + kCols * kD;
-  T* lses = dys + kCols * kD;
-  T* ds_of = lses + kCols;  // D of the tile's queries
+  constexpr int kStage = 2 * kCols * kD + 2 * kCols;  // Q, dY tiles, their lse and D
   const int64_t head = blockIdx.x / tiles, k0 = blockIdx.x % tiles * kRows, offset = tk - tq;
   const int64_t j = k0 + threadIdx.x;
   const T scale = T(1) / sqrt(T(d));
@@ -224,16 +281,28 @@ __global__ void __launch_bounds__(kRows) KeyGradKernel(int64_t tiles, int64_t tq
   if constexpr (!kValues) LoadRow(v + head * tk * d, j, tk, d, vj);
 #pragma unroll
   for (int x = 0; x < kD; ++x) acc[x] = 0;
-  // Query i sees key j when i >= j - offset: from the tile holding k0 - offset on.
-  for (int64_t i0 = std::max<int64_t>(0, k0 - offset) / kCols * kCols; i0 < tq; i0 += kCols) {
-    __syncthreads();
-    LoadTile<T, kD>(q, i0, tq, d, qs);
-    LoadTile<T, kD>(dy, i0, tq, d, dys);
+  auto load = [&](int64_t i0) {  // as in ForwardKernel, with the rows' lse and D
+    T* qs = reinterpret_cast<T*>(shared) + i0 / kCols % 2 * kStage;
+    LoadTile<T, kD>(q, i0, tq, d, qs, async);
+    LoadTile<T, kD>(dy, i0, tq, d, qs + kCols * kD, async);
+    T* lses = qs + 2 * kCols * kD;
     for (int c = threadIdx.x; c < kCols; c += blockDim.x) {
       lses[c] = i0 + c < tq ? lse[head * tq + i0 + c] : T(0);
-      ds_of[c] = i0 + c < tq ? dsum[head * tq + i0 + c] : T(0);
+      lses[kCols + c] = i0 + c < tq ? dsum[head * tq + i0 + c] : T(0);
     }
-    __syncthreads();
+  };
+  // Query i sees key j when i >= j - offset: from the tile holding k0 - offset on.
+  const int64_t first = std::max<int64_t>(0, k0 - offset) / kCols * kCols;
+  if (first < tq) load(first);
+  CommitTiles();
+  for (int64_t i0 = first; i0 < tq; i0 += kCols) {
+    if (i0 + kCols < tq) load(i0 + kCols);
+    CommitTiles();
+    WaitForTile();
+    const T* qs = reinterpret_cast<const T*>(shared) + i0 / kCols % 2 * kStage;
+    const T* dys = qs + kCols * kD;
+    const T* lses = dys + kCols * kD;
+    const T* ds_of = lses + kCols;  // D of the tile's queries
 #pragma unroll 4
     for (int c = 0; c < kCols; ++c) {
       const bool seen = i0 + c < tq && j < tk && j <= i0 + c + offset;
@@ -245,6 +314,7 @@ __global__ void __launch_bounds__(kRows) KeyGradKernel(int64_t tiles, int64_t tq
         Axpy(ds, qs + c * kD, acc);
       }
     }
+    __syncthreads();
   }
   StoreRow(acc, j, tk, d, out + head * tk * d);
 }
@@ -263,6 +333,15 @@ void AllowShared(const char* op, Kernel kernel, int64_t bytes, int64_t d) {
 }
 
 int64_t Tiles(int64_t rows) { return (rows + kRows - 1) / kRows; }
+
+// Whether the streamed matrices' tiles can be copied as 16-byte cp.async vectors: rows
+// as wide as the tile's (d == kD, every row then starts on a 16-byte boundary) and
+// 16-byte aligned bases. Other head sizes load element by element.
+bool Async(int kD, int64_t d, std::initializer_list<const void*> streamed) {
+  bool aligned = d == kD;
+  for (const void* p : streamed) aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  return aligned;
+}
 
 // Calls fn(std::integral_constant<int, kD>) with the smallest kD of 32, 64, 128 that
 // holds d.
@@ -284,11 +363,11 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
     using T = typename decltype(tag)::type;
     VisitHeadSize(op, d, [&](auto head_size) {
       constexpr int kD = decltype(head_size)::value;
-      const int64_t shared = 2 * kCols * kD * static_cast<int64_t>(sizeof(T));
+      const int64_t shared = 2 * 2 * kCols * kD * static_cast<int64_t>(sizeof(T));  // 2 stages
       AllowShared(op, ForwardKernel<T, kD>, shared, d);
       ForwardKernel<T, kD><<<batch * Tiles(tq), kRows, shared>>>(
           Tiles(tq), tq, tk, d, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-          static_cast<T*>(y), static_cast<T*>(lse));
+          static_cast<T*>(y), static_cast<T*>(lse), Async(kD, d, {k, v}));
     });
   });
   EMBER_CUDA_CHECK_LAUNCH(op);
@@ -312,18 +391,19 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
       if (tq > 0) {
         RowDotKernel<T><<<internal::Blocks(batch * tq * 32), internal::kThreads>>>(
             batch * tq, d, gt, static_cast<const T*>(y), dsum);
-        const int64_t dq_shared = 2 * kCols * kD * static_cast<int64_t>(sizeof(T));
+        const int64_t dq_shared = 2 * 2 * kCols * kD * static_cast<int64_t>(sizeof(T));
         AllowShared(op, QueryGradKernel<T, kD>, dq_shared, d);
-        QueryGradKernel<T, kD><<<batch * Tiles(tq), kRows, dq_shared>>>(Tiles(tq), tq, tk, d, qt, kt, vt, lt,
-                                                                         dsum, gt, static_cast<T*>(dq));
+        QueryGradKernel<T, kD><<<batch * Tiles(tq), kRows, dq_shared>>>(
+            Tiles(tq), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dq), Async(kD, d, {k, v}));
       }
-      const int64_t kv_shared = (2 * kCols * kD + 2 * kCols) * static_cast<int64_t>(sizeof(T));
+      const int64_t kv_shared = 2 * (2 * kCols * kD + 2 * kCols) * static_cast<int64_t>(sizeof(T));
       AllowShared(op, KeyGradKernel<T, kD, true>, kv_shared, d);
       AllowShared(op, KeyGradKernel<T, kD, false>, kv_shared, d);
-      KeyGradKernel<T, kD, true><<<batch * Tiles(tk), kRows, kv_shared>>>(Tiles(tk), tq, tk, d, qt, kt, vt, lt,
-                                                                           dsum, gt, static_cast<T*>(dv));
-      KeyGradKernel<T, kD, false><<<batch * Tiles(tk), kRows, kv_shared>>>(Tiles(tk), tq, tk, d, qt, kt, vt, lt,
-                                                                            dsum, gt, static_cast<T*>(dk));
+      const bool async = Async(kD, d, {q, dy});
+      KeyGradKernel<T, kD, true><<<batch * Tiles(tk), kRows, kv_shared>>>(
+          Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dv), async);
+      KeyGradKernel<T, kD, false><<<batch * Tiles(tk), kRows, kv_shared>>>(
+          Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dk), async);
       Deallocate(device, dsum, dsum_bytes);  // stream-ordered: reused only by later work
     });
   });

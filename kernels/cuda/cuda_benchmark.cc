@@ -7,11 +7,9 @@
 
 #include <cuda_runtime.h>
 
-#include <random>
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/kernels.h"
@@ -20,13 +18,22 @@
 namespace ember::kernels::cuda {
 namespace {
 
-// A device buffer of n random floats in [lo, hi).
+// A device buffer of n random floats in [lo, hi), drawn on the device (UniformFill's
+// [0, 1), then scaled: x (hi - lo) + lo), so that the head's 411M-float output costs no
+// host time.
 class Floats {
  public:
   Floats(int64_t n, float lo = -1, float hi = 1) : bytes_(n * 4), data_(Allocate(0, bytes_)) {
-    std::mt19937 rng(3);
-    const std::vector<float> host = cpu::internal::RandomVector<float>(n, lo, hi, rng);
-    CopyBytes(data_, 0, host.data(), kHost, bytes_);
+    UniformFill(DType::kF32, n, /*seed=*/3, /*offset=*/0, data_);
+    const float host[2] = {hi - lo, lo};
+    void* scalars = Allocate(0, sizeof(host));
+    CopyBytes(scalars, 0, host, kHost, sizeof(host));
+    const Shape shape = {n};
+    const Strides along = {1}, broadcast = {0};
+    Mul(DType::kF32, shape, {data_, along}, {scalars, broadcast}, data_);
+    Add(DType::kF32, shape, {data_, along}, {static_cast<float*>(scalars) + 1, broadcast}, data_);
+    Synchronize();
+    Deallocate(0, scalars, sizeof(host));
   }
   ~Floats() { Deallocate(0, data_, bytes_); }
   void* get() const { return data_; }
@@ -246,22 +253,25 @@ void BM_AdamW(benchmark::State& state) {  // all of GPT-2 124M's parameters
 }
 BENCHMARK(BM_AdamW)->UseManualTime();
 
-// C [m, n] = A [m, k] B [k, n], B row-major (0) or transposed (1, a Linear's weight).
+// C [m, n] = A [m, k] B [k, n], B row-major (0) or transposed (1, a Linear's weight),
+// in f32 (tf32 0) or on TF32 tensor cores (tf32 1, SetAllowTf32).
 void BM_Matmul(benchmark::State& state) {
   if (!HaveGpu(state)) return;
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const bool transposed = state.range(3) == 1;
+  SetAllowTf32(state.range(4) == 1);
   Floats a(m * k), b(k * n), c(m * n);
   const MatrixIn mb = transposed ? MatrixIn{b.get(), 1, k} : MatrixIn{b.get(), n, 1};
   TimeOnGpu(state, [&] { Gemm(DType::kF32, m, k, n, {a.get(), k, 1}, mb, c.get(), n, false); });
+  SetAllowTf32(false);
   SetFlops(state, 2.0 * m * k * n);
 }
 BENCHMARK(BM_Matmul)
-    ->Args({kRows, kC, 3 * kC, 1})  // qkv
-    ->Args({kRows, kC, 4 * kC, 1})  // mlp up
-    ->Args({kRows, 4 * kC, kC, 1})  // mlp down
-    ->Args({kRows, kC, 50257, 1})   // the head
-    ->Args({4096, 4096, 4096, 0})
+    ->ArgsProduct({{kRows}, {kC}, {3 * kC}, {1}, {0, 1}})  // qkv
+    ->ArgsProduct({{kRows}, {kC}, {4 * kC}, {1}, {0, 1}})  // mlp up
+    ->ArgsProduct({{kRows}, {4 * kC}, {kC}, {1}, {0, 1}})  // mlp down
+    ->ArgsProduct({{kRows}, {kC}, {50257}, {1}, {0, 1}})   // the head
+    ->ArgsProduct({{4096}, {4096}, {4096}, {0}, {0, 1}})
     ->UseManualTime();
 
 void BM_Conv2d(benchmark::State& state) {  // MNIST CNN's second layer, batch 64

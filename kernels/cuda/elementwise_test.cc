@@ -153,6 +153,8 @@ struct Layout {
 const std::vector<Layout> kLayouts = {
     {{1000}, {1}, {1}, 1000, 1000},                  // contiguous
     {{64, 33}, {33, 1}, {0, 1}, 64 * 33, 33},        // a row broadcast over rows
+    {{16, 128}, {128, 1}, {0, 1}, 16 * 128, 128},    // the same in 16-byte vectors
+    {{40, 96}, {96, 1}, {1, 0}, 40 * 96, 40},        // b [40, 1]: one value per row
     {{64, 33}, {33, 1}, {0, 0}, 64 * 33, 1},         // tensor-scalar
     {{33, 64}, {1, 33}, {64, 1}, 64 * 33, 64 * 33},  // a transposed
     {{2, 3, 4, 5}, {60, 20, 5, 1}, {0, 5, 0, 1}, 120, 20},

@@ -6,8 +6,8 @@
 // (column stride 1) is, read column-major, its own transpose with leading dimension
 // its row stride: op N. A column-major one (row stride 1) is itself with leading
 // dimension its column stride: op T. An operand with neither stride 1 (a broadcast,
-// or a view with steps) is first copied contiguous. f32 runs in full f32 (no TF32, as
-// PyTorch's default), f64 in f64.
+// or a view with steps) is first copied contiguous. f32 runs in full f32 (PyTorch's
+// default) unless runtime.h's SetAllowTf32 allows TF32 tensor cores; f64 in f64.
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -21,6 +21,7 @@
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
 #include "kernels/cuda/kernels.h"
+#include "kernels/cuda/runtime.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -47,7 +48,6 @@ Current CurrentHandle() {
   cublasHandle_t& handle = (*handles)[device];
   if (handle == nullptr) {
     CheckCublas(cublasCreate(&handle), "matmul: cublasCreate");
-    CheckCublas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "matmul: no TF32");
   }
   return {device, handle};
 }
@@ -97,6 +97,10 @@ void Run(const char* name, DType dtype, int64_t batches, int64_t m, int64_t k, i
          const Operand& a, int64_t a_stride, const Operand& b, int64_t b_stride, void* c,
          int64_t ldc, int64_t c_stride, bool accumulate, cublasHandle_t handle) {
   if (dtype == DType::kF32) {
+    // Asked on every call (a cheap setter on the handle), so that SetAllowTf32 takes
+    // effect at once.
+    CheckCublas(cublasSetMathMode(handle, AllowTf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
+                "matmul: math mode");
     const float alpha = 1, beta = accumulate ? 1 : 0;
     CheckCublas(cublasSgemmStridedBatched(handle, b.op, a.op, n, m, k, &alpha,
                                           static_cast<const float*>(b.data), b.ld, b_stride,

@@ -1,10 +1,12 @@
 // Gemm and GemmBatched on both backends (ember's packed GEMM; cuBLAS) against the
 // float64 reference, in the three layouts a Linear uses (A B, A B^T, A^T B), with a
 // strided operand that cuBLAS cannot take directly, accumulating and not, and with
-// k = 0. The CUDA half skips, saying why, without a GPU.
+// k = 0; and, on CUDA, TF32 when SetAllowTf32 allows it. The CUDA half skips, saying
+// why, without a GPU.
 
 #include "kernels/reference/matmul.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
+#include "kernels/cuda/runtime.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -103,6 +106,35 @@ TYPED_TEST(MatmulTest, BatchesStridedOrScatteredMatchTheReference) {
       }
     }
   }
+}
+
+// SetAllowTf32: off, f32 products as above; on, products within TF32's rounding (each
+// input to a 10-bit mantissa: a relative error of 2^-11 rounding, 2^-10 truncating)
+// and far from f32's, so that the switch is seen to reach cuBLAS.
+TEST(MatmulTf32Test, Tf32IsOptInAndWithinItsRounding) {
+  using B = internal::CudaBackend;
+  if (const std::string why = B::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const int64_t m = 128, k = 1024, n = 128;
+  std::mt19937 rng(5);
+  const std::vector<float> a = cpu::internal::RandomVector<float>(m * k, -1, 1, rng);
+  const std::vector<float> b = cpu::internal::RandomVector<float>(k * n, -1, 1, rng);
+  std::vector<double> abs_sum;
+  const std::vector<double> want = ref::Matmul(m, k, n, a.data(), k, 1, b.data(), n, 1, &abs_sum);
+  const B::Buffer da(a), db(b), dc(m * n * sizeof(float));
+  double error[2] = {0, 0};  // the largest |got - want| / sum |a b|, without and with TF32
+  for (bool tf32 : {false, true}) {
+    SetAllowTf32(tf32);
+    B::Gemm(DType::kF32, m, k, n, {da.data(), k, 1}, {db.data(), n, 1}, dc.data(), n, false);
+    SetAllowTf32(false);
+    const std::vector<float> got = dc.ToHost<float>();
+    for (int64_t e = 0; e < m * n; ++e) {
+      error[tf32] = std::max(error[tf32], std::fabs(got[e] - want[e]) / abs_sum[e]);
+    }
+  }
+  EXPECT_FALSE(AllowTf32());
+  EXPECT_LE(error[0], 2 * (k + 2) * 1.2e-7);
+  EXPECT_LE(error[1], 2 * 0x1p-10 + 2 * (k + 2) * 1.2e-7);
+  EXPECT_GT(error[1], 10 * error[0]) << "TF32 allowed, but the products are f32's";
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ namespace ref = ::ember::kernels::reference;
 struct RowShape {
   int64_t rows, n;
 };
-const std::vector<RowShape> kShapes = {{1, 1}, {1, 1000}, {3, 7}, {70, 256}, {5, 50257}, {300, 33}};
+// Rows of up to 1024 (a warp a row for softmax) and longer ones (a block a row).
+const std::vector<RowShape> kShapes = {{1, 1},     {1, 1000},   {3, 7},   {70, 256},
+                                       {5, 50257}, {300, 33}, {2, 1024}, {2, 1025}};
 
 template <typename T>
 double Tolerance() {
@@ -245,7 +247,10 @@ void CheckCausalAttention() {
     int64_t batch, tq, tk, d;
   };
   std::mt19937 rng(12);
-  for (const Shape& s : std::vector<Shape>{{2, 1, 1, 4}, {3, 1, 300, 16}, {2, 60, 70, 33}, {4, 300, 300, 8}}) {
+  // d = 32 and 64 fill the CUDA kernels' head width: their tiles are copied as 16-byte
+  // vectors (cp.async), the others element by element.
+  for (const Shape& s : std::vector<Shape>{{2, 1, 1, 4}, {3, 1, 300, 16}, {2, 60, 70, 33}, {4, 300, 300, 8},
+                                           {2, 200, 330, 64}, {1, 129, 129, 32}}) {
     const std::vector<T> q = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng),
                          k = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
                          v = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),

@@ -1,7 +1,13 @@
 // kernels/cpu/sampling.h on the GPU, for generation (a few rows at a time).
-// TopKRows: one block per row picks k times the best entry after the last one picked,
-// in the order "NaN first, then larger, then lower index" (torch.topk's), each pick
-// a block reduction: O(k n) work, no sort and no scratch memory.
+// TopKRows, in the order "NaN first, then larger, then lower index" (torch.topk's), one
+// block per row. For k <= kSelectMax, a radix select: each value becomes an unsigned
+// key that orders as the values do (NaN the largest, -0 as +0); four passes (eight for
+// f64) of 8-bit digit counts find the k-th largest key K and how many keys equal to K
+// belong in the top k; the keys above K and the first of those equal to K (by index)
+// are gathered in shared memory and put in order by counting, for each, the picks that
+// come before it. O(n) reads of the row a pass. (Picking the best entry k times, each
+// pick a block reduction, took 1.41 ms for the top 40 of 50257 on an H200: 15x
+// PyTorch's time.) A larger k keeps that O(k n) way.
 // MultinomialRows: one thread per row scans its weights in order, with the running
 // sum in double, exactly as the CPU does, so both pick the same index.
 
@@ -74,6 +80,118 @@ __global__ void TopKKernel(int64_t rows, int64_t n, int64_t k, const T* x, T* va
   }
 }
 
+constexpr int kSelectMax = 1024;
+
+// The key of a value: larger keys come first in top-k order.
+__device__ uint32_t Key(float v) {
+  if (v != v) return 0xffffffffu;
+  const uint32_t u = __float_as_uint(v == 0.0f ? 0.0f : v);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ uint64_t Key(double v) {
+  if (v != v) return ~uint64_t{0};
+  const uint64_t u = static_cast<uint64_t>(__double_as_longlong(v == 0.0 ? 0.0 : v));
+  return (u >> 63) ? ~u : (u | (uint64_t{1} << 63));
+}
+
+// Adds 1 to counts[digit] for every lane of the warp that passes a digit (< 256), one
+// shared atomic per distinct digit: values close together share their top digits, and
+// 32 atomics on one address would run one after another. Every lane must call it.
+__device__ void CountDigits(int digit, int* counts) {
+  const unsigned peers = __match_any_sync(0xffffffffu, digit);
+  if (digit < 256 && threadIdx.x % 32 == __ffs(peers) - 1) atomicAdd(&counts[digit], __popc(peers));
+}
+
+// blockDim.x == kSelectThreads (one row is often all there is: a block of 256 threads
+// left the SM three quarters idle), k <= kSelectMax.
+constexpr int kSelectThreads = 1024;
+
+template <typename T>
+__global__ void __launch_bounds__(kSelectThreads)
+    TopKSelectKernel(int64_t rows, int64_t n, int64_t k, const T* x, T* values, int64_t* indices) {
+  using K = decltype(Key(T(0)));
+  __shared__ int counts[256];
+  __shared__ int warp_counts[kSelectThreads / 32];
+  __shared__ K shared_prefix;
+  __shared__ int64_t shared_left;
+  __shared__ int gathered;
+  __shared__ T picked_values[kSelectMax];
+  __shared__ int64_t picked_indices[kSelectMax];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  EMBER_FOR_EACH_ROW(r, rows) {
+    const T* row = x + r * n;
+    // 1. The k-th largest key, 8 bits at a time from the top: `prefix` holds its bits
+    //    above `shift`; `left` counts the keys with those bits still to be taken.
+    K prefix = 0, mask = 0;
+    int64_t left = k;
+    for (int shift = 8 * sizeof(K) - 8; shift >= 0; shift -= 8) {
+      for (int b = threadIdx.x; b < 256; b += blockDim.x) counts[b] = 0;
+      __syncthreads();
+      for (int64_t j0 = 0; j0 < n; j0 += blockDim.x) {  // the same trip count in every lane
+        const int64_t j = j0 + threadIdx.x;
+        const K key = j < n ? Key(row[j]) : K(0);
+        CountDigits(j < n && (key & mask) == prefix ? static_cast<int>((key >> shift) & 0xff) : 256,
+                    counts);
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        int digit = 255;
+        for (; digit > 0 && counts[digit] < left; --digit) left -= counts[digit];
+        shared_prefix = prefix | (static_cast<K>(digit) << shift);
+        shared_left = left;
+        gathered = 0;
+      }
+      __syncthreads();
+      prefix = shared_prefix;
+      left = shared_left;
+      mask |= static_cast<K>(0xff) << shift;
+    }
+    // 2. The k - left keys above the k-th, in any order; then the first `left` keys
+    //    equal to it, in the order of j (a block-wide count of the equal keys before each).
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      if (Key(row[j]) > prefix) {
+        const int slot = atomicAdd(&gathered, 1);
+        picked_values[slot] = row[j];
+        picked_indices[slot] = j;
+      }
+    }
+    const int64_t above = k - left;
+    int64_t taken = 0;  // equal keys seen so far: the same in every thread
+    for (int64_t j0 = 0; j0 < n && taken < left; j0 += blockDim.x) {
+      const int64_t j = j0 + threadIdx.x;
+      const bool equal = j < n && Key(row[j]) == prefix;
+      const unsigned ballot = __ballot_sync(0xffffffffu, equal);
+      if (lane == 0) warp_counts[warp] = __popc(ballot);
+      __syncthreads();
+      int64_t before = taken + __popc(ballot & ((1u << lane) - 1)), chunk = 0;
+      for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) {
+        if (w < warp) before += warp_counts[w];
+        chunk += warp_counts[w];
+      }
+      if (equal && before < left) {
+        picked_values[above + before] = row[j];
+        picked_indices[above + before] = j;
+      }
+      taken += chunk;
+      __syncthreads();  // warp_counts is rewritten by the next chunk
+    }
+    __syncthreads();
+    // 3. Each pick's place: the picks before it in top-k order.
+    for (int64_t a = threadIdx.x; a < k; a += blockDim.x) {
+      const K key = Key(picked_values[a]);
+      const int64_t index = picked_indices[a];
+      int64_t place = 0;
+      for (int64_t b = 0; b < k; ++b) {
+        const K other = Key(picked_values[b]);
+        place += other > key || (other == key && picked_indices[b] < index);
+      }
+      values[r * k + place] = picked_values[a];
+      indices[r * k + place] = index;
+    }
+    __syncthreads();  // before the next row reuses the shared arrays
+  }
+}
+
 // The first j whose running sum exceeds uniform[r] * total; -1 for a row of zeros.
 template <typename T>
 __global__ void MultinomialKernel(int64_t rows, int64_t n, const T* probs, const double* uniform,
@@ -103,8 +221,13 @@ void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, vo
   if (rows == 0 || k == 0) return;
   VisitFloat("topk", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    TopKKernel<<<internal::RowBlocks(rows), kThreads>>>(rows, n, k, static_cast<const T*>(x),
-                                                        static_cast<T*>(values), indices);
+    if (k <= kSelectMax) {
+      TopKSelectKernel<<<internal::RowBlocks(rows), kSelectThreads>>>(
+          rows, n, k, static_cast<const T*>(x), static_cast<T*>(values), indices);
+    } else {
+      TopKKernel<<<internal::RowBlocks(rows), kThreads>>>(rows, n, k, static_cast<const T*>(x),
+                                                          static_cast<T*>(values), indices);
+    }
   });
   EMBER_CUDA_CHECK_LAUNCH("topk");
 }

@@ -2,7 +2,10 @@
 # Runs on the GPU machine, from the repository root, over what tools/gpu/pack.sh packed
 # (the device tool's `run` with carry [".gpu.tar.xz", "runs/data/brown_gpt2_train.bin"]):
 #
-#   tar -xJf .gpu.tar.xz && tools/gpu/run.sh [budget_s]    # default 480
+#   tar -xJf .gpu.tar.xz && tools/gpu/run.sh [budget_s] [memcheck_glob]
+#
+# budget_s defaults to 480; memcheck_glob (default '*') picks the test binaries that
+# part 4 runs under memcheck (or the SANITIZERS), e.g. '*_@(rows|elementwise)_test'.
 #
 # On an H200 (2026-11-26) parts 1-3 took about 3 minutes, memcheck over every test
 # about 1 more; a budget under 240 s leaves memcheck out.
@@ -10,15 +13,18 @@
 # In this order, so that a short lease still answers the first questions:
 #   1. every test binary (gtest XML and log);
 #   2. the kernel benchmark (JSON) and PyTorch's times for the same shapes;
-#   3. GPT-2 124M training steps on the GPU (f32, batch 16 x 1024) with ember's `train`,
-#      PyTorch's step (f32 with TF32 off, and bf16 autocast), and llm.c's train_gpt2cu
+#   3. GPT-2 124M training steps on the GPU (f32, batch 16 x 1024) with ember's `train`
+#      (TF32 matmuls, its default, and --notf32), a few steps of the main job's GPU shape,
+#      PyTorch's step (f32 with TF32 off and on, and bf16 autocast), and llm.c's train_gpt2cu
 #      (bf16, and train_gpt2cu_fp32: its PRECISION=FP32 build) when .gpu/llmc holds them;
-#   4. each test binary under compute-sanitizer's memcheck, while the budget lasts.
+#   4. each test binary under compute-sanitizer's memcheck, while the budget lasts
+#      (after Nsight Compute on the benchmark rows that NCU names, when set).
 # The device tool brings back at most 8 files, so every log and XML goes into
 # $OUT/results.tar.gz; the summary (also printed last) is $OUT/summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 budget_s="${1:-480}"
+memcheck_glob="${2:-*}"
 deadline=$((SECONDS + budget_s))
 OUT="${OUT:-/tmp/ember-gpu}"
 logs="$(mktemp -d)"
@@ -62,7 +68,7 @@ for t in .gpu/bin/*_test; do
 done
 
 # 2. Kernel benchmark, then PyTorch on the same shapes.
-timeout 150 .gpu/bin/kernels_cuda_cuda_benchmark --benchmark_min_time=0.05 \
+timeout 200 .gpu/bin/kernels_cuda_cuda_benchmark --benchmark_min_time=0.05 \
   --benchmark_out="$OUT/cuda_benchmark.json" --benchmark_out_format=json >"$logs/cuda_benchmark.txt" 2>&1
 say "cuda_benchmark: rc=$?"
 cat "$logs/cuda_benchmark.txt"
@@ -73,34 +79,59 @@ cat "$logs/torch_cuda.txt"
 # 3. GPT-2 124M steps, ember and llm.c on the same tokens and shape.
 train=runs/data/brown_gpt2_train.bin
 if [ -x .gpu/bin/models_gpt2_train ] && [ -f "$train" ]; then
-  timeout 150 .gpu/bin/models_gpt2_train --device=cuda --model=gpt2 --train_data="$train" \
-    --val_data="$train" --batch_size=16 --seq_len=1024 --steps=10 --warmup_steps=2 --dropout=0 \
-    --val_every=1000 --val_batches=1 --sample_tokens=0 --out_dir="$logs/gpt2" --save_checkpoint=/dev/null \
-    --metrics_out="$logs/gpt2_metrics.json" >"$logs/gpt2_train.log" 2>&1
-  say "ember gpt2 train (f32, 16x1024): rc=$? $(tail -c 600 "$logs/gpt2_train.log" | tr '\r' '\n' | tail -3)"
+  for tf32 in tf32 notf32; do
+    timeout 150 .gpu/bin/models_gpt2_train --device=cuda --model=gpt2 --train_data="$train" \
+      --val_data="$train" --batch_size=16 --seq_len=1024 --steps=10 --warmup_steps=2 --dropout=0 \
+      --val_every=1000 --val_batches=1 --sample_tokens=0 --out_dir="$logs/gpt2_$tf32" --save_checkpoint=/dev/null \
+      --"$tf32" --metrics_out="$logs/gpt2_metrics_$tf32.json" >"$logs/gpt2_train_$tf32.log" 2>&1
+    say "ember gpt2 train (--$tf32, 16x1024): rc=$? $(tail -c 600 "$logs/gpt2_train_$tf32.log" | tr '\r' '\n' | tail -3)"
+  done
+  # The main job's GPU shape (the small preset, 64 x 256), a few steps, for its step time.
+  timeout 100 .gpu/bin/models_gpt2_train --device=cuda --train_data="$train" --val_data="$train" \
+    --steps=150 --val_every=1000 --val_batches=1 --sample_tokens=0 --out_dir="$logs/gpt2_main" \
+    --save_checkpoint=/dev/null >"$logs/gpt2_main.log" 2>&1
+  say "ember gpt2 main job's GPU shape, 150 steps: rc=$? $(tail -c 600 "$logs/gpt2_main.log" | tr '\r' '\n' | tail -3)"
 fi
+# REFERENCES=0 leaves out llm.c's and PyTorch's steps (measured already on this machine).
+[ "${REFERENCES:-1}" = 0 ] && rm -rf .gpu/llmc
 for llmc in train_gpt2cu train_gpt2cu_fp32; do
   [ -x ".gpu/llmc/$llmc" ] || continue
   timeout 150 ".gpu/llmc/$llmc" -i "$train" -j "$train" -e d12 -b 16 -t 1024 -x 10 -v 1000 -s 1000 \
     -o "$logs/$llmc" >"$logs/$llmc.log" 2>&1
   say "llm.c $llmc (16x1024): rc=$? $(grep -E '^step +(8|9|10)/' "$logs/$llmc.log" | tr '\n' ' ')"
 done
-for dtype in f32 bf16; do
+for dtype in $([ "${REFERENCES:-1}" = 0 ] || echo f32 tf32 bf16); do
   timeout 120 "${py[@]}" tools/reference/gpt2_step_torch.py --device=cuda --batch_size=16 --seq_len=1024 --steps=6 \
-    $([ $dtype = bf16 ] && echo --bf16) >"$logs/gpt2_torch_$dtype.log" 2>&1
+    $([ $dtype != f32 ] && echo --$dtype) >"$logs/gpt2_torch_$dtype.log" 2>&1
   say "torch gpt2 step ($dtype, 16x1024): rc=$? $(tail -1 "$logs/gpt2_torch_$dtype.log")"
 done
 
-# 4. memcheck, as long as the budget lasts. API errors are left to ember, which checks
-# every CUDA call's result (copy_test asks for more memory than a GPU has, on purpose).
+# 3b. With NCU set to a benchmark filter (and NCU_KERNELS to a kernel-name regex),
+# Nsight Compute's speed-of-light, occupancy and stall sections for those kernels.
+if [ -n "${NCU:-}" ] && command -v ncu >/dev/null; then
+  timeout 150 ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
+    -k "regex:${NCU_KERNELS:-.}" -c 16 .gpu/bin/kernels_cuda_cuda_benchmark --benchmark_filter="$NCU" \
+    --benchmark_min_time=0.0001 >"$OUT/ncu.txt" 2>&1
+  say "ncu ($NCU): rc=$? $(grep -c 'Section: GPU Speed Of Light' "$OUT/ncu.txt") kernels profiled"
+fi
+
+# 4. memcheck (and the other tools SANITIZERS names, e.g. "memcheck racecheck"), as long
+# as the budget lasts. API errors are left to ember, which checks every CUDA call's
+# result (copy_test asks for more memory than a GPU has, on purpose).
 if command -v compute-sanitizer >/dev/null; then
-  for t in .gpu/bin/*_test; do
-    name="$(basename "$t")"
-    room=$(($(left) - 20))
-    if [ $room -lt 30 ]; then say "$name memcheck: skipped (budget)"; continue; fi
-    timeout $room compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 "$t" >"$logs/$name.memcheck.log" 2>&1
-    rc=$?
-    say "$name memcheck: rc=$rc $(grep -m1 'ERROR SUMMARY' "$logs/$name.memcheck.log")"
-    [ $rc -ne 0 ] && grep -m3 -A8 '^========= Invalid\|^========= Program hit' "$logs/$name.memcheck.log" | head -30 | tee -a "$summary"
+  for tool in ${SANITIZERS:-memcheck}; do
+    for t in .gpu/bin/*_test; do
+      name="$(basename "$t")"
+      # shellcheck disable=SC2053  # a glob, on purpose
+      [[ $name == $memcheck_glob ]] || continue
+      room=$(($(left) - 20))
+      if [ $room -lt 30 ]; then say "$name $tool: skipped (budget)"; continue; fi
+      timeout $room compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 1 "$t" \
+        >"$logs/$name.$tool.log" 2>&1
+      rc=$?
+      say "$name $tool: rc=$rc $(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$logs/$name.$tool.log")"
+      [ $rc -ne 0 ] && grep -m3 -A8 '^========= Invalid\|^========= Program hit\|^========= Error\|^========= Warning' \
+        "$logs/$name.$tool.log" | head -30 | tee -a "$summary"
+    done
   done
 fi

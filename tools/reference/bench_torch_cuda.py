@@ -3,7 +3,7 @@
 
     python3 tools/reference/bench_torch_cuda.py [--json=OUT]
 
-f32 throughout, TF32 off (as ember's cuBLAS calls), each op timed with CUDA events
+f32 throughout, TF32 off but in the matmul rows that end in /1, each op timed with CUDA events
 over 20 calls after 3 warm-up calls; the median is reported, with the same byte and
 flop counts as the C++ benchmark, so the two tables compare row by row.
 """
@@ -141,7 +141,10 @@ for (mm, k, nn, transposed) in ((ROWS, C, 3 * C, 1), (ROWS, C, 4 * C, 1), (ROWS,
     A = rand(mm, k)
     B = rand(nn, k) if transposed else rand(k, nn)
     fn = (lambda A=A, B=B: A @ B.t()) if transposed else (lambda A=A, B=B: A @ B)
-    report(f"BM_Matmul/{mm}/{k}/{nn}/{transposed}", fn, flops=2.0 * mm * k * nn)
+    for tf32 in (0, 1):  # the last argument: f32, or TF32 tensor cores (allow_tf32)
+        torch.backends.cuda.matmul.allow_tf32 = bool(tf32)
+        report(f"BM_Matmul/{mm}/{k}/{nn}/{transposed}/{tf32}", fn, flops=2.0 * mm * k * nn)
+torch.backends.cuda.matmul.allow_tf32 = False
 
 cx, cw, cb = rand(64, 16, 14, 14), rand(32, 16, 5, 5), rand(32)
 report("BM_Conv2d", lambda: F.conv2d(cx, cw, cb, padding=2), flops=2.0 * 64 * 32 * 14 * 14 * 16 * 25)

@@ -5,10 +5,11 @@ with weight decay on the matrices, gradient clipping at 1, the head tied to wte)
   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tools/reference/gpt2_step_torch.py --steps=6
 
 Prints each step's seconds and the median of all but the first (the warm-up) as JSON.
-On the GPU machine (PyTorch 2.11), the same step on CUDA, f32 with TF32 off as ember's
-cuBLAS calls, or under bf16 autocast:
+On the GPU machine (PyTorch 2.11), the same step on CUDA: f32 with TF32 off (ember's
+`train --notf32`), f32 with TF32 matmuls (ember's default on a GPU), or under bf16
+autocast:
 
-  python3 tools/reference/gpt2_step_torch.py --device=cuda --batch_size=16 --seq_len=1024 [--bf16]
+  python3 tools/reference/gpt2_step_torch.py --device=cuda --batch_size=16 --seq_len=1024 [--tf32|--bf16]
 """
 import argparse
 import contextlib
@@ -41,9 +42,10 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--bf16", action="store_true", help="CUDA: forward under bf16 autocast")
+    parser.add_argument("--tf32", action="store_true", help="CUDA: f32 matmuls on TF32 tensor cores")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
     torch.manual_seed(0)
     model = GPT(V, T, L, H, C).to(args.device)
     with torch.no_grad():  # GPT-2's initialisation, as ember's (models/gpt2's InitGpt2)
@@ -73,7 +75,8 @@ def main():
         times.append(time.perf_counter() - start)
         print(f"step {step + 1}: loss {loss.item():.4f}, {times[-1]:.3f} s", file=sys.stderr)
     print(json.dumps({"median_step_seconds": statistics.median(times[1:]), "step_seconds": times,
-                      "threads": args.threads, "device": args.device, "bf16": args.bf16}))
+                      "threads": args.threads, "device": args.device, "bf16": args.bf16,
+                      "tf32": args.tf32}))
 
 
 if __name__ == "__main__":

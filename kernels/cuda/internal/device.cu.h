@@ -195,7 +195,101 @@ inline int Blocks(int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
+// ---- maps row by row ----
+
+// kVec elements of T, loaded or stored as one access of sizeof(T) * kVec bytes.
+template <typename T, int kVec>
+struct alignas(sizeof(T) * kVec) Vec {
+  T v[kVec];
+};
+
+// An input of a map over a [rows, cols] grid: element (r, j) at
+// data[r * row_stride + j * step], step 1 (contiguous rows) or 0 (one value per row,
+// broadcast along it). row_stride 0 broadcasts one row to every row.
+template <typename T>
+struct RowInput {
+  const T* data;
+  int64_t row_stride;
+  int step;
+};
+
+template <typename T, int N>
+struct RowInputs {
+  RowInput<T> in[N];
+};
+
+// out[r * cols + j] = fn(in[0](r, j), ..., in[N-1](r, j)). Block x of the grid maps
+// kVec * blockDim.x columns of rows y, y + gridDim.y, ...: each thread one vector of
+// kVec neighbouring elements, so that a warp moves 512 contiguous bytes of f32 per
+// access (one element per thread left most of the memory system's bandwidth idle:
+// 1.75x PyTorch's time for GELU on an H200). Row and column come from the grid, not
+// from a division of a flat index.
+template <int kVec, int N, typename T, typename R, typename Fn>
+__global__ void MapRowsKernel(int64_t rows, int64_t cols, RowInputs<T, N> inputs, R* out, Fn fn) {
+  const int64_t j = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * kVec;
+  if (j >= cols) return;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    Vec<T, kVec> x[N];
+    for (int k = 0; k < N; ++k) {
+      const RowInput<T>& input = inputs.in[k];
+      const T* row = input.data + r * input.row_stride;
+      if (input.step == 1) {
+        x[k] = *reinterpret_cast<const Vec<T, kVec>*>(row + j);
+      } else {
+        for (int e = 0; e < kVec; ++e) x[k].v[e] = row[0];
+      }
+    }
+    Vec<R, kVec> y;
+    for (int e = 0; e < kVec; ++e) {
+      if constexpr (N == 1) y.v[e] = fn(x[0].v[e]);
+      if constexpr (N == 2) y.v[e] = fn(x[0].v[e], x[1].v[e]);
+    }
+    *reinterpret_cast<Vec<R, kVec>*>(out + r * cols + j) = y;
+  }
+}
+
+// The launch shape of a kernel over rows of `per_row` threads each (a warp multiple, at
+// most kThreads, a block): x tiles a row, y takes rows y, y + gridDim.y, ...
+struct RowLaunch {
+  RowLaunch(int64_t rows, int64_t per_row)
+      : threads(static_cast<int>(per_row < kThreads ? (per_row + 31) / 32 * 32 : kThreads)),
+        grid(static_cast<unsigned>((per_row + threads - 1) / threads),
+             static_cast<unsigned>(rows < 65535 ? rows : 65535)) {}
+  int threads;
+  dim3 grid;
+};
+
+// Launches MapRowsKernel on the current device's stream, with 16-byte vectors where
+// cols, every row stride and every pointer allow them, else one element a thread.
+template <int N, typename T, typename R, typename Fn>
+void MapRows(int64_t rows, int64_t cols, const RowInputs<T, N>& inputs, R* out, Fn fn) {
+  if (rows == 0 || cols == 0) return;
+  constexpr int kVec = 16 / sizeof(T);
+  auto aligned = [](const void* p, size_t bytes) {
+    return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+  };
+  bool vectors = cols % kVec == 0 && aligned(out, sizeof(R) * kVec);
+  for (int k = 0; k < N; ++k) {
+    vectors = vectors && inputs.in[k].row_stride % kVec == 0 &&
+              aligned(inputs.in[k].data, sizeof(T) * kVec);
+  }
+  const RowLaunch launch(rows, (cols + (vectors ? kVec : 1) - 1) / (vectors ? kVec : 1));
+  if (vectors) {
+    MapRowsKernel<kVec><<<launch.grid, launch.threads>>>(rows, cols, inputs, out, fn);
+  } else {
+    MapRowsKernel<1><<<launch.grid, launch.threads>>>(rows, cols, inputs, out, fn);
+  }
+}
+
 // ---- reductions within a block ----
+
+// Reduces v over the 32 lanes of a warp with butterfly shuffles (every lane must call
+// it) and returns the result to every lane, in an order fixed by the lane numbers.
+template <typename T, typename Op>
+__device__ T WarpReduce(T v, Op op) {
+  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
 
 // Reduces v over the block with op (associative and commutative; `identity` its
 // neutral element) and returns the result to every thread. blockDim.x must be a
@@ -205,14 +299,13 @@ inline int Blocks(int64_t n) {
 template <typename T, typename Op>
 __device__ T BlockReduce(T v, Op op, T identity) {
   __shared__ T partial[32];
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  v = WarpReduce(v, op);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   __syncthreads();  // a previous call's readers are done with partial
   if (lane == 0) partial[warp] = v;
   __syncthreads();
   v = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : identity;
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
+  return WarpReduce(v, op);
 }
 
 struct SumOp {
