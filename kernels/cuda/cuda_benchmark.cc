@@ -220,15 +220,18 @@ BENCHMARK(BM_Embedding)->UseManualTime();
 // dQ = dS K and dK = dS^T Q, 4 T^2 d a head.
 constexpr int64_t kHeads = 8 * 12, kT = 1024, kD = 64;
 
+// tf32 1: on tensor cores (SetAllowTf32).
 void BM_AttentionForward(benchmark::State& state) {
   if (!HaveGpu(state)) return;
   Floats q(kHeads * kT * kD), k(kHeads * kT * kD), v(kHeads * kT * kD), y(kHeads * kT * kD), lse(kHeads * kT);
+  SetAllowTf32(state.range(0) == 1);
   TimeOnGpu(state, [&] {
     CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get());
   });
+  SetAllowTf32(false);
   SetFlops(state, 2.0 * kHeads * kT * kT * kD);
 }
-BENCHMARK(BM_AttentionForward)->UseManualTime();
+BENCHMARK(BM_AttentionForward)->ArgName("tf32")->Arg(0)->Arg(1)->UseManualTime();
 
 void BM_AttentionBackward(benchmark::State& state) {
   if (!HaveGpu(state)) return;

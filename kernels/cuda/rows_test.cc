@@ -4,13 +4,16 @@
 // one row, many rows, rows shorter and longer than a CUDA block, in f32 and f64. The
 // CUDA half skips, saying why, without a GPU.
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
+#include "kernels/cuda/runtime.h"
 #include "kernels/reference/attention.h"
 #include "kernels/reference/layernorm.h"
 #include "kernels/reference/reduce.h"
@@ -196,7 +199,9 @@ void CheckLayerNorm() {
       const std::vector<double> want_dx = ref::LayerNormBackward(xr, wd, dyr, eps);
       for (int64_t j = 0; j < c; ++j) {
         EXPECT_CLOSE(got_y[r * c + j], f.y[j], tol, 1, "y " << r << "," << j);
-        if (c > 1) EXPECT_CLOSE(got_dx[r * c + j], want_dx[j], tol, 1, "dx " << r << "," << j);
+        if (c > 1) {
+          EXPECT_CLOSE(got_dx[r * c + j], want_dx[j], tol, 1, "dx " << r << "," << j);
+        }
         want_dw[j] += dyr[j] * f.xhat[j];
         want_db[j] += dyr[j];
       }
@@ -240,17 +245,24 @@ TYPED_TEST(RowsTest, EmbeddingGathersRowsAndRepeatedIdsSumInOrder) {
 }
 
 // Causal attention: one query, a cache of earlier keys (tq < tk), rows past a CUDA
-// block and past the CPU's blocks of 48 query rows, a width that is no vector's.
+// block and past the CPU's blocks of 48 query rows, a width that is no vector's. With
+// `tf32` (CUDA only), f32 heads of d = 64 under SetAllowTf32, whose forward runs on
+// tensor cores: within TF32's rounding (inputs to 10-bit mantissas; 1e-2 is far below
+// what a wrong tile or mask gives) and measurably off f32's result.
 template <typename B, typename T>
-void CheckCausalAttention() {
+void CheckCausalAttention(bool tf32 = false) {
   struct Shape {
     int64_t batch, tq, tk, d;
   };
   std::mt19937 rng(12);
   // d = 32 and 64 fill the CUDA kernels' head width: their tiles are copied as 16-byte
   // vectors (cp.async), the others element by element.
-  for (const Shape& s : std::vector<Shape>{{2, 1, 1, 4}, {3, 1, 300, 16}, {2, 60, 70, 33}, {4, 300, 300, 8},
-                                           {2, 200, 330, 64}, {1, 129, 129, 32}}) {
+  const std::vector<Shape> shapes =
+      tf32 ? std::vector<Shape>{{2, 200, 330, 64}, {1, 129, 129, 64}, {3, 1, 300, 64}, {1, 64, 64, 64}}
+           : std::vector<Shape>{{2, 1, 1, 4},      {3, 1, 300, 16},   {2, 60, 70, 33},
+                                {4, 300, 300, 8},  {2, 200, 330, 64}, {1, 129, 129, 32}};
+  double y_error = 0;  // the largest |y - y_ref| / (1 + |y_ref|)
+  for (const Shape& s : shapes) {
     const std::vector<T> q = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng),
                          k = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
                          v = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
@@ -258,14 +270,16 @@ void CheckCausalAttention() {
     const int64_t q_bytes = q.size() * sizeof(T), k_bytes = k.size() * sizeof(T);
     const typename B::Buffer dq_in(q), dk_in(k), dv_in(v), ddy(dy), y(q_bytes), lse(s.batch * s.tq * sizeof(T)),
         dq(q_bytes), dk(k_bytes), dv(k_bytes);
+    SetAllowTf32(tf32);
     B::CausalAttentionForward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, dq_in.data(), dk_in.data(), dv_in.data(),
                               y.data(), lse.data());
     B::CausalAttentionBackward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, dq_in.data(), dk_in.data(), dv_in.data(),
                                y.data(), lse.data(), ddy.data(), dq.data(), dk.data(), dv.data());
+    SetAllowTf32(false);
     const std::vector<T> got_y = y.template ToHost<T>(), got_lse = lse.template ToHost<T>(),
                          got_dq = dq.template ToHost<T>(), got_dk = dk.template ToHost<T>(),
                          got_dv = dv.template ToHost<T>();
-    const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
+    const double tol = tf32 ? 1e-2 : std::is_same_v<T, float> ? 2e-5 : 1e-12;
     for (int64_t b = 0; b < s.batch; ++b) {
       auto head = [&](const std::vector<T>& x, int64_t t) {
         return std::vector<double>(x.begin() + b * t * s.d, x.begin() + (b + 1) * t * s.d);
@@ -280,17 +294,29 @@ void CheckCausalAttention() {
         }
       };
       check("y", got_y, b * s.tq * s.d, want.y);
+      for (size_t i = 0; i < want.y.size(); ++i) {
+        y_error = std::max(y_error, std::fabs(got_y[b * s.tq * s.d + i] - want.y[i]) / (1 + std::fabs(want.y[i])));
+      }
       check("lse", got_lse, b * s.tq, want.lse);
       check("dq", got_dq, b * s.tq * s.d, want.dq);
       check("dk", got_dk, b * s.tk * s.d, want.dk);
       check("dv", got_dv, b * s.tk * s.d, want.dv);
     }
   }
+  if (tf32) {
+    EXPECT_GT(y_error, 1e-5) << "TF32 allowed, but the forward's products are f32's";
+  }
 }
 
 TYPED_TEST(RowsTest, CausalAttentionForwardAndBackwardMatchTheReference) {
   CheckCausalAttention<TypeParam, float>();
   CheckCausalAttention<TypeParam, double>();
+}
+
+TEST(RowsTf32Test, CausalAttentionOnTensorCoresIsWithinTf32sRounding) {
+  using B = internal::CudaBackend;
+  if (const std::string why = B::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  CheckCausalAttention<B, float>(/*tf32=*/true);
 }
 
 }  // namespace

@@ -28,9 +28,10 @@ void UseDevice(int index);
 void Synchronize(int index = 0);
 
 // Whether f32 matmuls may run on tensor cores in TF32 (inputs rounded to a 10-bit
-// mantissa, products accumulated in f32), as torch.backends.cuda.matmul.allow_tf32.
-// Off by default, as in PyTorch: f32 matmuls then match the CPU's to f32 rounding. On
-// an H100 or H200, TF32 runs the f32 GEMMs of a GPT-2 step several times faster; llm.c's
+// mantissa, products accumulated in f32), as torch.backends.cuda.matmul.allow_tf32;
+// so may causal attention's forward at head size 64 (its two products a tile). Off by
+// default, as in PyTorch: f32 products then match the CPU's to f32 rounding. On an
+// H100 or H200, TF32 runs the f32 GEMMs of a GPT-2 step several times faster; llm.c's
 // f32 build and nanoGPT turn it on. A process-wide setting; a build without CUDA keeps
 // it and has nothing to apply it to.
 void SetAllowTf32(bool allow);
