@@ -35,6 +35,7 @@ T ValueOrRaise(absl::StatusOr<T> result) {
   return *std::move(result);
 }
 
+void BindCuda(pybind11::module_& m);
 void BindTokenizer(pybind11::module_& m);
 void BindTensor(pybind11::module_& m);
 void BindNn(pybind11::module_& m);

@@ -14,10 +14,10 @@ from ember import _ember
 from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, float16, float32, float64,
                           from_numpy, full, int32, int64, is_grad_enabled, load, manual_seed, matmul, no_grad, ones,
                           rand, randn, save, stack, tensor, uint8, uint16, zeros)
-from ember import nn, optim, tokenizer
+from ember import backends, cuda, nn, optim, tokenizer
 
 __all__ = [
-    "Tensor", "arange", "bfloat16", "bool", "cat", "device", "dtype", "float16", "float32", "float64", "from_numpy",
-    "full", "int32", "int64", "is_grad_enabled", "load", "manual_seed", "matmul", "nn", "no_grad", "ones", "optim",
-    "rand", "randn", "save", "stack", "tensor", "tokenizer", "uint8", "uint16", "zeros",
+    "Tensor", "arange", "backends", "bfloat16", "bool", "cat", "cuda", "device", "dtype", "float16", "float32",
+    "float64", "from_numpy", "full", "int32", "int64", "is_grad_enabled", "load", "manual_seed", "matmul", "nn",
+    "no_grad", "ones", "optim", "rand", "randn", "save", "stack", "tensor", "tokenizer", "uint8", "uint16", "zeros",
 ]
