@@ -367,6 +367,15 @@ void BindTensor(py::module_& m) {
         return t.device() == d ? t : t.To(d);
       }, py::arg("dtype_or_device"))
       .def("cpu", [](const Tensor& t) { return t.device().is_cpu() ? t : t.To(Device::Cpu()); })
+      .def("cuda", [](const Tensor& t, const py::object& device) {
+        // None: cuda:0; an int N: cuda:N; or a device as to() takes it.
+        const Device d = device.is_none()          ? Device::Cuda(0)
+                         : py::isinstance<py::int_>(device) ? Device::Cuda(device.cast<int>())
+                                                             : *DeviceArg(device);
+        EMBER_CHECK(!d.is_cpu(), "cuda(): ", d.ToString(), " is not a CUDA device");
+        return t.device() == d ? t : t.To(d);
+      }, py::arg("device") = py::none())
+      .def_property_readonly("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); })
       .def("float", [](const Tensor& t) { return t.dtype() == DType::kF32 ? t : t.To(DType::kF32); })
       .def("double", [](const Tensor& t) { return t.dtype() == DType::kF64 ? t : t.To(DType::kF64); })
       .def("long", [](const Tensor& t) { return t.dtype() == DType::kI64 ? t : t.To(DType::kI64); })

@@ -1,6 +1,8 @@
-"""ember.cuda and ember.backends.cuda: torch.cuda's names over ember::cuda. Without a GPU
-(every CI machine) the calls that need one raise ValueError naming CUDA; with one, the
-allocator's counters follow a tensor's life; the TF32 switch reads back what was set."""
+"""ember.cuda, ember.backends.cuda and moving tensors and modules (.cuda(), .cpu(),
+is_cuda): torch's names over ember::cuda. Without a GPU (every CI machine) the calls
+that need one raise ValueError naming CUDA; with one, the allocator's counters follow a
+tensor's life and a module's parameters move in place; the TF32 switch reads back what
+was set."""
 
 import unittest
 
@@ -40,6 +42,29 @@ class CudaTest(unittest.TestCase):
         self.assertEqual(ember.cuda.memory_allocated(0), before)
         self.assertGreaterEqual(ember.cuda.max_memory_allocated(), before + 1024 * 256 * 4)
         self.assertGreaterEqual(ember.cuda.memory_stats()["cached_bytes"], 1024 * 256 * 4)
+
+    def test_tensors_and_modules_move_as_in_torch(self):
+        x = ember.ones(2, 3)
+        model = ember.nn.Linear(3, 2)
+        self.assertFalse(x.is_cuda)
+        self.assertIs(model.cpu(), model)
+        self.assertFalse(model.weight.is_cuda)
+        with self.assertRaisesRegex(ValueError, "not a CUDA device"):
+            x.cuda("cpu")
+        if not ember.cuda.is_available():
+            for move in (x.cuda, lambda: x.cuda(0), lambda: x.cuda("cuda:0"), model.cuda):
+                with self.assertRaisesRegex(ValueError, "CUDA"):
+                    move()
+            return
+        y = x.cuda()
+        self.assertTrue(y.is_cuda)
+        self.assertEqual(str(y.device), "cuda:0")
+        self.assertIs(y.cuda(0), y)  # already there: the same tensor
+        self.assertEqual(y.cpu().tolist(), x.tolist())
+        weight = model.weight
+        self.assertIs(model.cuda(), model)
+        self.assertIs(model.weight, weight)  # moved in place, as torch's parameters
+        self.assertTrue(weight.is_cuda)
 
     def test_tf32_is_off_by_default_and_reads_back(self):
         matmul = ember.backends.cuda.matmul

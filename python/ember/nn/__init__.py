@@ -121,6 +121,15 @@ class Module:
                 p.data = moved
         return self
 
+    def cuda(self, device=None):
+        """to(cuda:0), or to the GPU `device` names (an int N: cuda:N)."""
+        if device is None or isinstance(device, int):
+            device = f"cuda:{device or 0}"
+        return self.to(device)
+
+    def cpu(self):
+        return self.to("cpu")
+
     def zero_grad(self):
         for p in self.parameters():
             p.zero_grad_()
