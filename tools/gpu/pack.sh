@@ -24,7 +24,7 @@ tests=(
   //kernels/cuda:matmul_test //kernels/cuda:random_test //kernels/cuda:rows_test
   //kernels/cuda:sampling_test //tensor:cuda_test //tensor:random_test
   //tensor/ops:cuda_ops_test //nn:module_test //models/gpt2:trainer_test
-  //models/mnist:classifier_test
+  //models/gpt2:parity_test //models/mnist:classifier_test
 )
 binaries=(//kernels/cuda:cuda_benchmark //models/gpt2:train)
 bazel build --config=cuda -c opt "${tests[@]}" "${binaries[@]}"
