@@ -19,6 +19,7 @@ namespace ember::cuda {
 
 using kernels::cuda::DeviceCount;  // 0 without a GPU, a driver or CUDA support
 inline bool IsAvailable() { return DeviceCount() > 0; }
+using kernels::cuda::DeviceName;   // "NVIDIA H200", as torch.cuda.get_device_name
 using kernels::cuda::Synchronize;  // Synchronize(index = 0)
 
 // torch.backends.cuda.matmul.allow_tf32: f32 matmuls on TF32 tensor cores (off by

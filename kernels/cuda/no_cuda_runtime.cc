@@ -11,6 +11,7 @@ namespace ember::kernels::cuda {
 int DeviceCount() { return 0; }
 void CheckDevice(int index) { internal::Unavailable(absl::StrCat("cuda:", index).c_str()); }
 void UseDevice(int index) { CheckDevice(index); }
+std::string DeviceName(int index) { internal::Unavailable(absl::StrCat("cuda:", index).c_str()); }
 void Synchronize(int index) { internal::Unavailable("cuda::Synchronize"); }
 
 void* Allocate(int device, int64_t nbytes) { internal::Unavailable("cuda allocate"); }

@@ -50,6 +50,13 @@ void UseDevice(int index) {
   current = index;
 }
 
+std::string DeviceName(int index) {
+  CheckDevice(index);
+  cudaDeviceProp properties;
+  EMBER_CUDA_CHECK(cudaGetDeviceProperties(&properties, index), "cuda:", index, " properties");
+  return properties.name;
+}
+
 void Synchronize(int index) {
   UseDevice(index);
   EMBER_CUDA_CHECK(cudaDeviceSynchronize(), "cuda:", index, ": synchronize");

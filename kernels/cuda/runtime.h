@@ -9,6 +9,8 @@
 // order the host issues it; the host waits only where it must read a result (a copy
 // to host memory, Synchronize).
 
+#include <string>
+
 namespace ember::kernels::cuda {
 
 // CUDA devices visible to this process; 0 when there is no GPU or no driver (never
@@ -22,6 +24,10 @@ void CheckDevice(int index);
 // Makes cuda:`index` the calling thread's current device, the one that kernels launch
 // on and cudaMalloc allocates from (cudaSetDevice, skipped when it already is).
 void UseDevice(int index);
+
+// The device's name as the driver gives it ("NVIDIA H200"), as
+// torch.cuda.get_device_name; throws ember::Error as CheckDevice.
+std::string DeviceName(int index);
 
 // Waits until all work queued on cuda:`index` has finished; throws ember::Error with
 // CUDA's message if any of it failed.

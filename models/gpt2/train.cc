@@ -60,6 +60,7 @@
 #include "models/common/checkpoints.h"
 #include "models/common/loss_plot.h"
 #include "models/common/run_log.h"
+#include "models/gpt2/mfu.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
@@ -462,9 +463,21 @@ absl::Status Run() {
   const int64_t peak = options.device.is_cpu() ? GetCpuAllocator().peak_bytes()
                                                 : cuda::GetMemoryStats(options.device.index).peak_bytes;
   if (!lead) return absl::OkStatus();
-  std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s, peak tensor memory %.0f MB%s; wrote %s and %s/{metrics.csv,metrics.jsonl,loss.svg}\n",
-               static_cast<long long>(t.step() - first), FormatDuration(train_seconds).c_str(), tokens_per_second, peak / 1e6,
-               world.size() > 1 ? " (rank 0)" : "", checkpoint.c_str(), out_dir.c_str());
+  // On a GPU, llm.c's model FLOPs utilisation (mfu.h): each GPU's share of the tokens,
+  // against its dense bf16 peak; not reported for a GPU mfu.h does not know.
+  double mfu = std::nan("");
+  std::string mfu_text;
+  if (!options.device.is_cpu()) {
+    const std::string name = cuda::DeviceName(options.device.index);
+    if (const double peak_flops = Bf16PeakFlops(name); peak_flops > 0) {
+      mfu = FlopsPerToken(t.model().NumParameters(), cfg, options.seq_len) * tokens_per_second /
+            static_cast<double>(world.size()) / peak_flops;
+      mfu_text = absl::StrFormat(", MFU %.1f%% (of the %s's bf16 peak)", 100 * mfu, name);
+    }
+  }
+  std::fprintf(stderr, "train: %lld steps in %s, %.0f tokens/s%s, peak tensor memory %.0f MB%s; wrote %s and %s/{metrics.csv,metrics.jsonl,loss.svg}\n",
+               static_cast<long long>(t.step() - first), FormatDuration(train_seconds).c_str(), tokens_per_second,
+               mfu_text.c_str(), peak / 1e6, world.size() > 1 ? " (rank 0)" : "", checkpoint.c_str(), out_dir.c_str());
   if (comm_seconds > 0) {
     const double steps_done = static_cast<double>(t.step() - first);
     std::fprintf(stderr, "train: gradient all-reduce %.3f s per step, %.0f%% of it hidden behind backward (waited %.3f s per step)\n",
@@ -473,7 +486,7 @@ absl::Status Run() {
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
     RETURN_IF_ERROR(WriteMetricsJson(
         path, {{"train_loss", last_loss}, {"val_loss", val_loss}, {"val_bpb", val_bits},
-               {"tokens_per_second", tokens_per_second},
+               {"tokens_per_second", tokens_per_second}, {"mfu", mfu},
                {"train_seconds", train_seconds}, {"peak_memory_bytes", peak}, {"steps", t.step()},
                {"parameters", t.model().NumParameters()}}));
   }

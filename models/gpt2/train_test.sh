@@ -33,7 +33,9 @@ print(len(rows), ",".join(rows[0]), [r["step"] for r in rows if r["val_loss"] is
 expect "metrics.jsonl" "9 step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds [0, 4, 8]" "$jsonl"
 expect "step 0's row" "True None" "$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r["val_bpb"] > 0, r["loss"])' "$out/metrics.jsonl")"
 keys="$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$out/m.json")"
-expect "metrics keys" "parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_bpb val_loss" "$keys"
+expect "metrics keys" "mfu parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_bpb val_loss" "$keys"
+# MFU is a GPU's share of its bf16 peak: null on the CPU.
+expect "mfu on the CPU" "None" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mfu"])' "$out/m.json")"
 # Bits per byte: the validation loss in bits over the bytes of its 2 x 4 x 16 targets
 # (val.bin's tokens 1 to 128: " the" is 4 bytes, ...).
 expect "val_bpb" "ok" "$(python3 - "$out/m.json" <<'PY'
