@@ -1,7 +1,8 @@
 // kernels/cpu/softmax.h on the GPU: one warp per row for rows of up to 1024, one block
-// per row for longer ones (grid-stride over rows). Each
-// row's maximum m is exact; s = sum_j exp(x_j - m) and the other row sums accumulate
-// in double; elementwise results are computed in the dtype, as on the CPU.
+// per row for longer ones (grid-stride over rows). Each row's maximum m is exact;
+// s = sum_j exp(x_j - m) and the other row sums accumulate in double (a warp's lanes
+// first sum their 32 or fewer terms in the dtype); elementwise results are computed in
+// the dtype, as on the CPU.
 
 #include <cuda_runtime.h>
 
