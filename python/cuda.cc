@@ -12,6 +12,7 @@ namespace py = pybind11;
 
 void BindCuda(py::module_& m) {
   m.def("_cuda_device_count", &cuda::DeviceCount);
+  m.def("_cuda_device_name", &cuda::DeviceName, py::arg("device"));
   m.def("_cuda_synchronize", [](int device) { cuda::Synchronize(device); }, py::arg("device"));
   m.def("_cuda_empty_cache", &cuda::EmptyCache);
   m.def("_cuda_memory_stats", [](int device) {

@@ -13,8 +13,8 @@ device raise ValueError saying that this build has no CUDA support.
 
 from ember import _ember
 
-__all__ = ["device_count", "empty_cache", "is_available", "max_memory_allocated", "memory_allocated",
-           "memory_stats", "reset_peak_memory_stats", "synchronize"]
+__all__ = ["device_count", "empty_cache", "get_device_name", "is_available", "max_memory_allocated",
+           "memory_allocated", "memory_stats", "reset_peak_memory_stats", "synchronize"]
 
 
 def _index(device):
@@ -37,6 +37,11 @@ def is_available():
 def device_count():
     """The CUDA devices this process sees (0 without a GPU, a driver or CUDA support)."""
     return _ember._cuda_device_count()
+
+
+def get_device_name(device=None):
+    """The device's name as the driver gives it ("NVIDIA H200")."""
+    return _ember._cuda_device_name(_index(device))
 
 
 def synchronize(device=None):

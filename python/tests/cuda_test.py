@@ -18,8 +18,8 @@ class CudaTest(unittest.TestCase):
     def test_without_a_gpu_the_calls_that_need_one_say_why(self):
         if ember.cuda.is_available():
             self.skipTest("a GPU is here")
-        for call in (ember.cuda.synchronize, ember.cuda.memory_allocated, ember.cuda.max_memory_allocated,
-                     ember.cuda.reset_peak_memory_stats):
+        for call in (ember.cuda.synchronize, ember.cuda.get_device_name, ember.cuda.memory_allocated,
+                     ember.cuda.max_memory_allocated, ember.cuda.reset_peak_memory_stats):
             with self.assertRaisesRegex(ValueError, "CUDA"):
                 call()
         ember.cuda.empty_cache()  # nothing cached: nothing to do
@@ -34,6 +34,7 @@ class CudaTest(unittest.TestCase):
         if not ember.cuda.is_available():
             self.skipTest("no GPU here")
         ember.cuda.synchronize()
+        self.assertTrue(ember.cuda.get_device_name())  # "NVIDIA H200", say
         before = ember.cuda.memory_allocated()
         ember.cuda.reset_peak_memory_stats()
         x = ember.zeros(1024, 256, device="cuda")
