@@ -38,6 +38,29 @@ void* Allocate(int device, int64_t nbytes);
 // Gives back a block from Allocate(device, nbytes), with the same nbytes.
 void Deallocate(int device, void* data, int64_t nbytes);
 
+// A block of Allocate for the length of a scope, given back when the scope ends, also
+// when an error unwinds it: a kernel call's temporaries. Stream order makes that safe
+// while the kernels that use it are still queued (whatever gets the block next is
+// queued after them).
+class ScopedAllocation {
+ public:
+  ScopedAllocation(int device, int64_t nbytes)
+      : device_(device), nbytes_(nbytes), data_(Allocate(device, nbytes)) {}
+  ~ScopedAllocation() { Deallocate(device_, data_, nbytes_); }
+  ScopedAllocation(const ScopedAllocation&) = delete;
+  ScopedAllocation& operator=(const ScopedAllocation&) = delete;
+
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  int device_;
+  int64_t nbytes_;
+  void* data_;
+};
+
 // Frees every cached block of every device (torch.cuda.empty_cache()).
 void EmptyCache();
 

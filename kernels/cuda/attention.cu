@@ -561,8 +561,8 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
       const T *lt = static_cast<const T*>(lse), *gt = static_cast<const T*>(dy);
       int device = 0;
       EMBER_CUDA_CHECK(cudaGetDevice(&device), op);
-      const int64_t dsum_bytes = batch * tq * static_cast<int64_t>(sizeof(T));
-      T* dsum = static_cast<T*>(Allocate(device, dsum_bytes));  // nullptr when tq == 0
+      const ScopedAllocation dsum_block(device, batch * tq * static_cast<int64_t>(sizeof(T)));
+      T* dsum = dsum_block.as<T>();  // nullptr when tq == 0
       if (tq > 0) {
         RowDotKernel<T><<<internal::Blocks(batch * tq * 32), internal::kThreads>>>(
             batch * tq, d, gt, static_cast<const T*>(y), dsum);
@@ -579,7 +579,6 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
           Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dv), async);
       KeyGradKernel<T, kD, false><<<batch * Tiles(tk), kRows, kv_shared>>>(
           Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dk), async);
-      Deallocate(device, dsum, dsum_bytes);  // stream-ordered: reused only by later work
     });
   });
   EMBER_CUDA_CHECK_LAUNCH(op);

@@ -58,23 +58,6 @@ __global__ void EmbeddingBackwardKernel(int64_t n, int64_t dim, const int64_t* k
   }
 }
 
-// A device buffer from the caching allocator for the length of a call (stream-ordered:
-// given back at once, reused only by later work).
-class Scratch {
- public:
-  Scratch(int device, int64_t bytes) : device_(device), bytes_(bytes), data_(Allocate(device, bytes)) {}
-  ~Scratch() { Deallocate(device_, data_, bytes_); }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(data_);
-  }
-
- private:
-  int device_;
-  int64_t bytes_;
-  void* data_;
-};
-
 }  // namespace
 
 void EmbeddingForward(DType dtype, int64_t n, int64_t dim, const void* weight, const int64_t* ids,
@@ -107,14 +90,14 @@ void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, 
     int device = 0;
     EMBER_CUDA_CHECK(cudaGetDevice(&device), "embedding_backward");
     const int count = static_cast<int>(n);
-    Scratch keys(device, n * 8), positions(device, n * 4), order(device, n * 4);
+    const ScopedAllocation keys(device, n * 8), positions(device, n * 4), order(device, n * 4);
     PositionsKernel<<<internal::Blocks(n), internal::kThreads>>>(count, positions.as<int32_t>());
     size_t sort_bytes = 0;
     EMBER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids, keys.as<int64_t>(),
                                                      positions.as<int32_t>(), order.as<int32_t>(),
                                                      count),
                      "embedding_backward: sort");
-    Scratch sort(device, static_cast<int64_t>(sort_bytes));
+    const ScopedAllocation sort(device, static_cast<int64_t>(sort_bytes));
     EMBER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort.as<void>(), sort_bytes, ids,
                                                      keys.as<int64_t>(), positions.as<int32_t>(),
                                                      order.as<int32_t>(), count),

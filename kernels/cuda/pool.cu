@@ -95,27 +95,22 @@ bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, cons
   if (planes * inputs <= 0) return true;
   int device = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), "max_pool2d_backward");
-  int* flag = static_cast<int*>(Allocate(device, sizeof(int)));
+  const ScopedAllocation flag(device, sizeof(int));
   const int one = 1;
-  cudaError_t error = cudaMemcpy(flag, &one, sizeof(int), cudaMemcpyHostToDevice);
-  if (error == cudaSuccess && outputs > 0) {
-    CheckArgmaxKernel<<<internal::Blocks(outputs), kThreads>>>(outputs, inputs, argmax, flag);
-    error = cudaGetLastError();
+  EMBER_CUDA_CHECK(cudaMemcpy(flag.as<int>(), &one, sizeof(int), cudaMemcpyHostToDevice), "max_pool2d_backward");
+  if (outputs > 0) {
+    CheckArgmaxKernel<<<internal::Blocks(outputs), kThreads>>>(outputs, inputs, argmax, flag.as<int>());
   }
-  if (error == cudaSuccess) {
-    VisitFloat("max_pool2d_backward", dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      MaxPoolBackwardKernel<<<internal::Blocks(planes * inputs), kThreads>>>(
-          planes, window, window.out_h(), window.out_w(), argmax, static_cast<const T*>(dy),
-          static_cast<T*>(dx));
-    });
-    error = cudaGetLastError();
-  }
+  VisitFloat("max_pool2d_backward", dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    MaxPoolBackwardKernel<<<internal::Blocks(planes * inputs), kThreads>>>(
+        planes, window, window.out_h(), window.out_w(), argmax, static_cast<const T*>(dy),
+        static_cast<T*>(dx));
+  });
+  EMBER_CUDA_CHECK_LAUNCH("max_pool2d_backward");
   int all_valid = 0;
-  if (error == cudaSuccess)
-    error = cudaMemcpy(&all_valid, flag, sizeof(int), cudaMemcpyDeviceToHost);
-  Deallocate(device, flag, sizeof(int));
-  EMBER_CUDA_CHECK(error, "max_pool2d_backward");
+  EMBER_CUDA_CHECK(cudaMemcpy(&all_valid, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost),
+                   "max_pool2d_backward");
   return all_valid == 1;
 }
 

@@ -195,17 +195,14 @@ double SumSquares(DType dtype, int64_t n, const void* x) {
   const int blocks = std::min(internal::Blocks(n), 1024);
   int device = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), "sum_squares");
-  void* partial = Allocate(device, blocks * sizeof(double));
+  const ScopedAllocation partial(device, blocks * sizeof(double));
   VisitFloat("sum_squares", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    SumSquaresKernel<<<blocks, kThreads>>>(n, static_cast<const T*>(x),
-                                           static_cast<double*>(partial));
+    SumSquaresKernel<<<blocks, kThreads>>>(n, static_cast<const T*>(x), partial.as<double>());
   });
   std::vector<double> sums(blocks);
-  const cudaError_t error =
-      cudaMemcpy(sums.data(), partial, blocks * sizeof(double), cudaMemcpyDeviceToHost);
-  Deallocate(device, partial, blocks * sizeof(double));
-  EMBER_CUDA_CHECK(error, "sum_squares");
+  EMBER_CUDA_CHECK(cudaMemcpy(sums.data(), partial.as<void>(), blocks * sizeof(double), cudaMemcpyDeviceToHost),
+                   "sum_squares");
   double total = 0;
   for (double s : sums) total += s;
   return total;

@@ -239,18 +239,15 @@ void MultinomialRows(DType dtype, int64_t rows, int64_t n, const void* probs, co
   int device = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), "multinomial");
   const int64_t bytes = rows * static_cast<int64_t>(sizeof(double));
-  void* device_uniform = Allocate(device, bytes);
-  cudaError_t error = cudaMemcpy(device_uniform, uniform, bytes, cudaMemcpyHostToDevice);
-  if (error == cudaSuccess) {
-    VisitFloat("multinomial", dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      MultinomialKernel<<<internal::Blocks(rows), kThreads>>>(
-          rows, n, static_cast<const T*>(probs), static_cast<const double*>(device_uniform), out);
-    });
-    error = cudaGetLastError();
-  }
-  Deallocate(device, device_uniform, bytes);  // stream order keeps it alive for the kernel
-  EMBER_CUDA_CHECK(error, "multinomial");
+  const ScopedAllocation device_uniform(device, bytes);
+  EMBER_CUDA_CHECK(cudaMemcpy(device_uniform.as<void>(), uniform, bytes, cudaMemcpyHostToDevice),
+                   "multinomial");
+  VisitFloat("multinomial", dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    MultinomialKernel<<<internal::Blocks(rows), kThreads>>>(
+        rows, n, static_cast<const T*>(probs), device_uniform.as<const double>(), out);
+  });
+  EMBER_CUDA_CHECK_LAUNCH("multinomial");
 }
 
 }  // namespace ember::kernels::cuda

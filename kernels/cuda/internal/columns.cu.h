@@ -80,12 +80,11 @@ void ColumnSums(const char* op, int64_t rows, int64_t cols, TermsFn terms, Store
   const int64_t chunks = std::max<int64_t>(1, (rows + rows_per_chunk - 1) / rows_per_chunk);
   int device = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), op);
-  const int64_t bytes = chunks * K * cols * static_cast<int64_t>(sizeof(double));
-  double* partial = static_cast<double*>(Allocate(device, bytes));
+  const ScopedAllocation partial(device, chunks * K * cols * static_cast<int64_t>(sizeof(double)));
   ColumnPartialsKernel<K><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
-                            dim3(kColumnTile, kRowLanes)>>>(rows, cols, rows_per_chunk, terms, partial);
-  ColumnTotalsKernel<K><<<Blocks(cols), kThreads>>>(chunks, cols, partial, store);
-  Deallocate(device, partial, bytes);  // stream-ordered: reused only by later work
+                            dim3(kColumnTile, kRowLanes)>>>(rows, cols, rows_per_chunk, terms,
+                                                            partial.as<double>());
+  ColumnTotalsKernel<K><<<Blocks(cols), kThreads>>>(chunks, cols, partial.as<double>(), store);
   EMBER_CUDA_CHECK_LAUNCH(op);
 }
 
