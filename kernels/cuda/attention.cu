@@ -99,6 +99,21 @@ __device__ void WaitForTile() {
   __syncthreads();
 }
 
+// That loop, over the tiles starting at first, first + step, ... below end: load(t)
+// issues tile t's copies into its stage, body(t) works on it once it has landed.
+template <typename Load, typename Body>
+__device__ void ForEachTile(int64_t first, int64_t end, int64_t step, const Load& load, const Body& body) {
+  if (first < end) load(first);
+  CommitTiles();
+  for (int64_t t = first; t < end; t += step) {
+    if (t + step < end) load(t + step);
+    CommitTiles();  // an empty group at the last tile, so that one wait fits every tile
+    WaitForTile();
+    body(t);
+    __syncthreads();  // this stage is refilled with tile t + 2
+  }
+}
+
 // a . b and o += w b, for b a 16-byte aligned row of a shared tile.
 template <typename T, int kD>
 __device__ T Dot(const T (&a)[kD], const T* b) {
@@ -179,12 +194,7 @@ __global__ void __launch_bounds__(kRows) ForwardKernel(int64_t tiles, int64_t tq
     LoadTile<T, kD>(k, k0, tk, d, ks, async);
     LoadTile<T, kD>(v, k0, tk, d, ks + kCols * kD, async);
   };
-  load(0);
-  CommitTiles();
-  for (int64_t k0 = 0; k0 < key_end; k0 += kCols) {
-    if (k0 + kCols < key_end) load(k0 + kCols);
-    CommitTiles();  // an empty group at the last tile, so that one wait fits every tile
-    WaitForTile();
+  ForEachTile(0, key_end, kCols, load, [&](int64_t k0) {
     const T* ks = reinterpret_cast<const T*>(shared) + k0 / kCols % 2 * kStage;
     const T* vs = ks + kCols * kD;
     T s[kCols];
@@ -205,8 +215,7 @@ __global__ void __launch_bounds__(kRows) ForwardKernel(int64_t tiles, int64_t tq
       Axpy(p, vs + c * kD, o);
     }
     m = m_new;
-    __syncthreads();  // this stage is refilled with tile t + 2
-  }
+  });
   if (i < tq) {
 #pragma unroll
     for (int x = 0; x < kD; ++x) o[x] /= l;
@@ -282,13 +291,8 @@ __global__ void __launch_bounds__(kTcThreads) Tf32ForwardKernel(int64_t tiles, i
     LoadTcTile(k, k0, tk, kTcCols, ks);
     LoadTcTile(v, k0, tk, kTcCols, ks + kTcTile);
   };
-  LoadTcTile(q, q0, tq, kTcRows, qs);
-  load(0);
-  CommitTiles();
-  for (int64_t k0 = 0; k0 < key_end; k0 += kTcCols) {
-    if (k0 + kTcCols < key_end) load(k0 + kTcCols);
-    CommitTiles();
-    WaitForTile();
+  LoadTcTile(q, q0, tq, kTcRows, qs);  // in the first tile's group
+  ForEachTile(0, key_end, kTcCols, load, [&](int64_t k0) {
     if (k0 == 0) {  // Q came with the first tile
 #pragma unroll
       for (int kk = 0; kk < kTcD / 8; ++kk) {
@@ -359,8 +363,7 @@ __global__ void __launch_bounds__(kTcThreads) Tf32ForwardKernel(int64_t tiles, i
     __syncwarp();
 #pragma unroll
     for (int c = 0; c < 32; ++c) o[c] += srow[c];
-    __syncthreads();  // this stage is refilled with tile t + 2; sw is rewritten next tile
-  }
+  });
   if (i < tq) {
     float* yr = y + (head * tq + i) * kTcD + half * 32;
 #pragma unroll
@@ -408,12 +411,7 @@ __global__ void __launch_bounds__(kRows) QueryGradKernel(int64_t tiles, int64_t 
     LoadTile<T, kD>(k, k0, tk, d, ks, async);
     LoadTile<T, kD>(v, k0, tk, d, ks + kCols * kD, async);
   };
-  load(0);
-  CommitTiles();
-  for (int64_t k0 = 0; k0 < key_end; k0 += kCols) {
-    if (k0 + kCols < key_end) load(k0 + kCols);
-    CommitTiles();
-    WaitForTile();
+  ForEachTile(0, key_end, kCols, load, [&](int64_t k0) {
     const T* ks = reinterpret_cast<const T*>(shared) + k0 / kCols % 2 * kStage;
     const T* vs = ks + kCols * kD;
 #pragma unroll 4
@@ -423,8 +421,7 @@ __global__ void __launch_bounds__(kRows) QueryGradKernel(int64_t tiles, int64_t 
       const T ds = seen ? p * (Dot(dyi, vs + c * kD) - d_i) * scale : T(0);
       Axpy(ds, ks + c * kD, dqi);
     }
-    __syncthreads();
-  }
+  });
   StoreRow(dqi, i, tq, d, dq + head * tq * d);
 }
 
@@ -458,13 +455,7 @@ __global__ void __launch_bounds__(kRows) KeyGradKernel(int64_t tiles, int64_t tq
     }
   };
   // Query i sees key j when i >= j - offset: from the tile holding k0 - offset on.
-  const int64_t first = std::max<int64_t>(0, k0 - offset) / kCols * kCols;
-  if (first < tq) load(first);
-  CommitTiles();
-  for (int64_t i0 = first; i0 < tq; i0 += kCols) {
-    if (i0 + kCols < tq) load(i0 + kCols);
-    CommitTiles();
-    WaitForTile();
+  ForEachTile(std::max<int64_t>(0, k0 - offset) / kCols * kCols, tq, kCols, load, [&](int64_t i0) {
     const T* qs = reinterpret_cast<const T*>(shared) + i0 / kCols % 2 * kStage;
     const T* dys = qs + kCols * kD;
     const T* lses = dys + kCols * kD;
@@ -480,8 +471,7 @@ __global__ void __launch_bounds__(kRows) KeyGradKernel(int64_t tiles, int64_t tq
         Axpy(ds, qs + c * kD, acc);
       }
     }
-    __syncthreads();
-  }
+  });
   StoreRow(acc, j, tk, d, out + head * tk * d);
 }
 
