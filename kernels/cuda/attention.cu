@@ -15,9 +15,10 @@
 //   dK (key j):    dk_j = sum_i dS_ij q_i.
 // dV and dK are two kernels, each recomputing P, so that no thread holds more than
 // three d-vectors (192 registers at d = 64). Every sum has one owner and one order: no
-// float atomics, the same result every run. With TF32 allowed (runtime.h) the forward
-// of f32 heads of d = 64 is Tf32ForwardKernel, the same equations with each tile's two
-// products on tensor cores: on an H200, 96 heads x 1024 x 64 in 0.55 ms against 1.19.
+// float atomics, the same result every run. With TF32 allowed (runtime.h), f32 heads of
+// d = 64 run Tf32ForwardKernel, Tf32QueryGradKernel and Tf32KeyGradKernel, the same
+// equations with each tile's products on tensor cores: on an H200, the forward of 96
+// heads x 1024 x 64 in 0.55 ms against 1.19.
 
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -251,6 +252,77 @@ __device__ void ToTf32(Fragment& f) {
 #pragma unroll
   for (int t = 0; t < f.num_elements; ++t) f.x[t] = nvcuda::wmma::__float_to_tf32(f.x[t]);
 }
+
+// out [16, kTcCols] (a warp's buffer, rows kTcLd apart) = A [16, kTcD] times the
+// transpose of a shared tile's kTcCols rows: the tile's rows, read column-major, are
+// its transpose.
+__device__ void ProductWithRows(const TcA (&a)[kTcD / 8], const float* tile, float* out) {
+  namespace wmma = nvcuda::wmma;
+#pragma unroll
+  for (int nt = 0; nt < kTcCols / 16; ++nt) {
+    TcAcc acc;
+    wmma::fill_fragment(acc, 0.0f);
+#pragma unroll
+    for (int kk = 0; kk < kTcD / 8; ++kk) {
+      wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b;
+      wmma::load_matrix_sync(b, tile + nt * 16 * kTcLd + kk * 8, kTcLd);
+      ToTf32(b);
+      wmma::mma_sync(acc, a[kk], b, acc);
+    }
+    wmma::store_matrix_sync(out + nt * 16, acc, kTcLd, wmma::mem_row_major);
+  }
+}
+
+// acc [16, kTcD] += p [16, kTcCols] (a warp's buffer) times a shared tile's kTcCols rows.
+__device__ void AccumulateProduct(const float* p, const float* tile, TcAcc (&acc)[kTcD / 16]) {
+  namespace wmma = nvcuda::wmma;
+#pragma unroll
+  for (int kk = 0; kk < kTcCols / 8; ++kk) {
+    TcA a;
+    wmma::load_matrix_sync(a, p + kk * 8, kTcLd);
+    ToTf32(a);
+#pragma unroll
+    for (int nt = 0; nt < kTcD / 16; ++nt) {
+      wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b;
+      wmma::load_matrix_sync(b, tile + kk * 8 * kTcLd + nt * 16, kTcLd);
+      ToTf32(b);
+      wmma::mma_sync(acc[nt], a, b, acc[nt]);
+    }
+  }
+}
+
+// A's fragments of rows [row0, row0 + 16) of m [rows, kTcD] (zeros past rows), through
+// the warp's buffer buf [16, kTcLd].
+__device__ void LoadWarpRows(const float* m, int64_t row0, int64_t rows, float* buf, TcA (&a)[kTcD / 8]) {
+  for (int e = threadIdx.x % 32; e < 16 * kTcD / 4; e += 32) {
+    const int r = e / (kTcD / 4), x = e % (kTcD / 4) * 4;
+    *reinterpret_cast<float4*>(buf + r * kTcLd + x) =
+        row0 + r < rows ? *reinterpret_cast<const float4*>(m + (row0 + r) * kTcD + x) : float4{0, 0, 0, 0};
+  }
+  __syncwarp();
+#pragma unroll
+  for (int kk = 0; kk < kTcD / 8; ++kk) {
+    nvcuda::wmma::load_matrix_sync(a[kk], buf + kk * 8, kTcLd);
+    ToTf32(a[kk]);
+  }
+  __syncwarp();
+}
+
+// Rows [row0, row0 + 16) of m [rows, kTcD] = acc, through the warp's buffer buf.
+__device__ void StoreWarpRows(const TcAcc (&acc)[kTcD / 16], float* buf, float* m, int64_t row0, int64_t rows) {
+#pragma unroll
+  for (int nt = 0; nt < kTcD / 16; ++nt) {
+    nvcuda::wmma::store_matrix_sync(buf + nt * 16, acc[nt], kTcLd, nvcuda::wmma::mem_row_major);
+  }
+  __syncwarp();
+  for (int e = threadIdx.x % 32; e < 16 * kTcD / 4; e += 32) {
+    const int r = e / (kTcD / 4), x = e % (kTcD / 4) * 4;
+    if (row0 + r < rows) {
+      *reinterpret_cast<float4*>(m + (row0 + r) * kTcD + x) = *reinterpret_cast<const float4*>(buf + r * kTcLd + x);
+    }
+  }
+  __syncwarp();
+}
 #endif
 
 // rows [row0, row0 + count) of m [rows, kTcD] into tile [count, kTcLd], zeros past rows.
@@ -302,20 +374,7 @@ __global__ void __launch_bounds__(kTcThreads) Tf32ForwardKernel(int64_t tiles, i
     }
     const float* ks = stages + k0 / kTcCols % 2 * 2 * kTcTile;
     const float* vs = ks + kTcTile;
-    // S = Q K^T: K's rows, read column-major, are K^T.
-#pragma unroll
-    for (int nt = 0; nt < kTcCols / 16; ++nt) {
-      TcAcc acc;
-      wmma::fill_fragment(acc, 0.0f);
-#pragma unroll
-      for (int kk = 0; kk < kTcD / 8; ++kk) {
-        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> kb;
-        wmma::load_matrix_sync(kb, ks + nt * 16 * kTcLd + kk * 8, kTcLd);
-        ToTf32(kb);
-        wmma::mma_sync(acc, qa[kk], kb, acc);
-      }
-      wmma::store_matrix_sync(sw + nt * 16, acc, kTcLd, wmma::mem_row_major);
-    }
+    ProductWithRows(qa, ks, sw);  // S = Q K^T
     __syncwarp();
     // The online softmax of the lane's half row; its partner lane (lane ^ 1) has the other.
     float s[32], tile_max = -INFINITY;
@@ -344,19 +403,7 @@ __global__ void __launch_bounds__(kTcThreads) Tf32ForwardKernel(int64_t tiles, i
     TcAcc pv[kTcD / 16];
 #pragma unroll
     for (int nt = 0; nt < kTcD / 16; ++nt) wmma::fill_fragment(pv[nt], 0.0f);
-#pragma unroll
-    for (int kk = 0; kk < kTcCols / 8; ++kk) {
-      TcA pa;
-      wmma::load_matrix_sync(pa, sw + kk * 8, kTcLd);
-      ToTf32(pa);
-#pragma unroll
-      for (int nt = 0; nt < kTcD / 16; ++nt) {
-        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> vb;
-        wmma::load_matrix_sync(vb, vs + kk * 8 * kTcLd + nt * 16, kTcLd);
-        ToTf32(vb);
-        wmma::mma_sync(pv[nt], pa, vb, pv[nt]);
-      }
-    }
+    AccumulateProduct(sw, vs, pv);
     __syncwarp();  // every lane has read P
 #pragma unroll
     for (int nt = 0; nt < kTcD / 16; ++nt) wmma::store_matrix_sync(sw + nt * 16, pv[nt], kTcLd, wmma::mem_row_major);
@@ -475,6 +522,142 @@ __global__ void __launch_bounds__(kRows) KeyGradKernel(int64_t tiles, int64_t tq
   StoreRow(acc, j, tk, d, out + head * tk * d);
 }
 
+// ---- the backward on TF32 tensor cores (AllowTf32, f32, d = 64) ----
+//
+// QueryGradKernel's and KeyGradKernel's equations with each tile's products on tensor
+// cores, as in Tf32ForwardKernel: a block holds 64 rows of its side (queries for dQ,
+// keys for dK and dV), a warp 16 of them, as A fragments kept for the whole loop; tiles
+// of 64 rows of the other side stream through two stages of shared memory. Each tile's
+// two products with the warp's rows (S and dP) land in the warp's two buffers, where
+// two lanes a row turn them into P and dS, and those multiply the tile again into
+// accumulator fragments held across the loop. dK and dV share one pass over the
+// queries (P^T feeds dV, dS^T dK). On an H200 (96 heads x 1024 x 64) the f32 kernels
+// above took 3.25 ms for the backward.
+constexpr int kTcStage = 2 * kTcTile + 2 * kTcCols;  // two tiles, then (keys' pass) lse and D
+constexpr int64_t kTcGradShared =                    // two stages; each warp's two buffers
+    (2 * kTcStage + kTcThreads / 32 * 2 * 16 * kTcLd) * int64_t{sizeof(float)};
+
+// Block b: head b / tiles, queries [kTcRows t, + kTcRows) for t = LastFirst(tiles).
+__global__ void __launch_bounds__(kTcThreads) Tf32QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk,
+                                                                   const float* q, const float* k,
+                                                                   const float* v, const float* lse,
+                                                                   const float* dsum, const float* dy,
+                                                                   float* dq) {
+#if __CUDA_ARCH__ >= 800
+  extern __shared__ __align__(128) unsigned char shared[];
+  float* stages = reinterpret_cast<float*>(shared);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float* sw = stages + 2 * kTcStage + warp * 2 * 16 * kTcLd;  // S, then P
+  float* dpw = sw + 16 * kTcLd;                               // dP, then dS
+  const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kTcRows, offset = tk - tq;
+  q += head * tq * kTcD;
+  dy += head * tq * kTcD;
+  k += head * tk * kTcD;
+  v += head * tk * kTcD;
+  const int row = lane / 2, half = lane % 2;  // the lane's row of the warp's 16, its 32 columns
+  const int64_t i = q0 + warp * 16 + row;
+  const float scale = 0.125f, lse_i = i < tq ? lse[head * tq + i] : 0.f, d_i = i < tq ? dsum[head * tq + i] : 0.f;
+  TcA qa[kTcD / 8], dya[kTcD / 8];
+  LoadWarpRows(q, q0 + warp * 16, tq, sw, qa);
+  LoadWarpRows(dy, q0 + warp * 16, tq, sw, dya);
+  TcAcc acc[kTcD / 16];
+#pragma unroll
+  for (int nt = 0; nt < kTcD / 16; ++nt) nvcuda::wmma::fill_fragment(acc[nt], 0.0f);
+  const int64_t key_end = std::min(tk, std::min(q0 + kTcRows, tq) + offset);
+  auto load = [&](int64_t k0) {
+    float* ks = stages + k0 / kTcCols % 2 * kTcStage;
+    LoadTcTile(k, k0, tk, kTcCols, ks);
+    LoadTcTile(v, k0, tk, kTcCols, ks + kTcTile);
+  };
+  ForEachTile(0, key_end, kTcCols, load, [&](int64_t k0) {
+    const float* ks = stages + k0 / kTcCols % 2 * kTcStage;
+    ProductWithRows(qa, ks, sw);             // S = Q K^T
+    ProductWithRows(dya, ks + kTcTile, dpw);  // dP = dY V^T
+    __syncwarp();
+    const float* srow = sw + row * kTcLd + half * 32;
+    float* dprow = dpw + row * kTcLd + half * 32;
+#pragma unroll
+    for (int c = 0; c < 32; ++c) {
+      const int64_t key = k0 + half * 32 + c;
+      const float p = i < tq && key < tk && key <= i + offset ? expf(srow[c] * scale - lse_i) : 0.f;
+      dprow[c] = p * (dprow[c] - d_i) * scale;
+    }
+    __syncwarp();
+    AccumulateProduct(dpw, ks, acc);  // dQ += dS K
+    __syncwarp();                     // the buffers are rewritten by the next tile
+  });
+  StoreWarpRows(acc, sw, dq + head * tq * kTcD, q0 + warp * 16, tq);
+#endif
+}
+
+// Block b: head b / tiles, keys [kTcRows (b % tiles), + kTcRows) (the first keys, seen
+// by the most queries, first).
+__global__ void __launch_bounds__(kTcThreads) Tf32KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk,
+                                                                 const float* q, const float* k,
+                                                                 const float* v, const float* lse,
+                                                                 const float* dsum, const float* dy,
+                                                                 float* dk, float* dv) {
+#if __CUDA_ARCH__ >= 800
+  extern __shared__ __align__(128) unsigned char shared[];
+  float* stages = reinterpret_cast<float*>(shared);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float* sw = stages + 2 * kTcStage + warp * 2 * 16 * kTcLd;  // S^T, then P^T
+  float* dpw = sw + 16 * kTcLd;                               // dP^T, then dS^T
+  const int64_t head = blockIdx.x / tiles, k0 = blockIdx.x % tiles * kTcRows, offset = tk - tq;
+  q += head * tq * kTcD;
+  dy += head * tq * kTcD;
+  lse += head * tq;
+  dsum += head * tq;
+  const int row = lane / 2, half = lane % 2;
+  const int64_t j = k0 + warp * 16 + row;
+  const float scale = 0.125f;
+  TcA ka[kTcD / 8], va[kTcD / 8];
+  LoadWarpRows(k + head * tk * kTcD, k0 + warp * 16, tk, sw, ka);
+  LoadWarpRows(v + head * tk * kTcD, k0 + warp * 16, tk, sw, va);
+  TcAcc dk_acc[kTcD / 16], dv_acc[kTcD / 16];
+#pragma unroll
+  for (int nt = 0; nt < kTcD / 16; ++nt) {
+    nvcuda::wmma::fill_fragment(dk_acc[nt], 0.0f);
+    nvcuda::wmma::fill_fragment(dv_acc[nt], 0.0f);
+  }
+  auto load = [&](int64_t i0) {  // Q and dY tiles, then their rows' lse and D
+    float* qs = stages + i0 / kTcCols % 2 * kTcStage;
+    LoadTcTile(q, i0, tq, kTcCols, qs);
+    LoadTcTile(dy, i0, tq, kTcCols, qs + kTcTile);
+    float* lses = qs + 2 * kTcTile;
+    for (int c = threadIdx.x; c < kTcCols; c += blockDim.x) {
+      lses[c] = i0 + c < tq ? lse[i0 + c] : 0.f;
+      lses[kTcCols + c] = i0 + c < tq ? dsum[i0 + c] : 0.f;
+    }
+  };
+  // Query i sees key j when i >= j - offset: from the tile holding k0 - offset on.
+  ForEachTile(std::max<int64_t>(0, k0 - offset) / kTcCols * kTcCols, tq, kTcCols, load, [&](int64_t i0) {
+    const float* qs = stages + i0 / kTcCols % 2 * kTcStage;
+    const float* dys = qs + kTcTile;
+    const float* lses = dys + kTcTile + half * 32;
+    const float* d_of = lses + kTcCols;
+    ProductWithRows(ka, qs, sw);    // S^T = K Q^T
+    ProductWithRows(va, dys, dpw);  // dP^T = V dY^T
+    __syncwarp();
+    float* srow = sw + row * kTcLd + half * 32;
+    float* dprow = dpw + row * kTcLd + half * 32;
+#pragma unroll
+    for (int c = 0; c < 32; ++c) {
+      const int64_t query = i0 + half * 32 + c;
+      const float p = query < tq && j < tk && j <= query + offset ? expf(srow[c] * scale - lses[c]) : 0.f;
+      srow[c] = p;
+      dprow[c] = p * (dprow[c] - d_of[c]) * scale;
+    }
+    __syncwarp();
+    AccumulateProduct(sw, dys, dv_acc);  // dV += P^T dY
+    AccumulateProduct(dpw, qs, dk_acc);  // dK += dS^T Q
+    __syncwarp();
+  });
+  StoreWarpRows(dv_acc, sw, dv + head * tk * kTcD, k0 + warp * 16, tk);
+  StoreWarpRows(dk_acc, sw, dk + head * tk * kTcD, k0 + warp * 16, tk);
+#endif
+}
+
 // Lets `kernel` take `bytes` of shared memory a block (past the default 48 KiB where
 // the device allows it), or says which head size is too wide.
 template <typename Kernel>
@@ -556,6 +739,22 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
       if (tq > 0) {
         RowDotKernel<T><<<internal::Blocks(batch * tq * 32), internal::kThreads>>>(
             batch * tq, d, gt, static_cast<const T*>(y), dsum);
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (d == kTcD && AllowTf32() && Async(kTcD, d, {q, k, v, dy, dq, dk, dv})) {
+          AllowShared(op, Tf32QueryGradKernel, kTcGradShared, d);
+          AllowShared(op, Tf32KeyGradKernel, kTcGradShared, d);
+          const int64_t q_tiles = (tq + kTcRows - 1) / kTcRows, k_tiles = (tk + kTcRows - 1) / kTcRows;
+          if (tq > 0) {
+            Tf32QueryGradKernel<<<batch * q_tiles, kTcThreads, kTcGradShared>>>(q_tiles, tq, tk, qt, kt, vt, lt,
+                                                                                dsum, gt, static_cast<T*>(dq));
+          }
+          Tf32KeyGradKernel<<<batch * k_tiles, kTcThreads, kTcGradShared>>>(
+              k_tiles, tq, tk, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dk), static_cast<T*>(dv));
+          return;
+        }
+      }
+      if (tq > 0) {
         const int64_t dq_shared = 2 * 2 * kCols * kD * static_cast<int64_t>(sizeof(T));
         AllowShared(op, QueryGradKernel<T, kD>, dq_shared, d);
         QueryGradKernel<T, kD><<<batch * Tiles(tq), kRows, dq_shared>>>(

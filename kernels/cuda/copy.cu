@@ -17,14 +17,44 @@ namespace {
 
 using internal::Cast;
 using internal::Strided;
+using internal::Vec;
 
-template <typename Src, typename Dst>
+// dst = Cast(src), kVec elements a thread. With kVec > 1 both operands are contiguous
+// along layout's innermost dimension, which counts vectors (stride kVec): one offset
+// computation (a division per dimension) and two 16-byte accesses move kVec elements.
+// Copying one element a thread, the head-split views that attention made contiguous
+// ([B, H, T, 64] from rows of a qkv projection) moved ~0.7 TB/s on an H200.
+template <int kVec, typename Src, typename Dst>
 __global__ void CopyCastKernel(const Src* src, Dst* dst, Strided<2> layout) {
   EMBER_GRID_STRIDE(i, layout.numel) {
     int64_t offset[2];
     layout.Offsets(i, offset);
-    dst[offset[1]] = Cast<Dst>(src[offset[0]]);
+    if constexpr (kVec == 1) {
+      dst[offset[1]] = Cast<Dst>(src[offset[0]]);
+    } else {
+      const Vec<Src, kVec> x = *reinterpret_cast<const Vec<Src, kVec>*>(src + offset[0]);
+      Vec<Dst, kVec> y;
+      for (int e = 0; e < kVec; ++e) y.v[e] = Cast<Dst>(x.v[e]);
+      *reinterpret_cast<Vec<Dst, kVec>*>(dst + offset[1]) = y;
+    }
   }
+}
+
+// Whether layout can move in vectors of `vec` elements (CopyCastKernel's kVec > 1):
+// both operands contiguous along the innermost dimension, which splits into whole
+// vectors, every other stride a multiple of them, and both pointers aligned to them.
+bool Vectorizable(const Strided<2>& layout, int vec, const void* src, size_t src_item, const void* dst,
+                  size_t dst_item) {
+  const int inner = layout.ndim - 1;
+  if (vec == 1 || inner < 0 || layout.strides[0][inner] != 1 || layout.strides[1][inner] != 1 ||
+      layout.shape[inner] % vec != 0 || reinterpret_cast<uintptr_t>(src) % (src_item * vec) != 0 ||
+      reinterpret_cast<uintptr_t>(dst) % (dst_item * vec) != 0) {
+    return false;
+  }
+  for (int d = 0; d < inner; ++d) {
+    if (layout.strides[0][d] % vec != 0 || layout.strides[1][d] % vec != 0) return false;
+  }
+  return true;
 }
 
 template <typename T>
@@ -40,14 +70,24 @@ __global__ void FillKernel(T* dst, T value, Strided<1> layout) {
 
 void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides, DType dst_dtype,
               void* dst, IntSpan dst_strides) {
-  const Strided<2> layout = internal::MakeStrided<2>("copy", shape, {src_strides, dst_strides});
+  Strided<2> layout = internal::MakeStrided<2>("copy", shape, {src_strides, dst_strides});
   if (layout.numel == 0) return;
   internal::VisitDeviceType(src_dtype, [&](auto src_tag) {
     using Src = typename decltype(src_tag)::type;
     internal::VisitDeviceType(dst_dtype, [&](auto dst_tag) {
       using Dst = typename decltype(dst_tag)::type;
-      CopyCastKernel<<<internal::Blocks(layout.numel), internal::kThreads>>>(
-          static_cast<const Src*>(src), static_cast<Dst*>(dst), layout);
+      constexpr int kVec = 16 / (sizeof(Src) > sizeof(Dst) ? sizeof(Src) : sizeof(Dst));
+      if (Vectorizable(layout, kVec, src, sizeof(Src), dst, sizeof(Dst))) {
+        const int inner = layout.ndim - 1;  // now counting vectors
+        layout.shape[inner] /= kVec;
+        layout.strides[0][inner] = layout.strides[1][inner] = kVec;
+        layout.numel /= kVec;
+        CopyCastKernel<kVec><<<internal::Blocks(layout.numel), internal::kThreads>>>(
+            static_cast<const Src*>(src), static_cast<Dst*>(dst), layout);
+      } else {
+        CopyCastKernel<1><<<internal::Blocks(layout.numel), internal::kThreads>>>(
+            static_cast<const Src*>(src), static_cast<Dst*>(dst), layout);
+      }
     });
   });
   EMBER_CUDA_CHECK_LAUNCH("copy");

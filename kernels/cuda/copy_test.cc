@@ -39,6 +39,11 @@ const std::vector<Layout> kLayouts = {
     {{4, 0}, {1, 1}, {1, 1}, 4, 4},               // empty
     {{7, 33}, {0, 1}, {33, 1}, 33, 231},          // a row broadcast
     {{2, 3, 4, 5}, {60, 1, 3, 12}, {60, 20, 5, 1}, 120, 120},
+    // [B, heads, T, 16] heads of a [B, T, 2 * 3 * 16] projection, made contiguous and
+    // back: whole vectors along rows, for every dtype's vector width (16 bytes)
+    {{2, 3, 5, 16}, {480, 16, 96, 1}, {240, 80, 16, 1}, 960, 480},
+    {{2, 3, 5, 16}, {240, 80, 16, 1}, {480, 16, 96, 1}, 480, 960},
+    {{4, 8}, {9, 1}, {8, 1}, 36, 32},  // rows 9 apart: no vectors
 };
 
 // Bytes that hold every dtype's interesting values: random ones, plus floats that

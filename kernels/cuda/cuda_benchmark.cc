@@ -99,6 +99,19 @@ void BM_CopyCastStrided(benchmark::State& state) {  // a transpose, f32 -> f32
 }
 BENCHMARK(BM_CopyCastStrided)->UseManualTime();
 
+// One head-split view of a qkv projection [B, T, 3 C] made contiguous: [B, 12, T, 64]
+// with rows 3 C apart, as attention's q, k and v were before it read them in place.
+void BM_CopyHeads(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t b = 8, t = 1024, h = 12, d = 64;
+  Floats x(b * t * 3 * kC), y(b * t * kC);
+  const Shape shape = {b, h, t, d};
+  const Strides from = {t * 3 * kC, d, 3 * kC, 1}, to = {h * t * d, t * d, d, 1};
+  TimeOnGpu(state, [&] { CopyCast(shape, DType::kF32, x.get(), from, DType::kF32, y.get(), to); });
+  SetBytes(state, 2 * b * t * kC * 4);
+}
+BENCHMARK(BM_CopyHeads)->UseManualTime();
+
 void BM_GeluTanh(benchmark::State& state) {
   if (!HaveGpu(state)) return;
   const int64_t n = kRows * 4 * kC;
@@ -238,13 +251,15 @@ void BM_AttentionBackward(benchmark::State& state) {
   const int64_t n = kHeads * kT * kD;
   Floats q(n), k(n), v(n), y(n), lse(kHeads * kT), dy(n), dq(n), dk(n), dv(n);
   CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get());
+  SetAllowTf32(state.range(0) == 1);
   TimeOnGpu(state, [&] {
     CausalAttentionBackward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get(),
                             dy.get(), dq.get(), dk.get(), dv.get());
   });
+  SetAllowTf32(false);
   SetFlops(state, 4.0 * kHeads * kT * kT * kD);
 }
-BENCHMARK(BM_AttentionBackward)->UseManualTime();
+BENCHMARK(BM_AttentionBackward)->ArgName("tf32")->Arg(0)->Arg(1)->UseManualTime();
 
 void BM_AdamW(benchmark::State& state) {  // all of GPT-2 124M's parameters
   if (!HaveGpu(state)) return;
@@ -269,6 +284,25 @@ void BM_Matmul(benchmark::State& state) {
   SetAllowTf32(false);
   SetFlops(state, 2.0 * m * k * n);
 }
+// The language-model head's three products (logits = X W^T, dX = dL W, dW = dL^T X;
+// X [m, 768], W [50257, 768], dL the logits' gradient) with the logits' rows 50257
+// floats apart (padded 0) or 50304 (padded 1: 16-byte aligned rows, as llm.c pads
+// its vocabulary), on TF32 tensor cores.
+void BM_HeadMatmuls(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t m = kRows, c = kC, v = 50257, ld = state.range(0) == 1 ? 50304 : v;
+  SetAllowTf32(true);
+  Floats x(m * c), w(v * c), logits(m * ld), dx(m * c), dw(v * c);
+  TimeOnGpu(state, [&] {
+    Gemm(DType::kF32, m, c, v, {x.get(), c, 1}, {w.get(), 1, c}, logits.get(), ld, false);
+    Gemm(DType::kF32, m, v, c, {logits.get(), ld, 1}, {w.get(), c, 1}, dx.get(), c, false);
+    Gemm(DType::kF32, v, m, c, {logits.get(), 1, ld}, {x.get(), c, 1}, dw.get(), c, false);
+  });
+  SetAllowTf32(false);
+  SetFlops(state, 3 * 2.0 * m * c * v);
+}
+BENCHMARK(BM_HeadMatmuls)->Arg(0)->Arg(1)->UseManualTime();
+
 BENCHMARK(BM_Matmul)
     ->ArgsProduct({{kRows}, {kC}, {3 * kC}, {1}, {0, 1}})  // qkv
     ->ArgsProduct({{kRows}, {kC}, {4 * kC}, {1}, {0, 1}})  // mlp up

@@ -246,9 +246,9 @@ TYPED_TEST(RowsTest, EmbeddingGathersRowsAndRepeatedIdsSumInOrder) {
 
 // Causal attention: one query, a cache of earlier keys (tq < tk), rows past a CUDA
 // block and past the CPU's blocks of 48 query rows, a width that is no vector's. With
-// `tf32` (CUDA only), f32 heads of d = 64 under SetAllowTf32, whose forward runs on
-// tensor cores: within TF32's rounding (inputs to 10-bit mantissas; 1e-2 is far below
-// what a wrong tile or mask gives) and measurably off f32's result.
+// `tf32` (CUDA only), f32 heads of d = 64 under SetAllowTf32, whose forward and backward
+// run on tensor cores: within TF32's rounding (inputs to 10-bit mantissas; 1e-2 is far
+// below what a wrong tile or mask gives) and measurably off f32's result.
 template <typename B, typename T>
 void CheckCausalAttention(bool tf32 = false) {
   struct Shape {
@@ -261,7 +261,7 @@ void CheckCausalAttention(bool tf32 = false) {
       tf32 ? std::vector<Shape>{{2, 200, 330, 64}, {1, 129, 129, 64}, {3, 1, 300, 64}, {1, 64, 64, 64}}
            : std::vector<Shape>{{2, 1, 1, 4},      {3, 1, 300, 16},   {2, 60, 70, 33},
                                 {4, 300, 300, 8},  {2, 200, 330, 64}, {1, 129, 129, 32}};
-  double y_error = 0;  // the largest |y - y_ref| / (1 + |y_ref|)
+  double y_error = 0, dq_error = 0;  // the largest |y - y_ref| / (1 + |y_ref|), and dq's
   for (const Shape& s : shapes) {
     const std::vector<T> q = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng),
                          k = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
@@ -296,6 +296,8 @@ void CheckCausalAttention(bool tf32 = false) {
       check("y", got_y, b * s.tq * s.d, want.y);
       for (size_t i = 0; i < want.y.size(); ++i) {
         y_error = std::max(y_error, std::fabs(got_y[b * s.tq * s.d + i] - want.y[i]) / (1 + std::fabs(want.y[i])));
+        dq_error =
+            std::max(dq_error, std::fabs(got_dq[b * s.tq * s.d + i] - want.dq[i]) / (1 + std::fabs(want.dq[i])));
       }
       check("lse", got_lse, b * s.tq, want.lse);
       check("dq", got_dq, b * s.tq * s.d, want.dq);
@@ -305,6 +307,7 @@ void CheckCausalAttention(bool tf32 = false) {
   }
   if (tf32) {
     EXPECT_GT(y_error, 1e-5) << "TF32 allowed, but the forward's products are f32's";
+    EXPECT_GT(dq_error, 1e-5) << "TF32 allowed, but the backward's products are f32's";
   }
 }
 
