@@ -198,6 +198,14 @@ TEST(FunctionsTest, Views) {
           return Cat({p[0] * 2.0, p[1] * p[1]}, 1);
         },
         {Leaf({3, 4})});
+  // Views of one tensor that overlap, one of them a strided slice: each later view's
+  // gradient is added into the picked elements of the one before (Picked's add_backward).
+  Check("overlapping views",
+        [](const auto& in) {
+          return Narrow(in[0], 1, 0, 2) * 2.0 + Narrow(in[0], 1, 1, 2) * Narrow(in[0], 1, 1, 2) +
+                 Exp(Slice(in[0], 1, 0, 4, 2));
+        },
+        {Leaf({3, 4})});
   Check("chunk",
         [](const auto& in) {
           const std::vector<Tensor> p = Chunk(in[0], 3, 0);

@@ -4,6 +4,7 @@
 
 #include "autograd/engine.h"
 #include "tensor/creation.h"
+#include "tensor/ops/binary.h"
 #include "tensor/ops/cat.h"
 #include "tensor/ops/reduce.h"
 
@@ -25,15 +26,28 @@ Tensor Reshaped(const char* name, const Tensor& x, const Tensor& out) {
 }
 
 // The gradient of a view that picks some of x's elements: zeros with g written where
-// `pick` (the same view, applied to the gradient) puts them.
+// `pick` (the same view, applied to the gradient) puts them. Where x already has a
+// gradient from another of its views (the pieces of a Split: attention's q, k and v),
+// g is added into that one's picked elements instead: for GPT-2's [B, T, 3 C]
+// projection, one zeroed gradient and two slice additions where each piece made and
+// summed a whole zeroed [B, T, 3 C].
 template <typename Pick>
 Tensor Picked(const char* name, const Tensor& x, Pick pick) {
   const Tensor out = WithoutGrad([&] { return pick(x); });
-  return Recorded(name, x, out, [shape = x.shape(), pick](const Tensor& g) {
-    const Tensor grad = Zeros(shape, g.dtype(), g.device());
-    pick(grad).CopyFrom(g);
-    return grad;
-  });
+  if (!ShouldRecord({x})) return out;
+  return Record(
+      name, out, {x},
+      [shape = x.shape(), pick](const Tensor& g) {
+        const Tensor grad = Zeros(shape, g.dtype(), g.device());
+        pick(grad).CopyFrom(g);
+        return std::vector<Tensor>{grad};
+      },
+      [pick](const Tensor& g, const Tensor& into) {
+        if (into.dtype() != g.dtype()) return false;
+        const Tensor picked = pick(into);
+        picked.CopyFrom(ops::Add(picked, g));
+        return true;
+      });
 }
 
 }  // namespace

@@ -284,24 +284,28 @@ void BM_Matmul(benchmark::State& state) {
   SetAllowTf32(false);
   SetFlops(state, 2.0 * m * k * n);
 }
-// The language-model head's three products (logits = X W^T, dX = dL W, dW = dL^T X;
-// X [m, 768], W [50257, 768], dL the logits' gradient) with the logits' rows 50257
-// floats apart (padded 0) or 50304 (padded 1: 16-byte aligned rows, as llm.c pads
-// its vocabulary), on TF32 tensor cores.
-void BM_HeadMatmuls(benchmark::State& state) {
+// The language-model head's three products on TF32 tensor cores (X [m, 768], W [50257,
+// 768], L the logits and dL their gradient, rows `ld` floats apart: 50257, or padded to
+// 16-byte (50260) or 256-byte (50304, as llm.c pads its vocabulary) multiples):
+// product 0 L = X W^T, 1 dX = dL W, 2 dW = dL^T X.
+void BM_HeadMatmul(benchmark::State& state) {
   if (!HaveGpu(state)) return;
-  const int64_t m = kRows, c = kC, v = 50257, ld = state.range(0) == 1 ? 50304 : v;
+  const int64_t m = 2 * kRows, c = kC, product = state.range(0), ld = state.range(1), v = state.range(2);
   SetAllowTf32(true);
-  Floats x(m * c), w(v * c), logits(m * ld), dx(m * c), dw(v * c);
+  Floats x(m * c), w(v * c), logits(m * ld), out(v * c);
   TimeOnGpu(state, [&] {
-    Gemm(DType::kF32, m, c, v, {x.get(), c, 1}, {w.get(), 1, c}, logits.get(), ld, false);
-    Gemm(DType::kF32, m, v, c, {logits.get(), ld, 1}, {w.get(), c, 1}, dx.get(), c, false);
-    Gemm(DType::kF32, v, m, c, {logits.get(), 1, ld}, {x.get(), c, 1}, dw.get(), c, false);
+    if (product == 0) Gemm(DType::kF32, m, c, v, {x.get(), c, 1}, {w.get(), 1, c}, logits.get(), ld, false);
+    if (product == 1) Gemm(DType::kF32, m, v, c, {logits.get(), ld, 1}, {w.get(), c, 1}, out.get(), c, false);
+    if (product == 2) Gemm(DType::kF32, v, m, c, {logits.get(), 1, ld}, {x.get(), c, 1}, out.get(), c, false);
   });
   SetAllowTf32(false);
-  SetFlops(state, 3 * 2.0 * m * c * v);
+  SetFlops(state, 2.0 * m * c * v);
 }
-BENCHMARK(BM_HeadMatmuls)->Arg(0)->Arg(1)->UseManualTime();
+BENCHMARK(BM_HeadMatmul)
+    ->ArgNames({"product", "ld", "vocab"})
+    ->ArgsProduct({{0, 1, 2}, {50257, 50304}, {50257}})
+    ->ArgsProduct({{0, 1, 2}, {50304}, {50304}})
+    ->UseManualTime();
 
 BENCHMARK(BM_Matmul)
     ->ArgsProduct({{kRows}, {kC}, {3 * kC}, {1}, {0, 1}})  // qkv
