@@ -16,18 +16,16 @@ void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strid
       using D = typename decltype(dst_tag)::type;
       const S* in = static_cast<const S*>(src);
       D* out = static_cast<D*>(dst);
-      internal::ForEachRow(loop, 0, loop.rows(),
-                           [&](const auto& offset, int64_t n, const auto& step) {
-                             const int64_t a = offset[0], b = offset[1], sa = step[0], sb = step[1];
-                             if constexpr (std::is_same_v<S, D>) {
-                               if (sa == 1 && sb == 1) {
-                                 std::memcpy(out + b, in + a, n * sizeof(D));
-                                 return;
-                               }
-                             }
-                             for (int64_t i = 0; i < n; ++i)
-                               out[b + i * sb] = Convert<D>(in[a + i * sa]);
-                           });
+      internal::ParallelForLoop(loop, [&](const auto& offset, int64_t n, const auto& step) {
+        const int64_t a = offset[0], b = offset[1], sa = step[0], sb = step[1];
+        if constexpr (std::is_same_v<S, D>) {
+          if (sa == 1 && sb == 1) {
+            std::memcpy(out + b, in + a, n * sizeof(D));
+            return;
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) out[b + i * sb] = Convert<D>(in[a + i * sa]);
+      });
     });
   });
 }
@@ -39,10 +37,9 @@ void Fill(IntSpan shape, DType dtype, void* dst, IntSpan strides, const Scalar& 
     using T = typename decltype(tag)::type;
     const T v = value.to<T>();
     T* out = static_cast<T*>(dst);
-    internal::ForEachRow(loop, 0, loop.rows(),
-                         [&](const auto& offset, int64_t n, const auto& step) {
-                           for (int64_t i = 0; i < n; ++i) out[offset[0] + i * step[0]] = v;
-                         });
+    internal::ParallelForLoop(loop, [&](const auto& offset, int64_t n, const auto& step) {
+      for (int64_t i = 0; i < n; ++i) out[offset[0] + i * step[0]] = v;
+    });
   });
 }
 

@@ -11,7 +11,8 @@ namespace ember::kernels::cpu {
 // src: elements of src_dtype at src + sum(i[d] * src_strides[d]) (strides in elements;
 //      0 where src is broadcast).
 // dst: elements of dst_dtype at dst + sum(i[d] * dst_strides[d]); overwritten.
-// dst must not overlap src unless both describe the very same elements.
+// dst must not overlap src unless both describe the very same elements. Large copies
+// are split across the pool (internal/strided.h: ParallelForLoop), as are fills.
 void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides, DType dst_dtype,
               void* dst, IntSpan dst_strides);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -92,6 +93,49 @@ TEST(CopyCastTest, ContiguousSameDTypeIsAByteCopy) {
   CopyCast(shape, DType::kF32, src.data(), ContiguousStrides(shape), DType::kF32, dst.data(),
            ContiguousStrides(shape));
   EXPECT_EQ(0, std::memcmp(src.data(), dst.data(), sizeof(float) * 6));
+}
+
+// Copies big enough to be split across threads (the pool's grain is 32768 elements):
+// by rows, within one merged row, from a broadcast row, into a strided view, with and
+// without a conversion; on 3 threads so that chunks end mid-row and mid-buffer.
+TEST(CopyCastTest, CopiesSplitAcrossThreadsMatchTheElementwiseCopy) {
+  const int threads = NumThreads();
+  SetNumThreads(3);
+  std::mt19937 rng(11);
+  const int64_t rows = 257, cols = 1031;
+  const std::unique_ptr<float[]> src = RandomValues<float>(rng, rows * cols * 2);
+  struct Case {
+    const char* name;
+    Shape shape;
+    Strides src_strides, dst_strides;
+  };
+  const Case cases[] = {
+      {"contiguous (one merged row)", {rows, cols}, {cols, 1}, {cols, 1}},
+      {"every other source column", {rows, cols}, {2 * cols, 2}, {cols, 1}},
+      {"a broadcast row (a bias)", {rows, cols}, {0, 1}, {cols, 1}},
+      {"transposed", {cols, rows}, {1, cols}, {rows, 1}},
+      {"into every other element", {rows * cols}, {1}, {2}},
+  };
+  for (const Case& c : cases) {
+    const int64_t span = SpanElements(c.shape, c.dst_strides);
+    std::vector<float> dst(span, -1.0f), expected(span, -1.0f);
+    std::vector<double> converted(span, -1.0);
+    for (NdIndexIterator it(c.shape); !it.done(); it.Next()) {
+      const float v = src[FlatIndex(it.index(), c.src_strides)];
+      expected[FlatIndex(it.index(), c.dst_strides)] = v;
+      converted[FlatIndex(it.index(), c.dst_strides)] = v;
+    }
+    CopyCast(c.shape, DType::kF32, src.get(), c.src_strides, DType::kF32, dst.data(), c.dst_strides);
+    EXPECT_EQ(dst, expected) << c.name;
+    std::vector<double> wide(span, -1.0);
+    CopyCast(c.shape, DType::kF32, src.get(), c.src_strides, DType::kF64, wide.data(), c.dst_strides);
+    EXPECT_EQ(wide, converted) << c.name << ", to f64";
+    std::vector<float> filled(span, -1.0f), filled_expected(span, -1.0f);
+    for (NdIndexIterator it(c.shape); !it.done(); it.Next()) filled_expected[FlatIndex(it.index(), c.dst_strides)] = 2.5f;
+    Fill(c.shape, DType::kF32, filled.data(), c.dst_strides, 2.5);
+    EXPECT_EQ(filled, filled_expected) << c.name << ", filled";
+  }
+  SetNumThreads(threads);
 }
 
 TEST(FillTest, WritesOnlyTheViewsElements) {

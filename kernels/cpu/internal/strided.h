@@ -82,27 +82,19 @@ void ForEachRow(const StridedLoop<N>& loop, int64_t row_begin, int64_t row_end, 
   }
 }
 
-// Runs row(offsets, n, steps) over every row of `shape` for N inputs with the given
-// strides and a contiguous output (operand N, inner stride 1), split across the pool
-// (one unit of work per element): by rows, or within the one row when everything
-// merged into one. offsets[k] is operand k's offset (in elements) of the row's first
-// element, steps[k] its stride along the row.
+// Runs row(offsets, n, steps) over every row of `loop`, split across the pool (one
+// unit of work per element): by rows, or within the one row when everything merged
+// into one. offsets[k] is operand k's offset (in elements) of the row's first element,
+// steps[k] its stride along the row.
 template <size_t N, typename RowBody>
-void ParallelForRows(IntSpan shape, const std::array<IntSpan, N>& strides, const RowBody& row) {
-  const int64_t numel = NumElements(shape);
-  if (numel == 0) return;
-  const Strides out_strides = ContiguousStrides(shape);
-  std::array<IntSpan, N + 1> all;
-  for (size_t k = 0; k < N; ++k) all[k] = strides[k];
-  all[N] = out_strides;
-  const auto loop = Coalesce<N + 1>(shape, all);
+void ParallelForLoop(const StridedLoop<N>& loop, const RowBody& row) {
   const int64_t length = loop.row_length(), rows = loop.rows();
   if (rows == 1) {
-    std::array<int64_t, N + 1> step;
-    for (size_t k = 0; k <= N; ++k) step[k] = loop.strides[k][0];
+    std::array<int64_t, N> step;
+    for (size_t k = 0; k < N; ++k) step[k] = loop.strides[k][0];
     ParallelForWork(length, 1, [&](int64_t begin, int64_t end) {
-      std::array<int64_t, N + 1> offset;
-      for (size_t k = 0; k <= N; ++k) offset[k] = begin * step[k];
+      std::array<int64_t, N> offset;
+      for (size_t k = 0; k < N; ++k) offset[k] = begin * step[k];
       row(offset, end - begin, step);
     });
     return;
@@ -112,6 +104,18 @@ void ParallelForRows(IntSpan shape, const std::array<IntSpan, N>& strides, const
       row(offset, n, step);
     });
   });
+}
+
+// ParallelForLoop over every element of `shape` for N inputs with the given strides
+// and a contiguous output (operand N, inner stride 1).
+template <size_t N, typename RowBody>
+void ParallelForRows(IntSpan shape, const std::array<IntSpan, N>& strides, const RowBody& row) {
+  if (NumElements(shape) == 0) return;
+  const Strides out_strides = ContiguousStrides(shape);
+  std::array<IntSpan, N + 1> all;
+  for (size_t k = 0; k < N; ++k) all[k] = strides[k];
+  all[N] = out_strides;
+  ParallelForLoop(Coalesce<N + 1>(shape, all), row);
 }
 
 }  // namespace ember::kernels::cpu::internal
