@@ -60,9 +60,8 @@ std::unique_ptr<ThreadPool>& PoolSlot() {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) {
+ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {
   EMBER_CHECK(num_threads >= 1, "thread pool: need at least 1 thread, got ", num_threads);
-  for (int w = 0; w + 1 < num_threads; ++w) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -135,6 +134,9 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     for (int64_t begin = 0; begin < n; begin += loop.chunk_size) fn(begin, std::min(n, begin + loop.chunk_size));
     in_parallel_region = false;
     return;
+  }
+  if (workers_.empty()) {
+    for (int w = 0; w + 1 < num_threads_; ++w) workers_.emplace_back([this] { WorkerLoop(); });
   }
   uint32_t generation;
   {
