@@ -102,13 +102,13 @@ std::map<std::string, Tensor> ZeroAdamW::StateDict() const {
     out[absl::StrCat("group.", g, ".lr")] = Full({}, groups_[g].lr, DType::kF64);
   }
   if (step_ == 0) return out;
-  const Tensor gathered = Empty({group_.size() * shard_}, DType::kF32, exp_avg_.device());
+  // Each moment gathered once; the entries are views of it (copies would double it).
   for (const auto& [name, shard] :
        {std::pair<const char*, Tensor>{"exp_avg", exp_avg_}, {"exp_avg_sq", exp_avg_sq_}}) {
+    const Tensor gathered = Empty({group_.size() * shard_}, DType::kF32, exp_avg_.device());
     group_.AllGather(shard, gathered);
     for (size_t i = 0; i < params_.size(); ++i) {
-      out[absl::StrCat(i, ".", name)] =
-          gathered.Narrow(0, offsets_[i], params_[i].numel()).View(params_[i].shape()).Clone();
+      out[absl::StrCat(i, ".", name)] = gathered.Narrow(0, offsets_[i], params_[i].numel()).View(params_[i].shape());
     }
   }
   for (size_t i = 0; i < params_.size(); ++i)

@@ -60,7 +60,7 @@ std::map<std::string, Tensor> Optimizer::StateDict() const {
     if (states_[i].step == 0) continue;
     out[absl::StrCat(i, ".step")] = Full({}, states_[i].step, DType::kI64);
     for (const auto& [name, buffer] : states_[i].buffers) {
-      out[absl::StrCat(i, ".", name)] = buffer.Clone();
+      out[absl::StrCat(i, ".", name)] = buffer;
     }
   }
   return out;
