@@ -19,6 +19,31 @@
 namespace ember::kernels::cpu {
 namespace {
 
+// The threads of this process (Linux: one entry per thread in /proc/self/task).
+int ProcessThreads() {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++count;
+  }
+  return count;
+}
+
+// First in this file, so that no earlier test's threads are still exiting.
+TEST(ThreadPoolTest, WorkersStartWithTheFirstLoopThatSplits) {
+  const int before = ProcessThreads();
+  ThreadPool pool(3);
+  EXPECT_EQ(pool.num_threads(), 3);
+  int64_t covered = 0;
+  for (int i = 0; i < 10; ++i) pool.ParallelFor(100, 100, [&](int64_t b, int64_t e) { covered += e - b; });
+  EXPECT_EQ(covered, 1000);
+  EXPECT_EQ(ProcessThreads(), before) << "loops of one chunk started workers";
+  std::atomic<int64_t> total{0};
+  pool.ParallelFor(100, 1, [&](int64_t b, int64_t e) { total += e - b; });
+  EXPECT_EQ(total.load(), 100);
+  EXPECT_EQ(ProcessThreads(), before + 2);
+}
+
 TEST(ThreadPoolTest, CoversTheRangeOnceInEqualChunks) {
   for (int threads : {1, 2, 3, 8}) {
     ThreadPool pool(threads);
@@ -186,30 +211,6 @@ TEST(ThreadPoolTest, EveryChunkRunsInTheCallersFpMode) {
     EXPECT_EQ(ids.size(), 2u);
     EXPECT_EQ(modes, std::vector<uint32_t>(2, caller)) << "flushed " << flushed;
   }
-}
-
-// The threads of this process (Linux: one entry per thread in /proc/self/task).
-int ProcessThreads() {
-  int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    (void)entry;
-    ++count;
-  }
-  return count;
-}
-
-TEST(ThreadPoolTest, WorkersStartWithTheFirstLoopThatSplits) {
-  const int before = ProcessThreads();
-  ThreadPool pool(3);
-  EXPECT_EQ(pool.num_threads(), 3);
-  int64_t covered = 0;
-  for (int i = 0; i < 10; ++i) pool.ParallelFor(100, 100, [&](int64_t b, int64_t e) { covered += e - b; });
-  EXPECT_EQ(covered, 1000);
-  EXPECT_EQ(ProcessThreads(), before) << "loops of one chunk started workers";
-  std::atomic<int64_t> total{0};
-  pool.ParallelFor(100, 1, [&](int64_t b, int64_t e) { total += e - b; });
-  EXPECT_EQ(total.load(), 100);
-  EXPECT_EQ(ProcessThreads(), before + 2);
 }
 
 TEST(ThreadPoolTest, DefaultPoolCanBeResized) {
