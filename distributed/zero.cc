@@ -108,7 +108,8 @@ std::map<std::string, Tensor> ZeroAdamW::StateDict() const {
     const Tensor gathered = Empty({group_.size() * shard_}, DType::kF32, exp_avg_.device());
     group_.AllGather(shard, gathered);
     for (size_t i = 0; i < params_.size(); ++i) {
-      out[absl::StrCat(i, ".", name)] = gathered.Narrow(0, offsets_[i], params_[i].numel()).View(params_[i].shape());
+      out[absl::StrCat(i, ".", name)] =
+          gathered.Narrow(0, offsets_[i], params_[i].numel()).View(params_[i].shape());
     }
   }
   for (size_t i = 0; i < params_.size(); ++i)

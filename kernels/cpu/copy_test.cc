@@ -131,7 +131,9 @@ TEST(CopyCastTest, CopiesSplitAcrossThreadsMatchTheElementwiseCopy) {
     CopyCast(c.shape, DType::kF32, src.get(), c.src_strides, DType::kF64, wide.data(), c.dst_strides);
     EXPECT_EQ(wide, converted) << c.name << ", to f64";
     std::vector<float> filled(span, -1.0f), filled_expected(span, -1.0f);
-    for (NdIndexIterator it(c.shape); !it.done(); it.Next()) filled_expected[FlatIndex(it.index(), c.dst_strides)] = 2.5f;
+    for (NdIndexIterator it(c.shape); !it.done(); it.Next()) {
+      filled_expected[FlatIndex(it.index(), c.dst_strides)] = 2.5f;
+    }
     Fill(c.shape, DType::kF32, filled.data(), c.dst_strides, 2.5);
     EXPECT_EQ(filled, filled_expected) << c.name << ", filled";
   }

@@ -1,8 +1,8 @@
 #include "kernels/cpu/thread_pool.h"
 
 #include <atomic>
-#include <filesystem>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
