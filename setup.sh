@@ -7,6 +7,7 @@ cd "$(dirname "$0")"
 
 packages=(
   bazel-bootstrap bazel-rules-java g++ pkg-config   # Bazel 4.2.3 and the toolchain
+  clang-format                                      # tools/ci/format.sh
   libabsl-dev libhwy-dev libeigen3-dev libre2-dev zlib1g-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev        # tests and benchmarks
   libopenblas-dev                                   # a benchmark's comparator

@@ -47,10 +47,9 @@ void SetFlops(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
 // several threads, so that the next row does not share the cores with them. OpenBLAS's
 // workers spin for 2^28 cycles of the time-stamp counter after a call before they
 // sleep: on a 2-vCPU Intel Xeon (Emerald Rapids, 2.3 GHz), a whole core for 115 ms
-// after each sgemm. Interleaved with them, the next row shared a vCPU with a spinning
-// thread for its first 115 ms: at 2 threads, 256 x 3072 x 768 read 212 GFLOP/s for
-// ember and 200 for OpenBLAS, where runs of one library alone read 246-279 and 273-279,
-// and README's 2-thread ratios spread over 0.82-1.21.
+// after each sgemm. Interleaved with them, the next row would share a vCPU with a
+// spinning thread for its first 115 ms, and both libraries' multi-threaded rows would
+// read low by whatever share of the time that is.
 void WaitForIdleThreads() {
   const auto cpu_seconds = [] {
     timespec t;

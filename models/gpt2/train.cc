@@ -181,12 +181,11 @@ double BitsPerByte(double loss, const data::TokenShard& val, int64_t tokens, con
 
 // The main job on each device: the defaults of the flags that shape the run. On 2 CPU
 // cores, the demo model for 1,800 steps of 32 x 64 tokens (chosen from runs of equal
-// time; README's "Two commands" lists them). A GPU has some hundred times that
+// time; docs/getting-started.md says which). A GPU has some hundred times that
 // arithmetic, so there the model grows to nanoGPT's Shakespeare shape (the small preset:
 // 6 layers x 384, 256 positions) with its batch (64 x 256), learning rate (1e-3 to 1e-4)
 // and dropout (0.2): 2,000 steps see Brown's 1.4M training tokens about 24 times, which
-// without dropout would overfit. On an H200 a step takes 0.052 s: 2,000 in under two
-// minutes.
+// without dropout would overfit.
 struct MainJob {
   const char* model;
   int64_t batch_size, seq_len, steps, warmup_steps;

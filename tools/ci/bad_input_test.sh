@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Every binary's bad input, as README's "When something is wrong" table lists it: each
+# Every binary's bad input, as the table of docs/troubleshooting.md lists it: each
 # row's command is run here, on small files made below, and must exit with the row's code
 # and print the row's message as its last line on stderr. The table is the test's data,
-# so README and the binaries cannot drift apart.
+# so the docs and the binaries cannot drift apart.
 set -uo pipefail
 source base/expect.sh
 runfiles="$PWD"
@@ -47,6 +47,6 @@ while IFS= read -r line; do
   expect "${target##*:} $flags: exit code" "$code" "$got"
   expect "${target##*:} $flags: message" "$message" "$(tail -n 1 stderr.txt)"
   rows=$((rows + 1))
-done < <(sed -n '/^<!-- bad input: begin -->$/,/^<!-- bad input: end -->$/p' "$runfiles/README.md" | grep '^| `//')
-expect "rows run (README's table)" "ok" "$([ "$rows" -ge 40 ] && echo ok || echo "only $rows")"
+done < <(sed -n '/^<!-- bad input: begin -->$/,/^<!-- bad input: end -->$/p' "$runfiles/docs/troubleshooting.md" | grep '^| `//')
+expect "rows run (docs/troubleshooting.md)" "ok" "$([ "$rows" -ge 40 ] && echo ok || echo "only $rows")"
 expect_done

@@ -4,12 +4,13 @@
 # everything again optimised (-O3: the vectorised paths differ) and under
 # AddressSanitizer and UndefinedBehaviorSanitizer together, every libFuzzer target for
 # a few seconds (tools/ci/fuzz.sh), the CUDA targets built with nvcc (when a toolkit is
-# installed; their tests skip without a GPU), and the consumer workspace in
-# examples/consumer that depends on @ember//tensor alone. Ends with one line
+# installed; their tests skip without a GPU), the docs' links and names
+# (tools/ci/docs.sh), the formatting (tools/ci/format.sh), and the consumer workspace in
+# examples/consumer that depends on @ember//tensor and @ember//tokenizer. Ends with one line
 # "components: N passed, M failed" and exits non-zero if anything failed.
 #
 #   tools/ci/components.sh              # everything
-#   tools/ci/components.sh tensor base  # only these components (no sanitizers, fuzzing or consumer)
+#   tools/ci/components.sh tensor base  # only these components (no sanitizers, fuzzing, docs, format or consumer)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -56,6 +57,7 @@ if [ $# -eq 0 ]; then
   else
     echo "SKIP  cuda              (no CUDA toolkit at ${CUDA_PATH:-/usr/local/cuda})"
   fi
+  run docs tools/ci/docs.sh
   run consumer bash -c 'cd examples/consumer && bazel test //... && bazel run //:hello'
 fi
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tokenizer speed table in README: encode_ordinary of one file by ember
+# The tokenizer speed table of docs/perf/tokenizer.md: encode_ordinary of one file by ember
 # (`tokenize count --timing`, 1 thread and every core), tiktoken (its npm build: OpenAI's
 # Rust core as WASM, run by node, 1 thread) and, when QUICKTOK_DIR names a quicktok
 # checkout built with its own Makefile (`make lib bench-tools`), quicktok's

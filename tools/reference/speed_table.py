@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""README's speed tables, in one command: builds ember, then runs ember, PyTorch 1.13
+"""The speed tables of docs/perf/cpu.md, in one command: builds ember, then runs ember, PyTorch 1.13
 and (when --llmc names a built llm.c checkout) llm.c's train_gpt2 alternately on the
 same workloads, and prints the tables in Markdown with the ratios.
 
