@@ -15,6 +15,7 @@
 #include "tensor/ops/matmul.h"
 #include "tensor/ops/reduce.h"
 #include "tensor/ops/softmax.h"
+#include "tensor/ops/unary.h"
 
 namespace ember::autograd {
 
@@ -146,6 +147,27 @@ Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_
                  result = std::move(result)](const Tensor& g) {
                   return std::vector<Tensor>{ops::CrossEntropyBackward(
                       rows, targets, result, g.item<double>(), ignore_index)};
+                });
+}
+
+Tensor BinaryCrossEntropyWithLogits(const Tensor& logits, const Tensor& targets) {
+  EMBER_CHECK(logits.shape() == targets.shape() && logits.dtype() == targets.dtype(),
+              "binary_cross_entropy_with_logits: logits ", ShapeToString(logits.shape()), " ",
+              DTypeName(logits.dtype()), " and targets ", ShapeToString(targets.shape()), " ",
+              DTypeName(targets.dtype()), " must match");
+  const Tensor& x = logits;
+  const Tensor& y = targets;
+  const Tensor loss = WithoutGrad([&] {
+    return ops::Mean(ops::Add(ops::Sub(ops::Relu(x), ops::Mul(x, y)),
+                              ops::Log(ops::Add(ops::Exp(ops::Neg(ops::Abs(x))), 1.0))));
+  });
+  if (!ShouldRecord({x, y})) return loss;
+  const double n = static_cast<double>(x.numel());
+  return Record("binary_cross_entropy_with_logits", loss, {x, y},
+                [x = Detach(x), y = Detach(y), n](const Tensor& g) {
+                  const Tensor scale = ops::Div(g, n);
+                  return std::vector<Tensor>{ops::Mul(ops::Sub(ops::Sigmoid(x), y), scale),
+                                             ops::Mul(ops::Neg(x), scale)};
                 });
 }
 

@@ -2,13 +2,14 @@
 #define EMBER_AUTOGRAD_FUNCTIONAL_H_
 
 // Differentiable neural-network functions (as torch.nn.functional): matmul, softmax,
-// layer norm, embedding, cross entropy, dropout, causal attention. The fused ones are
+// layer norm, embedding, cross entropies, dropout, causal attention. The fused ones are
 // one node each with a hand-written backward kernel (tensor/ops).
 
 #include <cstdint>
 
 #include "tensor/random.h"
 #include "tensor/ops/conv.h"
+#include "tensor/ops/pool.h"
 #include "tensor/tensor.h"
 
 namespace ember::autograd {
@@ -46,6 +47,12 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids);
 // that are not ignore_index (NaN when there are none, as PyTorch).
 Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
 
+// Mean binary cross entropy of logits x against targets y of the same shape
+// (torch.nn.functional.binary_cross_entropy_with_logits), in the stable form
+//   loss = mean(max(x, 0) - x y + log(1 + exp(-|x|))),
+// one node: dx = (sigmoid(x) - y) / N, dy = -x / N.
+Tensor BinaryCrossEntropyWithLogits(const Tensor& logits, const Tensor& targets);
+
 // Zeroes each element with probability p and scales the rest by 1 / (1 - p) while
 // training; x itself otherwise. The mask is drawn from `gen` and kept for backward.
 Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen = DefaultGenerator());
@@ -53,7 +60,7 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen = Defaul
 // softmax(q k^T / sqrt(d) + causal mask) v for q [..., Tq, d] and k, v [..., Tk, d],
 // Tq <= Tk: the queries are the last Tq of the Tk positions (the others are earlier
 // positions' keys and values, as a key/value cache holds them), so query i, at position
-// Tk - Tq + i, attends to keys j <= Tk - Tq + i. One fused node (kernels/cpu/attention.h);
+// Tk - Tq + i, attends to keys j <= Tk - Tq + i. One fused node (kernels/attention.h);
 // autograd's tests check it against the composite of Matmul, MaskedFill and Softmax.
 Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v);
 

@@ -290,6 +290,13 @@ TEST(FunctionsTest, CrossEntropy) {
   EXPECT_THROW(CrossEntropy(Leaf({4, 5}), FromList({1, 2}, DType::kI64)), Error);
 }
 
+TEST(FunctionsTest, BinaryCrossEntropyWithLogits) {
+  Check("binary_cross_entropy_with_logits",
+        [](const auto& in) { return BinaryCrossEntropyWithLogits(in[0], in[1]); },
+        {Leaf({3, 4}, -4, 4), Leaf({3, 4}, 0, 1)});
+  EXPECT_THROW(BinaryCrossEntropyWithLogits(Leaf({3, 4}), Leaf({4, 3})), Error);
+}
+
 TEST(FunctionsTest, Dropout) {
   // The same seed each call gives the same mask, so differences see one function.
   auto f = [](const std::vector<Tensor>& in) {

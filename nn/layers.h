@@ -12,6 +12,7 @@
 
 #include "nn/module.h"
 #include "tensor/ops/conv.h"
+#include "tensor/ops/pool.h"
 #include "tensor/random.h"
 
 namespace ember::nn {

@@ -5,7 +5,6 @@
 #include "tensor/creation.h"
 #include "tensor/ops/binary.h"
 #include "tensor/ops/reduce.h"
-#include "tensor/ops/unary.h"
 
 namespace ember::nn {
 
@@ -56,23 +55,7 @@ Tensor NllLoss(const Tensor& log_probs, const Tensor& targets, int64_t ignore_in
 }
 
 Tensor BceWithLogitsLoss(const Tensor& logits, const Tensor& targets) {
-  EMBER_CHECK(logits.shape() == targets.shape() && logits.dtype() == targets.dtype(),
-              "binary_cross_entropy_with_logits: logits ", ShapeToString(logits.shape()), " ",
-              DTypeName(logits.dtype()), " and targets ", ShapeToString(targets.shape()), " ",
-              DTypeName(targets.dtype()), " must match");
-  const Tensor x = logits, y = targets;
-  const Tensor loss = ag::WithoutGrad([&] {
-    return ops::Mean(ops::Add(ops::Sub(ops::Relu(x), ops::Mul(x, y)),
-                              ops::Log(ops::Add(ops::Exp(ops::Neg(ops::Abs(x))), 1.0))));
-  });
-  if (!ag::ShouldRecord({x, y})) return loss;
-  const double n = static_cast<double>(x.numel());
-  return ag::Record("binary_cross_entropy_with_logits", loss, {x, y},
-                    [x = ag::Detach(x), y = ag::Detach(y), n](const Tensor& g) {
-                      const Tensor scale = ops::Div(g, n);
-                      return std::vector<Tensor>{ops::Mul(ops::Sub(ops::Sigmoid(x), y), scale),
-                                                 ops::Mul(ops::Neg(x), scale)};  // d/dy = -x / N
-                    });
+  return ag::BinaryCrossEntropyWithLogits(logits, targets);
 }
 
 }  // namespace ember::nn

@@ -140,26 +140,26 @@ decltype(auto) VisitDType(DType dtype, Fn&& fn) {
   EMBER_THROW("unknown dtype ", static_cast<int>(dtype));
 }
 
-// Converts one element between the C++ types of two dtypes, as a cast in PyTorch:
-// - to bf16/f16: through float, rounding to nearest even (so a double is rounded
-//   twice, as in PyTorch);
+// nvcc compiles this header into the CUDA kernels too; what both sides share is marked.
+#ifdef __CUDACC__
+#define EMBER_HOST_DEVICE __host__ __device__
+#else
+#define EMBER_HOST_DEVICE
+#endif
+
+// A cast between two C++ number types (not the halves), as a cast in PyTorch:
 // - to bool: value != 0;
 // - float to integer: truncates toward zero, saturating at the integer's range, and
 //   NaN gives 0 (C++ leaves out-of-range casts undefined; this keeps them defined);
 // - integer to narrower integer: wraps modulo 2^bits.
+// Convert below on the host and the CUDA kernels' Cast (kernels/cuda/internal/
+// device.cu.h) both go through it.
 template <typename To, typename From>
-To Convert(From value) {
-  constexpr bool kFromHalf = std::is_same_v<From, BFloat16> || std::is_same_v<From, Float16>;
-  if constexpr (std::is_same_v<To, From>) {
-    return value;
-  } else if constexpr (kFromHalf) {
-    return Convert<To>(value.ToFloat());
-  } else if constexpr (std::is_same_v<To, BFloat16> || std::is_same_v<To, Float16>) {
-    return To::FromFloat(static_cast<float>(value));
-  } else if constexpr (std::is_same_v<To, bool>) {
+EMBER_HOST_DEVICE To NumberCast(From value) {
+  if constexpr (std::is_same_v<To, bool>) {
     return value != From(0);
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    if (std::isnan(value)) return 0;
+    if (value != value) return 0;  // NaN
     // (From)max may round up past max (2^63 for int64): >= catches that too.
     if (value >= static_cast<From>(std::numeric_limits<To>::max())) {
       return std::numeric_limits<To>::max();
@@ -170,6 +170,24 @@ To Convert(From value) {
     return static_cast<To>(value);
   } else {
     return static_cast<To>(value);
+  }
+}
+
+// Converts one element between the C++ types of two dtypes, as a cast in PyTorch:
+// - to bf16/f16: through float, rounding to nearest even (so a double is rounded
+//   twice, as in PyTorch);
+// - between the other types: NumberCast.
+template <typename To, typename From>
+To Convert(From value) {
+  constexpr bool kFromHalf = std::is_same_v<From, BFloat16> || std::is_same_v<From, Float16>;
+  if constexpr (std::is_same_v<To, From>) {
+    return value;
+  } else if constexpr (kFromHalf) {
+    return Convert<To>(value.ToFloat());
+  } else if constexpr (std::is_same_v<To, BFloat16> || std::is_same_v<To, Float16>) {
+    return To::FromFloat(static_cast<float>(value));
+  } else {
+    return NumberCast<To>(value);
   }
 }
 

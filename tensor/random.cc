@@ -3,10 +3,10 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/cpu/random.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/random.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/philox.h"
+#include "kernels/twins.h"
 
 namespace ember {
 
@@ -86,7 +86,7 @@ Tensor Generate(IntSpan shape, DType dtype, Draw&& draw) {
 // offset + i, or + 2i for f64), which is where drawing them one after another would
 // take it; the generator then moves past them. The one switch on the device type.
 Tensor Rand(IntSpan shape, Generator& gen, DType dtype, Device device) {
-  const int bits = kernels::cpu::UniformBits(dtype);
+  const int bits = kernels::UniformBits(dtype);
   Tensor t = Empty(shape, dtype, device);
   switch (device.type) {
     case DeviceType::kCpu:
@@ -94,7 +94,7 @@ Tensor Rand(IntSpan shape, Generator& gen, DType dtype, Device device) {
       break;
     case DeviceType::kCuda:
       kernels::cuda::UseDevice(device.index);
-      kernels::cuda::UniformFill(dtype, t.numel(), gen.seed(), gen.offset(), t.raw_data());
+      EMBER_CUDA_KERNEL(UniformFill)(dtype, t.numel(), gen.seed(), gen.offset(), t.raw_data());
       break;
     case DeviceType::kMeta:
       break;  // no values, but the stream moves on as it would for them
@@ -105,7 +105,7 @@ Tensor Rand(IntSpan shape, Generator& gen, DType dtype, Device device) {
 
 Tensor Uniform(IntSpan shape, double low, double high, Generator& gen, DType dtype) {
   EMBER_CHECK(low <= high, "uniform: low ", low, " is greater than high ", high);
-  const int bits = kernels::cpu::UniformBits(dtype);
+  const int bits = kernels::UniformBits(dtype);
   return Generate(shape, dtype, [&] { return low + (high - low) * gen.NextUniform(bits); });
 }
 
@@ -113,7 +113,7 @@ Tensor Randn(IntSpan shape, Generator& gen, DType dtype) { return Normal(shape, 
 
 Tensor Normal(IntSpan shape, double mean, double std, Generator& gen, DType dtype) {
   EMBER_CHECK(std >= 0, "normal: std must be non-negative, got ", std);
-  kernels::cpu::UniformBits(dtype);  // checks the dtype
+  kernels::UniformBits(dtype);  // checks the dtype
   // Box-Muller: u1 in (0, 1], u2 in [0, 1) give two independent N(0, 1) values
   //   r = sqrt(-2 ln u1), z0 = r cos(2 pi u2), z1 = r sin(2 pi u2).
   bool have_spare = false;
@@ -142,7 +142,7 @@ void CheckRange(const char* op, int64_t numel, int64_t begin, int64_t end) {
 Tensor UniformRange(int64_t numel, int64_t begin, int64_t end, double low, double high, Generator& gen,
                     DType dtype) {
   CheckRange("uniform_range", numel, begin, end);
-  const uint64_t base = gen.offset(), words = kernels::PhiloxWordsPer(kernels::cpu::UniformBits(dtype));
+  const uint64_t base = gen.offset(), words = kernels::PhiloxWordsPer(kernels::UniformBits(dtype));
   gen.set_offset(base + static_cast<uint64_t>(begin) * words);
   Tensor t = Uniform({end - begin}, low, high, gen, dtype);
   gen.set_offset(base + static_cast<uint64_t>(numel) * words);

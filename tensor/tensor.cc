@@ -7,9 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "kernels/cpu/copy.h"
+#include "kernels/copy.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/twins.h"
 
 namespace ember {
 namespace {
@@ -428,7 +429,7 @@ const Tensor& Tensor::Fill(const Scalar& value) const {
       break;
     case DeviceType::kCuda:
       kernels::cuda::UseDevice(device().index);
-      kernels::cuda::Fill(shape(), dtype(), raw_data(), strides(), value);
+      EMBER_CUDA_KERNEL(Fill)(shape(), dtype(), raw_data(), strides(), value);
       break;
     case DeviceType::kMeta:
       ThrowMetaHasNoData("fill");
@@ -475,7 +476,7 @@ const Tensor& Tensor::CopyFrom(const Tensor& src) const {
       break;
     case DeviceType::kCuda:
       kernels::cuda::UseDevice(device().index);
-      kernels::cuda::CopyCast(shape(), from.dtype(), from.raw_data(), from.strides(), dtype(),
+      EMBER_CUDA_KERNEL(CopyCast)(shape(), from.dtype(), from.raw_data(), from.strides(), dtype(),
                               raw_data(), strides());
       break;
     case DeviceType::kMeta:

@@ -1,6 +1,6 @@
 // The fused AdamW step (see adamw.h) in Highway SIMD, compiled once per target.
 
-#include "kernels/cpu/adamw.h"
+#include "kernels/adamw.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // The fused AdamW step against torch.optim.AdamW's trajectory (fixture written by
 // tools/reference/adamw_steps.py) on every SIMD target, and f64 against the formula.
 
-#include "kernels/cpu/adamw.h"
+#include "kernels/adamw.h"
 
 #include <cmath>
 #include <fstream>

@@ -2,14 +2,14 @@
 // blocked GEMM (matmul.h; serial inside a head's chunk) and Highway row loops, compiled
 // once per SIMD target.
 
-#include "kernels/cpu/attention.h"
+#include "kernels/attention.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/cpu/internal/dispatch.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/matmul.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off

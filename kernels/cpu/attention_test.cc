@@ -1,7 +1,7 @@
 // Causal attention forward and backward on every compiled SIMD target against the
 // float64 reference (the backward through softmax's full Jacobian).
 
-#include "kernels/cpu/attention.h"
+#include "kernels/attention.h"
 
 #include <cmath>
 #include <random>

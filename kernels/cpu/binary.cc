@@ -2,7 +2,7 @@
 // target (Highway vectors for f32/f64, the scalar form of the same op for integers);
 // comparisons, Pow and Where are plain loops that the compiler vectorises where it can.
 
-#include "kernels/cpu/binary.h"
+#include "kernels/binary.h"
 
 #include <algorithm>
 #include <cmath>

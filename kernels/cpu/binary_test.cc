@@ -3,7 +3,7 @@
 // vector broadcast over rows, a column broadcast (constant along each row), and
 // transposed / padded / randomly strided inputs.
 
-#include "kernels/cpu/binary.h"
+#include "kernels/binary.h"
 
 #include <cmath>
 #include <functional>

@@ -2,7 +2,7 @@
 // the convolution is the blocked GEMM of internal/gemm-inl.h with the image unrolled
 // straight into its packed panels (no separate im2col buffer).
 
-#include "kernels/cpu/conv.h"
+#include "kernels/conv.h"
 
 #include <algorithm>
 #include <vector>

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "kernels/cpu/conv.h"
+#include "kernels/conv.h"
 #include "kernels/cpu/internal/testing.h"
 
 namespace ember::kernels::cpu {

@@ -2,7 +2,7 @@
 // kernels/reference/conv.h (float64): padding, stride, dilation, "same" layers, channel
 // counts across GEMM tiles, and independence from the thread count.
 
-#include "kernels/cpu/conv.h"
+#include "kernels/conv.h"
 
 #include <cmath>
 #include <random>

@@ -1,4 +1,4 @@
-#include "kernels/cpu/copy.h"
+#include "kernels/copy.h"
 
 #include <cstring>
 
@@ -9,7 +9,7 @@ namespace ember::kernels::cpu {
 void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strides, DType dst_dtype,
               void* dst, IntSpan dst_strides) {
   if (NumElements(shape) == 0) return;
-  const auto loop = internal::Coalesce<2>(shape, {src_strides, dst_strides});
+  const auto loop = Coalesce<2>(shape, {src_strides, dst_strides});
   VisitDType(src_dtype, [&](auto src_tag) {
     using S = typename decltype(src_tag)::type;
     VisitDType(dst_dtype, [&](auto dst_tag) {
@@ -32,7 +32,7 @@ void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strid
 
 void Fill(IntSpan shape, DType dtype, void* dst, IntSpan strides, const Scalar& value) {
   if (NumElements(shape) == 0) return;
-  const auto loop = internal::Coalesce<1>(shape, {strides});
+  const auto loop = Coalesce<1>(shape, {strides});
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = value.to<T>();

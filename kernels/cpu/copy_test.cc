@@ -1,4 +1,4 @@
-#include "kernels/cpu/copy.h"
+#include "kernels/copy.h"
 
 #include <cstdint>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "kernels/cpu/embedding.h"
+#include "kernels/embedding.h"
 
 #include <algorithm>
 #include <cstring>

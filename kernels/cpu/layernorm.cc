@@ -1,7 +1,7 @@
 // LayerNorm forward and backward (see layernorm.h) in Highway SIMD, compiled once per
 // target.
 
-#include "kernels/cpu/layernorm.h"
+#include "kernels/layernorm.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // LayerNorm forward and backward on every compiled SIMD target against the float64
 // reference (the backward against the full Jacobian).
 
-#include "kernels/cpu/layernorm.h"
+#include "kernels/layernorm.h"
 
 #include <cmath>
 #include <random>

@@ -2,7 +2,7 @@
 // split across threads, and an unpacked path for a few rows; compiled once per SIMD
 // target.
 
-#include "kernels/cpu/matmul.h"
+#include "kernels/matmul.h"
 
 #include <algorithm>
 #include <vector>

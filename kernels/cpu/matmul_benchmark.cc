@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/matmul.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
 

@@ -2,7 +2,7 @@
 // around the register tile and cache blocks, transposed and padded operands,
 // accumulation, and independence from the thread count.
 
-#include "kernels/cpu/matmul.h"
+#include "kernels/matmul.h"
 
 #include <cmath>
 #include <random>

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "kernels/cpu/adamw.h"
-#include "kernels/cpu/attention.h"
+#include "kernels/adamw.h"
+#include "kernels/attention.h"
 #include "kernels/cpu/internal/testing.h"
-#include "kernels/cpu/layernorm.h"
-#include "kernels/cpu/softmax.h"
+#include "kernels/layernorm.h"
+#include "kernels/softmax.h"
 #include "kernels/cpu/thread_pool.h"
-#include "kernels/cpu/unary.h"
+#include "kernels/unary.h"
 
 namespace ember::kernels::cpu {
 namespace {

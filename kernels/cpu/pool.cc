@@ -2,7 +2,7 @@
 // stride 2 (the CNN's) from contiguous row loads, other windows inside the plane by
 // gathers, padded or dilated windows one at a time.
 
-#include "kernels/cpu/pool.h"
+#include "kernels/pool.h"
 
 #include <algorithm>
 #include <atomic>

@@ -7,7 +7,7 @@
 
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/internal/testing.h"
-#include "kernels/cpu/pool.h"
+#include "kernels/pool.h"
 
 namespace ember::kernels::cpu {
 namespace {

@@ -3,7 +3,7 @@
 // CNN sizes, other windows inside the plane, padded and dilated windows, PyTorch's tie
 // and NaN rules, and bad indices in the backward pass.
 
-#include "kernels/cpu/pool.h"
+#include "kernels/pool.h"
 
 #include <cmath>
 #include <limits>

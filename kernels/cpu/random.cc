@@ -1,25 +1,10 @@
-#include "kernels/cpu/random.h"
+#include "kernels/random.h"
 
 #include "base/error.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/philox.h"
 
 namespace ember::kernels::cpu {
-
-int UniformBits(DType dtype) {
-  switch (dtype) {
-    case DType::kF64:
-      return 53;
-    case DType::kF32:
-      return 24;
-    case DType::kF16:
-      return 11;
-    case DType::kBF16:
-      return 8;
-    default:
-      EMBER_THROW("random: dtype ", DTypeName(dtype), " is not a floating-point type");
-  }
-}
 
 void UniformFill(DType dtype, int64_t n, uint64_t seed, uint64_t offset, void* out) {
   const int bits = UniformBits(dtype);

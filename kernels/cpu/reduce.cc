@@ -1,7 +1,7 @@
 // Reductions (see reduce.h): SIMD sums and extrema in Highway, compiled once per
 // target; ArgMax and Var are plain loops.
 
-#include "kernels/cpu/reduce.h"
+#include "kernels/reduce.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Reductions on every compiled SIMD target against long-double references.
 
-#include "kernels/cpu/reduce.h"
+#include "kernels/reduce.h"
 
 #include <cmath>
 #include <random>

@@ -1,4 +1,4 @@
-#include "kernels/cpu/sampling.h"
+#include "kernels/sampling.h"
 
 #include <cmath>
 #include <random>

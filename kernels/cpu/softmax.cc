@@ -1,7 +1,7 @@
 // Softmax, log-softmax and cross entropy (see softmax.h): Highway SIMD row loops,
 // compiled once per target.
 
-#include "kernels/cpu/softmax.h"
+#include "kernels/softmax.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Softmax, log-softmax and cross entropy, forward and backward, on every compiled
 // SIMD target against float64 references.
 
-#include "kernels/cpu/softmax.h"
+#include "kernels/softmax.h"
 
 #include <algorithm>
 #include <cmath>

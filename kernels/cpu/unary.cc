@@ -1,7 +1,7 @@
 // Elementwise unary kernels (see unary.h), with Highway's dynamic dispatch: this file
 // is compiled once per SIMD target, and each call runs the best target the CPU has.
 
-#include "kernels/cpu/unary.h"
+#include "kernels/unary.h"
 
 #include <cmath>
 

@@ -1,7 +1,7 @@
 // Every unary kernel, on every compiled SIMD target, against the float64 reference:
 // sizes that leave SIMD tails, sizes that split across threads, both dtypes.
 
-#include "kernels/cpu/unary.h"
+#include "kernels/unary.h"
 
 #include <cmath>
 #include <functional>

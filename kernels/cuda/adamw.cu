@@ -1,4 +1,4 @@
-// kernels/cpu/adamw.h on the GPU: the same per-step constants (AdamWConstants in
+// kernels/adamw.h on the GPU: the same per-step constants (AdamWConstants in
 // kernels/operands.h) and the same operations per element, one thread per element.
 // (nvcc may fuse a multiply and an add into one FMA, so results can differ from the
 // CPU's in the last bit.)
@@ -9,7 +9,7 @@
 
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/adamw.h"
 
 namespace ember::kernels::cuda {
 namespace {

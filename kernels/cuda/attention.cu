@@ -1,4 +1,4 @@
-// kernels/cpu/attention.h on the GPU, from the same equations, as flash attention
+// kernels/attention.h on the GPU, from the same equations, as flash attention
 // (Dao et al. 2022): no T x T matrix is ever in memory. Each thread owns one row, a
 // query (forward, dQ) or a key (dV, dK), and keeps that row's d-vectors in registers;
 // the block streams tiles of kCols rows of the other side through shared memory, where
@@ -31,13 +31,13 @@
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/attention.h"
 #include "kernels/cuda/runtime.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::VisitFloat;
+using internal::DispatchFloat;
 
 constexpr int kRows = 128;  // rows a block: one a thread
 constexpr int kCols = 32;   // rows of the other side a shared tile
@@ -707,8 +707,8 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
     EMBER_CUDA_CHECK_LAUNCH(op);
     return;
   }
-  VisitFloat(op, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat(op, dtype, [&](auto type) {
+    using T = decltype(type);
     VisitHeadSize(op, d, [&](auto head_size) {
       constexpr int kD = decltype(head_size)::value;
       const int64_t shared = 2 * 2 * kCols * kD * static_cast<int64_t>(sizeof(T));  // 2 stages
@@ -726,8 +726,8 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
                              void* dq, void* dk, void* dv) {
   if (batch == 0 || tk == 0) return;
   const char* op = "causal_attention_backward";
-  VisitFloat(op, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat(op, dtype, [&](auto type) {
+    using T = decltype(type);
     VisitHeadSize(op, d, [&](auto head_size) {
       constexpr int kD = decltype(head_size)::value;
       const T *qt = static_cast<const T*>(q), *kt = static_cast<const T*>(k), *vt = static_cast<const T*>(v);

@@ -1,4 +1,4 @@
-// kernels/cpu/binary.h on the GPU: rows of contiguous or broadcast operands through
+// kernels/binary.h on the GPU: rows of contiguous or broadcast operands through
 // internal::MapRows; any other layout one thread per output element (grid-stride), its
 // operands' offsets from the merged strided layout (internal/device.cu.h). Each op is
 // the same single IEEE operation or select as the CPU's, so both give the same bits.
@@ -7,7 +7,7 @@
 
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/binary.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -65,7 +65,7 @@ void Launch(const char* name, IntSpan shape, StridedIn a, StridedIn b, void* out
   EMBER_CUDA_CHECK_LAUNCH(name);
 }
 
-// The dtypes of kernels/cpu/binary.h's arithmetic: f32 and f64, and with `integers`
+// The dtypes of kernels/binary.h's arithmetic: f32 and f64, and with `integers`
 // i32, i64, u8, u16 (which wrap, as in C++ and PyTorch).
 template <typename Op>
 void Arithmetic(const char* name, DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out,

@@ -1,4 +1,4 @@
-// kernels/cpu/conv.h on the GPU, as direct convolution: every result element is one
+// kernels/conv.h on the GPU, as direct convolution: every result element is one
 // thread that sums its terms in a fixed order, so results repeat exactly (no atomics)
 // and nothing is unrolled into a columns buffer.
 //   y[n, o, oy, ox]  = b[o] + sum_{c, i, j} w[o, c, i, j] x[n, c, iy, ix]
@@ -12,13 +12,13 @@
 
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/conv.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
 using internal::kThreads;
-using internal::VisitFloat;
+using internal::DispatchFloat;
 
 template <typename T>
 __global__ void ConvForwardKernel(int64_t n, int64_t c, int64_t o, Window2d w, int64_t oh,
@@ -109,8 +109,8 @@ void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d&
                    const void* x, const void* w, const void* b, void* y) {
   const int64_t outputs = n * o * window.out_h() * window.out_w();
   if (outputs <= 0) return;
-  VisitFloat("conv2d", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("conv2d", dtype, [&](auto type) {
+    using T = decltype(type);
     ConvForwardKernel<<<internal::Blocks(outputs), kThreads>>>(
         n, c, o, window, window.out_h(), window.out_w(), static_cast<const T*>(x),
         static_cast<const T*>(w), static_cast<const T*>(b), static_cast<T*>(y));
@@ -121,8 +121,8 @@ void Conv2dForward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d&
 void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d& window,
                     const void* x, const void* w, const void* dy, void* dx, void* dw, void* db) {
   const int64_t outputs = window.out_h() * window.out_w();
-  VisitFloat("conv2d_backward", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("conv2d_backward", dtype, [&](auto type) {
+    using T = decltype(type);
     const int64_t inputs = n * c * window.height * window.width;
     if (dx != nullptr && inputs > 0) {
       ConvDxKernel<<<internal::Blocks(inputs), kThreads>>>(

@@ -1,4 +1,4 @@
-// kernels/cpu/copy.h on the GPU, and the copies between host and device memory.
+// kernels/copy.h on the GPU, and the copies between host and device memory.
 
 #include <cuda_runtime.h>
 
@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "kernels/copy.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"

@@ -1,18 +1,13 @@
 #ifndef EMBER_KERNELS_CUDA_COPY_H_
 #define EMBER_KERNELS_CUDA_COPY_H_
 
-// The CUDA twins of kernels/cpu/copy.h, for the tensor core (Tensor::Fill, CopyFrom),
-// declared as kernels.h declares the others; and the copies between host and device
-// memory that only the GPU side needs (Tensor::To(Device), reading an element).
+// The copies between host and device memory that only the GPU side needs
+// (Tensor::To(Device), reading an element). The strided copy and fill that both
+// backends have are kernels/copy.h's.
 
 #include <cstdint>
 
-#include "kernels/cpu/copy.h"
-
 namespace ember::kernels::cuda {
-
-decltype(cpu::CopyCast) CopyCast;
-decltype(cpu::Fill) Fill;
 
 // The "device" of host memory in CopyBytes.
 inline constexpr int kHost = -1;

@@ -1,4 +1,4 @@
-// kernels/cpu/embedding.h on the GPU.
+// kernels/embedding.h on the GPU.
 //
 // Forward: block (column tile, row i) copies 16-byte vectors of weight's row ids[i].
 //
@@ -19,7 +19,7 @@
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/embedding.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -85,8 +85,8 @@ void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, 
   if (n == 0 || dim == 0) return;
   EMBER_CHECK(n <= std::numeric_limits<int32_t>::max(), "embedding_backward: ", n,
               " ids; at most 2^31 - 1");
-  internal::VisitFloat("embedding_backward", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  internal::DispatchFloat("embedding_backward", dtype, [&](auto type) {
+    using T = decltype(type);
     int device = 0;
     EMBER_CUDA_CHECK(cudaGetDevice(&device), "embedding_backward");
     const int count = static_cast<int>(n);

@@ -1,4 +1,4 @@
-// kernels/cpu/layernorm.h on the GPU. Forward and dx: one block per row, the row's
+// kernels/layernorm.h on the GPU. Forward and dx: one block per row, the row's
 // statistics in double (two passes, as on the CPU); dweight and dbias: column sums
 // (internal/columns.cu.h) in an order fixed by the sizes, so nothing depends on a race.
 
@@ -7,7 +7,7 @@
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/columns.cu.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/layernorm.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -16,7 +16,7 @@ using internal::BlockReduce;
 using internal::kThreads;
 using internal::RowBlocks;
 using internal::SumOp;
-using internal::VisitFloat;
+using internal::DispatchFloat;
 
 // mean = sum x / c, var = sum (x - mean)^2 / c, rstd = 1 / sqrt(var + eps),
 // y = (x - mean) rstd w + b.
@@ -94,8 +94,8 @@ struct StoreParams {
 void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                       const void* bias, double eps, void* y, void* mean, void* rstd) {
   if (rows == 0) return;
-  VisitFloat("layer_norm", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("layer_norm", dtype, [&](auto type) {
+    using T = decltype(type);
     LayerNormForwardKernel<<<RowBlocks(rows), kThreads>>>(
         rows, c, static_cast<const T*>(x), static_cast<const T*>(weight),
         static_cast<const T*>(bias), eps, static_cast<T*>(y), static_cast<T*>(mean),
@@ -107,8 +107,8 @@ void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const
 void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                        const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
                        void* dbias) {
-  VisitFloat("layer_norm_backward", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("layer_norm_backward", dtype, [&](auto type) {
+    using T = decltype(type);
     if (rows > 0) {
       LayerNormDxKernel<<<RowBlocks(rows), kThreads>>>(
           rows, c, static_cast<const T*>(x), static_cast<const T*>(weight),

@@ -1,4 +1,4 @@
-// kernels/cpu/matmul.h on the GPU, through cuBLAS.
+// kernels/matmul.h on the GPU, through cuBLAS.
 //
 // cuBLAS is column-major; ember's C is row-major [m, n] with row stride ldc, which is
 // C^T [n, m] column-major with leading dimension ldc. So ember's C = A B is computed
@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "kernels/cuda/allocator.h"
-#include "kernels/cuda/copy.h"
+#include "kernels/copy.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/matmul.h"
 #include "kernels/cuda/runtime.h"
 
 namespace ember::kernels::cuda {

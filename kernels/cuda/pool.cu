@@ -1,4 +1,4 @@
-// kernels/cpu/pool.h on the GPU. The forward runs one thread per output: the window's
+// kernels/pool.h on the GPU. The forward runs one thread per output: the window's
 // first input, then each later one that is greater or NaN (so the first maximum and
 // the last NaN win, as on the CPU and in PyTorch). The backward gathers instead of
 // scattering: one thread per input adds the dy of every output whose argmax is that
@@ -9,13 +9,13 @@
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/pool.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
 using internal::kThreads;
-using internal::VisitFloat;
+using internal::DispatchFloat;
 
 template <typename T>
 __global__ void MaxPoolForwardKernel(int64_t planes, Window2d w, int64_t oh, int64_t ow, const T* x,
@@ -79,8 +79,8 @@ void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const
                       int64_t* argmax) {
   const int64_t outputs = planes * window.out_h() * window.out_w();
   if (outputs <= 0) return;
-  VisitFloat("max_pool2d", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("max_pool2d", dtype, [&](auto type) {
+    using T = decltype(type);
     MaxPoolForwardKernel<<<internal::Blocks(outputs), kThreads>>>(
         planes, window, window.out_h(), window.out_w(), static_cast<const T*>(x),
         static_cast<T*>(y), argmax);
@@ -101,8 +101,8 @@ bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, cons
   if (outputs > 0) {
     CheckArgmaxKernel<<<internal::Blocks(outputs), kThreads>>>(outputs, inputs, argmax, flag.as<int>());
   }
-  VisitFloat("max_pool2d_backward", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("max_pool2d_backward", dtype, [&](auto type) {
+    using T = decltype(type);
     MaxPoolBackwardKernel<<<internal::Blocks(planes * inputs), kThreads>>>(
         planes, window, window.out_h(), window.out_w(), argmax, static_cast<const T*>(dy),
         static_cast<T*>(dx));

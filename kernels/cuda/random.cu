@@ -1,4 +1,4 @@
-// kernels/cpu/random.h on the GPU: one thread per value, each computing the Philox
+// kernels/random.h on the GPU: one thread per value, each computing the Philox
 // block of its words (kernels/philox.h, the same code as the host's), so a seed and
 // offset give the same numbers as the CPU and as tensor/random.h's Generator.
 
@@ -6,7 +6,7 @@
 
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/random.h"
 #include "kernels/philox.h"
 
 namespace ember::kernels::cuda {
@@ -24,7 +24,7 @@ __global__ void UniformKernel(int64_t n, uint64_t seed, uint64_t offset, int bit
 }  // namespace
 
 void UniformFill(DType dtype, int64_t n, uint64_t seed, uint64_t offset, void* out) {
-  const int bits = cpu::UniformBits(dtype);
+  const int bits = UniformBits(dtype);
   if (n == 0) return;
   internal::VisitDeviceType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

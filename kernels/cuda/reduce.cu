@@ -1,4 +1,4 @@
-// kernels/cpu/reduce.h on the GPU. Row reductions run one block per row (grid-stride
+// kernels/reduce.h on the GPU. Row reductions run one block per row (grid-stride
 // over rows), each thread striding through the row and the block combining the
 // threads' results (internal::BlockReduce); sums accumulate in double, so they are at
 // least as accurate as the CPU's pairwise sums (the two agree to rounding, not to the
@@ -12,12 +12,12 @@
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/columns.cu.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/reduce.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::VisitFloat;
+using internal::DispatchFloat;
 
 using internal::BlockReduce;
 using internal::kThreads;
@@ -139,8 +139,8 @@ void Extreme(const char* name, DType dtype, int64_t rows, int64_t n, const void*
              void* out, Op op, double identity) {
   EMBER_CHECK(n >= 1 || rows == 0, name, ": a row of 0 elements has no extreme");
   if (rows == 0) return;
-  VisitFloat(name, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat(name, dtype, [&](auto type) {
+    using T = decltype(type);
     ExtremeRowsKernel<<<RowBlocks(rows), kThreads>>>(rows, n, static_cast<const T*>(x), ld,
                                                      static_cast<T*>(out), op, T(identity));
   });
@@ -151,8 +151,8 @@ void Extreme(const char* name, DType dtype, int64_t rows, int64_t n, const void*
 
 void SumRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, void* out) {
   if (rows == 0) return;
-  VisitFloat("sum", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("sum", dtype, [&](auto type) {
+    using T = decltype(type);
     SumRowsKernel<<<RowBlocks(rows), kThreads>>>(rows, n, static_cast<const T*>(x), ld,
                                                  static_cast<T*>(out));
   });
@@ -170,8 +170,8 @@ void MinRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, vo
 void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t* out) {
   EMBER_CHECK(n >= 1 || rows == 0, "argmax: a row of 0 elements has no largest element");
   if (rows == 0) return;
-  VisitFloat("argmax", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("argmax", dtype, [&](auto type) {
+    using T = decltype(type);
     ArgMaxRowsKernel<<<RowBlocks(rows), kThreads>>>(rows, n, static_cast<const T*>(x), ld, out);
   });
   EMBER_CUDA_CHECK_LAUNCH("argmax");
@@ -180,8 +180,8 @@ void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
 void VarRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t correction,
              void* out) {
   if (rows == 0) return;
-  VisitFloat("var", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("var", dtype, [&](auto type) {
+    using T = decltype(type);
     VarRowsKernel<<<RowBlocks(rows), kThreads>>>(rows, n, static_cast<const T*>(x), ld, correction,
                                                  static_cast<T*>(out));
   });
@@ -196,8 +196,8 @@ double SumSquares(DType dtype, int64_t n, const void* x) {
   int device = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), "sum_squares");
   const ScopedAllocation partial(device, blocks * sizeof(double));
-  VisitFloat("sum_squares", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("sum_squares", dtype, [&](auto type) {
+    using T = decltype(type);
     SumSquaresKernel<<<blocks, kThreads>>>(n, static_cast<const T*>(x), partial.as<double>());
   });
   std::vector<double> sums(blocks);
@@ -210,8 +210,8 @@ double SumSquares(DType dtype, int64_t n, const void* x) {
 
 void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
   if (cols == 0) return;
-  VisitFloat("sum", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("sum", dtype, [&](auto type) {
+    using T = decltype(type);
     internal::ColumnSums<1>("sum", n, cols, ColumnOfX<T>{static_cast<const T*>(x), ld},
                             StoreSum<T>{static_cast<T*>(out)});
   });

@@ -1,4 +1,4 @@
-// kernels/cpu/sampling.h on the GPU, for generation (a few rows at a time).
+// kernels/sampling.h on the GPU, for generation (a few rows at a time).
 // TopKRows, in the order "NaN first, then larger, then lower index" (torch.topk's), one
 // block per row. For k <= kSelectMax, a radix select: each value becomes an unsigned
 // key that orders as the values do (NaN the largest, -0 as +0); four passes (eight for
@@ -16,13 +16,13 @@
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/sampling.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
 using internal::kThreads;
-using internal::VisitFloat;
+using internal::DispatchFloat;
 
 // Whether (va, ia) comes before (vb, ib) in top-k order; an index of -1 is "none".
 template <typename T>
@@ -219,8 +219,8 @@ __global__ void MultinomialKernel(int64_t rows, int64_t n, const T* probs, const
 void TopKRows(DType dtype, int64_t rows, int64_t n, int64_t k, const void* x, void* values,
               int64_t* indices) {
   if (rows == 0 || k == 0) return;
-  VisitFloat("topk", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("topk", dtype, [&](auto type) {
+    using T = decltype(type);
     if (k <= kSelectMax) {
       TopKSelectKernel<<<internal::RowBlocks(rows), kSelectThreads>>>(
           rows, n, k, static_cast<const T*>(x), static_cast<T*>(values), indices);
@@ -242,8 +242,8 @@ void MultinomialRows(DType dtype, int64_t rows, int64_t n, const void* probs, co
   const ScopedAllocation device_uniform(device, bytes);
   EMBER_CUDA_CHECK(cudaMemcpy(device_uniform.as<void>(), uniform, bytes, cudaMemcpyHostToDevice),
                    "multinomial");
-  VisitFloat("multinomial", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("multinomial", dtype, [&](auto type) {
+    using T = decltype(type);
     MultinomialKernel<<<internal::Blocks(rows), kThreads>>>(
         rows, n, static_cast<const T*>(probs), device_uniform.as<const double>(), out);
   });

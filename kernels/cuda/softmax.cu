@@ -1,4 +1,4 @@
-// kernels/cpu/softmax.h on the GPU: one warp per row for rows of up to 1024, one block
+// kernels/softmax.h on the GPU: one warp per row for rows of up to 1024, one block
 // per row for longer ones (grid-stride over rows). Each row's maximum m is exact;
 // s = sum_j exp(x_j - m) and the other row sums accumulate in double (a warp's lanes
 // first sum their 32 or fewer terms in the dtype); elementwise results are computed in
@@ -8,7 +8,7 @@
 
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/softmax.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 using internal::BlockReduce;
 using internal::kThreads;
 using internal::RowBlocks;
-using internal::VisitFloat;
+using internal::DispatchFloat;
 
 // The row's maximum m and s = sum_j exp(x_j - m), known to every thread.
 template <typename T>
@@ -233,8 +233,8 @@ __global__ void CrossEntropyBackwardKernel(int64_t rows, int64_t n, const T* log
 template <bool kLog>
 void LaunchSoftmax(const char* name, DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
   if (rows == 0 || n == 0) return;
-  VisitFloat(name, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat(name, dtype, [&](auto type) {
+    using T = decltype(type);
     if (n <= kWarpRowsMax) {
       WithPerLane(n, [&](auto per) {
         SoftmaxWarpKernel<T, decltype(per)::value, kLog><<<WarpRowBlocks(rows), kThreads>>>(
@@ -252,8 +252,8 @@ template <bool kLog>
 void LaunchSoftmaxBackward(const char* name, DType dtype, int64_t rows, int64_t n, const void* y,
                            const void* dy, void* dx) {
   if (rows == 0 || n == 0) return;
-  VisitFloat(name, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat(name, dtype, [&](auto type) {
+    using T = decltype(type);
     if (n <= kWarpRowsMax) {
       WithPerLane(n, [&](auto per) {
         SoftmaxBackwardWarpKernel<T, decltype(per)::value, kLog><<<WarpRowBlocks(rows), kThreads>>>(
@@ -292,8 +292,8 @@ void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logit
                          void* sum_exp) {
   if (rows == 0) return;
   EMBER_CHECK(n >= 1, "cross_entropy: rows of 0 classes");
-  VisitFloat("cross_entropy", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("cross_entropy", dtype, [&](auto type) {
+    using T = decltype(type);
     CrossEntropyForwardKernel<<<RowBlocks(rows), kThreads>>>(
         rows, n, static_cast<const T*>(logits), targets, ignore_index, static_cast<T*>(losses),
         static_cast<T*>(row_max), static_cast<T*>(sum_exp));
@@ -305,8 +305,8 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits) {
   if (rows == 0 || n == 0) return;
-  VisitFloat("cross_entropy_backward", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  DispatchFloat("cross_entropy_backward", dtype, [&](auto type) {
+    using T = decltype(type);
     CrossEntropyBackwardKernel<<<internal::Blocks(rows * n), kThreads>>>(
         rows, n, static_cast<const T*>(logits), targets, ignore_index,
         static_cast<const T*>(row_max), static_cast<const T*>(sum_exp), static_cast<const T*>(grad),

@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_ATTENTION_H_
 #define EMBER_KERNELS_REFERENCE_ATTENTION_H_
 
-// float64 reference for kernels/cpu/attention.h, one head from the definitions: each
+// float64 reference for kernels/attention.h, one head from the definitions: each
 // query's scores over the keys it sees, softmax.h's softmax, and the backward through
 // softmax's full Jacobian (not the kernel's D = dY . Y shortcut).
 

@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_BINARY_H_
 #define EMBER_KERNELS_REFERENCE_BINARY_H_
 
-// float64 references for kernels/cpu/binary.h: every output element computed on its
+// float64 references for kernels/binary.h: every output element computed on its
 // own from the strided, broadcast inputs.
 
 #include <algorithm>

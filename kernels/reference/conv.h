@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_CONV_H_
 #define EMBER_KERNELS_REFERENCE_CONV_H_
 
-// float64 references for kernels/cpu/conv.h: the convolution's sums written directly
+// float64 references for kernels/conv.h: the convolution's sums written directly
 // over every output position and window tap (no im2col).
 
 #include <cmath>

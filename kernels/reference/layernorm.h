@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_LAYERNORM_H_
 #define EMBER_KERNELS_REFERENCE_LAYERNORM_H_
 
-// float64 references for kernels/cpu/layernorm.h, one row at a time.
+// float64 references for kernels/layernorm.h, one row at a time.
 
 #include <cmath>
 #include <vector>

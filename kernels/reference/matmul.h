@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_MATMUL_H_
 #define EMBER_KERNELS_REFERENCE_MATMUL_H_
 
-// float64 reference for kernels/cpu/matmul.h: the triple loop.
+// float64 reference for kernels/matmul.h: the triple loop.
 
 #include <cmath>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_POOL_H_
 #define EMBER_KERNELS_REFERENCE_POOL_H_
 
-// float64 reference for kernels/cpu/pool.h: the maximum of every window, tap by tap.
+// float64 reference for kernels/pool.h: the maximum of every window, tap by tap.
 
 #include <cstdint>
 #include <limits>

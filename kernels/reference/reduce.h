@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_REDUCE_H_
 #define EMBER_KERNELS_REFERENCE_REDUCE_H_
 
-// References for kernels/cpu/reduce.h over one row of n values, in long double.
+// References for kernels/reduce.h over one row of n values, in long double.
 
 #include <cmath>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_SOFTMAX_H_
 #define EMBER_KERNELS_REFERENCE_SOFTMAX_H_
 
-// float64 references for kernels/cpu/softmax.h, one row at a time, from the
+// float64 references for kernels/softmax.h, one row at a time, from the
 // definitions (the max shift is only for range; it cancels mathematically).
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #ifndef EMBER_KERNELS_REFERENCE_UNARY_H_
 #define EMBER_KERNELS_REFERENCE_UNARY_H_
 
-// float64 references for kernels/cpu/unary.h, straight from the equations.
+// float64 references for kernels/unary.h, straight from the equations.
 
 #include <cmath>
 

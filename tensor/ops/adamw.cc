@@ -1,7 +1,6 @@
 #include "tensor/ops/adamw.h"
 
-#include "kernels/cpu/adamw.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/adamw.h"
 #include "tensor/ops/internal/backend.h"
 
 namespace ember::ops {

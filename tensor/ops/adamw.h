@@ -1,7 +1,7 @@
 #ifndef EMBER_TENSOR_OPS_ADAMW_H_
 #define EMBER_TENSOR_OPS_ADAMW_H_
 
-// The fused AdamW update on tensors (kernels in kernels/cpu/adamw.h, and its CUDA
+// The fused AdamW update on tensors (kernels in kernels/adamw.h, and its CUDA
 // twin); optim/ builds the optimizer on it.
 
 #include "kernels/operands.h"

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/attention.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/attention.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 

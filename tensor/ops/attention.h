@@ -2,7 +2,7 @@
 #define EMBER_TENSOR_OPS_ATTENTION_H_
 
 // Causal scaled dot-product attention as one fused op (kernel in
-// kernels/cpu/attention.h), as torch.nn.functional.scaled_dot_product_attention with
+// kernels/attention.h), as torch.nn.functional.scaled_dot_product_attention with
 // is_causal=True when tq == tk; with tq < tk the queries are the last tq positions (a
 // cache holds the keys and values of the earlier ones).
 

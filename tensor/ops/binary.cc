@@ -1,7 +1,6 @@
 #include "tensor/ops/binary.h"
 
-#include "kernels/cpu/binary.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/binary.h"
 #include "tensor/ops/internal/backend.h"
 
 namespace ember::ops {

@@ -2,7 +2,7 @@
 #define EMBER_TENSOR_OPS_BINARY_H_
 
 // Elementwise binary operations with numpy broadcasting (kernels in
-// kernels/cpu/binary.h). Each returns a new contiguous tensor of the broadcast shape.
+// kernels/binary.h). Each returns a new contiguous tensor of the broadcast shape.
 //
 // dtypes: both tensors must have the same dtype (ember does not promote silently);
 // with a Scalar, the tensor's dtype is kept, except that a floating-point Scalar

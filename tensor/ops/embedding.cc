@@ -1,7 +1,6 @@
 #include "tensor/ops/embedding.h"
 
-#include "kernels/cpu/embedding.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/embedding.h"
 #include "tensor/creation.h"
 #include "tensor/ops/internal/backend.h"
 

@@ -1,7 +1,7 @@
 #ifndef EMBER_TENSOR_OPS_EMBEDDING_H_
 #define EMBER_TENSOR_OPS_EMBEDDING_H_
 
-// Embedding lookup and its gradient (kernels in kernels/cpu/embedding.h).
+// Embedding lookup and its gradient (kernels in kernels/embedding.h).
 
 #include "tensor/tensor.h"
 

@@ -1,7 +1,6 @@
 #include "tensor/ops/layernorm.h"
 
-#include "kernels/cpu/layernorm.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/layernorm.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 

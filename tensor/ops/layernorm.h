@@ -1,7 +1,7 @@
 #ifndef EMBER_TENSOR_OPS_LAYERNORM_H_
 #define EMBER_TENSOR_OPS_LAYERNORM_H_
 
-// Layer normalisation over the last dimension (kernel in kernels/cpu/layernorm.h),
+// Layer normalisation over the last dimension (kernel in kernels/layernorm.h),
 // as torch.nn.functional.layer_norm with normalized_shape = [C].
 
 #include "tensor/tensor.h"

@@ -2,8 +2,7 @@
 
 #include <vector>
 
-#include "kernels/cpu/matmul.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/matmul.h"
 #include "tensor/ops/binary.h"
 #include "tensor/ops/internal/backend.h"
 

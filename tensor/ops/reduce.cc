@@ -2,8 +2,7 @@
 
 #include <vector>
 
-#include "kernels/cpu/reduce.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/reduce.h"
 #include "tensor/ops/binary.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"

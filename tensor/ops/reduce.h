@@ -1,7 +1,7 @@
 #ifndef EMBER_TENSOR_OPS_REDUCE_H_
 #define EMBER_TENSOR_OPS_REDUCE_H_
 
-// Reductions over any set of dimensions (kernels in kernels/cpu/reduce.h). `dims` may
+// Reductions over any set of dimensions (kernels in kernels/reduce.h). `dims` may
 // be negative and in any order; an empty `dims` reduces over every dimension. With
 // keepdim the reduced dimensions stay as size 1 (so the result broadcasts against the
 // input). Floating-point tensors; bf16 and f16 compute in f32. Sums are pairwise.

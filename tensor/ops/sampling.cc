@@ -2,8 +2,7 @@
 
 #include <vector>
 
-#include "kernels/cpu/sampling.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/sampling.h"
 #include "tensor/ops/reduce.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"

@@ -1,7 +1,7 @@
 #ifndef EMBER_TENSOR_OPS_SAMPLING_H_
 #define EMBER_TENSOR_OPS_SAMPLING_H_
 
-// Sampling helpers for generation (kernels in kernels/cpu/sampling.h); the greedy
+// Sampling helpers for generation (kernels in kernels/sampling.h); the greedy
 // choice is ArgMax in reduce.h.
 
 #include "tensor/random.h"

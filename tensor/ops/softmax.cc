@@ -1,7 +1,6 @@
 #include "tensor/ops/softmax.h"
 
-#include "kernels/cpu/softmax.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/softmax.h"
 #include "tensor/creation.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"

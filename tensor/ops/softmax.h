@@ -2,7 +2,7 @@
 #define EMBER_TENSOR_OPS_SOFTMAX_H_
 
 // Softmax, log-softmax and cross entropy over the last dimension (kernels in
-// kernels/cpu/softmax.h). Floating-point tensors; bf16 and f16 compute in f32.
+// kernels/softmax.h). Floating-point tensors; bf16 and f16 compute in f32.
 
 #include "tensor/tensor.h"
 

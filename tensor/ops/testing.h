@@ -1,21 +1,33 @@
 #ifndef EMBER_TENSOR_OPS_TESTING_H_
 #define EMBER_TENSOR_OPS_TESTING_H_
 
-// For tests that compare ops with fixtures from tools/reference/*.py: files of lines
-// "name value value ...".
+// For tests that compare ops with fixtures from tools/reference/*.py (files of lines
+// "name value value ..."), and that check an op's error message.
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "gtest/gtest.h"
 #include "tensor/tensor.h"
 
 namespace ember::ops::testing {
+
+// The message of the ember::Error that fn throws, or "no error".
+inline std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 inline std::map<std::string, std::vector<double>> ReadFixture(const std::string& path) {
   std::ifstream file(path);

@@ -1,7 +1,6 @@
 #include "tensor/ops/unary.h"
 
-#include "kernels/cpu/unary.h"
-#include "kernels/cuda/kernels.h"
+#include "kernels/unary.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
 

@@ -1,7 +1,7 @@
 #ifndef EMBER_TENSOR_OPS_UNARY_H_
 #define EMBER_TENSOR_OPS_UNARY_H_
 
-// Elementwise functions of floating-point tensors (kernels in kernels/cpu/unary.h).
+// Elementwise functions of floating-point tensors (kernels in kernels/unary.h).
 // Each returns a new contiguous tensor of x's shape and dtype. f32 and f64 run
 // natively; bf16 and f16 are computed in f32 and rounded once (PyTorch 1.13 rounds
 // some intermediates of its bf16 gelu and pow too, and can land a few ulps away).

@@ -12,7 +12,8 @@
 //   }
 //
 // CpuBackend runs everywhere (so each table is checked on every machine); CudaBackend
-// skips, saying why, where there is no GPU or no CUDA support in the build.
+// skips, saying why, where there is no GPU or no CUDA support in the build (whose CUDA
+// kernels are null pointers, kernels/twins.h).
 
 #include <cstdint>
 #include <cstdlib>
@@ -22,28 +23,34 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/copy.h"
+#include "kernels/adamw.h"
+#include "kernels/attention.h"
+#include "kernels/binary.h"
+#include "kernels/conv.h"
+#include "kernels/copy.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/copy.h"
-#include "kernels/cuda/kernels.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/embedding.h"
+#include "kernels/layernorm.h"
+#include "kernels/matmul.h"
+#include "kernels/pool.h"
+#include "kernels/random.h"
+#include "kernels/reduce.h"
+#include "kernels/sampling.h"
+#include "kernels/softmax.h"
+#include "kernels/twins.h"
+#include "kernels/unary.h"
 
 namespace ember::kernels::cuda::internal {
 
-// Every kernel the two backends share (kernels.h and copy.h).
-#define EMBER_FOR_EACH_KERNEL(X)                                                                   \
-  X(CopyCast) X(CausalAttentionForward) X(CausalAttentionBackward)                                \
-  X(Fill) X(AdamWStep) X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Pow) X(Eq) X(Ne) X(Lt)  \
-      X(Le) X(Gt) X(Ge) X(Where) X(Conv2dForward) X(Conv2dBackward) X(EmbeddingForward)            \
-          X(EmbeddingBackward) X(LayerNormForward) X(LayerNormBackward) X(Gemm) X(GemmBatched)     \
-              X(MaxPool2dForward) X(MaxPool2dBackward) X(SumRows) X(MaxRows) X(MinRows)            \
-                  X(ArgMaxRows) X(VarRows) X(SumSquares) X(SumColumns) X(TopKRows)                 \
-                      X(MultinomialRows) X(UniformFill) X(Softmax) X(LogSoftmax)                   \
-                          X(SoftmaxBackward) X(LogSoftmaxBackward) X(CrossEntropyForward)          \
-                              X(CrossEntropyBackward) X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) \
-                                  X(Reciprocal) X(Square) X(Tanh) X(Sigmoid) X(Relu) X(GeluTanh)   \
-                                      X(GeluErf) X(PowScalar) X(ReluBackward) X(GeluTanhBackward)  \
-                                          X(GeluErfBackward) X(TanhBackward) X(SigmoidBackward)
+// Every kernel the two backends share: the families' lists.
+#define EMBER_FOR_EACH_KERNEL(X)                                                          \
+  EMBER_ADAMW_KERNELS(X) EMBER_ATTENTION_KERNELS(X) EMBER_BINARY_KERNELS(X)               \
+  EMBER_CONV_KERNELS(X) EMBER_COPY_KERNELS(X) EMBER_EMBEDDING_KERNELS(X)                  \
+  EMBER_LAYERNORM_KERNELS(X) EMBER_MATMUL_KERNELS(X) EMBER_POOL_KERNELS(X)                \
+  EMBER_RANDOM_KERNELS(X) EMBER_REDUCE_KERNELS(X) EMBER_SAMPLING_KERNELS(X)               \
+  EMBER_SOFTMAX_KERNELS(X) EMBER_UNARY_KERNELS(X)
 
 // nbytes of one backend's memory, filled from and read back into host vectors.
 // Memory says how: Allocate(nbytes), Free(data, nbytes), and Copy(dst, dst_on_host,
@@ -119,7 +126,7 @@ struct CudaBackend {
     return "";
   }
   using Buffer = internal::Buffer<CudaMemory>;
-#define EMBER_BACKEND_KERNEL(name) static constexpr auto* name = &::ember::kernels::cuda::name;
+#define EMBER_BACKEND_KERNEL(name) static constexpr auto* name = EMBER_CUDA_KERNEL(name);
   EMBER_FOR_EACH_KERNEL(EMBER_BACKEND_KERNEL)
 #undef EMBER_BACKEND_KERNEL
 };

@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "base/error.h"
-#include "kernels/cpu/internal/strided.h"
+#include "kernels/strided.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 
@@ -91,8 +91,8 @@ __device__ inline F16 FromFloat<F16>(float value) {
   return {static_cast<uint16_t>(half | (sign >> 16))};
 }
 
-// tensor/dtype.h's Convert on the device: halves through float; to bool, != 0; float
-// to integer truncating, saturating, NaN -> 0; integers wrap.
+// tensor/dtype.h's Convert on the device: halves through float, the other types by
+// the same NumberCast.
 template <typename To, typename From>
 __device__ To Cast(From value) {
   if constexpr (std::is_same_v<To, From>) {
@@ -101,19 +101,8 @@ __device__ To Cast(From value) {
     return Cast<To>(ToFloat(value));
   } else if constexpr (kIsHalf<To>) {
     return FromFloat<To>(static_cast<float>(value));
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return value != From(0);
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    if (isnan(value)) return 0;
-    if (value >= static_cast<From>(std::numeric_limits<To>::max())) {
-      return std::numeric_limits<To>::max();
-    }
-    if (value <= static_cast<From>(std::numeric_limits<To>::lowest())) {
-      return std::numeric_limits<To>::lowest();
-    }
-    return static_cast<To>(value);
   } else {
-    return static_cast<To>(value);
+    return NumberCast<To>(value);
   }
 }
 
@@ -124,24 +113,22 @@ decltype(auto) VisitDeviceType(DType dtype, Fn&& fn) {
       dtype, [&](auto tag) { return fn(TypeTag<DeviceType<typename decltype(tag)::type>>{}); });
 }
 
-// Calls fn(TypeTag<T>{}) for f32 or f64; any other dtype is an error naming the op.
+// Calls fn(T()) with T = float or double for dtype f32 or f64, and returns what it
+// returns, as kernels/cpu/internal/dispatch.h's DispatchFloat; any other dtype is an
+// error naming the op.
 template <typename Fn>
-void VisitFloat(const char* op, DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kF32:
-      return fn(TypeTag<float>{});
-    case DType::kF64:
-      return fn(TypeTag<double>{});
-    default:
-      EMBER_THROW(op, ": dtype ", DTypeName(dtype), " is not supported (f32 or f64)");
-  }
+decltype(auto) DispatchFloat(const char* op, DType dtype, Fn&& fn) {
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
+              " is not supported (f32 or f64)");
+  if (dtype == DType::kF32) return fn(float());
+  return fn(double());
 }
 
 // ---- strided layouts ----
 
 inline constexpr int kMaxDims = 8;
 
-// N operands over one shape, merged as kernels/cpu/internal/strided.h merges them (a
+// N operands over one shape, merged as kernels/strided.h merges them (a
 // contiguous operand becomes one dimension), passed to a kernel by value.
 template <size_t N>
 struct Strided {
@@ -165,7 +152,7 @@ struct Strided {
 // merging.
 template <size_t N>
 Strided<N> MakeStrided(const char* op, IntSpan shape, const std::array<IntSpan, N>& strides) {
-  const cpu::internal::StridedLoop<N> loop = cpu::internal::Coalesce(shape, strides);
+  const StridedLoop<N> loop = Coalesce(shape, strides);
   Strided<N> s{};
   s.ndim = static_cast<int>(loop.shape.size());
   EMBER_CHECK(s.ndim <= kMaxDims, op, ": shape ", ShapeToString(shape), " with these strides has ",

@@ -7,15 +7,18 @@
 //   ... outputs allocated on `device` ...
 //   EMBER_KERNEL(LayerNormForward).On(device)(compute, rows, c, ...);
 //
-// EMBER_KERNEL(Name) pairs kernels::cpu::Name with kernels::cuda::Name (it does not
-// compile unless the two have the same signature); On(device) is the one switch on the
-// device type, the only place below autograd that asks which device it is on.
+// EMBER_KERNEL(Name) pairs kernels::cpu::Name with kernels::cuda::Name, the twins that
+// kernels/<family>.h declares with one type (kernels/twins.h: the CUDA one is null in a
+// build without CUDA, whose UseDevice refuses before it could be called); On(device) is
+// the one switch on the device type, the only place below autograd that asks which
+// device it is on.
 
 #include <functional>
 #include <initializer_list>
 
 #include "base/error.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/twins.h"
 #include "tensor/device.h"
 #include "tensor/tensor.h"
 
@@ -42,7 +45,7 @@ struct Kernel {
 
 #define EMBER_KERNEL(name)                                                \
   ::ember::ops::internal::Kernel<decltype(::ember::kernels::cpu::name)> { \
-    &::ember::kernels::cpu::name, &::ember::kernels::cuda::name           \
+    &::ember::kernels::cpu::name, EMBER_CUDA_KERNEL(name)                 \
   }
 
 // The device that all defined tensors among `tensors` are on (the CPU when none is

@@ -1,10 +1,15 @@
-#ifndef EMBER_KERNELS_CPU_ADAMW_H_
-#define EMBER_KERNELS_CPU_ADAMW_H_
+#ifndef EMBER_KERNELS_ADAMW_H_
+#define EMBER_KERNELS_ADAMW_H_
 
 #include <cstdint>
 
 #include "kernels/operands.h"
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_ADAMW_KERNELS(X) X(AdamWStep)
 
 namespace ember::kernels::cpu {
 
@@ -25,4 +30,8 @@ void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_ADAMW_H_
+namespace ember::kernels::cuda {
+EMBER_ADAMW_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_ADAMW_H_

@@ -1,9 +1,14 @@
-#ifndef EMBER_KERNELS_CPU_EMBEDDING_H_
-#define EMBER_KERNELS_CPU_EMBEDDING_H_
+#ifndef EMBER_KERNELS_EMBEDDING_H_
+#define EMBER_KERNELS_EMBEDDING_H_
 
 #include <cstdint>
 
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_EMBEDDING_KERNELS(X) X(EmbeddingForward) X(EmbeddingBackward)
 
 namespace ember::kernels::cpu {
 
@@ -23,4 +28,8 @@ void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, 
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_EMBEDDING_H_
+namespace ember::kernels::cuda {
+EMBER_EMBEDDING_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_EMBEDDING_H_

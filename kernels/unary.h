@@ -1,9 +1,17 @@
-#ifndef EMBER_KERNELS_CPU_UNARY_H_
-#define EMBER_KERNELS_CPU_UNARY_H_
+#ifndef EMBER_KERNELS_UNARY_H_
+#define EMBER_KERNELS_UNARY_H_
 
 #include <cstdint>
 
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_UNARY_KERNELS(X)                                                                     \
+  X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Reciprocal) X(Square) X(Tanh) X(Sigmoid)          \
+  X(Relu) X(GeluTanh) X(GeluErf) X(PowScalar) X(ReluBackward) X(GeluTanhBackward)                  \
+  X(GeluErfBackward) X(TanhBackward) X(SigmoidBackward)
 
 namespace ember::kernels::cpu {
 
@@ -51,4 +59,8 @@ void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_UNARY_H_
+namespace ember::kernels::cuda {
+EMBER_UNARY_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_UNARY_H_

@@ -1,9 +1,15 @@
-#ifndef EMBER_KERNELS_CPU_REDUCE_H_
-#define EMBER_KERNELS_CPU_REDUCE_H_
+#ifndef EMBER_KERNELS_REDUCE_H_
+#define EMBER_KERNELS_REDUCE_H_
 
 #include <cstdint>
 
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_REDUCE_KERNELS(X)                                                                    \
+  X(SumRows) X(MaxRows) X(MinRows) X(ArgMaxRows) X(VarRows) X(SumSquares) X(SumColumns)
 
 namespace ember::kernels::cpu {
 
@@ -37,4 +43,8 @@ void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld,
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_REDUCE_H_
+namespace ember::kernels::cuda {
+EMBER_REDUCE_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_REDUCE_H_

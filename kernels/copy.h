@@ -1,8 +1,13 @@
-#ifndef EMBER_KERNELS_CPU_COPY_H_
-#define EMBER_KERNELS_CPU_COPY_H_
+#ifndef EMBER_KERNELS_COPY_H_
+#define EMBER_KERNELS_COPY_H_
 
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_COPY_KERNELS(X) X(CopyCast) X(Fill)
 
 namespace ember::kernels::cpu {
 
@@ -21,4 +26,8 @@ void Fill(IntSpan shape, DType dtype, void* dst, IntSpan strides, const Scalar& 
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_COPY_H_
+namespace ember::kernels::cuda {
+EMBER_COPY_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_COPY_H_

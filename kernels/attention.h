@@ -1,9 +1,14 @@
-#ifndef EMBER_KERNELS_CPU_ATTENTION_H_
-#define EMBER_KERNELS_CPU_ATTENTION_H_
+#ifndef EMBER_KERNELS_ATTENTION_H_
+#define EMBER_KERNELS_ATTENTION_H_
 
 #include <cstdint>
 
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_ATTENTION_KERNELS(X) X(CausalAttentionForward) X(CausalAttentionBackward)
 
 namespace ember::kernels::cpu {
 
@@ -30,4 +35,8 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_ATTENTION_H_
+namespace ember::kernels::cuda {
+EMBER_ATTENTION_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_ATTENTION_H_

@@ -1,9 +1,16 @@
-#ifndef EMBER_KERNELS_CPU_SOFTMAX_H_
-#define EMBER_KERNELS_CPU_SOFTMAX_H_
+#ifndef EMBER_KERNELS_SOFTMAX_H_
+#define EMBER_KERNELS_SOFTMAX_H_
 
 #include <cstdint>
 
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_SOFTMAX_KERNELS(X)                                                                   \
+  X(Softmax) X(LogSoftmax) X(SoftmaxBackward) X(LogSoftmaxBackward) X(CrossEntropyForward)         \
+  X(CrossEntropyBackward)
 
 namespace ember::kernels::cpu {
 
@@ -40,4 +47,8 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_SOFTMAX_H_
+namespace ember::kernels::cuda {
+EMBER_SOFTMAX_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_SOFTMAX_H_

@@ -1,10 +1,15 @@
-#ifndef EMBER_KERNELS_CPU_MATMUL_H_
-#define EMBER_KERNELS_CPU_MATMUL_H_
+#ifndef EMBER_KERNELS_MATMUL_H_
+#define EMBER_KERNELS_MATMUL_H_
 
 #include <cstdint>
 
 #include "kernels/operands.h"
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_MATMUL_KERNELS(X) X(Gemm) X(GemmBatched)
 
 namespace ember::kernels::cpu {
 
@@ -35,4 +40,8 @@ void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, 
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_MATMUL_H_
+namespace ember::kernels::cuda {
+EMBER_MATMUL_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_MATMUL_H_

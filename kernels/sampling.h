@@ -1,9 +1,14 @@
-#ifndef EMBER_KERNELS_CPU_SAMPLING_H_
-#define EMBER_KERNELS_CPU_SAMPLING_H_
+#ifndef EMBER_KERNELS_SAMPLING_H_
+#define EMBER_KERNELS_SAMPLING_H_
 
 #include <cstdint>
 
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_SAMPLING_KERNELS(X) X(TopKRows) X(MultinomialRows)
 
 namespace ember::kernels::cpu {
 
@@ -26,4 +31,8 @@ void MultinomialRows(DType dtype, int64_t rows, int64_t n, const void* probs, co
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_SAMPLING_H_
+namespace ember::kernels::cuda {
+EMBER_SAMPLING_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_SAMPLING_H_

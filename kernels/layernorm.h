@@ -1,9 +1,14 @@
-#ifndef EMBER_KERNELS_CPU_LAYERNORM_H_
-#define EMBER_KERNELS_CPU_LAYERNORM_H_
+#ifndef EMBER_KERNELS_LAYERNORM_H_
+#define EMBER_KERNELS_LAYERNORM_H_
 
 #include <cstdint>
 
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_LAYERNORM_KERNELS(X) X(LayerNormForward) X(LayerNormBackward)
 
 namespace ember::kernels::cpu {
 
@@ -27,4 +32,8 @@ void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, cons
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_LAYERNORM_H_
+namespace ember::kernels::cuda {
+EMBER_LAYERNORM_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_LAYERNORM_H_

@@ -1,9 +1,16 @@
-#ifndef EMBER_KERNELS_CPU_BINARY_H_
-#define EMBER_KERNELS_CPU_BINARY_H_
+#ifndef EMBER_KERNELS_BINARY_H_
+#define EMBER_KERNELS_BINARY_H_
 
 #include "kernels/operands.h"
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_BINARY_KERNELS(X)                                                                    \
+  X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Pow) X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge)     \
+  X(Where)
 
 namespace ember::kernels::cpu {
 
@@ -40,4 +47,8 @@ void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, Strided
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_BINARY_H_
+namespace ember::kernels::cuda {
+EMBER_BINARY_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_BINARY_H_

@@ -1,5 +1,5 @@
-#ifndef EMBER_KERNELS_CPU_CONV_H_
-#define EMBER_KERNELS_CPU_CONV_H_
+#ifndef EMBER_KERNELS_CONV_H_
+#define EMBER_KERNELS_CONV_H_
 
 // 2-d convolution (cross-correlation, as torch.nn.Conv2d) over NCHW images, f32 or
 // f64.
@@ -7,7 +7,12 @@
 #include <cstdint>
 
 #include "kernels/operands.h"
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_CONV_KERNELS(X) X(Conv2dForward) X(Conv2dBackward)
 
 namespace ember::kernels::cpu {
 
@@ -36,4 +41,8 @@ void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_CONV_H_
+namespace ember::kernels::cuda {
+EMBER_CONV_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_CONV_H_

@@ -1,12 +1,17 @@
-#ifndef EMBER_KERNELS_CPU_POOL_H_
-#define EMBER_KERNELS_CPU_POOL_H_
+#ifndef EMBER_KERNELS_POOL_H_
+#define EMBER_KERNELS_POOL_H_
 
 // 2-d max pooling over [planes, H, W] (NCHW images with planes = N C), f32 or f64.
 
 #include <cstdint>
 
 #include "kernels/operands.h"
+#include "kernels/twins.h"
 #include "tensor/dtype.h"
+
+// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
+// after that.
+#define EMBER_POOL_KERNELS(X) X(MaxPool2dForward) X(MaxPool2dBackward)
 
 namespace ember::kernels::cpu {
 
@@ -30,4 +35,8 @@ bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, cons
 
 }  // namespace ember::kernels::cpu
 
-#endif  // EMBER_KERNELS_CPU_POOL_H_
+namespace ember::kernels::cuda {
+EMBER_POOL_KERNELS(EMBER_CUDA_TWIN)
+}  // namespace ember::kernels::cuda
+
+#endif  // EMBER_KERNELS_POOL_H_
