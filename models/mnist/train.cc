@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -70,176 +71,253 @@ namespace ag = ::ember::autograd;
 
 constexpr char kCheckpointFormat[] = "ember-mnist";
 
-absl::Status Run() {
-  const std::string model_name = absl::GetFlag(FLAGS_model), optimizer_name = absl::GetFlag(FLAGS_optimizer);
-  const int64_t epochs = absl::GetFlag(FLAGS_epochs), batch_size = absl::GetFlag(FLAGS_batch_size);
-  if (epochs < 1) return absl::InvalidArgumentError(absl::StrCat("--epochs=", epochs, ": expected at least 1"));
-  if (batch_size < 1) return absl::InvalidArgumentError(absl::StrCat("--batch_size=", batch_size, ": expected at least 1"));
-  double lr = absl::GetFlag(FLAGS_lr);
-  if (lr == 0) {
-    ASSIGN_OR_RETURN(double by_default, DefaultLearningRate(optimizer_name));
-    lr = by_default;
-  }
-  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
-  distributed::ProcessGroup& world = distributed::World();
-  const bool lead = world.rank() == 0;  // the rank that prints and writes
-  Generator gen(absl::GetFlag(FLAGS_seed));
-  ASSIGN_OR_RETURN(std::shared_ptr<nn::Sequential> model, MakeClassifier(model_name, gen));
-  model->To(device);
-  ASSIGN_OR_RETURN(std::unique_ptr<optim::Optimizer> optimizer, MakeOptimizer(optimizer_name, (model)->Parameters(), lr));
-  std::unique_ptr<distributed::GradientAverager> averager;
-  if (world.size() > 1) averager = std::make_unique<distributed::GradientAverager>(world, model->Parameters());
+// The run the flags ask for, checked in the order a user's mistakes are reported.
+struct RunOptions {
+  std::string model, optimizer;
+  int64_t epochs, batch_size;  // batch_size: per rank
+  double lr;
+  uint64_t seed;
+  Device device;
 
+  // The flags a resumed run must share with the run that wrote its checkpoint.
+  std::map<std::string, std::string> RunFlags(int world_size) const {
+    return {{"model", model},          {"optimizer", optimizer},
+            {"lr", absl::StrCat(lr)},  {"batch_size", absl::StrCat(batch_size)},
+            {"seed", absl::StrCat(seed)}, {"ranks", absl::StrCat(world_size)}};
+  }
+};
+
+absl::StatusOr<RunOptions> RunOptionsFromFlags() {
+  RunOptions o;
+  o.model = absl::GetFlag(FLAGS_model);
+  o.optimizer = absl::GetFlag(FLAGS_optimizer);
+  o.epochs = absl::GetFlag(FLAGS_epochs);
+  o.batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (o.epochs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--epochs=", o.epochs, ": expected at least 1"));
+  }
+  if (o.batch_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch_size=", o.batch_size, ": expected at least 1"));
+  }
+  o.lr = absl::GetFlag(FLAGS_lr);
+  if (o.lr == 0) {
+    ASSIGN_OR_RETURN(o.lr, DefaultLearningRate(o.optimizer));
+  }
+  o.seed = absl::GetFlag(FLAGS_seed);
+  ASSIGN_OR_RETURN(o.device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  return o;
+}
+
+// Where a run is: `step` optimizer steps done, of which the current epoch's took
+// `epoch_examples` images with a summed loss of `loss_sum`; `examples` images in the
+// finished epochs; `train_seconds` of training so far.
+struct Position {
+  int64_t step = 0, examples = 0, epoch_examples = 0;
+  double loss_sum = 0, train_seconds = 0;
+};
+
+// A checkpoint that resumes the run: the model, the optimizer, the run's flags and its
+// position.
+absl::Status SaveRun(const std::string& path, nn::Module& model, optim::Optimizer& optimizer,
+                     const std::map<std::string, std::string>& run_flags, const Position& at) {
+  TrainingState state{model.StateDict(), optimizer.StateDict(), run_flags};
+  state.metadata.insert({{"format", kCheckpointFormat},
+                         {"step", absl::StrCat(at.step)},
+                         {"examples", absl::StrCat(at.examples)},
+                         {"epoch_examples", absl::StrCat(at.epoch_examples)},
+                         {"epoch_loss_sum", ExactDouble(at.loss_sum)},
+                         {"train_seconds", ExactDouble(at.train_seconds)}});
+  return SaveTrainingState(path, state);
+}
+
+// Loads SaveRun's checkpoint into model and optimizer, after checking that it was
+// written with the same run flags and that steps remain before total_steps.
+absl::StatusOr<Position> ResumeRun(const std::string& path, nn::Module& model,
+                                   optim::Optimizer& optimizer,
+                                   const std::map<std::string, std::string>& run_flags,
+                                   int64_t epochs, int64_t total_steps) {
+  ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(path, kCheckpointFormat));
+  for (const auto& [flag, value] : run_flags) RETURN_IF_ERROR(CheckSameRun(state, path, flag, value));
+  RETURN_IF_ERROR(model.LoadStateDict(state.model));
+  RETURN_IF_ERROR(optimizer.LoadStateDict(state.optimizer));
+  Position at;
+  ASSIGN_OR_RETURN(at.step, MetadataInt(state, path, "step"));
+  ASSIGN_OR_RETURN(at.examples, MetadataInt(state, path, "examples"));
+  ASSIGN_OR_RETURN(at.epoch_examples, MetadataInt(state, path, "epoch_examples"));
+  ASSIGN_OR_RETURN(at.loss_sum, MetadataDouble(state, path, "epoch_loss_sum"));
+  ASSIGN_OR_RETURN(at.train_seconds, MetadataDouble(state, path, "train_seconds"));
+  if (at.step < 1 || at.step >= total_steps) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is at step ", at.step, " and --epochs=",
+                                                   epochs, " has ", total_steps,
+                                                   ": nothing to continue (more --epochs?)"));
+  }
+  return at;
+}
+
+// After a step: --checkpoint_every's checkpoint, and the stop a signal asked for (every
+// rank stops at the same step, whichever of them got it); true to stop.
+absl::StatusOr<bool> CheckpointOrStop(distributed::ProcessGroup& world, const std::string& out_dir,
+                                      int64_t total_steps,
+                                      const std::function<absl::Status(const std::string&)>& save,
+                                      int64_t step) {
+  bool stop = StopSignal() != 0;
+  if (world.size() > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
+  const int64_t every = absl::GetFlag(FLAGS_checkpoint_every);
+  if (!stop && !(every > 0 && step % every == 0 && step < total_steps)) return false;
+  if (world.rank() != 0) return stop;
+  const std::string path = StepCheckpointPath(out_dir, step);
+  RETURN_IF_ERROR(save(path));
+  PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
+  if (stop) {
+    EndProgress();
+    std::fprintf(stderr,
+                 "train: stopped by signal %d after step %lld; wrote %s (continue with "
+                 "--resume=latest)\n",
+                 StopSignal(), static_cast<long long>(step), path.c_str());
+  }
+  return stop;
+}
+
+// Fashion-MNIST from --data_dir, and the loader of its training images in global batches
+// (this rank takes its rows of each).
+struct Data {
+  data::ImageSet train, test;
+  std::unique_ptr<data::DataLoader> loader;
+};
+
+absl::StatusOr<Data> LoadData(const RunOptions& o, int world_size) {
   const std::string dir = absl::GetFlag(FLAGS_data_dir);
   absl::StatusOr<data::ImageSet> train = data::LoadMnist(dir, data::Split::kTrain, data::ImageLayout::kNCHW);
   if (!train.ok()) return MissingInput(train.status());
   absl::StatusOr<data::ImageSet> test = data::LoadMnist(dir, data::Split::kTest, data::ImageLayout::kNCHW);
   if (!test.ok()) return MissingInput(test.status());
   data::LoaderOptions loading;
-  loading.batch_size = batch_size * world.size();  // the global batch; this rank's rows below
-  loading.drop_last = world.size() > 1;
-  loading.seed = absl::GetFlag(FLAGS_seed);
+  loading.batch_size = o.batch_size * world_size;
+  loading.drop_last = world_size > 1;
+  loading.seed = o.seed;
   loading.prefetch = 0;  // a batch is a 100 kB copy, far less than a step: no thread needed
-  ASSIGN_OR_RETURN(const std::unique_ptr<data::DataLoader> loader,
-                   data::DataLoader::Create(train->images.size(0), data::RowBatches(train->images, train->labels),
-                                            loading));
+  ASSIGN_OR_RETURN(std::unique_ptr<data::DataLoader> loader,
+                   data::DataLoader::Create(train->images.size(0),
+                                            data::RowBatches(train->images, train->labels), loading));
+  return Data{*std::move(train), *std::move(test), std::move(loader)};
+}
 
-  const int64_t steps_per_epoch = loader->batches_per_epoch(), total_steps = epochs * steps_per_epoch;
-  // What a resumed run must share with the run that wrote its checkpoint, then where
-  // that run was: `step` optimizer steps done, of which the current epoch's took
-  // `epoch_examples` images with a summed loss of `loss_sum`.
-  const std::map<std::string, std::string> run_flags = {
-      {"model", model_name}, {"optimizer", optimizer_name}, {"lr", absl::StrCat(lr)},
-      {"batch_size", absl::StrCat(batch_size)}, {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))},
-      {"ranks", absl::StrCat(world.size())}};
-  int64_t step = 0, examples = 0, epoch_examples = 0;
-  double train_seconds = 0, loss_sum = 0;
+// One optimizer step on this rank's rows of `batch`, the gradients averaged over the
+// ranks; returns the global batch's mean loss.
+double TrainStep(nn::Module& model, optim::Optimizer& optimizer,
+                 distributed::GradientAverager* averager, distributed::ProcessGroup& world,
+                 const data::Batch& batch, Device device) {
+  const int64_t n = batch.x.size(0) / world.size(), first = world.rank() * n;
+  const Tensor loss = nn::CrossEntropyLoss(model(batch.x.Narrow(0, first, n).To(device)),
+                                           batch.y.Narrow(0, first, n).To(device));
+  optimizer.ZeroGrad();
+  if (averager) averager->Arm();
+  ag::Backward(loss);
+  if (averager) averager->Finish();
+  optimizer.Step();
+  return world.AllReduce(loss.item<double>(), distributed::ReduceOp::kMean);
+}
+
+absl::Status Run() {
+  ASSIGN_OR_RETURN(const RunOptions o, RunOptionsFromFlags());
+  distributed::ProcessGroup& world = distributed::World();
+  const bool lead = world.rank() == 0;  // the rank that prints and writes
+  Generator gen(o.seed);
+  ASSIGN_OR_RETURN(std::shared_ptr<nn::Sequential> model, MakeClassifier(o.model, gen));
+  model->To(o.device);
+  ASSIGN_OR_RETURN(std::unique_ptr<optim::Optimizer> optimizer,
+                   MakeOptimizer(o.optimizer, model->Parameters(), o.lr));
+  std::unique_ptr<distributed::GradientAverager> averager;
+  if (world.size() > 1) {
+    averager = std::make_unique<distributed::GradientAverager>(world, model->Parameters());
+  }
+  ASSIGN_OR_RETURN(const Data data, LoadData(o, world.size()));
+  data::DataLoader* const loader = data.loader.get();
+
+  const int64_t steps_per_epoch = loader->batches_per_epoch(), total_steps = o.epochs * steps_per_epoch;
+  const std::map<std::string, std::string> run_flags = o.RunFlags(world.size());
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/mnist");
   const std::string checkpoint = absl::GetFlag(FLAGS_save_checkpoint).empty()
-                                     ? absl::StrCat(out_dir, "/", model_name, ".safetensors")
+                                     ? absl::StrCat(out_dir, "/", o.model, ".safetensors")
                                      : absl::GetFlag(FLAGS_save_checkpoint);
   std::string resume = absl::GetFlag(FLAGS_resume);
   if (resume == "latest") {
     ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, std::filesystem::path(checkpoint).filename().string()));
   }
+  Position at;
   if (!resume.empty()) {
-    ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(resume, kCheckpointFormat));
-    for (const auto& [flag, value] : run_flags) RETURN_IF_ERROR(CheckSameRun(state, resume, flag, value));
-    RETURN_IF_ERROR(model->LoadStateDict(state.model));
-    RETURN_IF_ERROR(optimizer->LoadStateDict(state.optimizer));
-    ASSIGN_OR_RETURN(step, MetadataInt(state, resume, "step"));
-    ASSIGN_OR_RETURN(examples, MetadataInt(state, resume, "examples"));
-    ASSIGN_OR_RETURN(epoch_examples, MetadataInt(state, resume, "epoch_examples"));
-    ASSIGN_OR_RETURN(loss_sum, MetadataDouble(state, resume, "epoch_loss_sum"));
-    ASSIGN_OR_RETURN(train_seconds, MetadataDouble(state, resume, "train_seconds"));
-    if (step < 1 || step >= total_steps) {
-      return absl::InvalidArgumentError(absl::StrCat(resume, " is at step ", step, " and --epochs=", epochs, " has ",
-                                                     total_steps, ": nothing to continue (more --epochs?)"));
-    }
+    ASSIGN_OR_RETURN(at, ResumeRun(resume, *model, *optimizer, run_flags, o.epochs, total_steps));
   }
-  const int64_t first_step = step;
+  const int64_t first_step = at.step;
   std::ofstream csv;
   if (lead) {
     RETURN_IF_ERROR(CreateDirectories(out_dir));
     // A resumed run appends, after the epochs its checkpoint had finished.
-    if (step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", step / steps_per_epoch));
-    csv.open(out_dir + "/metrics.csv", step > 0 ? std::ios::app : std::ios::trunc);
-    if (step == 0) csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
+    if (at.step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", at.step / steps_per_epoch));
+    csv.open(out_dir + "/metrics.csv", at.step > 0 ? std::ios::app : std::ios::trunc);
+    if (at.step == 0) csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
     std::fprintf(stderr, "train: %s (%lld parameters) on %s%s, %s lr %g, %lld epochs of %lld images in batches of %s%lld%s\n",
-                 model_name.c_str(), static_cast<long long>((model)->NumParameters()),
-                 world.size() > 1 ? absl::StrCat(world.size(), " ranks x ").c_str() : "", device.ToString().c_str(),
-                 optimizer_name.c_str(), lr, static_cast<long long>(epochs),
-                 static_cast<long long>(train->images.size(0)),
-                 world.size() > 1 ? absl::StrCat(world.size(), " x ").c_str() : "", static_cast<long long>(batch_size),
-                 step > 0 ? absl::StrCat("; resuming at step ", step, " of ", total_steps).c_str() : "");
+                 o.model.c_str(), static_cast<long long>(model->NumParameters()),
+                 world.size() > 1 ? absl::StrCat(world.size(), " ranks x ").c_str() : "", o.device.ToString().c_str(),
+                 o.optimizer.c_str(), o.lr, static_cast<long long>(o.epochs),
+                 static_cast<long long>(data.train.images.size(0)),
+                 world.size() > 1 ? absl::StrCat(world.size(), " x ").c_str() : "", static_cast<long long>(o.batch_size),
+                 at.step > 0 ? absl::StrCat("; resuming at step ", at.step, " of ", total_steps).c_str() : "");
   }
-
-  // The run so far, for a checkpoint that resumes it (written by rank 0).
-  auto save = [&](const std::string& path) {
-    TrainingState state{model->StateDict(), optimizer->StateDict(), run_flags};
-    state.metadata.insert({{"format", kCheckpointFormat}, {"step", absl::StrCat(step)},
-                           {"examples", absl::StrCat(examples)}, {"epoch_examples", absl::StrCat(epoch_examples)},
-                           {"epoch_loss_sum", ExactDouble(loss_sum)}, {"train_seconds", ExactDouble(train_seconds)}});
-    return SaveTrainingState(path, state);
-  };
-  // After a step: --checkpoint_every's checkpoint, and the stop a signal asked for
-  // (every rank stops at the same step, whichever of them got it).
-  const int64_t checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
-  auto checkpoint_or_stop = [&]() -> absl::StatusOr<bool> {
-    bool stop = StopSignal() != 0;
-    if (world.size() > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
-    if (!stop && !(checkpoint_every > 0 && step % checkpoint_every == 0 && step < total_steps)) return false;
-    if (!lead) return stop;
-    const std::string path = StepCheckpointPath(out_dir, step);
-    RETURN_IF_ERROR(save(path));
-    PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
-    if (stop) {
-      EndProgress();
-      std::fprintf(stderr, "train: stopped by signal %d after step %lld; wrote %s (continue with --resume=latest)\n",
-                   StopSignal(), static_cast<long long>(step), path.c_str());
-    }
-    return stop;
-  };
+  const auto save = [&](const std::string& path) { return SaveRun(path, *model, *optimizer, run_flags, at); };
   CatchStopSignals();
   double train_loss = 0;
   Evaluation evaluation;
-  for (int64_t epoch = step / steps_per_epoch; epoch < epochs; ++epoch) {
+  for (int64_t epoch = at.step / steps_per_epoch; epoch < o.epochs; ++epoch) {
     loader->StartEpoch(epoch);
-    for (int64_t done = step - epoch * steps_per_epoch; done > 0; --done) loader->Next();  // resumed mid-epoch
+    for (int64_t done = at.step - epoch * steps_per_epoch; done > 0; --done) loader->Next();  // resumed mid-epoch
     auto start = std::chrono::steady_clock::now();
     while (std::optional<data::Batch> batch = loader->Next()) {
-      const int64_t n = batch->x.size(0) / world.size(), first = world.rank() * n;
-      const Tensor loss = nn::CrossEntropyLoss((*model)(batch->x.Narrow(0, first, n).To(device)),
-                                               batch->y.Narrow(0, first, n).To(device));
-      (optimizer)->ZeroGrad();
-      if (averager) averager->Arm();
-      ag::Backward(loss);
-      if (averager) averager->Finish();
-      (optimizer)->Step();
-      // The global batch's mean loss.
-      loss_sum += world.AllReduce(loss.item<double>(), distributed::ReduceOp::kMean) * static_cast<double>(n * world.size());
-      epoch_examples += n * world.size();
-      ++step;
+      const double loss = TrainStep(*model, *optimizer, averager.get(), world, *batch, o.device);
+      at.loss_sum += loss * static_cast<double>(batch->x.size(0));
+      at.epoch_examples += batch->x.size(0);
+      ++at.step;
       const auto now = std::chrono::steady_clock::now();
-      train_seconds += std::chrono::duration<double>(now - start).count();
+      at.train_seconds += std::chrono::duration<double>(now - start).count();
       start = now;
-      if (lead && (step % 25 == 0 || step % steps_per_epoch == 0)) {
-        ShowProgress("step", step, total_steps, first_step,
-                     absl::StrFormat("epoch %d/%d | loss %.4f", epoch + 1, epochs, loss_sum / epoch_examples),
-                     (examples + epoch_examples) / train_seconds, "img", train_seconds);
+      if (lead && (at.step % 25 == 0 || at.step % steps_per_epoch == 0)) {
+        ShowProgress("step", at.step, total_steps, first_step,
+                     absl::StrFormat("epoch %d/%d | loss %.4f", epoch + 1, o.epochs, at.loss_sum / at.epoch_examples),
+                     (at.examples + at.epoch_examples) / at.train_seconds, "img", at.train_seconds);
       }
       // The epoch's last step stops after its evaluation, below.
-      if (step % steps_per_epoch != 0) {
-        ASSIGN_OR_RETURN(const bool stop, checkpoint_or_stop());
+      if (at.step % steps_per_epoch != 0) {
+        ASSIGN_OR_RETURN(const bool stop, CheckpointOrStop(world, out_dir, total_steps, save, at.step));
         if (stop) return absl::OkStatus();  // main exits with 128 + the signal
       }
     }
-    examples += epoch_examples;
-    train_loss = loss_sum / static_cast<double>(epoch_examples);
-    loss_sum = 0, epoch_examples = 0;
-    evaluation = Evaluate(*model, test->images, test->labels);  // the same model on every rank
+    at.examples += at.epoch_examples;
+    train_loss = at.loss_sum / static_cast<double>(at.epoch_examples);
+    at.loss_sum = 0, at.epoch_examples = 0;
+    evaluation = Evaluate(*model, data.test.images, data.test.labels);  // the same model on every rank
     if (lead) {
       EndProgress();
       std::fprintf(stderr, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
                    static_cast<long long>(epoch + 1), train_loss, evaluation.loss, 100 * evaluation.accuracy);
       csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy << ','
-          << train_seconds << ',' << examples / train_seconds << '\n';
+          << at.train_seconds << ',' << at.examples / at.train_seconds << '\n';
       csv.flush();
     }
-    ASSIGN_OR_RETURN(const bool stop, checkpoint_or_stop());
+    ASSIGN_OR_RETURN(const bool stop, CheckpointOrStop(world, out_dir, total_steps, save, at.step));
     if (stop) return absl::OkStatus();
   }
   if (!lead) return absl::OkStatus();
-  const double examples_per_second = examples / train_seconds;
+  const double examples_per_second = at.examples / at.train_seconds;
   RETURN_IF_ERROR(save(checkpoint));
   std::fprintf(stderr, "train: test accuracy %.2f%% after %lld epochs, %s of training, %.0f images/s; wrote %s and %s/metrics.csv\n",
-               100 * evaluation.accuracy, static_cast<long long>(epochs), FormatDuration(train_seconds).c_str(),
+               100 * evaluation.accuracy, static_cast<long long>(o.epochs), FormatDuration(at.train_seconds).c_str(),
                examples_per_second, checkpoint.c_str(), out_dir.c_str());
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
     return WriteMetricsJson(path, {{"test_accuracy", evaluation.accuracy}, {"test_loss", evaluation.loss},
-                                   {"train_loss", train_loss}, {"train_seconds", train_seconds},
-                                   {"examples_per_second", examples_per_second}, {"epochs", epochs},
-                                   {"parameters", (model)->NumParameters()}});
+                                   {"train_loss", train_loss}, {"train_seconds", at.train_seconds},
+                                   {"examples_per_second", examples_per_second}, {"epochs", o.epochs},
+                                   {"parameters", model->NumParameters()}});
   }
   return absl::OkStatus();
 }
