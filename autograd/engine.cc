@@ -95,7 +95,8 @@ void ZeroGrad(const Tensor& t) {
 }
 
 void SetPostAccumulateGradHook(const Tensor& t, std::function<void()> hook) {
-  EMBER_CHECK(IsLeaf(t) && RequiresGrad(t), "post-accumulate hook: only a leaf that requires grad has one");
+  EMBER_CHECK(IsLeaf(t) && RequiresGrad(t),
+              "post-accumulate hook: only a leaf that requires grad has one");
   t.autograd_meta()->post_accumulate_hook = std::move(hook);
 }
 
@@ -117,8 +118,8 @@ bool ShouldRecord(const std::vector<Tensor>& inputs) {
 
 Tensor Record(const char* name, const Tensor& out, const std::vector<Tensor>& inputs,
               BackwardFn backward, AddBackwardFn add_backward) {
-  EMBER_CHECK(!add_backward || inputs.size() == 1, "record ", name, ": add_backward needs one input, got ",
-              inputs.size());
+  EMBER_CHECK(!add_backward || inputs.size() == 1, "record ", name,
+              ": add_backward needs one input, got ", inputs.size());
   if (!ShouldRecord(inputs)) return out;
   auto node = std::make_shared<Node>();
   node->name = name;

@@ -50,7 +50,7 @@ struct Node {
   Shape shape;  // the output's, for error messages and ToDot
   DType dtype;
   std::vector<std::shared_ptr<Node>> next;
-  autograd::BackwardFn backward;       // reset when the graph is released
+  autograd::BackwardFn backward;  // reset when the graph is released
   // Optional (one input): used when the input already has a gradient from another use
   // that nothing else holds (an embedding tied to the output layer); reset with backward.
   autograd::AddBackwardFn add_backward;

@@ -138,8 +138,10 @@ TEST(EngineTest, APostAccumulateHookSeesTheFinishedGradientOncePerPass) {
   const Tensor w1 = SetRequiresGrad(FromList({1.0, -2.0}));
   const Tensor w2 = SetRequiresGrad(FromList({3.0, 4.0}));
   std::vector<std::string> order;
-  SetPostAccumulateGradHook(w1, [&] { order.push_back("w1 " + std::to_string(Values(Grad(w1))[0])); });
-  SetPostAccumulateGradHook(w2, [&] { order.push_back("w2 " + std::to_string(Values(Grad(w2))[0])); });
+  SetPostAccumulateGradHook(w1,
+                            [&] { order.push_back("w1 " + std::to_string(Values(Grad(w1))[0])); });
+  SetPostAccumulateGradHook(w2,
+                            [&] { order.push_back("w2 " + std::to_string(Values(Grad(w2))[0])); });
   Backward(Sum(w2 * (w1 * w1)));
   // dy/dw1 = 2 w2 w1 = [6, -16]; dy/dw2 = w1^2 = [1, 4].
   std::sort(order.begin(), order.end());
@@ -233,10 +235,11 @@ TEST(EngineTest, ReleasingTheGraphFreesTheSavedActivations) {
 // would cut the graph, so it is refused naming the view and its recorded twin.
 TEST(EngineTest, PlainViewsNeverCutTheGraphSilently) {
   const Tensor x = SetRequiresGrad(Arange(6).To(DType::kF32).View({2, 3}));
-  EXPECT_THAT([&] { x.Transpose(0, 1); },
-              ThrowsMessage<Error>(HasSubstr("Transpose: the tensor of shape [2, 3] requires grad and grad "
-                                             "mode is on, so a plain view would cut the graph; use "
-                                             "ag::Transpose")));
+  EXPECT_THAT(
+      [&] { x.Transpose(0, 1); },
+      ThrowsMessage<Error>(HasSubstr("Transpose: the tensor of shape [2, 3] requires grad and grad "
+                                     "mode is on, so a plain view would cut the graph; use "
+                                     "ag::Transpose")));
   EXPECT_THAT([&] { x.Narrow(1, 0, 2); }, ThrowsMessage<Error>(HasSubstr("Narrow: ")));
   EXPECT_THAT([&] { x.BroadcastTo({4, 2, 3}); }, ThrowsMessage<Error>(HasSubstr("use ag::Expand")));
   EXPECT_THAT([&] { x.Reshape({6}); }, ThrowsMessage<Error>(HasSubstr("use ag::Reshape")));

@@ -120,7 +120,8 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids) {
         return std::vector<Tensor>{ops::EmbeddingBackward(g, saved_ids, vocab)};
       },
       [saved_ids](const Tensor& g, const Tensor& into) {
-        if (into.dtype() != DType::kF32 && into.dtype() != DType::kF64) return false;  // bf16/f16 sum in f32
+        if (into.dtype() != DType::kF32 && into.dtype() != DType::kF64)
+          return false;  // bf16/f16 sum in f32
         ops::EmbeddingBackwardInto(g.To(into.dtype()), saved_ids, into);
         return true;
       });
@@ -189,16 +190,17 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
 Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
   // The kernel reads contiguous heads: copied once here (heads are usually strided views
   // of one qkv projection) and kept for the backward.
-  const Tensor qc = Detach(q).Contiguous(), kc = Detach(k).Contiguous(), vc = Detach(v).Contiguous();
+  const Tensor qc = Detach(q).Contiguous(), kc = Detach(k).Contiguous(),
+               vc = Detach(v).Contiguous();
   ops::CausalAttentionResult result = WithoutGrad([&] { return ops::CausalAttention(qc, kc, vc); });
   if (!ShouldRecord({q, k, v})) return result.y;
   const Tensor y = result.y;
   result.y = Detach(y);  // the node holds y's values, not y (whose node it is: a cycle)
-  return Record("causal_attention", y, {q, k, v},
-                [qc, kc, vc, result = std::move(result)](const Tensor& g) {
-                  ops::CausalAttentionGrads grads = ops::CausalAttentionBackward(qc, kc, vc, result, g);
-                  return std::vector<Tensor>{grads.dq, grads.dk, grads.dv};
-                });
+  return Record(
+      "causal_attention", y, {q, k, v}, [qc, kc, vc, result = std::move(result)](const Tensor& g) {
+        ops::CausalAttentionGrads grads = ops::CausalAttentionBackward(qc, kc, vc, result, g);
+        return std::vector<Tensor>{grads.dq, grads.dk, grads.dv};
+      });
 }
 
 }  // namespace ember::autograd

@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "tensor/random.h"
 #include "tensor/ops/conv.h"
 #include "tensor/ops/pool.h"
+#include "tensor/random.h"
 #include "tensor/tensor.h"
 
 namespace ember::autograd {

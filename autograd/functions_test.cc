@@ -241,7 +241,8 @@ TEST(FunctionsTest, Matmul) {
 TEST(FunctionsTest, Linear) {
   Check("linear", [](const auto& in) { return Linear(in[0], in[1], in[2]); },
         {Leaf({2, 3, 4}), Leaf({5, 4}), Leaf({5})});
-  Check("linear, transposed input, no bias", [](const auto& in) { return Linear(in[0], in[1], Tensor()); },
+  Check("linear, transposed input, no bias",
+        [](const auto& in) { return Linear(in[0], in[1], Tensor()); },
         {TransposedLeaf({4, 3}), Leaf({2, 3})});
   Check("linear of a vector", [](const auto& in) { return Linear(in[0], in[1], in[2]); },
         {Leaf({4}), Leaf({3, 4}), Leaf({3})});
@@ -260,7 +261,8 @@ TEST(FunctionsTest, SoftmaxLayerNormEmbedding) {
   Check("embedding", [&](const auto& in) { return Embedding(in[0], ids); }, {Leaf({5, 3})});
   // Tied to the output layer (GPT-2's wte): the embedding's rows are added in place to
   // the output layer's gradient, which reaches the weight first.
-  Check("embedding tied to a linear layer", [&](const auto& in) { return Linear(Embedding(in[0], ids), in[0], Tensor()); },
+  Check("embedding tied to a linear layer",
+        [&](const auto& in) { return Linear(Embedding(in[0], ids), in[0], Tensor()); },
         {Leaf({5, 3})});
 }
 
@@ -268,14 +270,18 @@ TEST(FunctionsTest, Conv2dAndMaxPool2d) {
   Check("conv2d", [](const auto& in) { return Conv2d(in[0], in[1], in[2]); },
         {Leaf({2, 3, 5, 4}), Leaf({4, 3, 3, 2}), Leaf({4})});
   Check("conv2d strided, padded, dilated, no bias",
-        [](const auto& in) { return Conv2d(in[0], in[1], Tensor(), {{2, 1}, {1, 2}, {2, 1}}); },
+        [](const auto& in) {
+          return Conv2d(in[0], in[1], Tensor(), {{2, 1}, {1, 2}, {2, 1}});
+        },
         {Leaf({2, 2, 7, 6}), Leaf({3, 2, 2, 3})});
   const Tensor image = Uniform({1, 2, 5, 5}, -1, 1, Gen(), DType::kF64);  // no gradient: dx skipped
   Check("conv2d of a constant image", [&](const auto& in) { return Conv2d(image, in[0], in[1]); },
         {Leaf({3, 2, 3, 3}), Leaf({3})});
   Check("max_pool2d", [](const auto& in) { return MaxPool2d(in[0]); }, {Leaf({2, 3, 4, 6}, -3, 3)});
   Check("max_pool2d overlapping, padded",
-        [](const auto& in) { return MaxPool2d(in[0], {{3, 3}, {2, 1}, {1, 1}}); },
+        [](const auto& in) {
+          return MaxPool2d(in[0], {{3, 3}, {2, 1}, {1, 1}});
+        },
         {Leaf({1, 2, 7, 5}, -3, 3)});
 }
 
@@ -326,14 +332,17 @@ TEST(FunctionsTest, CausalAttention) {
   EXPECT_NEAR(out.at({0, 0}), v.at({0, 0}), 1e-15);
   EXPECT_NEAR(out.at({0, 1}), v.at({0, 1}), 1e-15);
   // The last two queries against all five keys are the last two rows of the full result.
-  Check("causal_attention, cached keys", [](const auto& in) { return CausalAttention(in[0], in[1], in[2]); },
+  Check("causal_attention, cached keys",
+        [](const auto& in) { return CausalAttention(in[0], in[1], in[2]); },
         {Leaf({2, 2, 3}), Leaf({2, 5, 3}), Leaf({2, 5, 3})});
-  const Tensor q5 = Uniform({5, 2}, -1, 1, Gen(), DType::kF64), k5 = Uniform({5, 2}, -1, 1, Gen(), DType::kF64);
+  const Tensor q5 = Uniform({5, 2}, -1, 1, Gen(), DType::kF64),
+               k5 = Uniform({5, 2}, -1, 1, Gen(), DType::kF64);
   const Tensor full = CausalAttention(q5, k5, k5), tail = CausalAttention(q5.Slice(0, 3), k5, k5);
   for (int64_t i = 0; i < 2; ++i) {
     for (int64_t j = 0; j < 2; ++j) EXPECT_NEAR(tail.at({i, j}), full.at({3 + i, j}), 1e-15);
   }
-  EXPECT_THROW(CausalAttention(k5, q5.Slice(0, 3), q5.Slice(0, 3)), Error);  // more queries than keys
+  EXPECT_THROW(CausalAttention(k5, q5.Slice(0, 3), q5.Slice(0, 3)),
+               Error);  // more queries than keys
 }
 
 // The fused node against the composite it replaced, softmax(q k^T / sqrt(d) + mask) v
@@ -343,12 +352,14 @@ TEST(FunctionsTest, CausalAttentionEqualsTheComposite) {
   auto composite = [](const Tensor& q, const Tensor& k, const Tensor& v) {
     const int64_t tq = q.size(-2), tk = k.size(-2);
     const Tensor scores = Mul(Matmul(q, Transpose(k, -2, -1)), 1.0 / std::sqrt(double(q.size(-1))));
-    const Tensor rows = ops::Add(Arange(tq), tk - tq).View({tq, 1}), cols = Arange(tk).View({1, tk});
+    const Tensor rows = ops::Add(Arange(tq), tk - tq).View({tq, 1}),
+                 cols = Arange(tk).View({1, tk});
     return Matmul(Softmax(MaskedFill(scores, ops::Gt(cols, rows), -INFINITY)), v);
   };
   for (const auto& [tq, tk] : std::vector<std::pair<int64_t, int64_t>>{{50, 50}, {7, 60}}) {
     // Leaves [2, t, 3, 5], used as heads [2, 3, t, 5] (strided views).
-    const Tensor q = Leaf({2, tq, 3, 5}, -2, 2), k = Leaf({2, tk, 3, 5}, -2, 2), v = Leaf({2, tk, 3, 5});
+    const Tensor q = Leaf({2, tq, 3, 5}, -2, 2), k = Leaf({2, tk, 3, 5}, -2, 2),
+                 v = Leaf({2, tk, 3, 5});
     const Tensor g = Uniform({2, 3, tq, 5}, -1, 1, Gen(), DType::kF64);
     std::vector<Tensor> results[2];
     for (int fused = 0; fused < 2; ++fused) {

@@ -108,7 +108,8 @@ Tensor Contiguous(const Tensor& x) {
 }
 
 Tensor Clone(const Tensor& x) {
-  return Recorded("clone", x, WithoutGrad([&] { return x.Clone(); }), [](const Tensor& g) { return g; });
+  return Recorded("clone", x, WithoutGrad([&] { return x.Clone(); }),
+                  [](const Tensor& g) { return g; });
 }
 
 namespace {

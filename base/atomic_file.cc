@@ -37,7 +37,9 @@ bool WriteAll(int fd, absl::string_view data) {
 
 bool SyncDirectoryOf(const std::string& path) {
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return false;
   const bool ok = ::fsync(fd) == 0;
@@ -54,12 +56,14 @@ absl::Status CreateDirectories(const std::string& dir) {
   return ErrnoError("create the folder", dir);
 }
 
-absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> pieces) {
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::Span<const absl::string_view> pieces) {
   // A device or a pipe (--save_checkpoint=/dev/null, a FIFO) is written to, not replaced:
   // renaming a file over /dev/null would put a checkpoint where every program's discarded
   // output goes.
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+  if (::stat(path.c_str(), &st) == 0 &&
+      (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return ErrnoError("open", path);
     bool ok = true;

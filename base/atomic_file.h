@@ -29,7 +29,8 @@ namespace ember {
 //
 // Errors: NotFound (the directory does not exist), PermissionDenied, or Unavailable
 // (disk full, I/O error), each naming the path and the system's reason.
-absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> pieces);
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::Span<const absl::string_view> pieces);
 
 inline absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
   return WriteFileAtomically(path, absl::MakeConstSpan(&contents, 1));

@@ -86,19 +86,23 @@ TEST(AtomicFile, APipeIsWrittenToNotReplaced) {
   struct stat st;
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
-  EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()), 1);
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()),
+      1);
 }
 
 TEST(AtomicFile, AKilledWriterNeverLeavesATornFile) {
   const std::string dir = FreshDir("killed");
   const std::string path = dir + "/a.bin";
   constexpr size_t kSize = 4 << 20;
-  auto contents = [](int64_t version) { return std::string(kSize, static_cast<char>('a' + version % 26)); };
+  auto contents = [](int64_t version) {
+    return std::string(kSize, static_cast<char>('a' + version % 26));
+  };
   ASSERT_TRUE(WriteFileAtomically(path, contents(0)).ok());
   int torn = 0;
   for (int kill = 0; kill < 20; ++kill) {
-    ASSERT_TRUE(WriteUntilKilled([&](int64_t v) { return WriteFileAtomically(path, contents(v)).ok(); }, 1, 1, 30,
-                                 kill));
+    ASSERT_TRUE(WriteUntilKilled(
+        [&](int64_t v) { return WriteFileAtomically(path, contents(v)).ok(); }, 1, 1, 30, kill));
     const std::string got = Read(path);
     ASSERT_EQ(got.size(), kSize) << "after kill " << kill;
     ASSERT_EQ(got.find_first_not_of(got[0]), std::string::npos) << "after kill " << kill;

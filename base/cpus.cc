@@ -59,7 +59,8 @@ void KeepSmaller(std::optional<double> limit, std::optional<double>* smallest) {
 
 namespace internal {
 
-std::optional<double> CgroupCpuLimit(const std::string& cgroup_root, const std::string& self_cgroup) {
+std::optional<double> CgroupCpuLimit(const std::string& cgroup_root,
+                                     const std::string& self_cgroup) {
   std::optional<double> smallest;
   std::istringstream lines(self_cgroup);
   std::string line;
@@ -70,7 +71,8 @@ std::optional<double> CgroupCpuLimit(const std::string& cgroup_root, const std::
     const std::string path = line.substr(second + 1);
     if (controllers.empty()) {  // v2: one hierarchy, mounted at the root
       for (const std::string& dir : SelfAndAncestors(path)) {
-        if (std::optional<std::string> max = ReadFile(cgroup_root + dir + "/cpu.max")) KeepSmaller(V2Limit(*max), &smallest);
+        if (std::optional<std::string> max = ReadFile(cgroup_root + dir + "/cpu.max"))
+          KeepSmaller(V2Limit(*max), &smallest);
       }
       continue;
     }
@@ -106,7 +108,8 @@ int AvailableCpus() {
                              ? CPU_COUNT(&set)
                              : static_cast<int>(std::thread::hardware_concurrency());
     const std::optional<std::string> self = ReadFile("/proc/self/cgroup");
-    return internal::CpusWithin(affinity, self ? internal::CgroupCpuLimit("/sys/fs/cgroup", *self) : std::nullopt);
+    return internal::CpusWithin(
+        affinity, self ? internal::CgroupCpuLimit("/sys/fs/cgroup", *self) : std::nullopt);
   }();
   return cpus;
 }

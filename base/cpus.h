@@ -27,7 +27,8 @@ namespace internal {
 // cpu.cfs_period_us (-1: none). Inside a cgroup namespace the mount's root is the
 // process's own cgroup and the path in `self_cgroup` may not exist under it; the
 // walk up the path then ends there. nullopt when nothing sets a quota.
-std::optional<double> CgroupCpuLimit(const std::string& cgroup_root, const std::string& self_cgroup);
+std::optional<double> CgroupCpuLimit(const std::string& cgroup_root,
+                                     const std::string& self_cgroup);
 
 // min(affinity_cpus, ceil(limit)), at least 1.
 int CpusWithin(int affinity_cpus, std::optional<double> limit);

@@ -52,7 +52,7 @@ TEST(CpusTest, CgroupV1ReadsTheCpuControllersQuotaOverPeriod) {
   tree.Write("cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
   const std::string self = "12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/\n";
   EXPECT_EQ(CgroupCpuLimit(tree.root(), self), 0.5);
-  EXPECT_EQ(CgroupCpuLimit(tree.root(), "4:cpu,cpuacct:/\n"), std::nullopt);  // -1: no quota
+  EXPECT_EQ(CgroupCpuLimit(tree.root(), "4:cpu,cpuacct:/\n"), std::nullopt);        // -1: no quota
   EXPECT_EQ(CgroupCpuLimit(tree.root(), "12:memory:/docker/abc\n"), std::nullopt);  // no cpu line
 }
 

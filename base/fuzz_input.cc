@@ -9,10 +9,12 @@
 namespace ember {
 
 std::string FuzzInputFile(const std::string& name, const void* data, size_t size) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("ember_fuzz_" + std::to_string(getpid()) + "_" + name)).string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("ember_fuzz_" + std::to_string(getpid()) + "_" + name))
+                               .string();
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  FuzzCheck(f != nullptr && std::fwrite(data, 1, size, f) == size && std::fclose(f) == 0, "cannot write " + path);
+  FuzzCheck(f != nullptr && std::fwrite(data, 1, size, f) == size && std::fclose(f) == 0,
+            "cannot write " + path);
   return path;
 }
 

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   std::vector<std::filesystem::path> inputs;
   for (int i = 1; i < argc; ++i) {
     std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(argv[i], error)) inputs.push_back(entry.path());
+    for (const auto& entry : std::filesystem::directory_iterator(argv[i], error))
+      inputs.push_back(entry.path());
     if (error) {
       std::fprintf(stderr, "%s: %s\n", argv[i], error.message().c_str());
       return 1;

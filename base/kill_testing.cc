@@ -13,8 +13,8 @@
 
 namespace ember {
 
-bool WriteUntilKilled(const std::function<bool(int64_t version)>& write, int64_t first, int min_ms, int max_ms,
-                      uint64_t seed) {
+bool WriteUntilKilled(const std::function<bool(int64_t version)>& write, int64_t first, int min_ms,
+                      int max_ms, uint64_t seed) {
   std::mt19937_64 rng(seed);
   const int delay_us = std::uniform_int_distribution<int>(min_ms * 1000, max_ms * 1000)(rng);
   const pid_t child = ::fork();

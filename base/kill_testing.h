@@ -16,8 +16,8 @@ namespace ember {
 // a random delay in [min_ms, max_ms] milliseconds (drawn from `seed`), and reaps it.
 // The child never returns into the test: it _exits (with 1 if write returns false).
 // Returns false if the child ended before the kill (a writer that failed).
-bool WriteUntilKilled(const std::function<bool(int64_t version)>& write, int64_t first, int min_ms, int max_ms,
-                      uint64_t seed);
+bool WriteUntilKilled(const std::function<bool(int64_t version)>& write, int64_t first, int min_ms,
+                      int max_ms, uint64_t seed);
 
 // Removes the `<name>.tmp-*` files a killed atomic write left in `dir` (base/atomic_file.h)
 // and returns how many there were: the kills that landed in the middle of a write.

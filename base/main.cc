@@ -22,7 +22,8 @@ int Fail(const char* name, absl::string_view message) {
 
 int RunMain(int argc, char** argv, const char* name, const char* usage,
             const std::function<absl::Status(const std::vector<std::string>& arguments)>& run) {
-  static const bool usage_set = (absl::SetProgramUsageMessage(usage), true);  // Abseil allows one call
+  static const bool usage_set =
+      (absl::SetProgramUsageMessage(usage), true);  // Abseil allows one call
   (void)usage_set;
   const std::vector<char*> parsed = absl::ParseCommandLine(argc, argv);
   const std::vector<std::string> arguments(parsed.begin() + 1, parsed.end());

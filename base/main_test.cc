@@ -13,7 +13,7 @@ namespace ember {
 namespace {
 
 int RunWith(const std::function<absl::Status(const std::vector<std::string>&)>& run,
-        std::vector<std::string> args = {}) {
+            std::vector<std::string> args = {}) {
   std::vector<char*> argv = {const_cast<char*>("prog")};
   for (std::string& a : args) argv.push_back(a.data());
   return RunMain(static_cast<int>(argv.size()), argv.data(), "prog", "usage", run);
@@ -25,7 +25,8 @@ TEST(RunMainTest, EveryFailureIsOneLineAndExitCodeOne) {
   EXPECT_EQ(RunWith([](const auto&) { return absl::NotFoundError("no such file x"); }), 1);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "prog: no such file x\n");
   testing::internal::CaptureStderr();
-  EXPECT_EQ(RunWith([](const auto&) -> absl::Status { EMBER_THROW("add: shapes [2] and [3]"); }), 1);
+  EXPECT_EQ(RunWith([](const auto&) -> absl::Status { EMBER_THROW("add: shapes [2] and [3]"); }),
+            1);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "prog: add: shapes [2] and [3]\n");
   testing::internal::CaptureStderr();
   EXPECT_EQ(RunWith([](const auto&) -> absl::Status { throw std::runtime_error("boom"); }), 1);

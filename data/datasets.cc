@@ -23,7 +23,8 @@ namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -52,13 +53,14 @@ absl::StatusOr<ImageSet> LoadMnist(const std::string& dir, Split split, ImageLay
   ASSIGN_OR_RETURN(Tensor images, ReadIdx(images_path));
   ASSIGN_OR_RETURN(Tensor labels, ReadIdx(labels_path));
   if (images.dtype() != DType::kU8 || images.dim() != 3) {
-    return absl::InvalidArgumentError(absl::StrCat(images_path, ": expected unsigned bytes [N, H, W], got ",
-                                                   DTypeName(images.dtype()), " ", ShapeToString(images.shape())));
+    return absl::InvalidArgumentError(
+        absl::StrCat(images_path, ": expected unsigned bytes [N, H, W], got ",
+                     DTypeName(images.dtype()), " ", ShapeToString(images.shape())));
   }
   if (labels.dtype() != DType::kU8 || labels.dim() != 1 || labels.shape()[0] != images.shape()[0]) {
-    return absl::InvalidArgumentError(absl::StrCat(labels_path, ": expected unsigned bytes [", images.shape()[0],
-                                                   "] (one per image), got ", DTypeName(labels.dtype()), " ",
-                                                   ShapeToString(labels.shape())));
+    return absl::InvalidArgumentError(absl::StrCat(
+        labels_path, ": expected unsigned bytes [", images.shape()[0], "] (one per image), got ",
+        DTypeName(labels.dtype()), " ", ShapeToString(labels.shape())));
   }
   const int64_t n = images.shape()[0], h = images.shape()[1], w = images.shape()[2];
   ImageSet set;
@@ -80,7 +82,8 @@ absl::StatusOr<std::vector<std::string>> LoadNames(const std::vector<std::string
       line = absl::StripTrailingAsciiWhitespace(line);
       if (line.empty()) continue;
       if (tokenizer::FirstInvalidUtf8(line) >= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ":", line_number, ": not valid UTF-8"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", line_number, ": not valid UTF-8"));
       }
       names.push_back(absl::AsciiStrToLower(line));
     }
@@ -91,7 +94,8 @@ absl::StatusOr<std::vector<std::string>> LoadNames(const std::vector<std::string
 }
 
 absl::StatusOr<tokenizer::CharTokenizer> NamesVocabulary(const std::vector<std::string>& names) {
-  ASSIGN_OR_RETURN(tokenizer::CharTokenizer chars, tokenizer::CharTokenizer::FromText(absl::StrJoin(names, "")));
+  ASSIGN_OR_RETURN(tokenizer::CharTokenizer chars,
+                   tokenizer::CharTokenizer::FromText(absl::StrJoin(names, "")));
   std::vector<std::string> with_dot = {"."};
   for (const std::string& c : chars.chars()) {
     if (c != ".") with_dot.push_back(c);
@@ -101,14 +105,16 @@ absl::StatusOr<tokenizer::CharTokenizer> NamesVocabulary(const std::vector<std::
 
 absl::StatusOr<CharExamples> NameExamples(const std::vector<std::string>& names,
                                           const tokenizer::CharTokenizer& vocab, int block_size) {
-  if (block_size < 1) return absl::InvalidArgumentError(absl::StrCat("block_size ", block_size, " < 1"));
+  if (block_size < 1)
+    return absl::InvalidArgumentError(absl::StrCat("block_size ", block_size, " < 1"));
   if (vocab.chars().empty() || vocab.chars()[0] != ".") {
     return absl::InvalidArgumentError("the vocabulary must have '.' as id 0 (NamesVocabulary)");
   }
   std::vector<int64_t> xs, ys;
   for (size_t i = 0; i < names.size(); ++i) {
     absl::StatusOr<std::vector<tokenizer::Rank>> ids = vocab.Encode(names[i]);
-    if (!ids.ok()) return absl::InvalidArgumentError(absl::StrCat("name ", i, ": ", ids.status().message()));
+    if (!ids.ok())
+      return absl::InvalidArgumentError(absl::StrCat("name ", i, ": ", ids.status().message()));
     std::vector<int64_t> context(block_size, 0);
     ids->push_back(0);  // the closing '.'
     for (const tokenizer::Rank id : *ids) {
@@ -128,13 +134,16 @@ absl::StatusOr<std::vector<std::string>> BrownFiles(const std::string& dir) {
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     // c, the genre letter a-r, two digits.
-    if (name.size() == 4 && name[0] == 'c' && name[1] >= 'a' && name[1] <= 'r' && absl::ascii_isdigit(name[2]) &&
-        absl::ascii_isdigit(name[3])) {
+    if (name.size() == 4 && name[0] == 'c' && name[1] >= 'a' && name[1] <= 'r' &&
+        absl::ascii_isdigit(name[2]) && absl::ascii_isdigit(name[3])) {
       files.push_back(name);
     }
   }
-  if (ec) return absl::NotFoundError(absl::StrCat("cannot read the Brown corpus folder ", dir, ": ", ec.message()));
-  if (files.empty()) return absl::NotFoundError(absl::StrCat(dir, " holds no Brown corpus files (ca01 ...)"));
+  if (ec)
+    return absl::NotFoundError(
+        absl::StrCat("cannot read the Brown corpus folder ", dir, ": ", ec.message()));
+  if (files.empty())
+    return absl::NotFoundError(absl::StrCat(dir, " holds no Brown corpus files (ca01 ...)"));
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -153,7 +162,8 @@ absl::StatusOr<std::string> BrownFileText(const std::string& path) {
     std::vector<std::string> words;
     for (absl::string_view pair : absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
       const size_t slash = pair.rfind('/');
-      words.emplace_back(slash == absl::string_view::npos || slash == 0 ? pair : pair.substr(0, slash));
+      words.emplace_back(slash == absl::string_view::npos || slash == 0 ? pair
+                                                                        : pair.substr(0, slash));
     }
     if (words.empty()) {
       end_paragraph();

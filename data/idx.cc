@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -79,14 +79,16 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
   unsigned char magic[4];
   if (!ReadExactly(f.get(), magic, 4)) return bad(0, "truncated: no 4-byte magic number");
   if (magic[0] != 0 || magic[1] != 0) {
-    return bad(0, absl::StrCat("not an IDX file: the magic number starts ", static_cast<int>(magic[0]), " ",
-                               static_cast<int>(magic[1]), ", not 0 0"));
+    return bad(0,
+               absl::StrCat("not an IDX file: the magic number starts ", static_cast<int>(magic[0]),
+                            " ", static_cast<int>(magic[1]), ", not 0 0"));
   }
   const IdxType* type = nullptr;
   for (const IdxType& t : kTypes) {
     if (t.code == magic[2]) type = &t;
   }
-  if (type == nullptr) return bad(2, absl::StrCat("unknown IDX type code ", static_cast<int>(magic[2])));
+  if (type == nullptr)
+    return bad(2, absl::StrCat("unknown IDX type code ", static_cast<int>(magic[2])));
   const int ndims = magic[3];
   if (ndims == 0) return bad(3, "an IDX array needs at least one dimension");
   std::vector<int64_t> dims(ndims);
@@ -97,8 +99,10 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
     unsigned char b[4];
     const size_t offset = 4 + 4 * static_cast<size_t>(d);
     if (!ReadExactly(f.get(), b, 4)) return bad(offset, absl::StrCat("truncated in dimension ", d));
-    dims[d] = static_cast<int64_t>(uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3]);
-    if (dims[d] > (int64_t{1} << 31) - 1) return bad(offset, absl::StrCat("dimension ", d, " is negative"));
+    dims[d] = static_cast<int64_t>(uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 |
+                                   uint32_t{b[2]} << 8 | b[3]);
+    if (dims[d] > (int64_t{1} << 31) - 1)
+      return bad(offset, absl::StrCat("dimension ", d, " is negative"));
     if (dims[d] != 0 && sizes > (int64_t{1} << 40) / dims[d]) {
       return bad(offset, "the array would be over 1 TB (or, with a dimension of 0, its shape)");
     }
@@ -118,8 +122,9 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
     const int got = gzread(f.get(), raw.data() + held, static_cast<unsigned>(want));
     raw.resize(held + static_cast<size_t>(std::max(got, 0)));
     if (got <= 0) {
-      return bad(header + held, absl::StrCat("truncated: the dimensions call for ", data_bytes, " bytes of ",
-                                             type->name, " data, the file holds ", held));
+      return bad(header + held,
+                 absl::StrCat("truncated: the dimensions call for ", data_bytes, " bytes of ",
+                              type->name, " data, the file holds ", held));
     }
   }
   unsigned char extra;
@@ -131,11 +136,14 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(raw.data());
   switch (type->dtype) {
     case DType::kU8:
-      if (data_bytes > 0) std::memcpy(t.data<uint8_t>(), raw.data(), data_bytes);  // an empty tensor has no data pointer
+      if (data_bytes > 0)
+        std::memcpy(t.data<uint8_t>(), raw.data(),
+                    data_bytes);  // an empty tensor has no data pointer
       break;
     case DType::kI32: {
       int32_t* out = t.data<int32_t>();
-      for (int64_t i = 0; i < count; ++i) out[i] = FromBigEndian<int32_t>(bytes + i * type->bytes, type->bytes, is_signed);
+      for (int64_t i = 0; i < count; ++i)
+        out[i] = FromBigEndian<int32_t>(bytes + i * type->bytes, type->bytes, is_signed);
       break;
     }
     case DType::kF32: {
@@ -154,12 +162,16 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
 absl::Status WriteIdx(const Tensor& t, const std::string& path) {
   const IdxType* type = nullptr;
   for (const IdxType& k : kTypes) {
-    if (k.dtype == t.dtype() && (k.code == 0x08 || k.code == 0x0C || k.code == 0x0D || k.code == 0x0E)) type = &k;
+    if (k.dtype == t.dtype() &&
+        (k.code == 0x08 || k.code == 0x0C || k.code == 0x0D || k.code == 0x0E))
+      type = &k;
   }
   if (type == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("IDX holds u8, i32, f32 or f64, not ", DTypeName(t.dtype())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("IDX holds u8, i32, f32 or f64, not ", DTypeName(t.dtype())));
   }
-  if (t.dim() == 0 || t.dim() > 255) return absl::InvalidArgumentError("IDX arrays have 1 to 255 dimensions");
+  if (t.dim() == 0 || t.dim() > 255)
+    return absl::InvalidArgumentError("IDX arrays have 1 to 255 dimensions");
   const Tensor c = t.Contiguous();
   std::string bytes = {0, 0, static_cast<char>(type->code), static_cast<char>(t.dim())};
   auto put = [&](uint64_t v, int n) {
@@ -173,7 +185,8 @@ absl::Status WriteIdx(const Tensor& t, const std::string& path) {
     put(v, type->bytes);
   }
   GzFile f(gzopen(path.c_str(), absl::EndsWith(path, ".gz") ? "wb" : "wbT"));
-  if (f == nullptr || gzwrite(f.get(), bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size())) {
+  if (f == nullptr || gzwrite(f.get(), bytes.data(), static_cast<unsigned>(bytes.size())) !=
+                          static_cast<int>(bytes.size())) {
     return absl::InternalError(absl::StrCat("cannot write ", path));
   }
   if (gzclose(f.release()) != Z_OK) return absl::InternalError(absl::StrCat("cannot write ", path));

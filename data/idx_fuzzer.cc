@@ -27,16 +27,19 @@ bool SameTensor(const ember::Tensor& a, const ember::Tensor& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using ember::FuzzCheck;
-  const absl::StatusOr<ember::Tensor> plain = ember::data::ReadIdx(ember::FuzzInputFile("input.idx", data, size));
+  const absl::StatusOr<ember::Tensor> plain =
+      ember::data::ReadIdx(ember::FuzzInputFile("input.idx", data, size));
   if (!plain.ok()) {
     FuzzCheck(plain.status().code() == absl::StatusCode::kInvalidArgument,
               absl::StrCat("a malformed file is not InvalidArgument: ", plain.status().ToString()));
   }
-  if (!(size >= 2 && data[0] == 0x1F && data[1] == 0x8B)) {  // compressing gzip again would change it
+  if (!(size >= 2 && data[0] == 0x1F &&
+        data[1] == 0x8B)) {  // compressing gzip again would change it
     // A gzip stream (window bits 15 + 16), as in Fashion-MNIST's .gz files.
     std::string packed(compressBound(size) + 32, '\0');
     z_stream z = {};
-    FuzzCheck(deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK, "deflateInit2");
+    FuzzCheck(deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK,
+              "deflateInit2");
     z.next_in = const_cast<Bytef*>(data);
     z.avail_in = static_cast<uInt>(size);
     z.next_out = reinterpret_cast<Bytef*>(packed.data());
@@ -44,7 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FuzzCheck(deflate(&z, Z_FINISH) == Z_STREAM_END, "deflate");
     packed.resize(z.total_out);
     deflateEnd(&z);
-    const absl::StatusOr<ember::Tensor> unpacked = ember::data::ReadIdx(ember::FuzzInputFile("input.idx.gz", packed));
+    const absl::StatusOr<ember::Tensor> unpacked =
+        ember::data::ReadIdx(ember::FuzzInputFile("input.idx.gz", packed));
     FuzzCheck(unpacked.ok() == plain.ok(), "gzip changes whether the file is read");
     if (plain.ok()) FuzzCheck(SameTensor(*plain, *unpacked), "gzip changes what is read");
   }

@@ -2,8 +2,8 @@
 
 #include <zlib.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -35,8 +35,10 @@ TEST(IdxTest, ReadsWhatItWritesPlainAndGzipped) {
     ASSERT_TRUE(WriteIdx(bytes, Temp(absl::StrCat("b.idx", suffix))).ok());
     ASSERT_TRUE(WriteIdx(ints, Temp(absl::StrCat("i.idx", suffix))).ok());
     ASSERT_TRUE(WriteIdx(floats, Temp(absl::StrCat("f.idx", suffix))).ok());
-    EXPECT_EQ(ReadIdx(Temp(absl::StrCat("b.idx", suffix)))->ToVector<uint8_t>(), bytes.ToVector<uint8_t>());
-    EXPECT_EQ(ReadIdx(Temp(absl::StrCat("i.idx", suffix)))->ToVector<int32_t>(), ints.ToVector<int32_t>());
+    EXPECT_EQ(ReadIdx(Temp(absl::StrCat("b.idx", suffix)))->ToVector<uint8_t>(),
+              bytes.ToVector<uint8_t>());
+    EXPECT_EQ(ReadIdx(Temp(absl::StrCat("i.idx", suffix)))->ToVector<int32_t>(),
+              ints.ToVector<int32_t>());
     const Tensor f = *ReadIdx(Temp(absl::StrCat("f.idx", suffix)));
     EXPECT_EQ(f.shape(), floats.shape());
     EXPECT_EQ(f.ToVector<float>(), floats.ToVector<float>());
@@ -63,7 +65,8 @@ TEST(IdxTest, MalformedFilesNameTheOffset) {
   // 2 x 3 bytes promised, 4 present.
   WriteBytes(Temp("data.idx"), std::string("\0\0\x08\x02\0\0\0\x02\0\0\0\x03\1\2\3\4", 16));
   EXPECT_THAT(Message(ReadIdx(Temp("data.idx"))),
-              HasSubstr("at byte 16: truncated: the dimensions call for 6 bytes of unsigned byte data, the file holds 4"));
+              HasSubstr("at byte 16: truncated: the dimensions call for 6 bytes of unsigned byte "
+                        "data, the file holds 4"));
   WriteBytes(Temp("extra.idx"), std::string("\0\0\x08\x01\0\0\0\x01\x05\x06", 10));
   EXPECT_THAT(Message(ReadIdx(Temp("extra.idx"))), HasSubstr("at byte 9: trailing bytes"));
   EXPECT_EQ(ReadIdx(Temp("missing.idx")).status().code(), absl::StatusCode::kNotFound);
@@ -71,9 +74,12 @@ TEST(IdxTest, MalformedFilesNameTheOffset) {
   // that size allocated; and one promising more than a terabyte at once.
   WriteBytes(Temp("huge.idx"), std::string("\0\0\x08\x02\0\0\xEA\x60\0\0\xEA\x60\1\2", 14));
   EXPECT_THAT(Message(ReadIdx(Temp("huge.idx"))),
-              HasSubstr("at byte 14: truncated: the dimensions call for 3600000000 bytes of unsigned byte data, the file holds 2"));
-  WriteBytes(Temp("tera.idx"), std::string("\0\0\x08\x03\0\xFF\xFF\xFF\0\xFF\xFF\xFF\0\0\xFF\xFF", 16));
-  EXPECT_THAT(Message(ReadIdx(Temp("tera.idx"))), HasSubstr("at byte 8: the array would be over 1 TB"));
+              HasSubstr("at byte 14: truncated: the dimensions call for 3600000000 bytes of "
+                        "unsigned byte data, the file holds 2"));
+  WriteBytes(Temp("tera.idx"),
+             std::string("\0\0\x08\x03\0\xFF\xFF\xFF\0\xFF\xFF\xFF\0\0\xFF\xFF", 16));
+  EXPECT_THAT(Message(ReadIdx(Temp("tera.idx"))),
+              HasSubstr("at byte 8: the array would be over 1 TB"));
   // A gzip stream cut short reads as a truncated array.
   ASSERT_TRUE(WriteIdx(Zeros({100, 100}, DType::kU8), Temp("cut.idx.gz")).ok());
   std::ifstream in(Temp("cut.idx.gz"), std::ios::binary);
@@ -85,7 +91,9 @@ TEST(IdxTest, MalformedFilesNameTheOffset) {
 TEST(IdxTest, MnistFolderChecksTheFiles) {
   const std::string dir = ::testing::TempDir() + "/mnist";
   std::filesystem::create_directories(dir);
-  ASSERT_TRUE(WriteIdx(FromVector<uint8_t>({0, 255, 51, 0, 0, 0, 0, 102}, {2, 2, 2}), dir + "/t10k-images-idx3-ubyte").ok());
+  ASSERT_TRUE(WriteIdx(FromVector<uint8_t>({0, 255, 51, 0, 0, 0, 0, 102}, {2, 2, 2}),
+                       dir + "/t10k-images-idx3-ubyte")
+                  .ok());
   ASSERT_TRUE(WriteIdx(FromVector<uint8_t>({7, 3}, {2}), dir + "/t10k-labels-idx1-ubyte.gz").ok());
   const ImageSet set = *LoadMnist(dir, Split::kTest, ImageLayout::kNCHW);
   EXPECT_EQ(set.images.shape(), (Shape{2, 1, 2, 2}));
@@ -93,8 +101,9 @@ TEST(IdxTest, MnistFolderChecksTheFiles) {
   EXPECT_EQ(set.labels.ToVector<int64_t>(), (std::vector<int64_t>{7, 3}));
   EXPECT_EQ(LoadMnist(dir, Split::kTest, ImageLayout::kFlat)->images.shape(), (Shape{2, 4}));
   ASSERT_TRUE(WriteIdx(FromVector<uint8_t>({7, 3, 1}, {3}), dir + "/t10k-labels-idx1-ubyte").ok());
-  EXPECT_THAT(std::string(LoadMnist(dir, Split::kTest, ImageLayout::kFlat).status().message()),
-              HasSubstr("t10k-labels-idx1-ubyte: expected unsigned bytes [2] (one per image), got u8 [3]"));
+  EXPECT_THAT(
+      std::string(LoadMnist(dir, Split::kTest, ImageLayout::kFlat).status().message()),
+      HasSubstr("t10k-labels-idx1-ubyte: expected unsigned bytes [2] (one per image), got u8 [3]"));
 }
 
 // The real Fashion-MNIST (Debian's dataset-fashion-mnist, installed by setup.sh).
@@ -104,7 +113,8 @@ TEST(IdxTest, FashionMnist) {
   EXPECT_EQ(train.labels.shape(), (Shape{60000}));
   const std::vector<int64_t> labels = train.labels.ToVector<int64_t>();
   // The dataset's first labels (9: ankle boot, 0: T-shirt/top, 3: dress), and 6000 of each class.
-  EXPECT_EQ(std::vector<int64_t>(labels.begin(), labels.begin() + 5), (std::vector<int64_t>{9, 0, 0, 3, 0}));
+  EXPECT_EQ(std::vector<int64_t>(labels.begin(), labels.begin() + 5),
+            (std::vector<int64_t>{9, 0, 0, 3, 0}));
   for (int c = 0; c < 10; ++c) EXPECT_EQ(std::count(labels.begin(), labels.end(), c), 6000) << c;
   const ImageSet test = *LoadMnist(kFashionMnistDir, Split::kTest, ImageLayout::kFlat);
   EXPECT_EQ(test.images.shape(), (Shape{10000, 784}));

@@ -21,7 +21,8 @@ BatchFn RowBatches(Tensor x, Tensor y) {
       Tensor out = Empty(shape, t.dtype());
       const char* src = static_cast<const char*>(t.raw_data());
       char* dst = static_cast<char*>(out.raw_data());
-      for (size_t i = 0; i < indices.size(); ++i) std::memcpy(dst + i * row_bytes, src + indices[i] * row_bytes, row_bytes);
+      for (size_t i = 0; i < indices.size(); ++i)
+        std::memcpy(dst + i * row_bytes, src + indices[i] * row_bytes, row_bytes);
       return out;
     };
     return Batch{gather(x), gather(y)};
@@ -34,29 +35,34 @@ std::vector<int64_t> DataLoader::Order(int64_t size, uint64_t seed, int64_t epoc
   if (shuffle) {
     Generator gen(seed);
     gen.set_offset(static_cast<uint64_t>(epoch) << 40);  // each epoch its own Philox stream
-    for (int64_t i = size - 1; i > 0; --i) std::swap(order[i], order[gen.NextBelow(static_cast<uint64_t>(i) + 1)]);
+    for (int64_t i = size - 1; i > 0; --i)
+      std::swap(order[i], order[gen.NextBelow(static_cast<uint64_t>(i) + 1)]);
   }
   return order;
 }
 
-absl::StatusOr<std::unique_ptr<DataLoader>> DataLoader::Create(int64_t size, BatchFn fn, LoaderOptions options) {
+absl::StatusOr<std::unique_ptr<DataLoader>> DataLoader::Create(int64_t size, BatchFn fn,
+                                                               LoaderOptions options) {
   if (size < 1) return absl::InvalidArgumentError("a data loader needs at least one example");
   if (options.batch_size < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("batch_size ", options.batch_size, " must be at least 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch_size ", options.batch_size, " must be at least 1"));
   }
   if (options.drop_last && size < options.batch_size) {
-    return absl::InvalidArgumentError(absl::StrCat("with drop_last, ", size, " examples make no batch of ",
-                                                   options.batch_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("with drop_last, ", size, " examples make no batch of ", options.batch_size));
   }
   return std::unique_ptr<DataLoader>(new DataLoader(size, std::move(fn), options));
 }
 
 DataLoader::DataLoader(int64_t size, BatchFn fn, LoaderOptions options)
     : size_(size), fn_(std::move(fn)), options_(options) {
-  batches_ = options_.drop_last ? size_ / options_.batch_size : (size_ + options_.batch_size - 1) / options_.batch_size;
+  batches_ = options_.drop_last ? size_ / options_.batch_size
+                                : (size_ + options_.batch_size - 1) / options_.batch_size;
   order_ = Order(size_, options_.seed, 0, options_.shuffle);
   if (options_.prefetch > 0) {
-    for (int w = 0; w < std::max(1, options_.workers); ++w) workers_.emplace_back([this] { Work(); });
+    for (int w = 0; w < std::max(1, options_.workers); ++w)
+      workers_.emplace_back([this] { Work(); });
   }
 }
 
@@ -72,7 +78,8 @@ DataLoader::~DataLoader() {
 absl::Span<const int64_t> DataLoader::Indices(int64_t batch) const {
   const int64_t begin = batch * options_.batch_size;
   const int64_t end = std::min(size_, begin + options_.batch_size);
-  return absl::MakeConstSpan(order_).subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
+  return absl::MakeConstSpan(order_).subspan(static_cast<size_t>(begin),
+                                             static_cast<size_t>(end - begin));
 }
 
 void DataLoader::StartEpoch(int64_t epoch, int64_t first_batch) {
@@ -90,7 +97,8 @@ void DataLoader::Work() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     cv_.wait(lock, [&] {
-      return stop_ || (next_to_make_ < batches_ && next_to_make_ < next_to_hand_ + options_.prefetch);
+      return stop_ ||
+             (next_to_make_ < batches_ && next_to_make_ < next_to_hand_ + options_.prefetch);
     });
     if (stop_) return;
     const int64_t batch = next_to_make_++;

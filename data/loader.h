@@ -46,7 +46,8 @@ struct LoaderOptions {
 class DataLoader {
  public:
   // InvalidArgument for an empty dataset or a batch size below 1.
-  static absl::StatusOr<std::unique_ptr<DataLoader>> Create(int64_t size, BatchFn fn, LoaderOptions options);
+  static absl::StatusOr<std::unique_ptr<DataLoader>> Create(int64_t size, BatchFn fn,
+                                                            LoaderOptions options);
   // Stops the background threads, also in the middle of an epoch.
   ~DataLoader();
 
@@ -75,9 +76,9 @@ class DataLoader {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  int64_t generation_ = 0;      // bumped by StartEpoch: older results are dropped
-  int64_t next_to_make_ = 0;    // the next batch a worker takes
-  int64_t next_to_hand_ = 0;    // the next batch Next() returns
+  int64_t generation_ = 0;    // bumped by StartEpoch: older results are dropped
+  int64_t next_to_make_ = 0;  // the next batch a worker takes
+  int64_t next_to_hand_ = 0;  // the next batch Next() returns
   std::map<int64_t, Batch> ready_;
   bool stop_ = false;
   std::vector<std::thread> workers_;

@@ -51,7 +51,8 @@ void Run(benchmark::State& state, int64_t size, const BatchFn& fn, int64_t batch
     Spin(work);
     ++batches;
   }
-  state.counters["batches/s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
+  state.counters["batches/s"] =
+      benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
 }
 
 void BM_FashionMnist(benchmark::State& state) {
@@ -81,7 +82,15 @@ void BM_TokenShard(benchmark::State& state) {
 }
 
 // Args: prefetch, workers, consumer's work per batch (microseconds).
-#define LOADER_ARGS ArgNames({"prefetch", "workers", "work_us"})->Args({0, 1, 0})->Args({2, 1, 0})->Args({4, 2, 0})->Args({0, 1, 1000})->Args({2, 1, 1000})->Args({4, 2, 1000})->UseRealTime()
+#define LOADER_ARGS                            \
+  ArgNames({"prefetch", "workers", "work_us"}) \
+      ->Args({0, 1, 0})                        \
+      ->Args({2, 1, 0})                        \
+      ->Args({4, 2, 0})                        \
+      ->Args({0, 1, 1000})                     \
+      ->Args({2, 1, 1000})                     \
+      ->Args({4, 2, 1000})                     \
+      ->UseRealTime()
 
 BENCHMARK(BM_FashionMnist)->LOADER_ARGS;
 BENCHMARK(BM_TokenShard)->LOADER_ARGS;

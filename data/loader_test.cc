@@ -104,8 +104,9 @@ TEST(LoaderTest, DropLastAndResume) {
   loader->StartEpoch(1, 3);  // resume at batch 3
   EXPECT_EQ(Epoch(*loader), (std::vector<int64_t>{15, 16, 17, 18, 19}));
   options.batch_size = 30;
-  EXPECT_THAT(std::string(DataLoader::Create(23, RowBatches(data.x, data.y), options).status().message()),
-              HasSubstr("with drop_last, 23 examples make no batch of 30"));
+  EXPECT_THAT(
+      std::string(DataLoader::Create(23, RowBatches(data.x, data.y), options).status().message()),
+      HasSubstr("with drop_last, 23 examples make no batch of 30"));
   options.batch_size = 0;
   EXPECT_FALSE(DataLoader::Create(23, RowBatches(data.x, data.y), options).ok());
 }
@@ -131,7 +132,8 @@ TEST(LoaderTest, StopsCleanlyMidEpoch) {
     loader->StartEpoch(1);
     ASSERT_TRUE(loader->Next().has_value());
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(made.load(), 20);  // it made what was asked and a few ahead, not the epoch
   EXPECT_LT(seconds, 2.0);
 }

@@ -38,9 +38,9 @@ bool IsValidationDocument(size_t i, size_t count, double val_fraction);
 // every document). With at least k = round(1 / val_fraction) documents, every k-th goes
 // to val; with fewer, the last val_fraction of all the tokens. Ids must fit 16 bits.
 // progress(bytes done, bytes in all) is called after each document.
-absl::StatusOr<TokenSplit> TokenizeDocuments(const std::vector<Document>& docs, const EncodeFn& encode,
-                                             std::optional<uint16_t> separator, double val_fraction,
-                                             const std::function<void(size_t, size_t)>& progress = nullptr);
+absl::StatusOr<TokenSplit> TokenizeDocuments(
+    const std::vector<Document>& docs, const EncodeFn& encode, std::optional<uint16_t> separator,
+    double val_fraction, const std::function<void(size_t, size_t)>& progress = nullptr);
 
 // "[########----------]  45%  2.8 / 6.1 MB  12.3 MB/s" on stderr, redrawn when the
 // percentage changes on a terminal, written once at the end otherwise (a log); for

@@ -18,20 +18,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace d = ember::data;
   int32_t header[3] = {0, 0, -1};
   if (size >= sizeof(header)) std::memcpy(header, data, sizeof(header));
-  const bool valid = size >= static_cast<size_t>(d::kShardHeaderBytes) && header[0] == d::kShardMagic &&
-                     header[1] == d::kShardVersion && header[2] >= 0 &&
-                     static_cast<uint64_t>(size) == static_cast<uint64_t>(d::kShardHeaderBytes) + 2 * uint64_t(header[2]);
-  const absl::StatusOr<d::TokenShard> shard = d::TokenShard::Open(ember::FuzzInputFile("input.bin", data, size));
-  FuzzCheck(shard.ok() == valid, absl::StrCat("Open disagrees with the format: ", shard.status().ToString()));
+  const bool valid = size >= static_cast<size_t>(d::kShardHeaderBytes) &&
+                     header[0] == d::kShardMagic && header[1] == d::kShardVersion &&
+                     header[2] >= 0 &&
+                     static_cast<uint64_t>(size) ==
+                         static_cast<uint64_t>(d::kShardHeaderBytes) + 2 * uint64_t(header[2]);
+  const absl::StatusOr<d::TokenShard> shard =
+      d::TokenShard::Open(ember::FuzzInputFile("input.bin", data, size));
+  FuzzCheck(shard.ok() == valid,
+            absl::StrCat("Open disagrees with the format: ", shard.status().ToString()));
   if (!shard.ok()) {
-    FuzzCheck(shard.status().code() == absl::StatusCode::kInvalidArgument, "a malformed shard is not InvalidArgument");
+    FuzzCheck(shard.status().code() == absl::StatusCode::kInvalidArgument,
+              "a malformed shard is not InvalidArgument");
     return 0;
   }
   FuzzCheck(shard->size() == header[2], "the token count");
   uint16_t largest = 0;
   for (int64_t i = 0; i < shard->size(); ++i) largest = std::max(largest, shard->tokens()[i]);
   for (const int64_t vocab : {int64_t{256}, int64_t{50257}}) {
-    FuzzCheck(shard->CheckVocabulary(vocab).ok() == (shard->size() == 0 || largest < vocab), "CheckVocabulary");
+    FuzzCheck(shard->CheckVocabulary(vocab).ok() == (shard->size() == 0 || largest < vocab),
+              "CheckVocabulary");
   }
   return 0;
 }

@@ -26,7 +26,8 @@ absl::Status Errno(absl::string_view what, const std::string& path) {
 
 absl::Status WriteTokenShard(const std::string& path, absl::Span<const uint16_t> tokens) {
   if (tokens.size() > static_cast<size_t>(INT32_MAX)) {
-    return absl::InvalidArgumentError(absl::StrCat("a shard holds at most ", INT32_MAX, " tokens, not ", tokens.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a shard holds at most ", INT32_MAX, " tokens, not ", tokens.size()));
   }
   std::vector<int32_t> header(256, 0);
   header[0] = kShardMagic;
@@ -40,7 +41,9 @@ absl::Status WriteTokenShard(const std::string& path, absl::Span<const uint16_t>
 
 absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t vocab_size) {
   const int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot open token shard ", path, ": ", std::strerror(errno)));
+  if (fd < 0)
+    return absl::NotFoundError(
+        absl::StrCat("cannot open token shard ", path, ": ", std::strerror(errno)));
   struct stat st;
   if (fstat(fd, &st) != 0) {
     close(fd);
@@ -52,8 +55,9 @@ absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t voc
   };
   if (bytes < static_cast<size_t>(kShardHeaderBytes)) {
     close(fd);
-    return bad(static_cast<int64_t>(bytes), absl::StrCat("truncated: the file has ", bytes, " bytes, the header alone ",
-                                                         kShardHeaderBytes));
+    return bad(static_cast<int64_t>(bytes),
+               absl::StrCat("truncated: the file has ", bytes, " bytes, the header alone ",
+                            kShardHeaderBytes));
   }
   void* map = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
   close(fd);
@@ -62,18 +66,21 @@ absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t voc
   int32_t header[3];
   std::memcpy(header, map, sizeof(header));
   if (header[0] != kShardMagic) {
-    return bad(0, absl::StrCat("wrong magic number ", header[0], " (a token shard starts with ", kShardMagic, ")"));
+    return bad(0, absl::StrCat("wrong magic number ", header[0], " (a token shard starts with ",
+                               kShardMagic, ")"));
   }
   if (header[1] != kShardVersion) {
-    return bad(4, absl::StrCat("version ", header[1], ", expected ", kShardVersion, " (uint16 tokens)"));
+    return bad(
+        4, absl::StrCat("version ", header[1], ", expected ", kShardVersion, " (uint16 tokens)"));
   }
   const size_t data_bytes = bytes - kShardHeaderBytes;
   if (header[2] < 0 || data_bytes != 2 * static_cast<size_t>(header[2])) {
     return bad(8, absl::StrCat("the header counts ", header[2], " tokens, but ", data_bytes,
-                               " bytes follow it (", data_bytes / 2, " tokens", data_bytes % 2 ? " and a half" : "",
-                               ")"));
+                               " bytes follow it (", data_bytes / 2, " tokens",
+                               data_bytes % 2 ? " and a half" : "", ")"));
   }
-  shard.tokens_ = reinterpret_cast<const uint16_t*>(static_cast<const char*>(map) + kShardHeaderBytes);
+  shard.tokens_ =
+      reinterpret_cast<const uint16_t*>(static_cast<const char*>(map) + kShardHeaderBytes);
   shard.size_ = header[2];
   if (vocab_size > 0) {
     RETURN_IF_ERROR(shard.CheckVocabulary(vocab_size));
@@ -84,15 +91,16 @@ absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t voc
 absl::Status TokenShard::CheckVocabulary(int64_t vocab_size) const {
   for (int64_t i = 0; i < size_; ++i) {
     if (tokens_[i] >= vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat(path_, ": at byte ", kShardHeaderBytes + 2 * i, ": token ",
-                                                     tokens_[i], " (token ", i, ") is beyond the vocabulary of ",
-                                                     vocab_size));
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": at byte ", kShardHeaderBytes + 2 * i,
+                                                     ": token ", tokens_[i], " (token ", i,
+                                                     ") is beyond the vocabulary of ", vocab_size));
     }
   }
   return absl::OkStatus();
 }
 
-TokenShard::TokenShard(std::string path, void* map, size_t map_bytes, const uint16_t* tokens, int64_t size)
+TokenShard::TokenShard(std::string path, void* map, size_t map_bytes, const uint16_t* tokens,
+                       int64_t size)
     : path_(std::move(path)), map_(map), map_bytes_(map_bytes), tokens_(tokens), size_(size) {}
 
 TokenShard::TokenShard(TokenShard&& other) noexcept { *this = std::move(other); }

@@ -26,7 +26,9 @@ std::string ReadAll(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-void WriteBytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
 
 std::string Message(const std::string& path, int64_t vocab = 0) {
   return std::string(TokenShard::Open(path, vocab).status().message());
@@ -53,7 +55,8 @@ TEST(ShardsTest, MalformedShardsNameTheOffset) {
   ASSERT_TRUE(WriteTokenShard(Temp("good.bin"), std::vector<uint16_t>{1, 2, 3}).ok());
   const std::string good = ReadAll(Temp("good.bin"));
   WriteBytes(Temp("short.bin"), good.substr(0, 100));
-  EXPECT_THAT(Message(Temp("short.bin")), HasSubstr("short.bin: at byte 100: truncated: the file has 100 bytes"));
+  EXPECT_THAT(Message(Temp("short.bin")),
+              HasSubstr("short.bin: at byte 100: truncated: the file has 100 bytes"));
   std::string magic = good;
   magic[0] = 1;
   WriteBytes(Temp("magic.bin"), magic);
@@ -63,16 +66,21 @@ TEST(ShardsTest, MalformedShardsNameTheOffset) {
   WriteBytes(Temp("version.bin"), version);
   EXPECT_THAT(Message(Temp("version.bin")), HasSubstr("at byte 4: version 2, expected 1"));
   WriteBytes(Temp("cut.bin"), good.substr(0, good.size() - 1));
-  EXPECT_THAT(Message(Temp("cut.bin")),
-              HasSubstr("at byte 8: the header counts 3 tokens, but 5 bytes follow it (2 tokens and a half)"));
+  EXPECT_THAT(
+      Message(Temp("cut.bin")),
+      HasSubstr(
+          "at byte 8: the header counts 3 tokens, but 5 bytes follow it (2 tokens and a half)"));
   std::string promise = good;  // a header that promises 2^31 - 1 tokens (4 GB) of a 1 kB file
   const int32_t many = INT32_MAX;
   std::memcpy(&promise[8], &many, 4);
   WriteBytes(Temp("promise.bin"), promise);
-  EXPECT_THAT(Message(Temp("promise.bin")), HasSubstr("at byte 8: the header counts 2147483647 tokens, but 6 bytes"));
+  EXPECT_THAT(Message(Temp("promise.bin")),
+              HasSubstr("at byte 8: the header counts 2147483647 tokens, but 6 bytes"));
   WriteBytes(Temp("long.bin"), good + std::string(2, '\0'));
-  EXPECT_THAT(Message(Temp("long.bin")), HasSubstr("the header counts 3 tokens, but 8 bytes follow it"));
-  EXPECT_THAT(Message(Temp("good.bin"), 3), HasSubstr("at byte 1028: token 3 (token 2) is beyond the vocabulary of 3"));
+  EXPECT_THAT(Message(Temp("long.bin")),
+              HasSubstr("the header counts 3 tokens, but 8 bytes follow it"));
+  EXPECT_THAT(Message(Temp("good.bin"), 3),
+              HasSubstr("at byte 1028: token 3 (token 2) is beyond the vocabulary of 3"));
   EXPECT_TRUE(TokenShard::Open(Temp("good.bin"), 4).ok());
   EXPECT_EQ(TokenShard::Open(Temp("none.bin")).status().code(), absl::StatusCode::kNotFound);
 }
@@ -100,7 +108,8 @@ TEST(WindowsTest, RandomWindowsAreShiftedPairsInRange) {
   EXPECT_EQ(*starts.rbegin(), 91);
   EXPECT_EQ(starts.size(), 92u);
   Generator a(9), b(9);
-  EXPECT_EQ(RandomWindows(shard, 2, 5, a)->x.ToVector<int64_t>(), RandomWindows(shard, 2, 5, b)->x.ToVector<int64_t>());
+  EXPECT_EQ(RandomWindows(shard, 2, 5, a)->x.ToVector<int64_t>(),
+            RandomWindows(shard, 2, 5, b)->x.ToVector<int64_t>());
   EXPECT_THAT(std::string(RandomWindows(shard, 1, 100, a).status().message()),
               HasSubstr("holds 100 tokens, fewer than a window of 101"));
 }
@@ -114,8 +123,10 @@ TEST(WindowsTest, ConsecutiveWindowsAsLlmc) {
   EXPECT_EQ(WindowCount(shard, 4), 12);  // (50 - 1) / 4
   const BatchFn fn = WindowBatches(shard, 4);
   const Batch b = fn(std::vector<int64_t>{2, 3});  // batch 1 of B = 2: tokens [8, 17)
-  EXPECT_EQ(b.x.ToVector<int64_t>(), (std::vector<int64_t>{1008, 1009, 1010, 1011, 1012, 1013, 1014, 1015}));
-  EXPECT_EQ(b.y.ToVector<int64_t>(), (std::vector<int64_t>{1009, 1010, 1011, 1012, 1013, 1014, 1015, 1016}));
+  EXPECT_EQ(b.x.ToVector<int64_t>(),
+            (std::vector<int64_t>{1008, 1009, 1010, 1011, 1012, 1013, 1014, 1015}));
+  EXPECT_EQ(b.y.ToVector<int64_t>(),
+            (std::vector<int64_t>{1009, 1010, 1011, 1012, 1013, 1014, 1015, 1016}));
   const Batch same = SequentialBatch(shard, 1, 2, 4);
   EXPECT_EQ(same.x.ToVector<int64_t>(), b.x.ToVector<int64_t>());
   EXPECT_EQ(same.y.ToVector<int64_t>(), b.y.ToVector<int64_t>());
@@ -144,7 +155,8 @@ TEST(ShardsTest, AWriterKilledMidWriteAlwaysLeavesAWholeShard) {
     ASSERT_EQ(shard->size(), static_cast<int64_t>(kTokens));
     const uint16_t first = shard->tokens()[0];
     for (size_t i = 0; i < kTokens; ++i) {
-      ASSERT_EQ(shard->tokens()[i], static_cast<uint16_t>(first + i)) << "after kill " << kill << ", token " << i;
+      ASSERT_EQ(shard->tokens()[i], static_cast<uint16_t>(first + i))
+          << "after kill " << kill << ", token " << i;
     }
     torn += RemoveTornTemporaries(dir);
   }

@@ -20,17 +20,20 @@ void FillRow(const TokenShard& shard, int64_t start, int64_t block, int64_t b, B
 
 }  // namespace
 
-absl::StatusOr<Batch> RandomWindows(const TokenShard& shard, int64_t batch, int64_t block, Generator& gen) {
+absl::StatusOr<Batch> RandomWindows(const TokenShard& shard, int64_t batch, int64_t block,
+                                    Generator& gen) {
   if (batch < 1 || block < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("batch ", batch, " and block ", block, " must be positive"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch ", batch, " and block ", block, " must be positive"));
   }
   if (shard.size() < block + 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(shard.path(), " holds ", shard.size(), " tokens, fewer than a window of ", block + 1));
+    return absl::InvalidArgumentError(absl::StrCat(shard.path(), " holds ", shard.size(),
+                                                   " tokens, fewer than a window of ", block + 1));
   }
   Batch out{Empty({batch, block}, DType::kI64), Empty({batch, block}, DType::kI64)};
   const uint64_t starts = static_cast<uint64_t>(shard.size() - block);  // [0, size - T - 1]
-  for (int64_t b = 0; b < batch; ++b) FillRow(shard, static_cast<int64_t>(gen.NextBelow(starts)), block, b, out);
+  for (int64_t b = 0; b < batch; ++b)
+    FillRow(shard, static_cast<int64_t>(gen.NextBelow(starts)), block, b, out);
   return out;
 }
 

@@ -16,7 +16,8 @@ namespace ember::data {
 // B windows at starts drawn uniformly from [0, size - T - 1] by `gen` (so the same seed
 // gives the same batches on every machine); x and y are i64 [B, T]. InvalidArgument if
 // the shard is shorter than T + 1 tokens.
-absl::StatusOr<Batch> RandomWindows(const TokenShard& shard, int64_t batch, int64_t block, Generator& gen);
+absl::StatusOr<Batch> RandomWindows(const TokenShard& shard, int64_t batch, int64_t block,
+                                    Generator& gen);
 
 // The shard as consecutive windows: window i is tokens [i·T, i·T + T], so there are
 // (size - 1) / T of them; for a DataLoader. Without shuffling, batch k of B windows reads

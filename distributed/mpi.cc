@@ -239,8 +239,7 @@ std::unique_ptr<ProcessGroup> NewMpiWorld() {
   const char* env = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   if (std::getenv("EMBER_NUM_THREADS") == nullptr && env != nullptr &&
       absl::SimpleAtoi(env, &local) && local > 1) {
-    kernels::cpu::SetNumThreads(
-        std::max(1, AvailableCpus() / local));
+    kernels::cpu::SetNumThreads(std::max(1, AvailableCpus() / local));
   }
   auto group = std::make_unique<MpiGroup>(rank, size);
   world = group.get();

@@ -81,10 +81,10 @@ double ZeroAdamW::Step(double max_norm) {
     const optim::ParamGroup& g = groups_[s.group];
     const Tensor param =
         params_[s.param].View({params_[s.param].numel()}).Narrow(0, s.begin, s.length);
-    ops::AdamWStep(param, grad_shard_.Narrow(0, s.shard_begin, s.length),
-                   exp_avg_.Narrow(0, s.shard_begin, s.length),
-                   exp_avg_sq_.Narrow(0, s.shard_begin, s.length),
-                   {g.lr, options_.beta1, options_.beta2, options_.eps, g.weight_decay, step_, grad_scale});
+    ops::AdamWStep(
+        param, grad_shard_.Narrow(0, s.shard_begin, s.length),
+        exp_avg_.Narrow(0, s.shard_begin, s.length), exp_avg_sq_.Narrow(0, s.shard_begin, s.length),
+        {g.lr, options_.beta1, options_.beta2, options_.eps, g.weight_decay, step_, grad_scale});
     own.Narrow(0, s.shard_begin, s.length).CopyFrom(param);
   }
 

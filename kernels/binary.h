@@ -8,9 +8,11 @@
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
 // after that.
-#define EMBER_BINARY_KERNELS(X)                                                                    \
-  X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Pow) X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge)     \
+// clang-format off
+#define EMBER_BINARY_KERNELS(X)                                                                  \
+  X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Pow) X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge)   \
   X(Where)
+// clang-format on
 
 namespace ember::kernels::cpu {
 

@@ -38,8 +38,12 @@ struct Window2d {
   int64_t dilation_h = 1, dilation_w = 1;
 
   // floor((H + 2 pad - dilation (kernel - 1) - 1) / stride) + 1, as PyTorch.
-  int64_t out_h() const { return (height + 2 * pad_h - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
-  int64_t out_w() const { return (width + 2 * pad_w - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
+  int64_t out_h() const {
+    return (height + 2 * pad_h - dilation_h * (kernel_h - 1) - 1) / stride_h + 1;
+  }
+  int64_t out_w() const {
+    return (width + 2 * pad_w - dilation_w * (kernel_w - 1) - 1) / stride_w + 1;
+  }
 };
 
 // The hyperparameters of one AdamW step.
@@ -65,10 +69,14 @@ struct AdamWConstants {
   static AdamWConstants Of(const AdamWHyper& h) {
     const double bias_correction1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
     const double bias_correction2 = 1 - std::pow(h.beta2, static_cast<double>(h.step));
-    return {static_cast<T>(1 - h.lr * h.weight_decay),  static_cast<T>(h.beta1),
-            static_cast<T>(1 - h.beta1),                 static_cast<T>(h.beta2),
-            static_cast<T>(1 - h.beta2),                 static_cast<T>(std::sqrt(bias_correction2)),
-            static_cast<T>(h.eps),                       static_cast<T>(-(h.lr / bias_correction1)),
+    return {static_cast<T>(1 - h.lr * h.weight_decay),
+            static_cast<T>(h.beta1),
+            static_cast<T>(1 - h.beta1),
+            static_cast<T>(h.beta2),
+            static_cast<T>(1 - h.beta2),
+            static_cast<T>(std::sqrt(bias_correction2)),
+            static_cast<T>(h.eps),
+            static_cast<T>(-(h.lr / bias_correction1)),
             static_cast<T>(h.grad_scale)};
   }
 };

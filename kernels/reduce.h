@@ -8,8 +8,10 @@
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
 // after that.
-#define EMBER_REDUCE_KERNELS(X)                                                                    \
+// clang-format off
+#define EMBER_REDUCE_KERNELS(X)                                                                  \
   X(SumRows) X(MaxRows) X(MinRows) X(ArgMaxRows) X(VarRows) X(SumSquares) X(SumColumns)
+// clang-format on
 
 namespace ember::kernels::cpu {
 

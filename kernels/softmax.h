@@ -8,9 +8,11 @@
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
 // after that.
-#define EMBER_SOFTMAX_KERNELS(X)                                                                   \
-  X(Softmax) X(LogSoftmax) X(SoftmaxBackward) X(LogSoftmaxBackward) X(CrossEntropyForward)         \
+// clang-format off
+#define EMBER_SOFTMAX_KERNELS(X)                                                                 \
+  X(Softmax) X(LogSoftmax) X(SoftmaxBackward) X(LogSoftmaxBackward) X(CrossEntropyForward)       \
   X(CrossEntropyBackward)
+// clang-format on
 
 namespace ember::kernels::cpu {
 

@@ -8,10 +8,12 @@
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
 // after that.
-#define EMBER_UNARY_KERNELS(X)                                                                     \
-  X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Reciprocal) X(Square) X(Tanh) X(Sigmoid)          \
-  X(Relu) X(GeluTanh) X(GeluErf) X(PowScalar) X(ReluBackward) X(GeluTanhBackward)                  \
+// clang-format off
+#define EMBER_UNARY_KERNELS(X)                                                                   \
+  X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Reciprocal) X(Square) X(Tanh) X(Sigmoid)        \
+  X(Relu) X(GeluTanh) X(GeluErf) X(PowScalar) X(ReluBackward) X(GeluTanhBackward)                \
   X(GeluErfBackward) X(TanhBackward) X(SigmoidBackward)
+// clang-format on
 
 namespace ember::kernels::cpu {
 

@@ -21,9 +21,15 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& 
   // torch.nn.Linear's defaults: kaiming_uniform(a = sqrt 5), i.e. U(+-1/sqrt(in)), and
   // the bias U(+-1/sqrt(in)).
   const double bound = 1 / std::sqrt(static_cast<double>(in_features));
-  weight_ = RegisterParameter(
-      "weight", {{out_features, in_features}, dtype, Initializer::KaimingUniform(std::sqrt(5.0)), {"out", "in"}}, gen);
-  if (bias) bias_ = RegisterParameter("bias", {{out_features}, dtype, Initializer::Uniform(-bound, bound), {"out"}}, gen);
+  weight_ = RegisterParameter("weight",
+                              {{out_features, in_features},
+                               dtype,
+                               Initializer::KaimingUniform(std::sqrt(5.0)),
+                               {"out", "in"}},
+                              gen);
+  if (bias)
+    bias_ = RegisterParameter(
+        "bias", {{out_features}, dtype, Initializer::Uniform(-bound, bound), {"out"}}, gen);
 }
 
 Tensor Linear::Forward(const Tensor& x) {
@@ -40,7 +46,8 @@ std::string Linear::ToString() const {
 Embedding::Embedding(int64_t num_embeddings, int64_t dim, Generator& gen, DType dtype) {
   EMBER_CHECK(num_embeddings > 0 && dim > 0, "Embedding: sizes must be positive, got ",
               num_embeddings, " and ", dim);
-  weight_ = RegisterParameter("weight", {{num_embeddings, dim}, dtype, Initializer::Normal(0, 1), {"vocab", "embed"}}, gen);
+  weight_ = RegisterParameter(
+      "weight", {{num_embeddings, dim}, dtype, Initializer::Normal(0, 1), {"vocab", "embed"}}, gen);
 }
 
 Tensor Embedding::Forward(const Tensor& ids) { return ag::Embedding(weight_, ids); }
@@ -81,7 +88,9 @@ Tensor Dropout::Forward(const Tensor& x) { return ag::Dropout(x, p_, is_training
 std::string Dropout::ToString() const { return absl::StrCat("Dropout(p=", p_, ")"); }
 
 namespace {
-std::string Pair(const std::array<int64_t, 2>& p) { return absl::StrCat("(", p[0], ", ", p[1], ")"); }
+std::string Pair(const std::array<int64_t, 2>& p) {
+  return absl::StrCat("(", p[0], ", ", p[1], ")");
+}
 }  // namespace
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel_size,
@@ -100,8 +109,11 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2>
                                {"out_channels", "in_channels", "kernel_height", "kernel_width"}},
                               gen);
   if (options.bias) {
-    const double bound = 1 / std::sqrt(static_cast<double>(in_channels * kernel_size[0] * kernel_size[1]));
-    bias_ = RegisterParameter("bias", {{out_channels}, dtype, Initializer::Uniform(-bound, bound), {"out_channels"}}, gen);
+    const double bound =
+        1 / std::sqrt(static_cast<double>(in_channels * kernel_size[0] * kernel_size[1]));
+    bias_ = RegisterParameter(
+        "bias", {{out_channels}, dtype, Initializer::Uniform(-bound, bound), {"out_channels"}},
+        gen);
   }
 }
 
@@ -110,8 +122,10 @@ Tensor Conv2d::Forward(const Tensor& x) { return ag::Conv2d(x, weight_, bias_, p
 std::string Conv2d::ToString() const {
   std::string s = absl::StrCat("Conv2d(", in_, ", ", out_, ", kernel_size=", Pair(kernel_),
                                ", stride=", Pair(params_.stride));
-  if (params_.padding != std::array<int64_t, 2>{0, 0}) absl::StrAppend(&s, ", padding=", Pair(params_.padding));
-  if (params_.dilation != std::array<int64_t, 2>{1, 1}) absl::StrAppend(&s, ", dilation=", Pair(params_.dilation));
+  if (params_.padding != std::array<int64_t, 2>{0, 0})
+    absl::StrAppend(&s, ", padding=", Pair(params_.padding));
+  if (params_.dilation != std::array<int64_t, 2>{1, 1})
+    absl::StrAppend(&s, ", dilation=", Pair(params_.dilation));
   if (!bias_.defined()) absl::StrAppend(&s, ", bias=False");
   return s + ")";
 }
@@ -127,8 +141,9 @@ MaxPool2d::MaxPool2d(std::array<int64_t, 2> kernel_size, std::array<int64_t, 2> 
 Tensor MaxPool2d::Forward(const Tensor& x) { return ag::MaxPool2d(x, params_); }
 
 std::string MaxPool2d::ToString() const {
-  return absl::StrCat("MaxPool2d(kernel_size=", Pair(params_.kernel), ", stride=", Pair(params_.stride),
-                      ", padding=", Pair(params_.padding), ", dilation=", Pair(params_.dilation), ")");
+  return absl::StrCat("MaxPool2d(kernel_size=", Pair(params_.kernel),
+                      ", stride=", Pair(params_.stride), ", padding=", Pair(params_.padding),
+                      ", dilation=", Pair(params_.dilation), ")");
 }
 
 Flatten::Flatten(int64_t start_dim, int64_t end_dim) : start_(start_dim), end_(end_dim) {}
@@ -212,12 +227,14 @@ EMBER_REGISTER_LAYER(GELU, [](const LayerArgs& a) -> LayerOr {
 
 EMBER_REGISTER_LAYER(ReLU, [](const LayerArgs&) -> LayerOr { return std::make_shared<Relu>(); });
 EMBER_REGISTER_LAYER(Tanh, [](const LayerArgs&) -> LayerOr { return std::make_shared<Tanh>(); });
-EMBER_REGISTER_LAYER(Sigmoid, [](const LayerArgs&) -> LayerOr { return std::make_shared<Sigmoid>(); });
+EMBER_REGISTER_LAYER(Sigmoid,
+                     [](const LayerArgs&) -> LayerOr { return std::make_shared<Sigmoid>(); });
 
 EMBER_REGISTER_LAYER(Softmax, [](const LayerArgs& a) -> LayerOr {
   ASSIGN_OR_RETURN(const int64_t dim, a.Int("dim", -1));
   if (dim != -1) {
-    return absl::InvalidArgumentError(absl::StrCat("Softmax runs over the last dimension (dim -1), got dim ", dim));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Softmax runs over the last dimension (dim -1), got dim ", dim));
   }
   return std::make_shared<Softmax>();
 });

@@ -19,7 +19,8 @@ Tensor Module::RegisterParameter(std::string name, ParamSpec spec, Generator& ge
   EMBER_CHECK(spec.axes.empty() || spec.axes.size() == spec.shape.size(), "parameter ", name, ": ",
               spec.axes.size(), " axis names for ", spec.shape.size(), " dimensions");
   if (spec.axes.empty()) spec.axes.assign(spec.shape.size(), "");
-  Tensor value = Empty(spec.shape, spec.dtype, MetaDeviceGuard::Active() ? Device::Meta() : Device::Cpu());
+  Tensor value =
+      Empty(spec.shape, spec.dtype, MetaDeviceGuard::Active() ? Device::Meta() : Device::Cpu());
   if (!MetaDeviceGuard::Active()) spec.init.Fill(value, spec.shape, -1, 0, gen);
   autograd::SetRequiresGrad(value);
   parameters_.emplace_back(std::move(name), value);
@@ -27,8 +28,10 @@ Tensor Module::RegisterParameter(std::string name, ParamSpec spec, Generator& ge
   return value;
 }
 
-void Module::CollectSpecs(const std::string& prefix, std::vector<std::pair<std::string, ParamSpec>>& out) const {
-  for (size_t i = 0; i < parameters_.size(); ++i) out.emplace_back(prefix + parameters_[i].first, specs_[i]);
+void Module::CollectSpecs(const std::string& prefix,
+                          std::vector<std::pair<std::string, ParamSpec>>& out) const {
+  for (size_t i = 0; i < parameters_.size(); ++i)
+    out.emplace_back(prefix + parameters_[i].first, specs_[i]);
   for (const auto& [name, child] : children_) child->CollectSpecs(prefix + name + ".", out);
 }
 
@@ -51,18 +54,22 @@ ParamSpec& Module::Spec(const std::string& name) {
   EMBER_THROW("no parameter named ", name);
 }
 
-void Module::SetInitializer(const std::string& name, const Initializer& init) { Spec(name).init = init; }
+void Module::SetInitializer(const std::string& name, const Initializer& init) {
+  Spec(name).init = init;
+}
 
 void Module::SetAxes(const std::string& name, std::vector<std::string> axes) {
   ParamSpec& spec = Spec(name);
-  EMBER_CHECK(axes.size() == spec.shape.size(), "parameter ", name, ": ", axes.size(), " axis names for ",
-              spec.shape.size(), " dimensions");
+  EMBER_CHECK(axes.size() == spec.shape.size(), "parameter ", name, ": ", axes.size(),
+              " axis names for ", spec.shape.size(), " dimensions");
   spec.axes = std::move(axes);
 }
 
 void Materialize(Module& module, Device device, Generator& gen, const Sharding* sharding) {
-  EMBER_CHECK(sharding == nullptr || (sharding->world >= 1 && sharding->rank >= 0 && sharding->rank < sharding->world),
-              "materialize: rank ", sharding ? sharding->rank : 0, " of a world of ", sharding ? sharding->world : 0);
+  EMBER_CHECK(sharding == nullptr ||
+                  (sharding->world >= 1 && sharding->rank >= 0 && sharding->rank < sharding->world),
+              "materialize: rank ", sharding ? sharding->rank : 0, " of a world of ",
+              sharding ? sharding->world : 0);
   const std::vector<std::pair<std::string, Tensor>> params = module.NamedParameters();
   const std::vector<std::pair<std::string, ParamSpec>> specs = module.NamedParameterSpecs();
   // Each parameter's sharded axis (-1: none), all checked before anything is made.
@@ -72,9 +79,10 @@ void Materialize(Module& module, Device device, Generator& gen, const Sharding* 
     for (size_t d = 0; d < spec.axes.size(); ++d) {
       if (spec.axes[d] == sharding->axis) axes[i] = static_cast<int>(d);
     }
-    EMBER_CHECK(axes[i] < 0 || spec.shape[axes[i]] % sharding->world == 0, "materialize: ", specs[i].first,
-                "'s axis ", sharding->axis, " has ", axes[i] < 0 ? 0 : spec.shape[axes[i]],
-                " rows, which do not split into ", sharding->world, " equal shards");
+    EMBER_CHECK(axes[i] < 0 || spec.shape[axes[i]] % sharding->world == 0,
+                "materialize: ", specs[i].first, "'s axis ", sharding->axis, " has ",
+                axes[i] < 0 ? 0 : spec.shape[axes[i]], " rows, which do not split into ",
+                sharding->world, " equal shards");
   }
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamSpec& spec = specs[i].second;
@@ -160,7 +168,8 @@ Module& Module::To(Device device) {
   for (const auto& [name, p] : NamedParameters()) {
     if (p.device() == device) continue;
     p.SetData(autograd::Detach(p).To(device));
-    if (const std::shared_ptr<AutogradMeta>& meta = p.autograd_meta(); meta && meta->grad.defined()) {
+    if (const std::shared_ptr<AutogradMeta>& meta = p.autograd_meta();
+        meta && meta->grad.defined()) {
       meta->grad = meta->grad.To(device);
     }
   }

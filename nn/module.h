@@ -97,7 +97,8 @@ class Module {
  private:
   void CollectParameters(const std::string& prefix,
                          std::vector<std::pair<std::string, Tensor>>& out) const;
-  void CollectSpecs(const std::string& prefix, std::vector<std::pair<std::string, ParamSpec>>& out) const;
+  void CollectSpecs(const std::string& prefix,
+                    std::vector<std::pair<std::string, ParamSpec>>& out) const;
   // The spec of parameter `name` (dotted), or an error naming it.
   ParamSpec& Spec(const std::string& name);
   void CollectBuffers(const std::string& prefix,

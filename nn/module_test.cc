@@ -77,7 +77,7 @@ TEST(ModuleTest, ToMovesEveryParameterInPlace) {
   EXPECT_EQ(mlp->device(), Device::Cuda(0));
   const std::vector<Tensor> after = mlp->Parameters();
   for (size_t i = 0; i < after.size(); ++i) {
-    EXPECT_TRUE(after[i].is_same(before[i]));  // the same handles...
+    EXPECT_TRUE(after[i].is_same(before[i]));       // the same handles...
     EXPECT_EQ(after[i].device(), Device::Cuda(0));  // ...now on the GPU
     EXPECT_TRUE(ag::RequiresGrad(after[i]));
     EXPECT_EQ(ag::Grad(after[i]).device(), Device::Cuda(0));

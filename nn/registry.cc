@@ -35,7 +35,8 @@ const nlohmann::json* LayerArgs::Find(const std::string& key) const {
 
 absl::StatusOr<int64_t> LayerArgs::Int(const std::string& key) const {
   const nlohmann::json* value = Find(key);
-  if (value == nullptr) return absl::InvalidArgumentError(absl::StrCat("missing argument \"", key, "\""));
+  if (value == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("missing argument \"", key, "\""));
   if (!value->is_number_integer()) return WrongType(key, *value, "an integer");
   return value->get<int64_t>();
 }
@@ -45,9 +46,9 @@ absl::Status LayerArgs::CheckParameters(std::initializer_list<int64_t> dims) con
   for (const int64_t d : dims) {
     if (d <= 0) return absl::OkStatus();
     if (count > budget_ / d) {  // count * d > budget_, without overflowing
-      return absl::InvalidArgumentError(absl::StrCat("a weight of shape [", absl::StrJoin(dims, ", "),
-                                                     "] has more than the ", budget_, " parameters left of the ",
-                                                     kMaxParameters, " a spec may have"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("a weight of shape [", absl::StrJoin(dims, ", "), "] has more than the ",
+                       budget_, " parameters left of the ", kMaxParameters, " a spec may have"));
     }
     count *= d;
   }
@@ -82,8 +83,10 @@ absl::StatusOr<std::string> LayerArgs::String(const std::string& key,
 
 absl::StatusOr<std::array<int64_t, 2>> LayerArgs::Pair(const std::string& key) const {
   const nlohmann::json* value = Find(key);
-  if (value == nullptr) return absl::InvalidArgumentError(absl::StrCat("missing argument \"", key, "\""));
-  if (value->is_number_integer()) return std::array<int64_t, 2>{value->get<int64_t>(), value->get<int64_t>()};
+  if (value == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("missing argument \"", key, "\""));
+  if (value->is_number_integer())
+    return std::array<int64_t, 2>{value->get<int64_t>(), value->get<int64_t>()};
   if (value->is_array() && value->size() == 2 && (*value)[0].is_number_integer() &&
       (*value)[1].is_number_integer()) {
     return std::array<int64_t, 2>{(*value)[0].get<int64_t>(), (*value)[1].get<int64_t>()};

@@ -75,9 +75,11 @@ absl::StatusOr<Entry> ParseEntry(const std::string& name, const json& info) {
   entry.name = name;
 
   const json& dtype = info["dtype"];
-  if (!dtype.is_string()) return Malformed(absl::StrCat(where, " has a dtype that is not a string"));
-  const auto* known = std::find_if(std::begin(kDTypeNames), std::end(kDTypeNames),
-                                   [&](const auto& p) { return dtype.get<std::string>() == p.second; });
+  if (!dtype.is_string())
+    return Malformed(absl::StrCat(where, " has a dtype that is not a string"));
+  const auto* known =
+      std::find_if(std::begin(kDTypeNames), std::end(kDTypeNames),
+                   [&](const auto& p) { return dtype.get<std::string>() == p.second; });
   if (known == std::end(kDTypeNames)) {
     std::vector<std::string> names;
     for (const auto& p : kDTypeNames) names.push_back(p.second);
@@ -94,8 +96,8 @@ absl::StatusOr<Entry> ParseEntry(const std::string& name, const json& info) {
   for (size_t i = 0; i < shape.size(); ++i) {
     ASSIGN_OR_RETURN(const uint64_t size,
                      ReadUnsigned(shape[i], absl::StrCat(where, " shape[", i, "]")));
-    if (size > static_cast<uint64_t>(INT64_MAX) ||
-        __builtin_mul_overflow(nbytes, size, &nbytes) || nbytes > static_cast<uint64_t>(INT64_MAX)) {
+    if (size > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(nbytes, size, &nbytes) ||
+        nbytes > static_cast<uint64_t>(INT64_MAX)) {
       return Malformed(absl::StrCat(where, " has shape ", shape.dump(), ", too large to address"));
     }
     entry.shape.push_back(static_cast<int64_t>(size));
@@ -103,19 +105,19 @@ absl::StatusOr<Entry> ParseEntry(const std::string& name, const json& info) {
 
   const json& offsets = info["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2) {
-    return Malformed(absl::StrCat(where, " has data_offsets ", offsets.dump(),
-                                  ", not a pair [begin, end]"));
+    return Malformed(
+        absl::StrCat(where, " has data_offsets ", offsets.dump(), ", not a pair [begin, end]"));
   }
   ASSIGN_OR_RETURN(entry.begin, ReadUnsigned(offsets[0], where + " data_offsets[0]"));
   ASSIGN_OR_RETURN(entry.end, ReadUnsigned(offsets[1], where + " data_offsets[1]"));
   if (entry.end < entry.begin) {
-    return Malformed(absl::StrCat(where, " has data_offsets ", offsets.dump(), " that end before they begin"));
+    return Malformed(
+        absl::StrCat(where, " has data_offsets ", offsets.dump(), " that end before they begin"));
   }
   if (entry.end - entry.begin != nbytes) {
-    return Malformed(absl::StrCat(where, " has shape ", shape.dump(), " and dtype ",
-                                  dtype.get<std::string>(), ", which is ", nbytes,
-                                  " bytes, but data_offsets ", offsets.dump(), " hold ",
-                                  entry.end - entry.begin));
+    return Malformed(absl::StrCat(
+        where, " has shape ", shape.dump(), " and dtype ", dtype.get<std::string>(), ", which is ",
+        nbytes, " bytes, but data_offsets ", offsets.dump(), " hold ", entry.end - entry.begin));
   }
   return entry;
 }
@@ -138,8 +140,8 @@ absl::string_view SafetensorsDTypeName(DType dtype) {
 
 absl::StatusOr<Safetensors> ParseSafetensors(absl::string_view bytes) {
   if (bytes.size() < 8) {
-    return Malformed(absl::StrCat("it is ", bytes.size(),
-                                  " bytes, too short for the 8-byte header length"));
+    return Malformed(
+        absl::StrCat("it is ", bytes.size(), " bytes, too short for the 8-byte header length"));
   }
   const uint64_t header_bytes = ReadLength(bytes.data());
   if (header_bytes > kMaxHeaderBytes) {
@@ -197,18 +199,19 @@ absl::StatusOr<Safetensors> ParseSafetensors(absl::string_view bytes) {
     }
     if (e.begin < expected) {
       return Malformed(absl::StrCat("tensor '", e.name, "' at [", e.begin, ", ", e.end,
-                                    ") overlaps tensor '", previous->name, "' ending at ", expected));
+                                    ") overlaps tensor '", previous->name, "' ending at ",
+                                    expected));
     }
     if (e.begin > expected) {
-      return Malformed(absl::StrCat("bytes [", expected, ", ", e.begin,
-                                    ") of the data belong to no tensor"));
+      return Malformed(
+          absl::StrCat("bytes [", expected, ", ", e.begin, ") of the data belong to no tensor"));
     }
     expected = e.end;
     previous = &e;
   }
   if (expected != data.size()) {
-    return Malformed(absl::StrCat("the last tensor ends at byte ", expected, " of the data but the file has ",
-                                  data.size(), " data bytes"));
+    return Malformed(absl::StrCat("the last tensor ends at byte ", expected,
+                                  " of the data but the file has ", data.size(), " data bytes"));
   }
 
   for (const Entry& e : entries) {
@@ -257,7 +260,8 @@ absl::StatusOr<Safetensors> LoadSafetensors(const std::string& path) {
       ParseSafetensors(absl::string_view(static_cast<const char*>(mapped), size));
   if (mapped != nullptr) ::munmap(mapped, size);
   if (!result.ok()) {
-    return absl::Status(result.status().code(), absl::StrCat(path, ": ", result.status().message()));
+    return absl::Status(result.status().code(),
+                        absl::StrCat(path, ": ", result.status().message()));
   }
   return result;
 }
@@ -280,7 +284,8 @@ absl::Status SaveSafetensors(const std::string& path, const std::map<std::string
                     {"shape", std::vector<int64_t>(tensor.shape().begin(), tensor.shape().end())},
                     {"data_offsets", {offset, offset + nbytes}}};
     offset += nbytes;
-    contiguous.push_back(tensor.To(Device::Cpu()).Contiguous());  // a GPU tensor is copied to the host
+    contiguous.push_back(
+        tensor.To(Device::Cpu()).Contiguous());  // a GPU tensor is copied to the host
   }
   std::string text;
   try {
@@ -294,7 +299,8 @@ absl::Status SaveSafetensors(const std::string& path, const std::map<std::string
 
   std::vector<absl::string_view> pieces = {absl::string_view(length, 8), text};
   for (const Tensor& t : contiguous) {
-    pieces.emplace_back(static_cast<const char*>(t.raw_data()), static_cast<size_t>(t.numel() * t.itemsize()));
+    pieces.emplace_back(static_cast<const char*>(t.raw_data()),
+                        static_cast<size_t>(t.numel() * t.itemsize()));
   }
   return WriteFileAtomically(path, pieces);
 }

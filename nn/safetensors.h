@@ -25,7 +25,7 @@
 namespace ember::nn {
 
 struct Safetensors {
-  std::map<std::string, Tensor> tensors;       // contiguous CPU tensors of their own
+  std::map<std::string, Tensor> tensors;        // contiguous CPU tensors of their own
   std::map<std::string, std::string> metadata;  // "__metadata__"
 };
 

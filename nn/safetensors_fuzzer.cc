@@ -17,8 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::StatusOr<ember::nn::Safetensors> parsed =
       ember::nn::ParseSafetensors(absl::string_view(reinterpret_cast<const char*>(data), size));
   if (!parsed.ok()) {
-    FuzzCheck(parsed.status().code() == absl::StatusCode::kInvalidArgument,
-              absl::StrCat("a malformed file is not InvalidArgument: ", parsed.status().ToString()));
+    FuzzCheck(
+        parsed.status().code() == absl::StatusCode::kInvalidArgument,
+        absl::StrCat("a malformed file is not InvalidArgument: ", parsed.status().ToString()));
     return 0;
   }
   const std::string path = ember::FuzzInputFile("rewritten.safetensors", "");
@@ -32,9 +33,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto it = back->tensors.find(name);
     FuzzCheck(it != back->tensors.end(), "tensor '" + name + "' was lost");
     const ember::Tensor& u = it->second;
-    FuzzCheck(u.dtype() == t.dtype() && u.shape() == t.shape(), "tensor '" + name + "' changed dtype or shape");
+    FuzzCheck(u.dtype() == t.dtype() && u.shape() == t.shape(),
+              "tensor '" + name + "' changed dtype or shape");
     const size_t bytes = static_cast<size_t>(t.numel() * t.itemsize());
-    FuzzCheck(bytes == 0 || std::memcmp(u.raw_data(), t.raw_data(), bytes) == 0, "tensor '" + name + "' changed");
+    FuzzCheck(bytes == 0 || std::memcmp(u.raw_data(), t.raw_data(), bytes) == 0,
+              "tensor '" + name + "' changed");
   }
   return 0;
 }

@@ -79,8 +79,9 @@ TEST(Safetensors, RoundTripsEveryDTypeLayoutAndMetadata) {
     EXPECT_EQ(got.shape(), tensor.shape());
     EXPECT_TRUE(got.is_contiguous());
     const Tensor want = tensor.Contiguous();
-    EXPECT_EQ(std::string(static_cast<const char*>(got.raw_data()), got.numel() * got.itemsize()),
-              std::string(static_cast<const char*>(want.raw_data()), want.numel() * want.itemsize()));
+    EXPECT_EQ(
+        std::string(static_cast<const char*>(got.raw_data()), got.numel() * got.itemsize()),
+        std::string(static_cast<const char*>(want.raw_data()), want.numel() * want.itemsize()));
   }
   EXPECT_EQ(loaded->tensors.at("transposed").ToVector<int64_t>(),
             (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
@@ -88,7 +89,8 @@ TEST(Safetensors, RoundTripsEveryDTypeLayoutAndMetadata) {
 
 TEST(Safetensors, WritesThePaddedLayoutOfTheFormat) {
   const std::string path = TempDir() + "/layout.safetensors";
-  ASSERT_TRUE(SaveSafetensors(path, {{"b", FromVector<float>({1, 2})}, {"a", Zeros({1}, DType::kI64)}},
+  ASSERT_TRUE(SaveSafetensors(path,
+                              {{"b", FromVector<float>({1, 2})}, {"a", Zeros({1}, DType::kI64)}},
                               {{"k", "v"}})
                   .ok());
   const std::string bytes = ReadFile(path);
@@ -160,8 +162,9 @@ TEST(Safetensors, EmptyHeaderObjectIsAnEmptyFile) {
 }
 
 TEST(Safetensors, ReadsBoolBytesAsPyTorchDoes) {
-  absl::StatusOr<Safetensors> result = ParseSafetensors(
-      File(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})", std::string("\x00\x02\x01", 3)));
+  absl::StatusOr<Safetensors> result =
+      ParseSafetensors(File(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})",
+                            std::string("\x00\x02\x01", 3)));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->tensors.at("m").ToVector<bool>(), (std::vector<bool>{false, true, true}));
 }
@@ -192,8 +195,8 @@ TEST(SafetensorsMalformed, HeaderThatIsNotAJsonObject) {
   ExpectMalformed(File(" {}"), "does not start with '{'");
   ExpectMalformed(File(R"({"x": })"), "not valid JSON");
   ExpectMalformed(File(R"({"x": 1} trailing)"), "not valid JSON");
-  ExpectMalformed(File("{\"x\xff\": 1}"), "not valid JSON");  // not UTF-8
-  ExpectMalformed(File("{\"\xc3\x28\": 1}"), "not valid JSON");  // a bad continuation byte
+  ExpectMalformed(File("{\"x\xff\": 1}"), "not valid JSON");             // not UTF-8
+  ExpectMalformed(File("{\"\xc3\x28\": 1}"), "not valid JSON");          // a bad continuation byte
   ExpectMalformed(File("{\"x\": \"\xed\xa0\x80\"}"), "not valid JSON");  // a UTF-16 surrogate
   // Deep nesting is parsed without recursion (and then refused).
   ExpectMalformed(File("{\"x\":" + std::string(200000, '[') + std::string(200000, ']') + "}"),
@@ -204,7 +207,8 @@ TEST(SafetensorsMalformed, BadEntries) {
   const std::string data(8, '\0');
   ExpectMalformed(File(R"({"x":{"dtype":"I8","shape":[8],"data_offsets":[0,8]}})", data),
                   "dtype \"I8\", which ember does not support");
-  ExpectMalformed(File(R"({"x":{"dtype":7,"shape":[2],"data_offsets":[0,8]}})", data), "not a string");
+  ExpectMalformed(File(R"({"x":{"dtype":7,"shape":[2],"data_offsets":[0,8]}})", data),
+                  "not a string");
   ExpectMalformed(File(R"({"x":{"shape":[2],"data_offsets":[0,8]}})", data), "has no \"dtype\"");
   ExpectMalformed(File(R"({"x":{"dtype":"F32","data_offsets":[0,8]}})", data), "has no \"shape\"");
   ExpectMalformed(File(R"({"x":{"dtype":"F32","shape":[2]}})", data), "has no \"data_offsets\"");
@@ -232,10 +236,11 @@ TEST(SafetensorsMalformed, BadEntries) {
 
 TEST(SafetensorsMalformed, OffsetsOutOfBoundsOverlappingOrLeavingGaps) {
   const std::string data(16, '\0');
+  ExpectMalformed(File(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})", data),
+                  "beyond the 16 data bytes");
   ExpectMalformed(
-      File(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})", data), "beyond the 16 data bytes");
-  ExpectMalformed(File(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[18446744073709551608,0]}})", data),
-                  "end before they begin");
+      File(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[18446744073709551608,0]}})", data),
+      "end before they begin");
   ExpectMalformed(File(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
                        R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
                        data),
@@ -261,7 +266,9 @@ TEST(Safetensors, AWriterKilledMidSaveAlwaysLeavesALoadableCheckpoint) {
   std::vector<Tensor> values;
   for (int v = 0; v < 4; ++v) values.push_back(Full({kElements}, static_cast<float>(v)));
   auto save = [&](int64_t version) {
-    return SaveSafetensors(path, {{"w", values[version % 4]}}, {{"version", std::to_string(version)}}).ok();
+    return SaveSafetensors(path, {{"w", values[version % 4]}},
+                           {{"version", std::to_string(version)}})
+        .ok();
   };
   ASSERT_TRUE(save(0));
   int64_t last = 0;
@@ -274,7 +281,9 @@ TEST(Safetensors, AWriterKilledMidSaveAlwaysLeavesALoadableCheckpoint) {
     ASSERT_GE(version, last);
     const Tensor& w = loaded->tensors.at("w");
     ASSERT_EQ(w.numel(), kElements);
-    ASSERT_EQ(std::count(w.data<float>(), w.data<float>() + kElements, static_cast<float>(version % 4)), kElements)
+    ASSERT_EQ(
+        std::count(w.data<float>(), w.data<float>() + kElements, static_cast<float>(version % 4)),
+        kElements)
         << "after kill " << kill;
     last = version;
     torn += RemoveTornTemporaries(dir);

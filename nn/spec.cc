@@ -15,11 +15,12 @@
 namespace ember::nn {
 
 absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view text,
-                                                              Generator& gen) {
+                                                               Generator& gen) {
   nlohmann::json spec;
   try {
     spec = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number past a double
+  } catch (
+      const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number past a double
     return absl::InvalidArgumentError(absl::StrCat("model spec is not valid JSON: ", e.what()));
   }
   if (!spec.is_object() || !spec.contains("layers") || !spec["layers"].is_array() ||
@@ -40,8 +41,9 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
     const std::string type = layer["type"].get<std::string>();
     const LayerFactory* factory = FindLayer(type);
     if (factory == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": unknown type \"", type,
-                                                     "\" (known: ", absl::StrJoin(RegisteredLayers(), ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": unknown type \"", type,
+                       "\" (known: ", absl::StrJoin(RegisteredLayers(), ", "), ")"));
     }
     const LayerArgs args(layer, gen, budget);
     LayerOr built = absl::InternalError("");
@@ -51,7 +53,8 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
       built = absl::InvalidArgumentError(e.what());
     }
     if (!built.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, " (", type, "): ", built.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " (", type, "): ", built.status().message()));
     }
     if (const std::vector<std::string> unread = args.Unread(); !unread.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(where, " (", type, "): unknown argument \"",
@@ -59,8 +62,9 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
     }
     budget -= (*built)->NumParameters();  // a layer's bias is not in its CheckParameters
     if (budget < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, " (", type, "): the spec has more than ", LayerArgs::kMaxParameters, " parameters"));
+      return absl::InvalidArgumentError(absl::StrCat(where, " (", type,
+                                                     "): the spec has more than ",
+                                                     LayerArgs::kMaxParameters, " parameters"));
     }
     model->Append(*std::move(built));
   }
@@ -68,13 +72,14 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
 }
 
 absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJsonFile(const std::string& path,
-                                                                  Generator& gen) {
+                                                                   Generator& gen) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open model spec ", path));
   std::stringstream text;
   text << in.rdbuf();
   absl::StatusOr<std::shared_ptr<Sequential>> model = SequentialFromJson(text.str(), gen);
-  if (!model.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", model.status().message()));
+  if (!model.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", model.status().message()));
   return model;
 }
 

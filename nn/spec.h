@@ -30,8 +30,8 @@ namespace ember::nn {
 // argument, a value the layer refuses) is an InvalidArgument naming the layer's index
 // and type. Parameters are initialised from `gen`, which Dropout layers also draw
 // from: it must outlive the model.
-absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(
-    absl::string_view json, Generator& gen = DefaultGenerator());
+absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view json,
+                                                               Generator& gen = DefaultGenerator());
 
 // The same, from a file.
 absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJsonFile(

@@ -40,6 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               absl::StrCat("a bad spec is not InvalidArgument: ", model.status().ToString()));
     return 0;
   }
-  FuzzCheck((*model)->NumParameters() <= ember::nn::LayerArgs::kMaxParameters, "a spec past the parameter limit");
+  FuzzCheck((*model)->NumParameters() <= ember::nn::LayerArgs::kMaxParameters,
+            "a spec past the parameter limit");
   return 0;
 }

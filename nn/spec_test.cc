@@ -89,7 +89,8 @@ TEST(SpecTest, ArgumentsMapOntoTheConstructorsWithPyTorchsDefaults) {
     {"type": "Flatten"}, {"type": "Linear", "in_features": 6, "out_features": 3},
     {"type": "GELU", "approximate": "tanh"}, {"type": "Dropout", "p": 0.25},
     {"type": "LayerNorm", "normalized_shape": 3, "eps": 0.001}, {"type": "Tanh"},
-    {"type": "Sigmoid"}, {"type": "Softmax", "dim": -1}, {"type": "Scale", "factor": 2}]})", a);
+    {"type": "Sigmoid"}, {"type": "Softmax", "dim": -1}, {"type": "Scale", "factor": 2}]})",
+                                                                         a);
   ASSERT_TRUE(model.ok()) << model.status();
   const Linear direct(6, 3, true, b);
   const auto& linear = static_cast<const Linear&>(*(*model)->Children()[1].second);
@@ -105,7 +106,8 @@ TEST(SpecTest, ArgumentsMapOntoTheConstructorsWithPyTorchsDefaults) {
 
 TEST(SpecTest, MistakesAreInvalidArgumentsNamingTheLayer) {
   EXPECT_THAT(Message("{\"layers\": [}"), HasSubstr("not valid JSON"));
-  EXPECT_THAT(Message(R"({"layers": [{"type": "Dropout", "p": 1e999}]})"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(Message(R"({"layers": [{"type": "Dropout", "p": 1e999}]})"),
+              HasSubstr("not valid JSON"));
   EXPECT_THAT(Message("[]"), HasSubstr("must be an object {\"layers\""));
   EXPECT_THAT(Message(R"({"layers": [], "extra": 1})"), HasSubstr("and nothing else"));
   EXPECT_THAT(Message(R"({"layers": [{"kind": "ReLU"}]})"),
@@ -118,14 +120,20 @@ TEST(SpecTest, MistakesAreInvalidArgumentsNamingTheLayer) {
               HasSubstr("layer 0 (Linear): missing argument \"out_features\""));
   EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": "3", "out_features": 2}]})"),
               HasSubstr("argument \"in_features\" is \"3\", expected an integer"));
-  EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": 3, "out_features": 2, "bias": 1}]})"),
-              HasSubstr("argument \"bias\" is 1, expected true or false"));
-  EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_feature": 3, "in_features": 3, "out_features": 2}]})"),
-              HasSubstr("layer 0 (Linear): unknown argument \"in_feature\""));
+  EXPECT_THAT(
+      Message(
+          R"({"layers": [{"type": "Linear", "in_features": 3, "out_features": 2, "bias": 1}]})"),
+      HasSubstr("argument \"bias\" is 1, expected true or false"));
+  EXPECT_THAT(
+      Message(
+          R"({"layers": [{"type": "Linear", "in_feature": 3, "in_features": 3, "out_features": 2}]})"),
+      HasSubstr("layer 0 (Linear): unknown argument \"in_feature\""));
   EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": -3, "out_features": 2}]})"),
               HasSubstr("layer 0 (Linear): Linear: sizes must be positive"));
-  EXPECT_THAT(Message(R"({"layers": [{"type": "Conv2d", "in_channels": 1, "out_channels": 2, "kernel_size": [3]}]})"),
-              HasSubstr("expected an integer or a pair [height, width]"));
+  EXPECT_THAT(
+      Message(
+          R"({"layers": [{"type": "Conv2d", "in_channels": 1, "out_channels": 2, "kernel_size": [3]}]})"),
+      HasSubstr("expected an integer or a pair [height, width]"));
   EXPECT_THAT(Message(R"({"layers": [{"type": "Softmax", "dim": 0}]})"),
               HasSubstr("Softmax runs over the last dimension"));
   EXPECT_THAT(Message(R"({"layers": [{"type": "GELU", "approximate": "fast"}]})"),
@@ -136,23 +144,29 @@ TEST(SpecTest, MistakesAreInvalidArgumentsNamingTheLayer) {
 // before the weight that passes the limit is made (these would take 30 GB, 9 EB, 1 TB
 // and, in all, 1.1 GB); the check multiplies the sizes, not one argument at a time.
 TEST(SpecTest, HugeLayersAreRefusedBeforeMemoryIsTaken) {
-  EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": 78400000, "out_features": 100}]})"),
-              HasSubstr("layer 0 (Linear): a weight of shape [100, 78400000] has more than the 268435456 "
-                        "parameters left of the 268435456 a spec may have"));
-  EXPECT_THAT(Message(R"({"layers": [{"type": "Embedding", "num_embeddings": 3037000500, "embedding_dim": 3037000500}]})"),
-              HasSubstr("layer 0 (Embedding): a weight of shape [3037000500, 3037000500] has more than"));
   EXPECT_THAT(
-      Message(R"({"layers": [{"type": "Conv2d", "in_channels": 4096, "out_channels": 4096, "kernel_size": 128}]})"),
+      Message(R"({"layers": [{"type": "Linear", "in_features": 78400000, "out_features": 100}]})"),
+      HasSubstr("layer 0 (Linear): a weight of shape [100, 78400000] has more than the 268435456 "
+                "parameters left of the 268435456 a spec may have"));
+  EXPECT_THAT(
+      Message(
+          R"({"layers": [{"type": "Embedding", "num_embeddings": 3037000500, "embedding_dim": 3037000500}]})"),
+      HasSubstr("layer 0 (Embedding): a weight of shape [3037000500, 3037000500] has more than"));
+  EXPECT_THAT(
+      Message(
+          R"({"layers": [{"type": "Conv2d", "in_channels": 4096, "out_channels": 4096, "kernel_size": 128}]})"),
       HasSubstr("layer 0 (Conv2d): a weight of shape [4096, 4096, 128, 128] has more than"));
-  EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": 16384, "out_features": 16385}]})"),
-              HasSubstr("a weight of shape [16385, 16384] has more than"));
+  EXPECT_THAT(
+      Message(R"({"layers": [{"type": "Linear", "in_features": 16384, "out_features": 16385}]})"),
+      HasSubstr("a weight of shape [16385, 16384] has more than"));
   // The budget is the spec's, not each layer's: a layer checks against what the layers
   // before it left (SequentialFromJson passes it on).
   Generator gen(1);
   const nlohmann::json none = nlohmann::json::object();
   EXPECT_TRUE(LayerArgs(none, gen, 1100).CheckParameters({100, 11}).ok());
   EXPECT_EQ(LayerArgs(none, gen, 1000).CheckParameters({100, 11}).message(),
-            "a weight of shape [100, 11] has more than the 1000 parameters left of the 268435456 a spec may have");
+            "a weight of shape [100, 11] has more than the 1000 parameters left of the 268435456 a "
+            "spec may have");
 }
 
 TEST(SpecTest, ReadsAFile) {

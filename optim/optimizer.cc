@@ -211,10 +211,11 @@ class AdamOptimizer final : public Optimizer {
               ParamState& state) override {
     // AdamW scales the gradient in the kernel; Adam's L2 term must see it scaled.
     const Tensor g = decoupled_ ? grad : WithL2(grad, grad_scale, param, group.weight_decay);
-    ops::AdamWStep(param, g.Contiguous(), Buffer(param, "exp_avg", state.buffers),
-                   Buffer(param, "exp_avg_sq", state.buffers),
-                   {group.lr, options_.beta1, options_.beta2, options_.eps,
-                    decoupled_ ? group.weight_decay : 0.0, state.step, decoupled_ ? grad_scale : 1.0});
+    ops::AdamWStep(
+        param, g.Contiguous(), Buffer(param, "exp_avg", state.buffers),
+        Buffer(param, "exp_avg_sq", state.buffers),
+        {group.lr, options_.beta1, options_.beta2, options_.eps,
+         decoupled_ ? group.weight_decay : 0.0, state.step, decoupled_ ? grad_scale : 1.0});
   }
 
   AdamOptions options_;

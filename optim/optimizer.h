@@ -62,8 +62,8 @@ class Optimizer {
   };
   explicit Optimizer(std::vector<ParamGroup> groups);
   // One update of `param` from grad_scale `grad` (same shape) and its state.
-  virtual void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
-                      ParamState& state) = 0;
+  virtual void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+                      double grad_scale, ParamState& state) = 0;
 
  private:
   std::vector<ParamGroup> groups_;

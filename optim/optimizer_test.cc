@@ -225,8 +225,10 @@ TEST(OptimizerTest, AScaledStepIsClippingThenStepping) {
       clips += ClipFactor(norm, kMaxNorm) < 1;
       scaling->Step(ClipFactor(norm, kMaxNorm));
       EXPECT_EQ(ag::Grad(scaled.w).ToVector<double>(), grad) << name;
-      ASSERT_EQ(scaled.w.ToVector<double>(), clipped.w.ToVector<double>()) << name << " step " << step;
-      ASSERT_EQ(scaled.b.ToVector<double>(), clipped.b.ToVector<double>()) << name << " step " << step;
+      ASSERT_EQ(scaled.w.ToVector<double>(), clipped.w.ToVector<double>())
+          << name << " step " << step;
+      ASSERT_EQ(scaled.b.ToVector<double>(), clipped.b.ToVector<double>())
+          << name << " step " << step;
     }
     EXPECT_GE(clips, 5) << name;
   }

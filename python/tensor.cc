@@ -8,6 +8,8 @@
 // the buffer protocol (numpy.asarray(t) and t.numpy() are views of it), and
 // from_numpy wraps the array's buffer in a borrowed Storage that keeps the array alive.
 
+#include "tensor/tensor.h"
+
 #include <pybind11/operators.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -26,7 +28,6 @@
 #include "tensor/ops/cat.h"
 #include "tensor/ops/reduce.h"
 #include "tensor/random.h"
-#include "tensor/tensor.h"
 
 namespace py = pybind11;
 
@@ -45,9 +46,11 @@ struct DTypeInfo {
   const char* format;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kF32, "float32", "f"}, {DType::kF64, "float64", "d"}, {DType::kBF16, "bfloat16", nullptr},
-    {DType::kF16, "float16", "e"}, {DType::kI32, "int32", "i"},   {DType::kI64, "int64", "q"},
-    {DType::kU8, "uint8", "B"},    {DType::kU16, "uint16", "H"},  {DType::kBool, "bool", "?"},
+    {DType::kF32, "float32", "f"},       {DType::kF64, "float64", "d"},
+    {DType::kBF16, "bfloat16", nullptr}, {DType::kF16, "float16", "e"},
+    {DType::kI32, "int32", "i"},         {DType::kI64, "int64", "q"},
+    {DType::kU8, "uint8", "B"},          {DType::kU16, "uint16", "H"},
+    {DType::kBool, "bool", "?"},
 };
 
 const DTypeInfo& Info(DType dtype) {
@@ -94,7 +97,8 @@ std::optional<Device> DeviceArg(const py::object& device) {
 
 // A shape given as f(2, 3) or f((2, 3)) or f([2, 3]).
 std::vector<int64_t> ShapeArg(const py::args& args) {
-  if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return args[0].cast<std::vector<int64_t>>();
+  if (args.size() == 1 && !py::isinstance<py::int_>(args[0]))
+    return args[0].cast<std::vector<int64_t>>();
   return args.cast<std::vector<int64_t>>();
 }
 
@@ -102,12 +106,14 @@ Scalar ScalarOf(const py::handle& value) {
   if (py::isinstance<py::bool_>(value)) return Scalar(value.cast<bool>());
   if (py::isinstance<py::int_>(value)) return Scalar(value.cast<int64_t>());
   if (py::isinstance<py::float_>(value)) return Scalar(value.cast<double>());
-  throw py::type_error(absl::StrCat("expected a Tensor or a number, got ",
-                                    py::str(py::type::of(value).attr("__name__")).cast<std::string>()));
+  throw py::type_error(
+      absl::StrCat("expected a Tensor or a number, got ",
+                   py::str(py::type::of(value).attr("__name__")).cast<std::string>()));
 }
 
 bool IsNumber(const py::handle& value) {
-  return py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value);
+  return py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value) ||
+         py::isinstance<py::float_>(value);
 }
 
 // ---- Creation ----
@@ -119,11 +125,13 @@ NestedList Nested(const py::handle& data) {
     const Tensor& t = data.cast<const Tensor&>();
     EMBER_CHECK(t.numel() == 1, "tensor(): a list may hold one-element tensors, not one of shape ",
                 ShapeToString(t.shape()));
-    return NestedList(IsFloatingPoint(t.dtype()) ? Scalar(t.item<double>()) : Scalar(t.item<int64_t>()));
+    return NestedList(IsFloatingPoint(t.dtype()) ? Scalar(t.item<double>())
+                                                 : Scalar(t.item<int64_t>()));
   }
   if (!py::isinstance<py::sequence>(data) || py::isinstance<py::str>(data)) {
-    throw py::type_error(absl::StrCat("tensor(): expected a number or a sequence, got ",
-                                      py::str(py::type::of(data).attr("__name__")).cast<std::string>()));
+    throw py::type_error(
+        absl::StrCat("tensor(): expected a number or a sequence, got ",
+                     py::str(py::type::of(data).attr("__name__")).cast<std::string>()));
   }
   std::vector<NestedList> items;
   for (const py::handle item : data.cast<py::sequence>()) items.push_back(Nested(item));
@@ -134,15 +142,17 @@ NestedList Nested(const py::handle& data) {
 Tensor FromBuffer(const py::buffer& array) {
   const py::buffer_info info = array.request(/*writable=*/false);
   if (info.readonly) {
-    throw py::value_error("from_numpy: the array is read-only (ember may write to it); pass a copy");
+    throw py::value_error(
+        "from_numpy: the array is read-only (ember may write to it); pass a copy");
   }
   const DType dtype = DTypeOfFormat(info.format, info.itemsize);
   std::vector<int64_t> shape(info.shape.begin(), info.shape.end()), strides;
   int64_t extent = info.itemsize;  // bytes from the first element to the end of the last
   for (size_t d = 0; d < shape.size(); ++d) {
     if (info.strides[d] < 0 || info.strides[d] % info.itemsize != 0) {
-      throw py::value_error(absl::StrCat("from_numpy: stride ", info.strides[d], " of dimension ", d,
-                                         " is negative or not a multiple of the element size; pass a copy"));
+      throw py::value_error(
+          absl::StrCat("from_numpy: stride ", info.strides[d], " of dimension ", d,
+                       " is negative or not a multiple of the element size; pass a copy"));
     }
     strides.push_back(info.strides[d] / info.itemsize);
     if (shape[d] == 0) extent = 0;
@@ -153,7 +163,8 @@ Tensor FromBuffer(const py::buffer& array) {
     py::gil_scoped_acquire gil;
     Py_DECREF(static_cast<PyObject*>(object));
   });
-  return Tensor(Storage::Borrow(info.ptr, extent, Device::Cpu(), std::move(owner)), 0, shape, strides, dtype);
+  return Tensor(Storage::Borrow(info.ptr, extent, Device::Cpu(), std::move(owner)), 0, shape,
+                strides, dtype);
 }
 
 Tensor Finish(Tensor t, const py::object& dtype, const py::object& device, bool requires_grad) {
@@ -164,7 +175,8 @@ Tensor Finish(Tensor t, const py::object& dtype, const py::object& device, bool 
 }
 
 // torch.tensor: always a copy, of numbers, sequences, arrays or a tensor.
-Tensor NewTensor(const py::object& data, const py::object& dtype, const py::object& device, bool requires_grad) {
+Tensor NewTensor(const py::object& data, const py::object& dtype, const py::object& device,
+                 bool requires_grad) {
   Tensor t;
   if (py::isinstance<Tensor>(data)) {
     t = ag::Detach(data.cast<const Tensor&>()).Clone();
@@ -187,19 +199,23 @@ int64_t ApplyIndex(Tensor& t, int64_t dim, const py::handle& key) {
     t = ag::Unsqueeze(t, dim);
     return dim + 1;
   }
-  if (dim >= t.dim()) throw py::index_error(absl::StrCat("too many indices for a tensor of dimension ", t.dim()));
+  if (dim >= t.dim())
+    throw py::index_error(absl::StrCat("too many indices for a tensor of dimension ", t.dim()));
   const int64_t size = t.size(dim);
   if (py::isinstance<py::slice>(key)) {
     py::ssize_t start, stop, step, length;
-    if (!key.cast<py::slice>().compute(size, &start, &stop, &step, &length)) throw py::error_already_set();
-    if (step <= 0) throw py::value_error("slices with a negative step are not supported (as in PyTorch)");
+    if (!key.cast<py::slice>().compute(size, &start, &stop, &step, &length))
+      throw py::error_already_set();
+    if (step <= 0)
+      throw py::value_error("slices with a negative step are not supported (as in PyTorch)");
     t = ag::Slice(t, dim, start, std::max(start, stop), step);
     return dim + 1;
   }
   if (py::isinstance<py::int_>(key) && !py::isinstance<py::bool_>(key)) {
     int64_t i = key.cast<int64_t>();
     if (i < -size || i >= size) {
-      throw py::index_error(absl::StrCat("index ", i, " is out of bounds for dimension ", dim, " with size ", size));
+      throw py::index_error(
+          absl::StrCat("index ", i, " is out of bounds for dimension ", dim, " with size ", size));
     }
     t = ag::Select(t, dim, i < 0 ? i + size : i);
     return dim;
@@ -300,7 +316,8 @@ void BindTensor(py::module_& m) {
   py::enum_<DType> dtype(m, "dtype");
   for (const DTypeInfo& info : kDTypes) dtype.value(info.name, info.dtype);
   // Replacing (not overloading) the names enum_ defines: ember.float32, as torch.float32.
-  const py::cpp_function name([](DType d) { return absl::StrCat("ember.", Info(d).name); }, py::is_method(dtype));
+  const py::cpp_function name([](DType d) { return absl::StrCat("ember.", Info(d).name); },
+                              py::is_method(dtype));
   dtype.attr("__repr__") = name;
   dtype.attr("__str__") = name;
   dtype.def_property_readonly("is_floating_point", [](DType d) { return IsFloatingPoint(d); })
@@ -308,18 +325,25 @@ void BindTensor(py::module_& m) {
   for (const DTypeInfo& info : kDTypes) m.attr(info.name) = py::cast(info.dtype);
 
   py::class_<Device>(m, "device")
-      .def(py::init([](const std::string& text) { return ValueOrRaise(ParseDevice(text)); }), py::arg("type"))
-      .def_property_readonly("type", [](const Device& d) { return d.is_cpu() ? "cpu" : d.ToString().substr(0, 4); })
-      .def_property_readonly("index", [](const Device& d) -> py::object {
-        return d.is_cpu() ? py::object(py::none()) : py::object(py::int_(d.index));
-      })
+      .def(py::init([](const std::string& text) { return ValueOrRaise(ParseDevice(text)); }),
+           py::arg("type"))
+      .def_property_readonly(
+          "type", [](const Device& d) { return d.is_cpu() ? "cpu" : d.ToString().substr(0, 4); })
+      .def_property_readonly("index",
+                             [](const Device& d) -> py::object {
+                               return d.is_cpu() ? py::object(py::none())
+                                                 : py::object(py::int_(d.index));
+                             })
       .def("__str__", &Device::ToString)
-      .def("__repr__", [](const Device& d) { return absl::StrCat("device(type='", d.ToString(), "')"); })
-      .def("__eq__", [](const Device& a, const py::object& b) {
-        const std::optional<Device> other = py::isinstance<py::str>(b) || py::isinstance<Device>(b)
-                                                ? DeviceArg(b) : std::nullopt;
-        return other && a == *other;
-      })
+      .def("__repr__",
+           [](const Device& d) { return absl::StrCat("device(type='", d.ToString(), "')"); })
+      .def("__eq__",
+           [](const Device& a, const py::object& b) {
+             const std::optional<Device> other =
+                 py::isinstance<py::str>(b) || py::isinstance<Device>(b) ? DeviceArg(b)
+                                                                         : std::nullopt;
+             return other && a == *other;
+           })
       .def("__hash__", [](const Device& d) { return py::hash(py::str(d.ToString())); });
 
   py::class_<NoGrad>(m, "no_grad", "Turns gradient recording off inside `with ember.no_grad():`.")
@@ -330,7 +354,8 @@ void BindTensor(py::module_& m) {
 
   py::class_<Tensor> tensor(m, "Tensor", py::buffer_protocol());
   tensor.def_buffer([](const Tensor& t) -> py::buffer_info {
-    EMBER_CHECK(t.device().is_cpu(), "a tensor on ", t.device().ToString(), " has no host memory to share: .to('cpu') first");
+    EMBER_CHECK(t.device().is_cpu(), "a tensor on ", t.device().ToString(),
+                " has no host memory to share: .to('cpu') first");
     const DTypeInfo& info = Info(t.dtype());
     EMBER_CHECK(info.format != nullptr, "NumPy has no ", info.name, "; .to(ember.float32) first");
     std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
@@ -343,10 +368,13 @@ void BindTensor(py::module_& m) {
     return py::tuple(py::cast(std::vector<int64_t>(t.shape().begin(), t.shape().end())));
   };
   tensor.def_property_readonly("shape", shape)
-      .def("size", [shape](const Tensor& t, const py::object& dim) -> py::object {
-        if (dim.is_none()) return shape(t);
-        return py::int_(t.size(dim.cast<int64_t>()));
-      }, py::arg("dim") = py::none())
+      .def(
+          "size",
+          [shape](const Tensor& t, const py::object& dim) -> py::object {
+            if (dim.is_none()) return shape(t);
+            return py::int_(t.size(dim.cast<int64_t>()));
+          },
+          py::arg("dim") = py::none())
       .def_property_readonly("ndim", &Tensor::dim)
       .def("dim", &Tensor::dim)
       .def("numel", &Tensor::numel)
@@ -355,79 +383,112 @@ void BindTensor(py::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("item", &ToPython)
       .def("tolist", &ToList)
-      .def("numpy", [](const py::object& self) {
-        if (ag::RequiresGrad(self.cast<const Tensor&>())) {
-          throw std::runtime_error("Can't call numpy() on a tensor that requires grad: use tensor.detach().numpy()");
-        }
-        return py::module_::import("numpy").attr("asarray")(self);
-      })
-      .def("to", [](const Tensor& t, const py::object& where) {
-        if (py::isinstance<DType>(where)) return t.dtype() == where.cast<DType>() ? t : t.To(where.cast<DType>());
-        const Device d = *DeviceArg(where);
-        return t.device() == d ? t : t.To(d);
-      }, py::arg("dtype_or_device"))
+      .def(
+          "numpy",
+          [](const py::object& self) {
+            if (ag::RequiresGrad(self.cast<const Tensor&>())) {
+              throw std::runtime_error(
+                  "Can't call numpy() on a tensor that requires grad: use tensor.detach().numpy()");
+            }
+            return py::module_::import("numpy").attr("asarray")(self);
+          })
+      .def(
+          "to",
+          [](const Tensor& t, const py::object& where) {
+            if (py::isinstance<DType>(where))
+              return t.dtype() == where.cast<DType>() ? t : t.To(where.cast<DType>());
+            const Device d = *DeviceArg(where);
+            return t.device() == d ? t : t.To(d);
+          },
+          py::arg("dtype_or_device"))
       .def("cpu", [](const Tensor& t) { return t.device().is_cpu() ? t : t.To(Device::Cpu()); })
-      .def("cuda", [](const Tensor& t, const py::object& device) {
-        // None: cuda:0; an int N: cuda:N; or a device as to() takes it.
-        const Device d = device.is_none()          ? Device::Cuda(0)
-                         : py::isinstance<py::int_>(device) ? Device::Cuda(device.cast<int>())
-                                                             : *DeviceArg(device);
-        EMBER_CHECK(!d.is_cpu(), "cuda(): ", d.ToString(), " is not a CUDA device");
-        return t.device() == d ? t : t.To(d);
-      }, py::arg("device") = py::none())
+      .def(
+          "cuda",
+          [](const Tensor& t, const py::object& device) {
+            // None: cuda:0; an int N: cuda:N; or a device as to() takes it.
+            const Device d = device.is_none()                   ? Device::Cuda(0)
+                             : py::isinstance<py::int_>(device) ? Device::Cuda(device.cast<int>())
+                                                                : *DeviceArg(device);
+            EMBER_CHECK(!d.is_cpu(), "cuda(): ", d.ToString(), " is not a CUDA device");
+            return t.device() == d ? t : t.To(d);
+          },
+          py::arg("device") = py::none())
       .def_property_readonly("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); })
-      .def("float", [](const Tensor& t) { return t.dtype() == DType::kF32 ? t : t.To(DType::kF32); })
-      .def("double", [](const Tensor& t) { return t.dtype() == DType::kF64 ? t : t.To(DType::kF64); })
+      .def("float",
+           [](const Tensor& t) { return t.dtype() == DType::kF32 ? t : t.To(DType::kF32); })
+      .def("double",
+           [](const Tensor& t) { return t.dtype() == DType::kF64 ? t : t.To(DType::kF64); })
       .def("long", [](const Tensor& t) { return t.dtype() == DType::kI64 ? t : t.To(DType::kI64); })
       .def("__repr__", &Repr)
-      .def("__len__", [](const Tensor& t) {
-        if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
-        return t.size(0);
-      })
+      .def("__len__",
+           [](const Tensor& t) {
+             if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
+             return t.size(0);
+           })
       .def("__bool__", [](const Tensor& t) { return t.item<bool>(); })
       .def("__float__", [](const Tensor& t) { return t.item<double>(); })
       .def("__int__", [](const Tensor& t) { return t.item<int64_t>(); });
 
   // Autograd. Tensor(t) is another handle to t's tensor (for ember.nn.Parameter).
   tensor.def(py::init([](const Tensor& t) { return Tensor(t); }), py::arg("data"))
-      .def_property("data", &ag::Detach, [](const Tensor& t, const Tensor& source) { t.SetData(source); })
-      .def_property("requires_grad", [](const Tensor& t) { return ag::RequiresGrad(t); },
-                      [](const Tensor& t, bool on) { ag::SetRequiresGrad(t, on); })
-      .def("requires_grad_", [](const Tensor& t, bool on) { return ag::SetRequiresGrad(t, on); },
-           py::arg("requires_grad") = true)
-      .def_property_readonly("grad", [](const Tensor& t) -> py::object {
-        const Tensor g = ag::Grad(t);
-        return g.defined() ? py::cast(g) : py::none();
-      })
+      .def_property("data", &ag::Detach,
+                    [](const Tensor& t, const Tensor& source) { t.SetData(source); })
+      .def_property(
+          "requires_grad", [](const Tensor& t) { return ag::RequiresGrad(t); },
+          [](const Tensor& t, bool on) { ag::SetRequiresGrad(t, on); })
+      .def(
+          "requires_grad_", [](const Tensor& t, bool on) { return ag::SetRequiresGrad(t, on); },
+          py::arg("requires_grad") = true)
+      .def_property_readonly("grad",
+                             [](const Tensor& t) -> py::object {
+                               const Tensor g = ag::Grad(t);
+                               return g.defined() ? py::cast(g) : py::none();
+                             })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return ag::IsLeaf(t); })
-      .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
-        const std::string name = ag::GradFnName(t);
-        return name.empty() ? py::object(py::none()) : py::object(py::str(name));
-      })
-      .def("backward", [](const Tensor& t, const std::optional<Tensor>& gradient, bool retain_graph) {
-        py::gil_scoped_release release;
-        ag::BackwardOptions options;
-        options.retain_graph = retain_graph;
-        ag::Backward(t, gradient.value_or(Tensor()), options);
-      }, py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
+      .def_property_readonly("grad_fn",
+                             [](const Tensor& t) -> py::object {
+                               const std::string name = ag::GradFnName(t);
+                               return name.empty() ? py::object(py::none())
+                                                   : py::object(py::str(name));
+                             })
+      .def(
+          "backward",
+          [](const Tensor& t, const std::optional<Tensor>& gradient, bool retain_graph) {
+            py::gil_scoped_release release;
+            ag::BackwardOptions options;
+            options.retain_graph = retain_graph;
+            ag::Backward(t, gradient.value_or(Tensor()), options);
+          },
+          py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
       .def("zero_grad_", [](const Tensor& t) { ag::ZeroGrad(t); })
       .def("detach", &ag::Detach);
 
   // Views (through autograd, so gradients flow back through them) and indexing.
-  tensor.def("view", [](const Tensor& t, const py::args& shape) { return ag::View(t, ShapeArg(shape)); })
-      .def("reshape", [](const Tensor& t, const py::args& shape) { return ag::Reshape(t, ShapeArg(shape)); })
-      .def("permute", [](const Tensor& t, const py::args& dims) { return ag::Permute(t, ShapeArg(dims)); })
-      .def("transpose", [](const Tensor& t, int64_t d0, int64_t d1) { return ag::Transpose(t, d0, d1); })
-      .def_property_readonly("T", [](const Tensor& t) {
-        std::vector<int64_t> dims;
-        for (int64_t d = t.dim() - 1; d >= 0; --d) dims.push_back(d);
-        return ag::Permute(t, dims);
-      })
-      .def("flatten", [](const Tensor& t, int64_t start, int64_t end) { return ag::Flatten(t, start, end); },
-           py::arg("start_dim") = 0, py::arg("end_dim") = -1)
-      .def("squeeze", [](const Tensor& t, const py::object& dim) {
-        return dim.is_none() ? ag::Squeeze(t) : ag::Squeeze(t, dim.cast<int64_t>());
-      }, py::arg("dim") = py::none())
+  tensor
+      .def("view",
+           [](const Tensor& t, const py::args& shape) { return ag::View(t, ShapeArg(shape)); })
+      .def("reshape",
+           [](const Tensor& t, const py::args& shape) { return ag::Reshape(t, ShapeArg(shape)); })
+      .def("permute",
+           [](const Tensor& t, const py::args& dims) { return ag::Permute(t, ShapeArg(dims)); })
+      .def("transpose",
+           [](const Tensor& t, int64_t d0, int64_t d1) { return ag::Transpose(t, d0, d1); })
+      .def_property_readonly("T",
+                             [](const Tensor& t) {
+                               std::vector<int64_t> dims;
+                               for (int64_t d = t.dim() - 1; d >= 0; --d) dims.push_back(d);
+                               return ag::Permute(t, dims);
+                             })
+      .def(
+          "flatten",
+          [](const Tensor& t, int64_t start, int64_t end) { return ag::Flatten(t, start, end); },
+          py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+      .def(
+          "squeeze",
+          [](const Tensor& t, const py::object& dim) {
+            return dim.is_none() ? ag::Squeeze(t) : ag::Squeeze(t, dim.cast<int64_t>());
+          },
+          py::arg("dim") = py::none())
       .def("unsqueeze", [](const Tensor& t, int64_t dim) { return ag::Unsqueeze(t, dim); })
       .def("contiguous", [](const Tensor& t) { return ag::Contiguous(t); })
       .def("clone", &ag::Clone)
@@ -457,79 +518,146 @@ void BindTensor(py::module_& m) {
       .def("__mul__", Binary([](const Tensor& x, const auto& y) { return ag::Mul(x, y); }))
       .def("__rmul__", [](const Tensor& a, const py::object& b) { return ag::Mul(a, ScalarOf(b)); })
       .def("__truediv__", Binary([](const Tensor& x, const auto& y) { return ag::Div(x, y); }))
-      .def("__rtruediv__", [](const Tensor& a, const py::object& b) { return ag::Div(ScalarOf(b), a); })
-      .def("__pow__", [](const Tensor& a, const py::object& b) {
-        return py::isinstance<Tensor>(b) ? ag::Pow(a, b.cast<const Tensor&>()) : ag::Pow(a, b.cast<double>());
-      })
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) {
-        py::gil_scoped_release release;
-        return ag::Matmul(a, b);
-      })
+      .def("__rtruediv__",
+           [](const Tensor& a, const py::object& b) { return ag::Div(ScalarOf(b), a); })
+      .def("__pow__",
+           [](const Tensor& a, const py::object& b) {
+             return py::isinstance<Tensor>(b) ? ag::Pow(a, b.cast<const Tensor&>())
+                                              : ag::Pow(a, b.cast<double>());
+           })
+      .def("__matmul__",
+           [](const Tensor& a, const Tensor& b) {
+             py::gil_scoped_release release;
+             return ag::Matmul(a, b);
+           })
       .def("__neg__", [](const Tensor& a) { return ag::Neg(a); })
       .def("__abs__", [](const Tensor& a) { return ag::Abs(a); })
       // Comparisons: bool tensors, no gradient.
-      .def("__eq__", Binary([](const Tensor& x, const auto& y) { return ops::Eq(ag::Detach(x), Detached(y)); }))
-      .def("__ne__", Binary([](const Tensor& x, const auto& y) { return ops::Ne(ag::Detach(x), Detached(y)); }))
-      .def("__lt__", Binary([](const Tensor& x, const auto& y) { return ops::Lt(ag::Detach(x), Detached(y)); }))
-      .def("__le__", Binary([](const Tensor& x, const auto& y) { return ops::Le(ag::Detach(x), Detached(y)); }))
-      .def("__gt__", Binary([](const Tensor& x, const auto& y) { return ops::Gt(ag::Detach(x), Detached(y)); }))
-      .def("__ge__", Binary([](const Tensor& x, const auto& y) { return ops::Ge(ag::Detach(x), Detached(y)); }))
+      .def("__eq__", Binary([](const Tensor& x, const auto& y) {
+             return ops::Eq(ag::Detach(x), Detached(y));
+           }))
+      .def("__ne__", Binary([](const Tensor& x, const auto& y) {
+             return ops::Ne(ag::Detach(x), Detached(y));
+           }))
+      .def("__lt__", Binary([](const Tensor& x, const auto& y) {
+             return ops::Lt(ag::Detach(x), Detached(y));
+           }))
+      .def("__le__", Binary([](const Tensor& x, const auto& y) {
+             return ops::Le(ag::Detach(x), Detached(y));
+           }))
+      .def("__gt__", Binary([](const Tensor& x, const auto& y) {
+             return ops::Gt(ag::Detach(x), Detached(y));
+           }))
+      .def("__ge__", Binary([](const Tensor& x, const auto& y) {
+             return ops::Ge(ag::Detach(x), Detached(y));
+           }))
       .attr("__hash__") = py::none();  // == is elementwise, so tensors are not hashable by value
 
   // Elementwise functions and reductions.
-  tensor.def("exp", &ag::Exp).def("log", &ag::Log).def("sqrt", &ag::Sqrt).def("rsqrt", &ag::Rsqrt)
-      .def("tanh", &ag::Tanh).def("sigmoid", &ag::Sigmoid).def("relu", &ag::Relu).def("abs", &ag::Abs)
-      .def("square", &ag::Square).def("neg", &ag::Neg).def("reciprocal", &ag::Reciprocal)
-      .def("sum", [](const Tensor& t, const py::object& dim, bool keepdim) { return ag::Sum(t, Dims(dim), keepdim); },
-           py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def("mean", [](const Tensor& t, const py::object& dim, bool keepdim) { return ag::Mean(t, Dims(dim), keepdim); },
-           py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def("max", [](const Tensor& t, const py::object& dim, bool keepdim) { return ag::Max(t, Dims(dim), keepdim); },
-           py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def("min", [](const Tensor& t, const py::object& dim, bool keepdim) { return ag::Min(t, Dims(dim), keepdim); },
-           py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def("var", [](const Tensor& t, const py::object& dim, int64_t correction, bool keepdim) {
-        return ag::Var(t, Dims(dim), correction, keepdim);
-      }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false)
-      .def("argmax", [](const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-        return ops::ArgMax(ag::Detach(t), dim, keepdim);
-      },
-           py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def("softmax", [](const Tensor& t, int64_t dim) {
-        EMBER_CHECK(dim == -1 || dim == t.dim() - 1, "softmax: only over the last dimension (dim=-1), not ", dim);
-        return ag::Softmax(t);
-      }, py::arg("dim"));
+  tensor.def("exp", &ag::Exp)
+      .def("log", &ag::Log)
+      .def("sqrt", &ag::Sqrt)
+      .def("rsqrt", &ag::Rsqrt)
+      .def("tanh", &ag::Tanh)
+      .def("sigmoid", &ag::Sigmoid)
+      .def("relu", &ag::Relu)
+      .def("abs", &ag::Abs)
+      .def("square", &ag::Square)
+      .def("neg", &ag::Neg)
+      .def("reciprocal", &ag::Reciprocal)
+      .def(
+          "sum",
+          [](const Tensor& t, const py::object& dim, bool keepdim) {
+            return ag::Sum(t, Dims(dim), keepdim);
+          },
+          py::arg("dim") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "mean",
+          [](const Tensor& t, const py::object& dim, bool keepdim) {
+            return ag::Mean(t, Dims(dim), keepdim);
+          },
+          py::arg("dim") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "max",
+          [](const Tensor& t, const py::object& dim, bool keepdim) {
+            return ag::Max(t, Dims(dim), keepdim);
+          },
+          py::arg("dim") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "min",
+          [](const Tensor& t, const py::object& dim, bool keepdim) {
+            return ag::Min(t, Dims(dim), keepdim);
+          },
+          py::arg("dim") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "var",
+          [](const Tensor& t, const py::object& dim, int64_t correction, bool keepdim) {
+            return ag::Var(t, Dims(dim), correction, keepdim);
+          },
+          py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false)
+      .def(
+          "argmax",
+          [](const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+            return ops::ArgMax(ag::Detach(t), dim, keepdim);
+          },
+          py::arg("dim") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "softmax",
+          [](const Tensor& t, int64_t dim) {
+            EMBER_CHECK(dim == -1 || dim == t.dim() - 1,
+                        "softmax: only over the last dimension (dim=-1), not ", dim);
+            return ag::Softmax(t);
+          },
+          py::arg("dim"));
 
   // Creation.
   m.def("tensor", &NewTensor, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
         py::arg("device") = py::none(), py::arg("requires_grad") = false);
-  m.def("from_numpy", [](const py::buffer& array) { return FromBuffer(array); }, py::arg("array"));
+  m.def(
+      "from_numpy", [](const py::buffer& array) { return FromBuffer(array); }, py::arg("array"));
   auto sized = [&m](const char* name, auto make) {
-    m.def(name, [make](const py::args& shape, const py::object& dtype, const py::object& device, bool requires_grad) {
-      const DType d = dtype.is_none() ? DType::kF32 : dtype.cast<DType>();
-      return Finish(make(ShapeArg(shape), d), py::none(), device, requires_grad);
-    }, py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(), py::arg("requires_grad") = false);
+    m.def(
+        name,
+        [make](const py::args& shape, const py::object& dtype, const py::object& device,
+               bool requires_grad) {
+          const DType d = dtype.is_none() ? DType::kF32 : dtype.cast<DType>();
+          return Finish(make(ShapeArg(shape), d), py::none(), device, requires_grad);
+        },
+        py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+        py::arg("requires_grad") = false);
   };
   sized("zeros", [](const std::vector<int64_t>& shape, DType d) { return Zeros(shape, d); });
   sized("ones", [](const std::vector<int64_t>& shape, DType d) { return Ones(shape, d); });
-  sized("rand", [](const std::vector<int64_t>& shape, DType d) { return Rand(shape, DefaultGenerator(), d); });
-  sized("randn", [](const std::vector<int64_t>& shape, DType d) { return Randn(shape, DefaultGenerator(), d); });
-  m.def("full", [](const std::vector<int64_t>& shape, const py::object& value, const py::object& dtype,
-                   const py::object& device, bool requires_grad) {
-    const Scalar v = ScalarOf(value);
-    const DType d = !dtype.is_none() ? dtype.cast<DType>()
-                    : v.kind() == Scalar::Kind::kFloat ? DType::kF32
-                    : v.kind() == Scalar::Kind::kInt   ? DType::kI64
-                                                       : DType::kBool;
-    return Finish(Full(shape, v, d), py::none(), device, requires_grad);
-  }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
-        py::arg("device") = py::none(), py::arg("requires_grad") = false);
-  m.def("arange", [](const py::object& a, const py::object& b, const py::object& step, const py::object& dtype,
-                     const py::object& device, bool requires_grad) {
-    Tensor t = b.is_none() ? Arange(ScalarOf(a)) : Arange(ScalarOf(a), ScalarOf(b), ScalarOf(step));
-    return Finish(t, dtype, device, requires_grad);
-  }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
-        py::arg("dtype") = py::none(), py::arg("device") = py::none(), py::arg("requires_grad") = false);
+  sized("rand", [](const std::vector<int64_t>& shape, DType d) {
+    return Rand(shape, DefaultGenerator(), d);
+  });
+  sized("randn", [](const std::vector<int64_t>& shape, DType d) {
+    return Randn(shape, DefaultGenerator(), d);
+  });
+  m.def(
+      "full",
+      [](const std::vector<int64_t>& shape, const py::object& value, const py::object& dtype,
+         const py::object& device, bool requires_grad) {
+        const Scalar v = ScalarOf(value);
+        const DType d = !dtype.is_none()                   ? dtype.cast<DType>()
+                        : v.kind() == Scalar::Kind::kFloat ? DType::kF32
+                        : v.kind() == Scalar::Kind::kInt   ? DType::kI64
+                                                           : DType::kBool;
+        return Finish(Full(shape, v, d), py::none(), device, requires_grad);
+      },
+      py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
+      py::arg("device") = py::none(), py::arg("requires_grad") = false);
+  m.def(
+      "arange",
+      [](const py::object& a, const py::object& b, const py::object& step, const py::object& dtype,
+         const py::object& device, bool requires_grad) {
+        Tensor t =
+            b.is_none() ? Arange(ScalarOf(a)) : Arange(ScalarOf(a), ScalarOf(b), ScalarOf(step));
+        return Finish(t, dtype, device, requires_grad);
+      },
+      py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
+      py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("requires_grad") = false);
   m.def("manual_seed", &ManualSeed, py::arg("seed"));
   m.def("cat", &ag::Cat, py::arg("tensors"), py::arg("dim") = 0);
   m.def("stack", &ag::Stack, py::arg("tensors"), py::arg("dim") = 0);

@@ -23,7 +23,9 @@ using tokenizer::Encoding;
 using tokenizer::Rank;
 using Specials = absl::flat_hash_set<std::string>;
 
-Specials ToSpecials(const std::vector<std::string>& names) { return Specials(names.begin(), names.end()); }
+Specials ToSpecials(const std::vector<std::string>& names) {
+  return Specials(names.begin(), names.end());
+}
 
 // bytes from a std::string without a UTF-8 decode.
 py::bytes Bytes(const std::string& s) { return py::bytes(s.data(), s.size()); }
@@ -37,7 +39,8 @@ void BindTokenizer(py::module_& m) {
       [](const std::string& name, const std::string& vocab_dir) {
         return ValueOrRaise(tokenizer::LoadEncoding(name, vocab_dir));
       },
-      py::arg("name"), py::arg("vocab_dir"), "One of tiktoken's encodings, from the vocabulary files in vocab_dir.");
+      py::arg("name"), py::arg("vocab_dir"),
+      "One of tiktoken's encodings, from the vocabulary files in vocab_dir.");
 
   py::class_<Encoding>(m, "Encoding")
       .def_property_readonly("name", &Encoding::name)
@@ -58,15 +61,18 @@ void BindTokenizer(py::module_& m) {
           "encode",
           [](const Encoding& e, const std::string& text, const std::vector<std::string>& allowed,
              const std::vector<std::string>& disallowed, int threads) {
-            return ValueOrRaise(e.EncodeDisallowing(text, ToSpecials(allowed), ToSpecials(disallowed), threads));
+            return ValueOrRaise(
+                e.EncodeDisallowing(text, ToSpecials(allowed), ToSpecials(disallowed), threads));
           },
           py::arg("text"), py::arg("allowed"), py::arg("disallowed"), py::arg("threads") = 1,
           py::call_guard<py::gil_scoped_release>())
       .def(
           "encode_batch",
-          [](const Encoding& e, const std::vector<std::string>& texts, const std::vector<std::string>& allowed,
-             const std::vector<std::string>& disallowed, int threads) {
-            return ValueOrRaise(e.EncodeBatch(texts, ToSpecials(allowed), ToSpecials(disallowed), threads));
+          [](const Encoding& e, const std::vector<std::string>& texts,
+             const std::vector<std::string>& allowed, const std::vector<std::string>& disallowed,
+             int threads) {
+            return ValueOrRaise(
+                e.EncodeBatch(texts, ToSpecials(allowed), ToSpecials(disallowed), threads));
           },
           py::arg("texts"), py::arg("allowed"), py::arg("disallowed"), py::arg("threads"),
           py::call_guard<py::gil_scoped_release>())

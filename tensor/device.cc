@@ -8,9 +8,12 @@ namespace ember {
 
 std::string Device::ToString() const {
   switch (type) {
-    case DeviceType::kCpu: return "cpu";
-    case DeviceType::kCuda: return absl::StrCat("cuda:", index);
-    case DeviceType::kMeta: return "meta";
+    case DeviceType::kCpu:
+      return "cpu";
+    case DeviceType::kCuda:
+      return absl::StrCat("cuda:", index);
+    case DeviceType::kMeta:
+      return "meta";
   }
   return "?";
 }

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/random.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/philox.h"
+#include "kernels/random.h"
 #include "kernels/twins.h"
 
 namespace ember {
@@ -139,8 +139,8 @@ void CheckRange(const char* op, int64_t numel, int64_t begin, int64_t end) {
 }  // namespace
 
 // Uniform draws one value per element: element i's words start at i times the words per value.
-Tensor UniformRange(int64_t numel, int64_t begin, int64_t end, double low, double high, Generator& gen,
-                    DType dtype) {
+Tensor UniformRange(int64_t numel, int64_t begin, int64_t end, double low, double high,
+                    Generator& gen, DType dtype) {
   CheckRange("uniform_range", numel, begin, end);
   const uint64_t base = gen.offset(), words = kernels::PhiloxWordsPer(kernels::UniformBits(dtype));
   gen.set_offset(base + static_cast<uint64_t>(begin) * words);
@@ -151,8 +151,8 @@ Tensor UniformRange(int64_t numel, int64_t begin, int64_t end, double low, doubl
 
 // Normal draws elements in pairs (2k, 2k + 1) from two 53-bit uniforms: a range starts
 // at its first element's pair.
-Tensor NormalRange(int64_t numel, int64_t begin, int64_t end, double mean, double std, Generator& gen,
-                   DType dtype) {
+Tensor NormalRange(int64_t numel, int64_t begin, int64_t end, double mean, double std,
+                   Generator& gen, DType dtype) {
   CheckRange("normal_range", numel, begin, end);
   const uint64_t base = gen.offset(), pair_words = 2 * kernels::PhiloxWordsPer(53);
   const int64_t first = begin / 2 * 2;

@@ -66,10 +66,10 @@ Tensor Normal(IntSpan shape, double mean, double std, Generator& gen = DefaultGe
 // draw from gen, as a 1-d tensor, leaving gen where drawing all of them would: a shard
 // of a random tensor with the same numbers as the whole tensor's slice, without making
 // the whole (each element's value depends only on its place in the stream).
-Tensor UniformRange(int64_t numel, int64_t begin, int64_t end, double low, double high, Generator& gen,
-                    DType dtype = DType::kF32);
-Tensor NormalRange(int64_t numel, int64_t begin, int64_t end, double mean, double std, Generator& gen,
-                   DType dtype = DType::kF32);
+Tensor UniformRange(int64_t numel, int64_t begin, int64_t end, double low, double high,
+                    Generator& gen, DType dtype = DType::kF32);
+Tensor NormalRange(int64_t numel, int64_t begin, int64_t end, double mean, double std,
+                   Generator& gen, DType dtype = DType::kF32);
 // Integers uniform in [low, high), without bias.
 Tensor RandInt(int64_t low, int64_t high, IntSpan shape, Generator& gen = DefaultGenerator(),
                DType dtype = DType::kI64);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tensor/cuda.h"
 #include "tensor/creation.h"
+#include "tensor/cuda.h"
 
 namespace ember {
 namespace {
@@ -136,7 +136,8 @@ TEST(RandomTensorTest, NormalMoments) {
 
 TEST(RandomTensorTest, RangesAreTheWholeTensorsSlicesAndMoveTheStreamAsIt) {
   for (DType dtype : {DType::kF32, DType::kF64}) {
-    for (const auto& [begin, end] : std::vector<std::pair<int64_t, int64_t>>{{0, 11}, {3, 8}, {4, 9}, {10, 11}, {5, 5}}) {
+    for (const auto& [begin, end] :
+         std::vector<std::pair<int64_t, int64_t>>{{0, 11}, {3, 8}, {4, 9}, {10, 11}, {5, 5}}) {
       Generator whole_gen(9), range_gen(9);
       whole_gen.set_offset(6);
       range_gen.set_offset(6);

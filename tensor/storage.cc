@@ -12,7 +12,9 @@ namespace ember {
 namespace {
 
 // aligned_alloc wants a multiple of the alignment; the cache is keyed by it too.
-int64_t Padded(int64_t nbytes) { return (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment; }
+int64_t Padded(int64_t nbytes) {
+  return (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+}
 
 }  // namespace
 
@@ -131,7 +133,10 @@ Allocator& GetAllocator(Device device) {
 }
 
 Storage::Impl::Impl(int64_t nbytes, Allocator& allocator)
-    : data(allocator.Allocate(nbytes)), nbytes(nbytes), allocator(&allocator), device(allocator.device()) {}
+    : data(allocator.Allocate(nbytes)),
+      nbytes(nbytes),
+      allocator(&allocator),
+      device(allocator.device()) {}
 
 Storage::Impl::Impl(void* data, int64_t nbytes, Device device, std::shared_ptr<void> owner)
     : data(data), nbytes(nbytes), allocator(nullptr), device(device), owner(std::move(owner)) {}

@@ -64,12 +64,14 @@ class CpuAllocator final : public Allocator {
   int64_t allocation_count() const { return allocation_count_.load(std::memory_order_relaxed); }
   // How many of them took new memory from the system rather than a cached block: a
   // steady-state training step adds none.
-  int64_t fresh_allocation_count() const { return fresh_allocation_count_.load(std::memory_order_relaxed); }
+  int64_t fresh_allocation_count() const {
+    return fresh_allocation_count_.load(std::memory_order_relaxed);
+  }
   void ResetPeak() { peak_bytes_.store(live_bytes(), std::memory_order_relaxed); }
 
  private:
-  mutable std::mutex mutex_;                  // guards the cache
-  std::multimap<int64_t, void*> cache_;        // padded size -> free block
+  mutable std::mutex mutex_;             // guards the cache
+  std::multimap<int64_t, void*> cache_;  // padded size -> free block
   int64_t cached_bytes_ = 0;
   std::atomic<int64_t> live_bytes_{0};
   std::atomic<int64_t> peak_bytes_{0};

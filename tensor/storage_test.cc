@@ -125,7 +125,8 @@ TEST(StorageTest, FreedBlocksAreReusedNotReturned) {
     first = a.data();
     static_cast<char*>(a.data())[big - 1] = 7;
   }
-  EXPECT_EQ(cpu.cached_bytes(), (big + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment);
+  EXPECT_EQ(cpu.cached_bytes(),
+            (big + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment);
   {
     const Storage b = Storage::Allocate(big);  // the same size: the same block
     EXPECT_EQ(b.data(), first);
@@ -142,8 +143,9 @@ TEST(StorageTest, FreedBlocksAreReusedNotReturned) {
     const Storage again = Storage::Allocate(1000);
     EXPECT_EQ(cpu.fresh_allocation_count(), fresh + 3);
   }
-  EXPECT_EQ(cpu.cached_bytes(),
-            2 * ((big + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment) + 4096 + 1024);
+  EXPECT_EQ(
+      cpu.cached_bytes(),
+      2 * ((big + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment) + 4096 + 1024);
   // A request the system cannot meet first gives the cache back, then fails.
   EXPECT_THROW(Storage::Allocate(int64_t{1} << 50), Error);
   EXPECT_EQ(cpu.cached_bytes(), 0);

@@ -107,18 +107,20 @@ void Tensor::CheckNotTracked(const char* method, const char* recorded) const {
   if (impl().autograd != nullptr && tracks_grad_hook != nullptr && tracks_grad_hook(*this)) {
     EMBER_THROW(method, ": the tensor of shape ", ShapeToString(this->shape()),
                 " requires grad and grad mode is on, so a plain view would cut the graph; use ag::",
-                recorded, " (autograd/views.h) to record it, or take the view of ag::Detach(x) or under "
+                recorded,
+                " (autograd/views.h) to record it, or take the view of ag::Detach(x) or under "
                 "NoGradGuard (as a differentiable function computes its forward: ag::WithoutGrad)");
   }
 }
 
-Tensor Tensor::MakeView(const char* method, int64_t offset_elements, Shape shape, Strides strides) const {
+Tensor Tensor::MakeView(const char* method, int64_t offset_elements, Shape shape,
+                        Strides strides) const {
   CheckNotTracked(method, method);
   // No bounds check needed: every view method only narrows or repeats elements.
   const int64_t numel = NumElements(shape);
   Tensor view;
   view.impl_ = std::make_shared<Impl>(Impl{storage(), offset_elements, std::move(shape),
-                                                 std::move(strides), dtype(), numel, nullptr});
+                                           std::move(strides), dtype(), numel, nullptr});
   return view;
 }
 
@@ -301,7 +303,8 @@ Tensor Tensor::Squeeze() const {
 
 Tensor Tensor::Squeeze(int64_t dim) const {
   dim = NormalizeDim(dim, this->dim(), "squeeze");
-  if (this->dim() == 0 || shape()[dim] != 1) return MakeView("Squeeze", offset_elements(), shape(), strides());
+  if (this->dim() == 0 || shape()[dim] != 1)
+    return MakeView("Squeeze", offset_elements(), shape(), strides());
   Shape new_shape = shape();
   Strides new_strides = strides();
   new_shape.erase(new_shape.begin() + dim);
@@ -452,8 +455,9 @@ const Tensor& Tensor::CopyFrom(const Tensor& src) const {
               ShapeToString(src.shape()), " cannot be broadcast to the destination's shape ",
               ShapeToString(shape()));
   // A copy takes values, never the graph: src's elements without its autograd slot.
-  Tensor from = Tensor(src.storage(), src.offset_elements(), src.shape(), src.strides(), src.dtype())
-                    .Expand(shape());
+  Tensor from =
+      Tensor(src.storage(), src.offset_elements(), src.shape(), src.strides(), src.dtype())
+          .Expand(shape());
   if (numel() == 0) return *this;
   for (int64_t d = 0; d < dim(); ++d) {
     EMBER_CHECK(strides()[d] != 0 || shape()[d] == 1, "copy: the destination of shape ",
@@ -476,8 +480,8 @@ const Tensor& Tensor::CopyFrom(const Tensor& src) const {
       break;
     case DeviceType::kCuda:
       kernels::cuda::UseDevice(device().index);
-      EMBER_CUDA_KERNEL(CopyCast)(shape(), from.dtype(), from.raw_data(), from.strides(), dtype(),
-                              raw_data(), strides());
+      EMBER_CUDA_KERNEL(CopyCast)
+      (shape(), from.dtype(), from.raw_data(), from.strides(), dtype(), raw_data(), strides());
       break;
     case DeviceType::kMeta:
       ThrowMetaHasNoData("copy");

@@ -187,13 +187,18 @@ TEST(TensorTest, MetaTensorsHaveShapesViewsAndNoMemory) {
   EXPECT_EQ(big.device(), Device::Meta());
   EXPECT_EQ(big.Transpose(0, 1).Narrow(0, 10, 5).shape(), (Shape{5, 50257}));
   EXPECT_EQ(Ones({2, 2}).To(Device::Meta()).device(), Device::Meta());
-  EXPECT_EQ(Empty({2, 3}, DType::kBF16, Device::Meta()).ToString(), "tensor(..., size=(2, 3), device='meta', dtype=bf16)");
+  EXPECT_EQ(Empty({2, 3}, DType::kBF16, Device::Meta()).ToString(),
+            "tensor(..., size=(2, 3), device='meta', dtype=bf16)");
   for (const auto& [what, fn] : std::vector<std::pair<std::string, std::function<void()>>>{
            {"fill", [&] { big.Fill(1); }},
            {"copy", [&] { big.Narrow(0, 0, 1).CopyFrom(big.Narrow(0, 1, 1)); }},
-           {"reading an element", [&] { big.at<float>({0, 0}); }},
+           {"reading an element",
+            [&] {
+              big.at<float>({0, 0});
+            }},
            {"to", [&] { big.To(Device::Cpu()); }}}) {
-    EXPECT_THAT(fn, ThrowsMessage<Error>(::testing::StartsWith(what + ": a meta tensor has a shape but no data")));
+    EXPECT_THAT(fn, ThrowsMessage<Error>(
+                        ::testing::StartsWith(what + ": a meta tensor has a shape but no data")));
   }
 }
 

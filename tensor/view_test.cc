@@ -392,8 +392,11 @@ TEST(ViewTest, BadViewsThrowNamingTheOpAndShapes) {
         t.View({-1, -1});
       },
       ThrowsMessage<Error>("view: only one dimension can be -1 in [-1, -1]"));
-  EXPECT_THAT([&] { t.View({int64_t{1} << 62, 4, -1}); },  // overflow, not wrap-around
-              ThrowsMessage<Error>("view: invalid size 4 in [4611686018427387904, 4, -1]"));
+  EXPECT_THAT(
+      [&] {
+        t.View({int64_t{1} << 62, 4, -1});
+      },  // overflow, not wrap-around
+      ThrowsMessage<Error>("view: invalid size 4 in [4611686018427387904, 4, -1]"));
   EXPECT_THAT(
       [&] {
         t.Permute({0, 0});

@@ -54,11 +54,12 @@ absl::StatusOr<CharTokenizer> CharTokenizer::FromChars(std::vector<std::string> 
   for (size_t i = 0; i < chars.size(); ++i) {
     RETURN_IF_ERROR(CheckUtf8(chars[i], absl::StrCat("character ", i)));
     if (chars[i].empty() || CharBytes(chars[i], 0) != chars[i].size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("character ", i, " (\"", absl::CHexEscape(chars[i]), "\") is not one character"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "character ", i, " (\"", absl::CHexEscape(chars[i]), "\") is not one character"));
     }
     if (!seen.insert(chars[i]).second) {
-      return absl::InvalidArgumentError(absl::StrCat("character \"", chars[i], "\" is given twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("character \"", chars[i], "\" is given twice"));
     }
   }
   if (chars.empty()) return absl::InvalidArgumentError("a character vocabulary needs a character");
@@ -73,8 +74,9 @@ absl::StatusOr<std::vector<Rank>> CharTokenizer::Encode(absl::string_view text) 
     const size_t n = CharBytes(text, i);
     const auto it = ids_.find(text.substr(i, n));
     if (it == ids_.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("character \"", absl::CHexEscape(text.substr(i, n)),
-                                                     "\" at byte ", i, " is not in the vocabulary"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("character \"", absl::CHexEscape(text.substr(i, n)), "\" at byte ", i,
+                       " is not in the vocabulary"));
     }
     ids.push_back(it->second);
     i += n;
@@ -86,8 +88,8 @@ absl::StatusOr<std::string> CharTokenizer::Decode(const std::vector<Rank>& ids) 
   std::string text;
   for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] >= chars_.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("id ", ids[i], " at position ", i,
-                                                     " is not in the vocabulary of ", chars_.size()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "id ", ids[i], " at position ", i, " is not in the vocabulary of ", chars_.size()));
     }
     text += chars_[ids[i]];
   }
@@ -104,7 +106,8 @@ absl::StatusOr<CharTokenizer> CharTokenizer::Load(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (!j.is_array() || !std::all_of(j.begin(), j.end(), [](const nlohmann::json& c) { return c.is_string(); })) {
+  if (!j.is_array() ||
+      !std::all_of(j.begin(), j.end(), [](const nlohmann::json& c) { return c.is_string(); })) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": expected a JSON array of characters"));
   }
   absl::StatusOr<CharTokenizer> t = FromChars(j.get<std::vector<std::string>>());

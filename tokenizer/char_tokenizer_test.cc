@@ -15,7 +15,8 @@ using ::testing::HasSubstr;
 TEST(CharTokenizerTest, DistinctCharactersInCodePointOrder) {
   // sorted(set("hello, wörld é")) in Python: ' ', ',', 'd', 'e', 'h', 'l', 'o', 'r', 'w', 'é', 'ö'
   const CharTokenizer t = *CharTokenizer::FromText("hello, w\xC3\xB6rld \xC3\xA9");
-  EXPECT_THAT(t.chars(), ElementsAre(" ", ",", "d", "e", "h", "l", "o", "r", "w", "\xC3\xA9", "\xC3\xB6"));
+  EXPECT_THAT(t.chars(),
+              ElementsAre(" ", ",", "d", "e", "h", "l", "o", "r", "w", "\xC3\xA9", "\xC3\xB6"));
   const std::vector<Rank> ids = *t.Encode("w\xC3\xB6rld");
   EXPECT_THAT(ids, ElementsAre(8, 10, 7, 5, 2));
   EXPECT_EQ(*t.Decode(ids), "w\xC3\xB6rld");
@@ -34,13 +35,18 @@ TEST(CharTokenizerTest, ExplicitOrderAndFiles) {
 
 TEST(CharTokenizerTest, BadInput) {
   const CharTokenizer t = *CharTokenizer::FromText("abc");
-  EXPECT_THAT(std::string(t.Encode("abz").status().message()), HasSubstr("character \"z\" at byte 2 is not in"));
+  EXPECT_THAT(std::string(t.Encode("abz").status().message()),
+              HasSubstr("character \"z\" at byte 2 is not in"));
   EXPECT_THAT(std::string(t.Decode({0, 3}).status().message()), HasSubstr("id 3 at position 1"));
-  EXPECT_THAT(std::string(t.Encode("a\xFF").status().message()), HasSubstr("not valid UTF-8 at byte 1"));
+  EXPECT_THAT(std::string(t.Encode("a\xFF").status().message()),
+              HasSubstr("not valid UTF-8 at byte 1"));
   EXPECT_FALSE(CharTokenizer::FromText("").ok());
-  EXPECT_THAT(std::string(CharTokenizer::FromChars({"a", "bc"}).status().message()), HasSubstr("not one character"));
-  EXPECT_THAT(std::string(CharTokenizer::FromChars({"a", "a"}).status().message()), HasSubstr("given twice"));
-  EXPECT_EQ(CharTokenizer::Load("/nonexistent/chars.json").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(CharTokenizer::FromChars({"a", "bc"}).status().message()),
+              HasSubstr("not one character"));
+  EXPECT_THAT(std::string(CharTokenizer::FromChars({"a", "a"}).status().message()),
+              HasSubstr("given twice"));
+  EXPECT_EQ(CharTokenizer::Load("/nonexistent/chars.json").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace

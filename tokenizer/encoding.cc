@@ -1,8 +1,8 @@
 #include "tokenizer/encoding.h"
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -13,8 +13,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "base/status.h"
 #include "base/error.h"
+#include "base/status.h"
 
 namespace ember::tokenizer {
 namespace {
@@ -75,7 +75,8 @@ void RankTable::Place(const Slot& slot, absl::string_view bytes) {
       ++size_;
       return;
     }
-    if (s.head == slot.head && s.length == slot.length && (bytes.size() <= 8 || TailMatches(s, bytes))) {
+    if (s.head == slot.head && s.length == slot.length &&
+        (bytes.size() <= 8 || TailMatches(s, bytes))) {
       if (bytes.size() > 8 && s.rank != slot.rank) tails_[s.rank].clear();
       s.rank = slot.rank;
       break;
@@ -151,7 +152,8 @@ void MergeByScan(absl::string_view piece, const RankTable& ranks, std::vector<Ra
     // (the comparison's outcome is a coin toss, and mispredicting it was a fifth of the
     // merge's time).
     uint64_t least = ~uint64_t{0};
-    for (size_t i = 0; i + 1 < count; ++i) least = std::min(least, uint64_t{parts[i].pair} << 32 | i);
+    for (size_t i = 0; i + 1 < count; ++i)
+      least = std::min(least, uint64_t{parts[i].pair} << 32 | i);
     const Rank best = static_cast<Rank>(least >> 32);
     const size_t at = static_cast<uint32_t>(least);
     if (best == kNone) break;
@@ -162,7 +164,8 @@ void MergeByScan(absl::string_view piece, const RankTable& ranks, std::vector<Ra
     --count;
   }
   for (size_t i = 0; i + 1 < count; ++i) {
-    out.push_back(parts[i].self != kNone ? parts[i].self : RankOf(ranks, piece.substr(parts[i].start, 1)));
+    out.push_back(parts[i].self != kNone ? parts[i].self
+                                         : RankOf(ranks, piece.substr(parts[i].start, 1)));
   }
 }
 
@@ -263,8 +266,7 @@ std::string ToValidUtf8(absl::string_view bytes) {
   return out;
 }
 
-absl::StatusOr<Encoding> Encoding::Create(std::string name, absl::string_view pattern,
-                                          Ranks ranks,
+absl::StatusOr<Encoding> Encoding::Create(std::string name, absl::string_view pattern, Ranks ranks,
                                           absl::flat_hash_map<std::string, Rank> specials) {
   for (int b = 0; b < 256; ++b) {
     if (!ranks.contains(std::string(1, static_cast<char>(b)))) {
@@ -280,13 +282,16 @@ absl::StatusOr<Encoding> Encoding::Create(std::string name, absl::string_view pa
   for (const auto* table : {&ranks, &specials}) {
     for (const auto& [bytes, id] : *table) {
       if (id > kMaxId) {
-        return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " is past the largest id a vocabulary may use, ",
-                                                       kMaxId, " (the decode table is indexed by id)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": id ", id, " is past the largest id a vocabulary may use, ",
+                         kMaxId, " (the decode table is indexed by id)"));
       }
-      if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " has no bytes"));
+      if (bytes.empty())
+        return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " has no bytes"));
       if (id >= by_id.size()) by_id.resize(static_cast<size_t>(id) + 1, nullptr);
       if (by_id[id] != nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " is given to two tokens"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": id ", id, " is given to two tokens"));
       }
       by_id[id] = &bytes;
     }
@@ -340,7 +345,8 @@ class Encoding::PieceCache {
   const Rank* Find(absl::string_view piece, size_t& count) const {
     if (slots_.empty() || piece.size() > kMaxBytes) return nullptr;
     const Slot& slot = slots_[RankTable::HashOf(piece) >> shift_];
-    if (slot.size != piece.size() || std::memcmp(slot.bytes, piece.data(), piece.size()) != 0) return nullptr;
+    if (slot.size != piece.size() || std::memcmp(slot.bytes, piece.data(), piece.size()) != 0)
+      return nullptr;
     count = slot.count;
     return slot.ids;
   }
@@ -356,7 +362,7 @@ class Encoding::PieceCache {
 
  private:
   struct alignas(64) Slot {  // a cache line
-    uint8_t size = 0;  // 0: empty (no piece is)
+    uint8_t size = 0;        // 0: empty (no piece is)
     uint8_t count = 0;
     char bytes[kMaxBytes];
     Rank ids[kMaxIds];
@@ -366,7 +372,8 @@ class Encoding::PieceCache {
   std::vector<Slot> slots_;
 };
 
-void Encoding::AppendMerged(absl::string_view piece, std::vector<Rank>& ids, PieceCache& cache) const {
+void Encoding::AppendMerged(absl::string_view piece, std::vector<Rank>& ids,
+                            PieceCache& cache) const {
   size_t count;
   if (const Rank* cached = cache.Find(piece, count)) {
     // One at a time: a few ids, where insert() calls memmove.
@@ -387,7 +394,9 @@ constexpr size_t kMinChunkBytes = 1 << 16;
 // every pattern ends one piece and starts the next, so the scans agree at once), or
 // else the first UTF-8 character boundary.
 size_t ChunkStart(absl::string_view text, size_t at) {
-  const auto letter = [&](size_t i) { return absl::ascii_isalpha(static_cast<unsigned char>(text[i])); };
+  const auto letter = [&](size_t i) {
+    return absl::ascii_isalpha(static_cast<unsigned char>(text[i]));
+  };
   for (size_t i = std::max<size_t>(at, 1); i + 1 < text.size() && i < at + 4096; ++i) {
     if (text[i] == ' ' && letter(i - 1) && letter(i + 1)) return i;
   }
@@ -404,8 +413,9 @@ size_t ChunkStart(absl::string_view text, size_t at) {
 // slot prefetched; the one before it is looked up, and if it is not a token its cache
 // slot is prefetched; the oldest is appended.
 template <typename Sought>
-size_t Encoding::AppendScan(const Pretokenizer& pretokenizer, absl::string_view text, size_t from, size_t stop,
-                            std::vector<Rank>& ids, PieceCache& cache, Sought&& sought) const {
+size_t Encoding::AppendScan(const Pretokenizer& pretokenizer, absl::string_view text, size_t from,
+                            size_t stop, std::vector<Rank>& ids, PieceCache& cache,
+                            Sought&& sought) const {
   struct InFlight {
     absl::string_view piece;
     size_t sought_from;
@@ -469,12 +479,14 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
   }
   const size_t chunks = std::min(workers * kChunksPerThread, text.size() / kMinChunkBytes);
   std::vector<size_t> starts(chunks + 1, text.size());
-  for (size_t k = 0; k < chunks; ++k) starts[k] = k == 0 ? 0 : ChunkStart(text, text.size() / chunks * k);
+  for (size_t k = 0; k < chunks; ++k)
+    starts[k] = k == 0 ? 0 : ChunkStart(text, text.size() / chunks * k);
   // A cache line each: two threads appending to neighbours' vectors would share one.
   struct alignas(64) Chunk {
     std::vector<Rank> ids;
-    std::vector<std::pair<size_t, size_t>> scan;  // the first (byte a piece was sought from, ids before it)
-    size_t end = 0;                               // where its scan stopped
+    std::vector<std::pair<size_t, size_t>>
+        scan;        // the first (byte a piece was sought from, ids before it)
+    size_t end = 0;  // where its scan stopped
   };
   std::vector<Chunk> parts(chunks);
   {
@@ -492,9 +504,11 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
           Chunk& part = parts[k];
           part.ids.reserve((starts[k + 1] - starts[k]) / 3);
           part.scan.reserve(kJoinWindow);
-          part.end = AppendScan(own, text, starts[k], starts[k + 1], part.ids, cache, [&](size_t from, size_t before) {
-            if (part.scan.size() < kJoinWindow) part.scan.emplace_back(from, before);
-          });
+          part.end = AppendScan(own, text, starts[k], starts[k + 1], part.ids, cache,
+                                [&](size_t from, size_t before) {
+                                  if (part.scan.size() < kJoinWindow)
+                                    part.scan.emplace_back(from, before);
+                                });
         }
       });
     }
@@ -507,9 +521,11 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
   for (size_t k = 1; k < chunks; ++k) {
     const Chunk& part = parts[k];
     while (pos < part.end) {
-      const auto it = std::lower_bound(part.scan.begin(), part.scan.end(), std::make_pair(pos, size_t{0}));
+      const auto it =
+          std::lower_bound(part.scan.begin(), part.scan.end(), std::make_pair(pos, size_t{0}));
       if (it != part.scan.end() && it->first == pos) {
-        ids.insert(ids.end(), part.ids.begin() + static_cast<std::ptrdiff_t>(it->second), part.ids.end());
+        ids.insert(ids.end(), part.ids.begin() + static_cast<std::ptrdiff_t>(it->second),
+                   part.ids.end());
         pos = part.end;
         break;
       }
@@ -523,7 +539,8 @@ void Encoding::AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, in
   }
 }
 
-absl::StatusOr<std::vector<Rank>> Encoding::EncodeOrdinary(absl::string_view text, int threads) const {
+absl::StatusOr<std::vector<Rank>> Encoding::EncodeOrdinary(absl::string_view text,
+                                                           int threads) const {
   if (const int64_t bad = FirstInvalidUtf8(text); bad >= 0) {
     return absl::InvalidArgumentError(absl::StrCat("text is not valid UTF-8 at byte ", bad));
   }
@@ -550,7 +567,8 @@ absl::StatusOr<std::vector<std::vector<Rank>>> Encoding::EncodeBatch(
     }
   };
   std::vector<std::thread> workers;
-  for (int t = 1; t < std::min<int>(threads, static_cast<int>(texts.size())); ++t) workers.emplace_back(work);
+  for (int t = 1; t < std::min<int>(threads, static_cast<int>(texts.size())); ++t)
+    workers.emplace_back(work);
   work();
   for (std::thread& w : workers) w.join();
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -561,15 +579,15 @@ absl::StatusOr<std::vector<std::vector<Rank>>> Encoding::EncodeBatch(
   return out;
 }
 
-absl::StatusOr<std::vector<Rank>> Encoding::Encode(
-    absl::string_view text, const absl::flat_hash_set<std::string>& allowed, int threads) const {
+absl::StatusOr<std::vector<Rank>> Encoding::Encode(absl::string_view text,
+                                                   const absl::flat_hash_set<std::string>& allowed,
+                                                   int threads) const {
   return EncodeDisallowing(text, allowed, all_special_, threads);
 }
 
-absl::StatusOr<std::vector<Rank>> Encoding::EncodeDisallowing(absl::string_view text,
-                                                              const absl::flat_hash_set<std::string>& allowed,
-                                                              const absl::flat_hash_set<std::string>& disallowed,
-                                                              int threads) const {
+absl::StatusOr<std::vector<Rank>> Encoding::EncodeDisallowing(
+    absl::string_view text, const absl::flat_hash_set<std::string>& allowed,
+    const absl::flat_hash_set<std::string>& disallowed, int threads) const {
   if (const int64_t bad = FirstInvalidUtf8(text); bad >= 0) {
     return absl::InvalidArgumentError(absl::StrCat("text is not valid UTF-8 at byte ", bad));
   }

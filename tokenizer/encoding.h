@@ -67,7 +67,8 @@ class RankTable {
     if (slots_.empty()) return kMissing;
     const uint64_t head = Head(bytes);
     const uint64_t hash = Hash(head, bytes);
-    if (filtered && (filter_[FilterWord(hash)] & FilterBits(hash)) != FilterBits(hash)) return kMissing;
+    if (filtered && (filter_[FilterWord(hash)] & FilterBits(hash)) != FilterBits(hash))
+      return kMissing;
     for (size_t i = hash >> shift_;; i = (i + 1) & (slots_.size() - 1)) {
       const Slot& slot = slots_[i];
       if (slot.length == 0) return kMissing;
@@ -136,7 +137,8 @@ class RankTable {
   static constexpr int kFilterWordBits = 14;  // 2^14 words
   static size_t FilterWord(uint64_t hash) { return hash >> (64 - kFilterWordBits); }
   static uint64_t FilterBits(uint64_t hash) {
-    return uint64_t{1} << (hash >> (58 - kFilterWordBits) & 63) | uint64_t{1} << (hash >> (52 - kFilterWordBits) & 63);
+    return uint64_t{1} << (hash >> (58 - kFilterWordBits) & 63) |
+           uint64_t{1} << (hash >> (52 - kFilterWordBits) & 63);
   }
   std::vector<uint64_t> filter_;
   std::vector<Rank> short_;  // by ShortIndex
@@ -192,10 +194,9 @@ class Encoding {
   // tiktoken's encode(text, allowed_special, disallowed_special): as above, but only the
   // text of a special in `disallowed` (and not in `allowed`) is an error; that of any
   // other special is ordinary text.
-  absl::StatusOr<std::vector<Rank>> EncodeDisallowing(absl::string_view text,
-                                                      const absl::flat_hash_set<std::string>& allowed,
-                                                      const absl::flat_hash_set<std::string>& disallowed,
-                                                      int threads = 1) const;
+  absl::StatusOr<std::vector<Rank>> EncodeDisallowing(
+      absl::string_view text, const absl::flat_hash_set<std::string>& allowed,
+      const absl::flat_hash_set<std::string>& disallowed, int threads = 1) const;
 
   // EncodeDisallowing of each text, the texts spread over `threads` threads (tiktoken's
   // encode_batch). An error names the index of the first text that fails.
@@ -227,8 +228,8 @@ class Encoding {
   void AppendMerged(absl::string_view piece, std::vector<Rank>& ids, PieceCache& cache) const;
   void AppendOrdinary(absl::string_view text, std::vector<Rank>& ids, int threads) const;
   template <typename Sought>
-  size_t AppendScan(const Pretokenizer& pretokenizer, absl::string_view text, size_t from, size_t stop,
-                    std::vector<Rank>& ids, PieceCache& cache, Sought&& sought) const;
+  size_t AppendScan(const Pretokenizer& pretokenizer, absl::string_view text, size_t from,
+                    size_t stop, std::vector<Rank>& ids, PieceCache& cache, Sought&& sought) const;
 
   std::string name_;
   Pretokenizer pretokenizer_;

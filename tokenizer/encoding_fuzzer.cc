@@ -61,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::StatusOr<std::vector<Rank>> special = e.Encode(text, e.AllSpecial());
   if (FirstInvalidUtf8(text) >= 0) {
     Check(ordinary.status().code() == absl::StatusCode::kInvalidArgument, "bad UTF-8 accepted");
-    Check(special.status().code() == absl::StatusCode::kInvalidArgument, "bad UTF-8 accepted (Encode)");
+    Check(special.status().code() == absl::StatusCode::kInvalidArgument,
+          "bad UTF-8 accepted (Encode)");
   } else {
     Check(ordinary.ok() && special.ok(), "valid UTF-8 refused");
     Check(*e.DecodeBytes(*ordinary) == text, "EncodeOrdinary does not round-trip");

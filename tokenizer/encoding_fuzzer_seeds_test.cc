@@ -31,7 +31,8 @@ TEST(EncodingFuzzerSeedsTest, VectorsMalformedAndRandomInputs) {
   // The parallel check: short inputs whose FNV-1a hash is 0 mod 1,024 (a suffix of three
   // letters found for each, so that the three encodings and several scripts go through).
   int parallel = 0;
-  for (const char* text : {"Hello world", "x = f(1, 2);\n", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", "it's we'll I'd"}) {
+  for (const char* text : {"Hello world", "x = f(1, 2);\n", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E",
+                           "it's we'll I'd"}) {
     for (const uint8_t selector : {0, 1, 2}) {
       for (int tail = 0; tail < 26 * 26 * 26; ++tail) {
         std::string input(1, static_cast<char>(selector));
@@ -48,7 +49,8 @@ TEST(EncodingFuzzerSeedsTest, VectorsMalformedAndRandomInputs) {
     }
   }
   EXPECT_EQ(parallel, 12) << "a seed did not reach the parallel check";
-  for (const char* bad : {"\xff", "a\xC3", "\xED\xA0\x80", "\xF4\x90\x80\x80", "ok\xC0\xAF"}) Feed(1, bad);
+  for (const char* bad : {"\xff", "a\xC3", "\xED\xA0\x80", "\xF4\x90\x80\x80", "ok\xC0\xAF"})
+    Feed(1, bad);
   std::mt19937 rng(3);
   for (int trial = 0; trial < 30; ++trial) {
     std::string bytes(rng() % 64, '\0');

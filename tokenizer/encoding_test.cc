@@ -74,7 +74,8 @@ TEST_P(TiktokenVectorsTest, EveryIdMatches) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Encodings, TiktokenVectorsTest,
-                         ::testing::Values("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"));
+                         ::testing::Values("gpt2", "r50k_base", "p50k_base", "cl100k_base",
+                                           "o200k_base"));
 
 // tiktoken's n_vocab and special ids, and p50k_edit's extra specials on p50k_base's ranks.
 // The rank table against a std::map on strings of 1 to 40 random bytes (zero bytes
@@ -88,11 +89,13 @@ TEST(RankTableTest, FindsWhatAMapFinds) {
   for (Rank rank = 0; rank < 20000; ++rank) {
     std::string bytes = rng() % 3 == 0 ? stem.substr(0, 1 + rng() % stem.size()) : "";
     bytes.resize(bytes.size() + 1 + rng() % 30);
-    for (size_t k = bytes.size() - 1; k < bytes.size() && rng() % 8; --k) bytes[k] = static_cast<char>(rng() % 4);
+    for (size_t k = bytes.size() - 1; k < bytes.size() && rng() % 8; --k)
+      bytes[k] = static_cast<char>(rng() % 4);
     reference[bytes] = rank;
     table.Insert(bytes, rank);
   }
-  for (const auto& [bytes, rank] : reference) ASSERT_EQ(table.Find(bytes), rank) << absl::CEscape(bytes);
+  for (const auto& [bytes, rank] : reference)
+    ASSERT_EQ(table.Find(bytes), rank) << absl::CEscape(bytes);
   for (int trial = 0; trial < 20000; ++trial) {
     std::string bytes(1 + rng() % 40, '\0');
     for (char& c : bytes) c = static_cast<char>(rng() % 3);
@@ -113,13 +116,15 @@ TEST(EncodingTest, EncodingsAsTiktokenDefinesThem) {
   EXPECT_EQ(Load("gpt2").ranks(), Load("r50k_base").ranks());
   const absl::Status unknown = LoadEncoding("p50k", kVocabDir).status();
   EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(unknown.message()), HasSubstr("unknown encoding \"p50k\"; known: gpt2, r50k_base"));
+  EXPECT_THAT(std::string(unknown.message()),
+              HasSubstr("unknown encoding \"p50k\"; known: gpt2, r50k_base"));
 }
 
 TEST(EncodingTest, SpecialTokensFollowTiktokensContract) {
   const Encoding& e = Gpt2();
   // Ordinary: special-token text is text (ids from tiktoken).
-  EXPECT_EQ(*e.EncodeOrdinary("<|endoftext|>"), (std::vector<Rank>{27, 91, 437, 1659, 5239, 91, 29}));
+  EXPECT_EQ(*e.EncodeOrdinary("<|endoftext|>"),
+            (std::vector<Rank>{27, 91, 437, 1659, 5239, 91, 29}));
   // Allowed: its id.
   EXPECT_EQ(*e.Encode("a<|endoftext|>b", e.AllSpecial()), (std::vector<Rank>{64, 50256, 65}));
   // Not allowed (the default): an error naming it.
@@ -133,7 +138,9 @@ TEST(EncodingTest, SpecialTokensFollowTiktokensContract) {
   EXPECT_EQ(*e.EncodeDisallowing("a<|endoftext|>", e.AllSpecial(), e.AllSpecial()),
             (std::vector<Rank>{64, 50256}));
   const absl::Status refused =
-      Load("cl100k_base").EncodeDisallowing("<|fim_prefix|> <|endoftext|>", {}, {"<|endoftext|>"}).status();
+      Load("cl100k_base")
+          .EncodeDisallowing("<|fim_prefix|> <|endoftext|>", {}, {"<|endoftext|>"})
+          .status();
   EXPECT_THAT(std::string(refused.message()), HasSubstr("special token <|endoftext|> at byte 15"));
 }
 
@@ -153,18 +160,22 @@ TEST(EncodingTest, CreateRefusesBadVocabularies) {
   Ranks bytes;
   for (int b = 0; b < 256; ++b) bytes[std::string(1, static_cast<char>(b))] = b;
   auto message = [&](Ranks ranks, absl::flat_hash_map<std::string, Rank> specials) {
-    return std::string(Encoding::Create("v", kGpt2Pattern, std::move(ranks), std::move(specials)).status().message());
+    return std::string(Encoding::Create("v", kGpt2Pattern, std::move(ranks), std::move(specials))
+                           .status()
+                           .message());
   };
   Ranks without_z = bytes;
   without_z.erase("z");
-  EXPECT_EQ(message(without_z, {}), "v: byte 122 is not a token, so some texts could not be encoded");
+  EXPECT_EQ(message(without_z, {}),
+            "v: byte 122 is not a token, so some texts could not be encoded");
   Ranks empty = bytes;
   empty[""] = 256;
   EXPECT_EQ(message(empty, {}), "v: id 256 has no bytes");
   EXPECT_EQ(message(bytes, {{"<|end|>", 97}}), "v: id 97 is given to two tokens");
   EXPECT_EQ(message(bytes, {{"<|end|>", RankTable::kMissing}}),
             absl::StrCat("v: id ", RankTable::kMissing,
-                         " is past the largest id a vocabulary may use, 4194303 (the decode table is indexed by id)"));
+                         " is past the largest id a vocabulary may use, 4194303 (the decode table "
+                         "is indexed by id)"));
   Ranks far = bytes;
   far["ab"] = Encoding::kMaxId;  // the limit itself is fine
   EXPECT_EQ(Encoding::Create("v", kGpt2Pattern, far, {})->n_vocab(), Encoding::kMaxId + 1);
@@ -178,8 +189,8 @@ TEST(EncodingTest, DecodeReplacesCutSequencesAsTiktoken) {
   EXPECT_EQ(*e.Decode({ids[0]}), "\xEF\xBF\xBD");
   EXPECT_EQ(ToValidUtf8("a\xE2\x82z\xF0\x9F\x98\x80\xC0\xAF"),
             "a\xEF\xBF\xBDz\xF0\x9F\x98\x80\xEF\xBF\xBD\xEF\xBF\xBD");  // maximal subparts
-  EXPECT_EQ(FirstInvalidUtf8("\xED\xA0\x80"), 0);  // a surrogate
-  EXPECT_EQ(FirstInvalidUtf8("\xF4\x90\x80\x80"), 0);  // above U+10FFFF
+  EXPECT_EQ(FirstInvalidUtf8("\xED\xA0\x80"), 0);                       // a surrogate
+  EXPECT_EQ(FirstInvalidUtf8("\xF4\x90\x80\x80"), 0);                   // above U+10FFFF
   EXPECT_EQ(FirstInvalidUtf8("caf\xC3\xA9"), -1);
 }
 
@@ -203,11 +214,11 @@ TEST(EncodingTest, ALongPieceIsNotQuadratic) {
   const std::string text(100000, 'a');
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Rank> ids = *Gpt2().EncodeOrdinary(text);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(*Gpt2().DecodeBytes(ids), text);
   EXPECT_LT(seconds, 20.0);
 }
-
 
 // A long text from the vectors with separators that cut every kind of piece, and one
 // with no "letter space letter" anywhere (so the chunks start at arbitrary characters
@@ -215,9 +226,11 @@ TEST(EncodingTest, ALongPieceIsNotQuadratic) {
 std::string LongText(bool letters) {
   std::ifstream in("tokenizer/testdata/tiktoken_vectors.jsonl");
   std::vector<std::string> texts;
-  for (std::string line; std::getline(in, line);) texts.push_back(nlohmann::json::parse(line)["text"]);
-  const std::vector<std::string> junk = {"   ", "\t\t", "\r\n", "\n\n\n", "  \u00a0 ", "1234567", "!!??",
-                                         "\u3000\u3000", "'s", "\xF0\x9F\x91\x8D"};
+  for (std::string line; std::getline(in, line);)
+    texts.push_back(nlohmann::json::parse(line)["text"]);
+  const std::vector<std::string> junk = {
+      "   ",     "\t\t", "\r\n",         "\n\n\n", "  \u00a0 ",
+      "1234567", "!!??", "\u3000\u3000", "'s",     "\xF0\x9F\x91\x8D"};
   std::mt19937 rng(7);
   std::string text;
   while (text.size() < 300000) {  // several 64 kB chunks
@@ -295,12 +308,17 @@ TEST(EncodingTest, RepeatedPiecesGetTheirOwnIds) {
 
 TEST(EncodingTest, BatchIsEachTextEncoded) {
   const Encoding& e = Gpt2();
-  const std::vector<std::string> texts = {"Hello world", "", "a<|endoftext|>b", std::string(5000, 'x'), "caf\xC3\xA9"};
-  const std::vector<std::vector<Rank>> batch = *e.EncodeBatch(texts, e.AllSpecial(), e.AllSpecial(), 3);
+  const std::vector<std::string> texts = {"Hello world", "", "a<|endoftext|>b",
+                                          std::string(5000, 'x'), "caf\xC3\xA9"};
+  const std::vector<std::vector<Rank>> batch =
+      *e.EncodeBatch(texts, e.AllSpecial(), e.AllSpecial(), 3);
   ASSERT_EQ(batch.size(), texts.size());
-  for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(batch[i], *e.Encode(texts[i], e.AllSpecial())) << i;
-  const absl::Status bad = e.EncodeBatch({"fine", "also fine", "<|endoftext|>"}, {}, e.AllSpecial(), 2).status();
-  EXPECT_THAT(std::string(bad.message()), HasSubstr("text 2: text contains the special token <|endoftext|>"));
+  for (size_t i = 0; i < texts.size(); ++i)
+    EXPECT_EQ(batch[i], *e.Encode(texts[i], e.AllSpecial())) << i;
+  const absl::Status bad =
+      e.EncodeBatch({"fine", "also fine", "<|endoftext|>"}, {}, e.AllSpecial(), 2).status();
+  EXPECT_THAT(std::string(bad.message()),
+              HasSubstr("text 2: text contains the special token <|endoftext|>"));
 }
 
 }  // namespace

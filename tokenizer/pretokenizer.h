@@ -75,7 +75,8 @@ class Pretokenizer {
 
   // For a tiktoken pat_str. With RE2, lookarounds other than the trailing
   // `\s+(?!\S)|\s+`, and possessive quantifiers, are refused (InvalidArgument).
-  static absl::StatusOr<Pretokenizer> Create(absl::string_view pattern, Engine engine = Engine::kAuto);
+  static absl::StatusOr<Pretokenizer> Create(absl::string_view pattern,
+                                             Engine engine = Engine::kAuto);
 
   Pretokenizer(Pretokenizer&&) noexcept;
   Pretokenizer& operator=(Pretokenizer&&) noexcept;

@@ -58,8 +58,10 @@ TEST(PretokenizerTest, KnowsUnicode16LikeTiktoken) {
   const std::string garay = "x\U00010D40\U00010D41\U00010D42\U00010D43";
   const Pretokenizer cl100k = *Pretokenizer::Create(kCl100kPattern);
   const Pretokenizer cl100k_re2 = *Pretokenizer::Create(kCl100kPattern, Pretokenizer::Engine::kRe2);
-  EXPECT_THAT(cl100k.Split(garay), ElementsAre("x", "\U00010D40\U00010D41\U00010D42", "\U00010D43"));
-  EXPECT_THAT(cl100k_re2.Split(garay), ElementsAre("x", "\U00010D40\U00010D41\U00010D42\U00010D43"));
+  EXPECT_THAT(cl100k.Split(garay),
+              ElementsAre("x", "\U00010D40\U00010D41\U00010D42", "\U00010D43"));
+  EXPECT_THAT(cl100k_re2.Split(garay),
+              ElementsAre("x", "\U00010D40\U00010D41\U00010D42\U00010D43"));
   const Pretokenizer o200k = *Pretokenizer::Create(kO200kPattern);
   EXPECT_THAT(o200k.Split("!\u1C89ab's"), ElementsAre("!\u1C89ab's"));
   EXPECT_THAT(Pretokenizer::Create(kO200kPattern, Pretokenizer::Engine::kRe2)->Split("!\u1C89ab's"),

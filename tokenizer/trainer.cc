@@ -39,7 +39,9 @@ std::vector<unsigned char> Gpt2ByteOrder() {
 struct Candidate {
   int64_t count;
   PairKey key;
-  bool operator<(const Candidate& o) const { return count < o.count || (count == o.count && key > o.key); }
+  bool operator<(const Candidate& o) const {
+    return count < o.count || (count == o.count && key > o.key);
+  }
 };
 
 }  // namespace
@@ -50,14 +52,16 @@ absl::StatusOr<Ranks> TrainBpe(absl::string_view text, const TrainerOptions& opt
         absl::StrCat("vocab_size ", options.vocab_size, " is below the 256 single-byte tokens"));
   }
   if (const int64_t bad = FirstInvalidUtf8(text); bad >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("training text is not valid UTF-8 at byte ", bad));
+    return absl::InvalidArgumentError(
+        absl::StrCat("training text is not valid UTF-8 at byte ", bad));
   }
   ASSIGN_OR_RETURN(Pretokenizer pretokenizer, Pretokenizer::Create(options.pattern));
 
   // Distinct pieces with their counts, in byte order (so nothing depends on hashing).
   absl::flat_hash_map<absl::string_view, int64_t> piece_counts;
   pretokenizer.ForEachPiece(text, [&](absl::string_view piece) { ++piece_counts[piece]; });
-  std::vector<std::pair<absl::string_view, int64_t>> pieces(piece_counts.begin(), piece_counts.end());
+  std::vector<std::pair<absl::string_view, int64_t>> pieces(piece_counts.begin(),
+                                                            piece_counts.end());
   std::sort(pieces.begin(), pieces.end());
   piece_counts.clear();
 
@@ -148,7 +152,8 @@ absl::Status WriteTiktokenRanks(const Ranks& ranks, const std::string& path) {
   for (const auto& [bytes, rank] : ranks) by_rank.emplace_back(rank, &bytes);
   std::sort(by_rank.begin(), by_rank.end());
   std::string out;
-  for (const auto& [rank, bytes] : by_rank) absl::StrAppend(&out, absl::Base64Escape(*bytes), " ", rank, "\n");
+  for (const auto& [rank, bytes] : by_rank)
+    absl::StrAppend(&out, absl::Base64Escape(*bytes), " ", rank, "\n");
   return WriteFileAtomically(path, out);
 }
 
@@ -157,8 +162,8 @@ absl::Status WriteGpt2Files(const Ranks& ranks, const std::string& encoder_json_
   std::vector<const std::string*> by_rank(ranks.size(), nullptr);
   for (const auto& [bytes, rank] : ranks) {
     if (rank >= ranks.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("ranks are not consecutive from 0: ", rank, " of ",
-                                                     ranks.size(), " tokens"));
+      return absl::InvalidArgumentError(absl::StrCat("ranks are not consecutive from 0: ", rank,
+                                                     " of ", ranks.size(), " tokens"));
     }
     by_rank[rank] = &bytes;
   }
@@ -191,8 +196,9 @@ absl::Status WriteGpt2Files(const Ranks& ranks, const std::string& encoder_json_
       parts.clear();
       BytePairEncode(bytes, lower, parts);
       if (parts.size() != 2) {
-        return absl::InvalidArgumentError(absl::StrCat("token of rank ", r, " (\"", absl::CHexEscape(bytes),
-                                                       "\") is not the merge of two tokens of lower rank"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("token of rank ", r, " (\"", absl::CHexEscape(bytes),
+                         "\") is not the merge of two tokens of lower rank"));
       }
       absl::StrAppend(&merges, mapped(*by_rank[parts[0]]), " ", mapped(*by_rank[parts[1]]), "\n");
     }

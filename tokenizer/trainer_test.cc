@@ -22,7 +22,8 @@ using ::testing::HasSubstr;
 std::string Corpus() {
   std::ifstream in("tokenizer/testdata/tiktoken_vectors.jsonl");
   std::string text;
-  for (std::string line; std::getline(in, line);) text += nlohmann::json::parse(line)["text"].get<std::string>() + "\n";
+  for (std::string line; std::getline(in, line);)
+    text += nlohmann::json::parse(line)["text"].get<std::string>() + "\n";
   return text;
 }
 
@@ -37,9 +38,11 @@ Ranks NaiveTrain(const std::string& text, size_t vocab_size) {
   for (int b = 0; b < 256; ++b) order.emplace_back(0, static_cast<unsigned char>(b));
   std::vector<std::string> bytes_in_order;
   for (int b = 0; b < 256; ++b) bytes_in_order.push_back(std::string(1, static_cast<char>(b)));
-  std::sort(bytes_in_order.begin(), bytes_in_order.end(), [](const std::string& x, const std::string& y) {
-    return ByteToUnicode(static_cast<unsigned char>(x[0])) < ByteToUnicode(static_cast<unsigned char>(y[0]));
-  });
+  std::sort(bytes_in_order.begin(), bytes_in_order.end(),
+            [](const std::string& x, const std::string& y) {
+              return ByteToUnicode(static_cast<unsigned char>(x[0])) <
+                     ByteToUnicode(static_cast<unsigned char>(y[0]));
+            });
   for (const std::string& b : bytes_in_order) ranks.emplace(b, static_cast<Rank>(ranks.size()));
   std::vector<std::pair<std::vector<std::string>, int64_t>> words;
   for (const auto& [p, n] : piece_counts) {
@@ -118,7 +121,8 @@ TEST(TrainerTest, BadInput) {
   options.vocab_size = 100;
   EXPECT_THAT(std::string(TrainBpe("x", options).status().message()), HasSubstr("below the 256"));
   options.vocab_size = 300;
-  EXPECT_THAT(std::string(TrainBpe("ok \xC3", options).status().message()), HasSubstr("not valid UTF-8 at byte 3"));
+  EXPECT_THAT(std::string(TrainBpe("ok \xC3", options).status().message()),
+              HasSubstr("not valid UTF-8 at byte 3"));
   options.pattern = "(?=x)";
   EXPECT_FALSE(TrainBpe("x", options).ok());
 }
@@ -162,8 +166,10 @@ TEST(TrainerTest, RewritesGpt2sVocabBpeExactly) {
 
 TEST(TrainerTest, Gpt2FilesNeedGpt2sByteOrder) {
   Ranks ranks;
-  for (int b = 0; b < 256; ++b) ranks.emplace(std::string(1, static_cast<char>(b)), b);  // byte order
-  const absl::Status status = WriteGpt2Files(ranks, ::testing::TempDir() + "/e.json", ::testing::TempDir() + "/v.bpe");
+  for (int b = 0; b < 256; ++b)
+    ranks.emplace(std::string(1, static_cast<char>(b)), b);  // byte order
+  const absl::Status status =
+      WriteGpt2Files(ranks, ::testing::TempDir() + "/e.json", ::testing::TempDir() + "/v.bpe");
   EXPECT_THAT(std::string(status.message()), HasSubstr("rank 0 is not byte 33"));
 }
 

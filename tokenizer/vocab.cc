@@ -23,8 +23,10 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open vocabulary file ", path));
   std::error_code error;
-  if (const auto bytes = std::filesystem::file_size(path, error); !error && bytes > kMaxVocabFileBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " has ", bytes, " bytes; a vocabulary file is at most ",
+  if (const auto bytes = std::filesystem::file_size(path, error);
+      !error && bytes > kMaxVocabFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " has ", bytes,
+                                                   " bytes; a vocabulary file is at most ",
                                                    kMaxVocabFileBytes, " (256 MiB)"));
   }
   std::stringstream ss;
@@ -42,7 +44,8 @@ absl::Status Malformed(const std::string& path, size_t line, absl::string_view w
 std::vector<int> ByteCodePoints() {
   std::vector<int> code(256, -1);
   for (int b = 0; b < 256; ++b) {
-    if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)) code[b] = b;
+    if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF))
+      code[b] = b;
   }
   int extra = 0;
   for (int b = 0; b < 256; ++b) {
@@ -135,10 +138,11 @@ absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
     }
     if (line.empty()) continue;
     const std::vector<absl::string_view> pair = absl::StrSplit(line, ' ');
-    if (pair.size() != 2 || !UnmapBytes(pair[0], unmap, first) || !UnmapBytes(pair[1], unmap, second) ||
-        first.empty() || second.empty()) {
-      return Malformed(vocab_bpe_path, line_number,
-                       "expected a merge \"A B\" of two tokens in GPT-2's byte-to-unicode alphabet");
+    if (pair.size() != 2 || !UnmapBytes(pair[0], unmap, first) ||
+        !UnmapBytes(pair[1], unmap, second) || first.empty() || second.empty()) {
+      return Malformed(
+          vocab_bpe_path, line_number,
+          "expected a merge \"A B\" of two tokens in GPT-2's byte-to-unicode alphabet");
     }
     if (!ranks.contains(first) || !ranks.contains(second)) {
       return Malformed(vocab_bpe_path, line_number, "merges a token that no earlier line makes");
@@ -154,7 +158,8 @@ absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
   try {
     encoder = nlohmann::json::parse(encoder_text);
   } catch (const nlohmann::json::parse_error& e) {
-    return absl::InvalidArgumentError(absl::StrCat(encoder_json_path, ": not valid JSON: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(encoder_json_path, ": not valid JSON: ", e.what()));
   }
   if (!encoder.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(encoder_json_path, ": expected a JSON object"));
@@ -163,14 +168,15 @@ absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
   std::string bytes;
   for (const auto& [token, id] : encoder.items()) {
     if (!id.is_number_unsigned()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(encoder_json_path, ": the id of \"", token, "\" is ", id.dump(), ", not an id"));
+      return absl::InvalidArgumentError(absl::StrCat(encoder_json_path, ": the id of \"", token,
+                                                     "\" is ", id.dump(), ", not an id"));
     }
     const Rank rank = id.get<Rank>();
     if (UnmapBytes(token, unmap, bytes) && ranks.contains(bytes)) {
       if (ranks.at(bytes) != rank) {
-        return absl::InvalidArgumentError(absl::StrCat(encoder_json_path, ": \"", token, "\" has id ",
-                                                       rank, " but vocab.bpe gives it ", ranks.at(bytes)));
+        return absl::InvalidArgumentError(
+            absl::StrCat(encoder_json_path, ": \"", token, "\" has id ", rank,
+                         " but vocab.bpe gives it ", ranks.at(bytes)));
       }
       ++matched;
     } else if (specials != nullptr) {
@@ -178,15 +184,17 @@ absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
     }
   }
   if (matched != ranks.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(encoder_json_path, " lists ", matched, " of the ",
-                                                   ranks.size(), " tokens that ", vocab_bpe_path, " makes"));
+    return absl::InvalidArgumentError(absl::StrCat(encoder_json_path, " lists ", matched,
+                                                   " of the ", ranks.size(), " tokens that ",
+                                                   vocab_bpe_path, " makes"));
   }
   return ranks;
 }
 
 absl::StatusOr<Encoding> Gpt2Encoding(const std::string& dir) {
   absl::flat_hash_map<std::string, Rank> specials;
-  ASSIGN_OR_RETURN(Ranks ranks, LoadGpt2Ranks(dir + "/encoder.json", dir + "/vocab.bpe", &specials));
+  ASSIGN_OR_RETURN(Ranks ranks,
+                   LoadGpt2Ranks(dir + "/encoder.json", dir + "/vocab.bpe", &specials));
   return Encoding::Create("gpt2", kGpt2Pattern, std::move(ranks), std::move(specials));
 }
 
@@ -206,7 +214,10 @@ const std::vector<Definition>& Definitions() {
       {"p50k_edit",
        "p50k_base.tiktoken",
        kGpt2Pattern,
-       {{"<|endoftext|>", 50256}, {"<|fim_prefix|>", 50281}, {"<|fim_middle|>", 50282}, {"<|fim_suffix|>", 50283}}},
+       {{"<|endoftext|>", 50256},
+        {"<|fim_prefix|>", 50281},
+        {"<|fim_middle|>", 50282},
+        {"<|fim_suffix|>", 50283}}},
       {"cl100k_base",
        "cl100k_base.tiktoken",
        kCl100kPattern,
@@ -215,7 +226,10 @@ const std::vector<Definition>& Definitions() {
         {"<|fim_middle|>", 100259},
         {"<|fim_suffix|>", 100260},
         {"<|endofprompt|>", 100276}}},
-      {"o200k_base", "o200k_base.tiktoken", kO200kPattern, {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}},
+      {"o200k_base",
+       "o200k_base.tiktoken",
+       kO200kPattern,
+       {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}},
   };
   return *defs;
 }
@@ -239,8 +253,8 @@ absl::StatusOr<Encoding> LoadEncoding(absl::string_view name, const std::string&
     absl::flat_hash_map<std::string, Rank> specials(d.specials.begin(), d.specials.end());
     return Encoding::Create(d.name, d.pattern, std::move(ranks), std::move(specials));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown encoding \"", name, "\"; known: ", absl::StrJoin(EncodingNames(), ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown encoding \"", name, "\"; known: ", absl::StrJoin(EncodingNames(), ", ")));
 }
 
 }  // namespace ember::tokenizer

@@ -25,21 +25,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ranks = t::LoadTiktokenRanks(ember::FuzzInputFile("input.tiktoken", rest));
   } else {
     const size_t nul = rest.find('\0');
-    const std::string encoder = rest.substr(0, nul), merges = nul == std::string::npos ? "" : rest.substr(nul + 1);
-    ranks = t::LoadGpt2Ranks(ember::FuzzInputFile("encoder.json", encoder), ember::FuzzInputFile("vocab.bpe", merges),
-                             &specials);
+    const std::string encoder = rest.substr(0, nul),
+                      merges = nul == std::string::npos ? "" : rest.substr(nul + 1);
+    ranks = t::LoadGpt2Ranks(ember::FuzzInputFile("encoder.json", encoder),
+                             ember::FuzzInputFile("vocab.bpe", merges), &specials);
   }
   if (!ranks.ok()) {
-    FuzzCheck(ranks.status().code() == absl::StatusCode::kInvalidArgument,
-              absl::StrCat("a malformed vocabulary is not InvalidArgument: ", ranks.status().ToString()));
+    FuzzCheck(
+        ranks.status().code() == absl::StatusCode::kInvalidArgument,
+        absl::StrCat("a malformed vocabulary is not InvalidArgument: ", ranks.status().ToString()));
     return 0;
   }
-  absl::StatusOr<t::Encoding> encoding =
-      t::Encoding::Create("fuzz", R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
-                          *std::move(ranks), std::move(specials));
+  absl::StatusOr<t::Encoding> encoding = t::Encoding::Create(
+      "fuzz", R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
+      *std::move(ranks), std::move(specials));
   if (!encoding.ok()) {
     FuzzCheck(encoding.status().code() == absl::StatusCode::kInvalidArgument,
-              absl::StrCat("a refused vocabulary is not InvalidArgument: ", encoding.status().ToString()));
+              absl::StrCat("a refused vocabulary is not InvalidArgument: ",
+                           encoding.status().ToString()));
     return 0;
   }
   for (const std::string& text : {std::string("Hello, world! 123 \xC3\xA9t\xC3\xA9  \n"), rest}) {

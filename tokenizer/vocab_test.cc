@@ -23,7 +23,8 @@ std::string Write(const std::string& name, const std::string& text) {
 // The 256 single bytes, ranks 0-255, as .tiktoken lines.
 std::string ByteLines() {
   std::string text;
-  for (int b = 0; b < 256; ++b) absl::StrAppend(&text, absl::Base64Escape(std::string(1, static_cast<char>(b))), " ", b, "\n");
+  for (int b = 0; b < 256; ++b)
+    absl::StrAppend(&text, absl::Base64Escape(std::string(1, static_cast<char>(b))), " ", b, "\n");
   return text;
 }
 
@@ -35,7 +36,9 @@ TEST(VocabTest, TiktokenFilesReadAndMalformedLinesNameTheirLine) {
   EXPECT_EQ(ranks->at("hi"), 256u);
   EXPECT_EQ(LoadTiktokenRanks(Write("bad.tiktoken", ByteLines() + "aGk=256\n")).status().message(),
             ::testing::TempDir() + "/bad.tiktoken:257: expected \"<base64 token bytes> <rank>\"");
-  EXPECT_THAT(std::string(LoadTiktokenRanks(Write("twice.tiktoken", ByteLines() + "YQ== 300\n")).status().message()),
+  EXPECT_THAT(std::string(LoadTiktokenRanks(Write("twice.tiktoken", ByteLines() + "YQ== 300\n"))
+                              .status()
+                              .message()),
               HasSubstr("twice.tiktoken:257: token \"YQ==\" appears twice"));
   EXPECT_THAT(std::string(LoadTiktokenRanks(Write("empty.tiktoken", "")).status().message()),
               HasSubstr("empty.tiktoken holds no tokens"));
@@ -49,14 +52,16 @@ TEST(VocabTest, TiktokenFilesReadAndMalformedLinesNameTheirLine) {
 TEST(VocabTest, HugeFilesAndHugeIdsAreRefusedBeforeMemoryIsTaken) {
   const std::string huge = Write("huge.tiktoken", ByteLines());
   std::filesystem::resize_file(huge, kMaxVocabFileBytes + 1);
-  EXPECT_EQ(LoadTiktokenRanks(huge).status().message(),
-            absl::StrCat(huge, " has 268435457 bytes; a vocabulary file is at most 268435456 (256 MiB)"));
+  EXPECT_EQ(
+      LoadTiktokenRanks(huge).status().message(),
+      absl::StrCat(huge, " has 268435457 bytes; a vocabulary file is at most 268435456 (256 MiB)"));
 
   const std::string far = Write("far.tiktoken", ByteLines() + "aGk= 4000000000\n");
   absl::StatusOr<Ranks> ranks = LoadTiktokenRanks(far);
   ASSERT_TRUE(ranks.ok()) << ranks.status();
   EXPECT_EQ(Encoding::Create("far", "\\S+|\\s+", *std::move(ranks), {}).status().message(),
-            "far: id 4000000000 is past the largest id a vocabulary may use, 4194303 (the decode table is indexed by id)");
+            "far: id 4000000000 is past the largest id a vocabulary may use, 4194303 (the decode "
+            "table is indexed by id)");
 }
 
 }  // namespace

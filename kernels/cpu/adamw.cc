@@ -58,8 +58,7 @@ void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
     using T = decltype(type);
     const AdamWConstants<T> k = AdamWConstants<T>::Of(h);
     ParallelForWork(n, 1, [&](int64_t b, int64_t e) {
-      Step(e - b, At<T>(p, b), At<T>(g, b), At<T>(m, b),
-           At<T>(v, b), k);
+      Step(e - b, At<T>(p, b), At<T>(g, b), At<T>(m, b), At<T>(v, b), k);
     });
   });
 }

@@ -88,7 +88,7 @@ void BackwardHead(const Head<T>& h, const T* y, const T* lse, const T* dy, T* dq
     const int64_t rows = std::min(kBlockRows, h.tq - i0), keys = i0 + rows + past;
     const T* q_block = h.q + i0 * h.d;
     const T* dy_block = dy + i0 * h.d;
-    Gemm(kDTypeOf<T>, rows, h.d, keys, {q_block, h.d, 1}, {h.k, 1, h.d}, p, keys, false);     // S
+    Gemm(kDTypeOf<T>, rows, h.d, keys, {q_block, h.d, 1}, {h.k, 1, h.d}, p, keys, false);    // S
     Gemm(kDTypeOf<T>, rows, h.d, keys, {dy_block, h.d, 1}, {h.v, 1, h.d}, ds, keys, false);  // dP
     for (int64_t r = 0; r < rows; ++r) {
       T* p_row = p + r * keys;
@@ -99,7 +99,8 @@ void BackwardHead(const Head<T>& h, const T* y, const T* lse, const T* dy, T* dq
       Map(
           visible, p_row,
           [scale, l](auto d, auto x) {
-            return ExpNonPositive(d, hn::Min(hn::MulSub(x, hn::Set(d, scale), hn::Set(d, l)), hn::Zero(d)));
+            return ExpNonPositive(
+                d, hn::Min(hn::MulSub(x, hn::Set(d, scale), hn::Set(d, l)), hn::Zero(d)));
           },
           p_row);
       const T* y_row = y + (i0 + r) * h.d;
@@ -125,7 +126,9 @@ void BackwardHead(const Head<T>& h, const T* y, const T* lse, const T* dy, T* dq
 
 // A head costs about tq tk d multiply-adds a GEMM (two forward, five backward): in the
 // pool's units (thread_pool.h), tq tk d / 8 each.
-inline int64_t HeadWork(int64_t tq, int64_t tk, int64_t d, int64_t gemms) { return gemms * tq * tk * d / 8; }
+inline int64_t HeadWork(int64_t tq, int64_t tk, int64_t d, int64_t gemms) {
+  return gemms * tq * tk * d / 8;
+}
 
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
                             const void* q, const void* k, const void* v, void* y, void* lse) {
@@ -133,7 +136,8 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
     using T = decltype(type);
     ParallelForWork(batch, HeadWork(tq, tk, d, 2), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        const Head<T> h{tq, tk, d, At<T>(q, b * tq * d), At<T>(k, b * tk * d), At<T>(v, b * tk * d)};
+        const Head<T> h{
+            tq, tk, d, At<T>(q, b * tq * d), At<T>(k, b * tk * d), At<T>(v, b * tk * d)};
         ForwardHead(h, At<T>(y, b * tq * d), At<T>(lse, b * tq));
       }
     });
@@ -147,7 +151,8 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
     using T = decltype(type);
     ParallelForWork(batch, HeadWork(tq, tk, d, 5), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        const Head<T> h{tq, tk, d, At<T>(q, b * tq * d), At<T>(k, b * tk * d), At<T>(v, b * tk * d)};
+        const Head<T> h{
+            tq, tk, d, At<T>(q, b * tq * d), At<T>(k, b * tk * d), At<T>(v, b * tk * d)};
         BackwardHead(h, At<T>(y, b * tq * d), At<T>(lse, b * tq), At<T>(dy, b * tq * d),
                      At<T>(dq, b * tq * d), At<T>(dk, b * tk * d), At<T>(dv, b * tk * d));
       }
@@ -173,7 +178,8 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
 void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
                              const void* q, const void* k, const void* v, const void* y,
                              const void* lse, const void* dy, void* dq, void* dk, void* dv) {
-  HWY_DYNAMIC_DISPATCH(CausalAttentionBackward)(dtype, batch, tq, tk, d, q, k, v, y, lse, dy, dq, dk, dv);
+  HWY_DYNAMIC_DISPATCH(CausalAttentionBackward)
+  (dtype, batch, tq, tk, d, q, k, v, y, lse, dy, dq, dk, dv);
 }
 
 }  // namespace ember::kernels::cpu

@@ -44,7 +44,8 @@ Outputs<T> Attend(const Shape& s, double spread, std::mt19937& rng) {
   CausalAttentionForward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, r.q.data(), r.k.data(), r.v.data(),
                          r.y.data(), r.lse.data());
   CausalAttentionBackward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, r.q.data(), r.k.data(), r.v.data(),
-                          r.y.data(), r.lse.data(), r.dy.data(), r.dq.data(), r.dk.data(), r.dv.data());
+                          r.y.data(), r.lse.data(), r.dy.data(), r.dq.data(), r.dk.data(),
+                          r.dv.data());
   return r;
 }
 
@@ -58,8 +59,8 @@ void Check(const std::string& target, const Shape& s, double spread, std::mt1993
     };
     const ref::AttentionHead h{s.tq, s.tk, s.d, head(r.q, s.tq), head(r.k, s.tk), head(r.v, s.tk)};
     const ref::AttentionOutput want = ref::CausalAttention(h, head(r.dy, s.tq));
-    const std::string where = std::string(DTypeName(kDTypeOf<T>)) + " on " + target + ", tq=" +
-                              std::to_string(s.tq) + " tk=" + std::to_string(s.tk) +
+    const std::string where = std::string(DTypeName(kDTypeOf<T>)) + " on " + target +
+                              ", tq=" + std::to_string(s.tq) + " tk=" + std::to_string(s.tk) +
                               " d=" + std::to_string(s.d) + ", head " + std::to_string(b);
     auto expect_near = [&](const char* name, const std::vector<T>& got, int64_t offset,
                            const std::vector<double>& expected) {
@@ -80,8 +81,9 @@ TEST(CausalAttentionTest, MatchesTheReferenceOnEveryTarget) {
   std::mt19937 rng(51);
   // One position; odd widths (vector tails); a cache of earlier keys (tk > tq); one
   // generated token against 40 keys; blocks of query rows (48) and their edges.
-  const std::vector<Shape> shapes = {{2, 1, 1, 1},  {3, 5, 5, 3},   {2, 7, 12, 8},  {2, 1, 40, 64},
-                                     {2, 50, 50, 16}, {1, 97, 130, 33}, {2, 128, 128, 32}};
+  const std::vector<Shape> shapes = {{2, 1, 1, 1},     {3, 5, 5, 3},    {2, 7, 12, 8},
+                                     {2, 1, 40, 64},   {2, 50, 50, 16}, {1, 97, 130, 33},
+                                     {2, 128, 128, 32}};
   ForEachTarget([&](const std::string& target) {
     for (const Shape& s : shapes) {
       Check<float>(target, s, 1.0, rng);

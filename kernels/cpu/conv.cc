@@ -101,8 +101,8 @@ IndexRange Addressable(int64_t base, int64_t size, int64_t q0, int64_t q1) {
 
 // Writes entries [q0, q1) of the unrolled row `tap` of image s of x to out[0, q1 - q0).
 template <typename T>
-void UnrolledRow(const Unrolling<T>& u, const T* x, int64_t s, const Tap& tap, int64_t q0, int64_t q1,
-                 T* out) {
+void UnrolledRow(const Unrolling<T>& u, const T* x, int64_t s, const Tap& tap, int64_t q0,
+                 int64_t q1, T* out) {
   const Window2d& g = u.g;
   const int64_t ow = u.ow, i = tap.i, x0 = tap.x0;
   const IndexRange valid = tap.valid;
@@ -165,7 +165,8 @@ void Col2Im(const Unrolling<T>& u, const T* columns, T* image) {
       for (; q + lanes <= adds.end; q += lanes) {
         const auto keep = hn::Ne(hn::LoadU(d, inside + q), hn::Zero(d));
         T* to = image + (base + q);
-        hn::StoreU(hn::Add(hn::LoadU(d, to), hn::IfThenElseZero(keep, hn::LoadU(d, in + q))), d, to);
+        hn::StoreU(hn::Add(hn::LoadU(d, to), hn::IfThenElseZero(keep, hn::LoadU(d, in + q))), d,
+                   to);
       }
       for (; q < adds.end; ++q) {
         if (inside[q] != T(0)) image[base + q] += in[q];
@@ -187,26 +188,28 @@ void Col2Im(const Unrolling<T>& u, const T* columns, T* image) {
 // packed once for all images, each image unrolled row by row (one tap at a time) into
 // the GEMM's packed panels of B.
 template <typename T>
-void ConvolveImages(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w, const T* b,
-             T* y) {
-  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w(), nr = gemm::PanelWidth<T>();
+void ConvolveImages(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,
+                    const T* b, T* y) {
+  const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w(),
+                nr = gemm::PanelWidth<T>();
   const Unrolling<T> unrolling = UnrollingOf<T>(n, c, g);
   const hwy::AlignedFreeUniquePtr<T[]> packed_w = hwy::AllocateAligned<T>(gemm::PaddedRows(o) * ck);
   gemm::PackAllA(w, ck, 1, o, ck, packed_w.get());
-  ParallelForWork(n, o * ck * l / 8, [&](int64_t begin, int64_t end) {  // an image's multiply-adds / 8
-    std::vector<T> row(gemm::BlockColumns<T>());
-    for (int64_t s = begin; s < end; ++s) {
-      gemm::GemmBlocked(
-          o, ck, l, gemm::PrepackedA(packed_w.get(), o),
-          [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
-            for (int64_t p = 0; p < kc; ++p) {
-              UnrolledRow(unrolling, x, s, unrolling.taps[pc + p], jc, jc + nc, row.data());
-              gemm::PackBRow(row.data(), 1, p, kc, nc, nr, packed);
-            }
-          },
-          y + s * o * l, l, /*accumulate=*/false, b);
-    }
-  });
+  ParallelForWork(
+      n, o * ck * l / 8, [&](int64_t begin, int64_t end) {  // an image's multiply-adds / 8
+        std::vector<T> row(gemm::BlockColumns<T>());
+        for (int64_t s = begin; s < end; ++s) {
+          gemm::GemmBlocked(
+              o, ck, l, gemm::PrepackedA(packed_w.get(), o),
+              [&](int64_t pc, int64_t kc, int64_t jc, int64_t nc, T* packed) {
+                for (int64_t p = 0; p < kc; ++p) {
+                  UnrolledRow(unrolling, x, s, unrolling.taps[pc + p], jc, jc + nc, row.data());
+                  gemm::PackBRow(row.data(), 1, p, kc, nc, nr, packed);
+                }
+              },
+              y + s * o * l, l, /*accumulate=*/false, b);
+        }
+      });
 }
 
 // Per image s, summed over images in kBackwardParts fixed parts:
@@ -214,8 +217,8 @@ void ConvolveImages(int64_t n, int64_t c, int64_t o, const Window2d& g, const T*
 //   db [o]     += sum over l of dy[s]
 //   dx[s]       = col2im(w^T [ck, o] . dy[s] [o, l])       (w^T packed once)
 template <typename T>
-void ConvolutionGradients(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x, const T* w,
-              const T* dy, T* dx, T* dw, T* db) {
+void ConvolutionGradients(int64_t n, int64_t c, int64_t o, const Window2d& g, const T* x,
+                          const T* w, const T* dy, T* dx, T* dw, T* db) {
   const int64_t ck = c * g.kernel_h * g.kernel_w, l = g.out_h() * g.out_w();
   const int64_t image = c * g.height * g.width, nr = gemm::PanelWidth<T>();
   if (n == 0) {  // no images: zero gradients
@@ -252,21 +255,23 @@ void ConvolutionGradients(int64_t n, int64_t c, int64_t o, const Window2d& g, co
               for (int64_t j0 = 0; j0 < nc; j0 += lanes) {
                 const int64_t count = std::min(lanes, nc - j0);
                 for (int64_t j = 0; j < count; ++j) {
-                  UnrolledRow(unrolling, x, s, unrolling.taps[jc + j0 + j], pc, pc + kc, rows.data() + j * kc);
+                  UnrolledRow(unrolling, x, s, unrolling.taps[jc + j0 + j], pc, pc + kc,
+                              rows.data() + j * kc);
                 }
                 gemm::PackBColumns(rows.data(), kc, j0, count, kc, nr, packed);
               }
               gemm::PadLastPanel(kc, nc, nr, packed);
             },
             dw_parts.get() + part * o * ck, ck, /*accumulate=*/s > first);
-        for (int64_t oc = 0; db && oc < o; ++oc) {  // Accumulate over one array: f passes it through
+        for (int64_t oc = 0; db && oc < o;
+             ++oc) {  // Accumulate over one array: f passes it through
           const T* r = g_out + oc * l;
           db_parts[part * o + oc] += internal::HWY_NAMESPACE::Accumulate(
               l, r, r, [](auto, auto v, auto) { return v; }, [](T v, T) { return v; });
         }
         if (dx) {
-          gemm::GemmBlocked(ck, o, l, gemm::PrepackedA(packed_wt.get(), ck), gemm::StridedB(g_out, l, 1),
-                            dcolumns.get(), l, /*accumulate=*/false);
+          gemm::GemmBlocked(ck, o, l, gemm::PrepackedA(packed_wt.get(), ck),
+                            gemm::StridedB(g_out, l, 1), dcolumns.get(), l, /*accumulate=*/false);
           std::fill(dx + s * image, dx + (s + 1) * image, T(0));
           Col2Im(unrolling, dcolumns.get(), dx + s * image);
         }

@@ -22,7 +22,10 @@ struct Case {
   int64_t n, c, o, size;
   Window2d window;
   explicit Case(const benchmark::State& state)
-      : n(state.range(0)), c(state.range(1)), o(state.range(2)), size(state.range(3)),
+      : n(state.range(0)),
+        c(state.range(1)),
+        o(state.range(2)),
+        size(state.range(3)),
         window{size, size, 3, 3, 1, 1, 1, 1} {}
   int64_t flops() const { return 2 * n * o * c * 9 * size * size; }  // one GEMM's worth
 };
@@ -35,9 +38,8 @@ void BM_Conv2dForward(benchmark::State& state) {
   for (auto _ : state) {
     Conv2dForward(DType::kF32, k.n, k.c, k.o, k.window, x.data(), w.data(), b.data(), y.data());
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(static_cast<double>(k.flops()) * state.iterations() / 1e9,
-                         benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(k.flops()) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
 void BM_Conv2dBackward(benchmark::State& state) {
@@ -46,8 +48,8 @@ void BM_Conv2dBackward(benchmark::State& state) {
                            dy = Random(k.n * k.o * k.size * k.size);
   std::vector<float> dx(x.size()), dw(w.size()), db(k.o);
   for (auto _ : state) {
-    Conv2dBackward(DType::kF32, k.n, k.c, k.o, k.window, x.data(), w.data(), dy.data(),
-                   dx.data(), dw.data(), db.data());
+    Conv2dBackward(DType::kF32, k.n, k.c, k.o, k.window, x.data(), w.data(), dy.data(), dx.data(),
+                   dw.data(), db.data());
   }
   state.counters["GFLOP/s"] =
       benchmark::Counter(2.0 * k.flops() * state.iterations() / 1e9, benchmark::Counter::kIsRate);

@@ -46,23 +46,24 @@ void ExpectNear(const std::vector<T>& got, const std::vector<double>& want, doub
 const ref::Conv2dShape kShapes[] = {
     // n, c, o, h, w, kh, kw, sh, sw, ph, pw, dh, dw
     {1, 1, 1, 5, 5, 3, 3},
-    {3, 2, 4, 7, 6, 3, 3, 1, 1, 1, 1},        // "same" padding
-    {2, 3, 5, 9, 8, 3, 2, 2, 1, 1, 0},        // strided, non-square kernel
+    {3, 2, 4, 7, 6, 3, 3, 1, 1, 1, 1},          // "same" padding
+    {2, 3, 5, 9, 8, 3, 2, 2, 1, 1, 0},          // strided, non-square kernel
     {2, 2, 3, 10, 11, 3, 3, 2, 3, 2, 1, 2, 1},  // dilation, padding larger than 1
-    {17, 1, 2, 6, 6, 5, 5, 1, 1, 2, 2},       // more images than backward parts
-    {2, 4, 3, 4, 4, 1, 1},                    // 1x1
-    {2, 2, 3, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2},  // "same" with dilation
-    {2, 3, 4, 14, 14, 3, 3, 1, 1, 1, 1},      // more positions than a GEMM block is deep
-    {1, 2, 2, 2, 2, 5, 5, 1, 1, 2, 2},        // "same", padding as wide as the image
-    {2, 8, 20, 10, 10, 3, 3, 1, 1, 1, 1},     // channels over several GEMM tiles each way
+    {17, 1, 2, 6, 6, 5, 5, 1, 1, 2, 2},         // more images than backward parts
+    {2, 4, 3, 4, 4, 1, 1},                      // 1x1
+    {2, 2, 3, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2},    // "same" with dilation
+    {2, 3, 4, 14, 14, 3, 3, 1, 1, 1, 1},        // more positions than a GEMM block is deep
+    {1, 2, 2, 2, 2, 5, 5, 1, 1, 2, 2},          // "same", padding as wide as the image
+    {2, 8, 20, 10, 10, 3, 3, 1, 1, 1, 1},       // channels over several GEMM tiles each way
 };
 
 template <typename T>
 void CheckAgainstReferenceOn(double tol, const std::string& target) {
   std::mt19937 rng(3);
   for (const ref::Conv2dShape& s : kShapes) {
-    SCOPED_TRACE(testing::Message() << target << ": n=" << s.n << " c=" << s.c << " o=" << s.o
-                                    << " h=" << s.h << " kh=" << s.kh << " stride=" << s.sh << " pad=" << s.ph);
+    SCOPED_TRACE(testing::Message()
+                 << target << ": n=" << s.n << " c=" << s.c << " o=" << s.o << " h=" << s.h
+                 << " kh=" << s.kh << " stride=" << s.sh << " pad=" << s.ph);
     const std::vector<double> x = Random(s.n * s.c * s.h * s.w, rng);
     const std::vector<double> w = Random(s.o * s.c * s.kh * s.kw, rng);
     const std::vector<double> b = Random(s.o, rng);
@@ -89,7 +90,8 @@ void CheckAgainstReferenceOn(double tol, const std::string& target) {
 // On every SIMD target: the GEMM's tile, panel width and packing differ between them.
 template <typename T>
 void CheckAgainstReference(double tol) {
-  internal::ForEachTarget([&](const std::string& target) { CheckAgainstReferenceOn<T>(tol, target); });
+  internal::ForEachTarget(
+      [&](const std::string& target) { CheckAgainstReferenceOn<T>(tol, target); });
 }
 
 TEST(Conv2dTest, MatchesTheDirectSumF64) { CheckAgainstReference<double>(1e-12); }

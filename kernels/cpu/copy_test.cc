@@ -125,10 +125,12 @@ TEST(CopyCastTest, CopiesSplitAcrossThreadsMatchTheElementwiseCopy) {
       expected[FlatIndex(it.index(), c.dst_strides)] = v;
       converted[FlatIndex(it.index(), c.dst_strides)] = v;
     }
-    CopyCast(c.shape, DType::kF32, src.get(), c.src_strides, DType::kF32, dst.data(), c.dst_strides);
+    CopyCast(c.shape, DType::kF32, src.get(), c.src_strides, DType::kF32, dst.data(),
+             c.dst_strides);
     EXPECT_EQ(dst, expected) << c.name;
     std::vector<double> wide(span, -1.0);
-    CopyCast(c.shape, DType::kF32, src.get(), c.src_strides, DType::kF64, wide.data(), c.dst_strides);
+    CopyCast(c.shape, DType::kF32, src.get(), c.src_strides, DType::kF64, wide.data(),
+             c.dst_strides);
     EXPECT_EQ(wide, converted) << c.name << ", to f64";
     std::vector<float> filled(span, -1.0f), filled_expected(span, -1.0f);
     for (NdIndexIterator it(c.shape); !it.done(); it.Next()) {

@@ -73,12 +73,17 @@ void BM_FmaPeak(benchmark::State& state) {
   }
   benchmark::DoNotOptimize(sinks);
   state.SetLabel(SimdTarget());
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      flops_per_thread * threads * static_cast<double>(state.iterations()) / 1e9,
-      benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops_per_thread * threads * static_cast<double>(state.iterations()) / 1e9,
+                         benchmark::Counter::kIsRate);
 }
 
-BENCHMARK(BM_FmaPeak)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FmaPeak)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ember::kernels::cpu

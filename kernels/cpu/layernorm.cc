@@ -100,7 +100,7 @@ void BackwardInputRows(int64_t rows, int64_t c, const T* x, const T* w, const T*
 // rows.
 template <typename T>
 void BackwardParamColumns(int64_t rows, int64_t c, int64_t begin, int64_t end, const T* x,
-                        const T* mean, const T* rstd, const T* dy, T* dw, T* db) {
+                          const T* mean, const T* rstd, const T* dy, T* dw, T* db) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t j = begin;

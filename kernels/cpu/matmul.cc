@@ -46,7 +46,8 @@ template <typename T>
 void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs, const T* b,
                 int64_t brs, int64_t bcs, T* c, int64_t ldc, bool accumulate) {
   if (acs == 1 && n <= kInPlacePanels * gemm::PanelWidth<T>()) {
-    gemm::GemmBlocked(m, k, n, gemm::InPlaceA(a, ars), gemm::StridedB(b, brs, bcs), c, ldc, accumulate);
+    gemm::GemmBlocked(m, k, n, gemm::InPlaceA(a, ars), gemm::StridedB(b, brs, bcs), c, ldc,
+                      accumulate);
     return;
   }
   const int64_t kc = gemm::BlockDepth<T>(), size = sizeof(T);
@@ -59,8 +60,9 @@ void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_
       const int64_t depth = std::min(depth_per_piece, k - p0);
       T* const packed = gemm::PackBuffer<T>(1, padded * depth);
       gemm::PackAllA(a + i0 * ars + p0 * acs, ars, acs, rows, depth, packed);
-      gemm::GemmBlocked(rows, depth, n, gemm::PrepackedA(packed, rows), gemm::StridedB(b + p0 * brs, brs, bcs),
-                        c + i0 * ldc, ldc, accumulate || p0 > 0);
+      gemm::GemmBlocked(rows, depth, n, gemm::PrepackedA(packed, rows),
+                        gemm::StridedB(b + p0 * brs, brs, bcs), c + i0 * ldc, ldc,
+                        accumulate || p0 > 0);
       p0 += depth;
     } while (p0 < k);
   }
@@ -154,7 +156,8 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
     ParallelForWork(m, n, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         T* row = c + i * ldc;
-        for (int64_t j = 0; j < n; ++j) row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
+        for (int64_t j = 0; j < n; ++j)
+          row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
       }
     });
     return;
@@ -169,9 +172,11 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
   // beside the product where A has many rows (not the MNIST MLP's 32, above). On a
   // 2-vCPU Intel Xeon (Emerald Rapids), 2 threads, GFLOP/s: 2048 x 512 x 128 191-199 ->
   // 225-294, 2048 x 8192 x 128 195 -> 287-290 (x W and x W^T alike).
-  const bool columns_uneven = 10 * panels < 9 * panels_per_thread * threads && slivers >= 16 * threads;
+  const bool columns_uneven =
+      10 * panels < 9 * panels_per_thread * threads && slivers >= 16 * threads;
   const bool by_columns =
-      !columns_uneven && (panels >= threads ? (a_in_place || m <= n || slivers < threads) : slivers < threads);
+      !columns_uneven &&
+      (panels >= threads ? (a_in_place || m <= n || slivers < threads) : slivers < threads);
   if (by_columns) {
     ParallelForWork(panels, m * nr * k / 8, [&](int64_t begin, int64_t end) {
       const int64_t j0 = begin * nr, j1 = std::min(n, end * nr);

@@ -6,7 +6,6 @@
 // (tools/reference/gemm_ratio.py prints the ratios).
 
 #include <cblas.h>
-
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,9 +19,9 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "kernels/matmul.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/matmul.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -70,11 +69,19 @@ enum Layout { kNN, kNT, kTN };
 
 struct Problem {
   explicit Problem(const benchmark::State& state)
-      : m(state.range(0)), k(state.range(1)), n(state.range(2)), threads(static_cast<int>(state.range(3))),
-        layout(static_cast<Layout>(state.range(4))), x(m, k, n) {}
+      : m(state.range(0)),
+        k(state.range(1)),
+        n(state.range(2)),
+        threads(static_cast<int>(state.range(3))),
+        layout(static_cast<Layout>(state.range(4))),
+        x(m, k, n) {}
   // Strides of A and B in this layout (row, column).
-  MatrixIn A() const { return layout == kTN ? MatrixIn{x.a.data(), 1, m} : MatrixIn{x.a.data(), k, 1}; }
-  MatrixIn B() const { return layout == kNT ? MatrixIn{x.b.data(), 1, k} : MatrixIn{x.b.data(), n, 1}; }
+  MatrixIn A() const {
+    return layout == kTN ? MatrixIn{x.a.data(), 1, m} : MatrixIn{x.a.data(), k, 1};
+  }
+  MatrixIn B() const {
+    return layout == kNT ? MatrixIn{x.b.data(), 1, k} : MatrixIn{x.b.data(), n, 1};
+  }
   int64_t m, k, n;
   int threads;
   Layout layout;
@@ -96,11 +103,12 @@ void BM_Ember(benchmark::State& state) {
 void BM_OpenBlas(benchmark::State& state) {
   Problem p(state);
   openblas_set_num_threads(p.threads);
-  const auto ta = p.layout == kTN ? CblasTrans : CblasNoTrans, tb = p.layout == kNT ? CblasTrans : CblasNoTrans;
+  const auto ta = p.layout == kTN ? CblasTrans : CblasNoTrans,
+             tb = p.layout == kNT ? CblasTrans : CblasNoTrans;
   const int64_t lda = p.layout == kTN ? p.m : p.k, ldb = p.layout == kNT ? p.k : p.n;
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, ta, tb, p.m, p.n, p.k, 1.0f, p.x.a.data(), lda, p.x.b.data(), ldb, 0.0f,
-                p.x.c.data(), p.n);
+    cblas_sgemm(CblasRowMajor, ta, tb, p.m, p.n, p.k, 1.0f, p.x.a.data(), lda, p.x.b.data(), ldb,
+                0.0f, p.x.c.data(), p.n);
     benchmark::DoNotOptimize(p.x.c.data());
   }
   state.SetLabel(openblas_get_corename());
@@ -112,14 +120,22 @@ void BM_Eigen(benchmark::State& state) {
   using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Problem p(state);
   Eigen::setNbThreads(p.threads);
-  const Eigen::Map<const Matrix> a(p.x.a.data(), p.layout == kTN ? p.k : p.m, p.layout == kTN ? p.m : p.k);
-  const Eigen::Map<const Matrix> b(p.x.b.data(), p.layout == kNT ? p.n : p.k, p.layout == kNT ? p.k : p.n);
+  const Eigen::Map<const Matrix> a(p.x.a.data(), p.layout == kTN ? p.k : p.m,
+                                   p.layout == kTN ? p.m : p.k);
+  const Eigen::Map<const Matrix> b(p.x.b.data(), p.layout == kNT ? p.n : p.k,
+                                   p.layout == kNT ? p.k : p.n);
   Eigen::Map<Matrix> c(p.x.c.data(), p.m, p.n);
   for (auto _ : state) {
     switch (p.layout) {
-      case kNN: c.noalias() = a * b; break;
-      case kNT: c.noalias() = a * b.transpose(); break;
-      case kTN: c.noalias() = a.transpose() * b; break;
+      case kNN:
+        c.noalias() = a * b;
+        break;
+      case kNT:
+        c.noalias() = a * b.transpose();
+        break;
+      case kTN:
+        c.noalias() = a.transpose() * b;
+        break;
     }
     benchmark::DoNotOptimize(p.x.c.data());
   }
@@ -130,17 +146,18 @@ void BM_Eigen(benchmark::State& state) {
 void Shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "K", "N", "threads", "layout"});
   for (int threads : {1, 2}) {
-    for (auto [m, k, n] : {std::tuple{256, 768, 768},
-                           {256, 768, 3072},
-                           {256, 3072, 768},
-                           {256, 768, 50257},
-                           {256, 50257, 768},
-                           {1024, 1024, 1024},
-                           // The main job's model (128 wide, 512 in the MLP, 8,192 tokens), 16 x 128 rows.
-                           {2048, 128, 512},
-                           {2048, 512, 128},
-                           {2048, 8192, 128},
-                           {8192, 2048, 128}}) {
+    for (auto [m, k, n] :
+         {std::tuple{256, 768, 768},
+          {256, 768, 3072},
+          {256, 3072, 768},
+          {256, 768, 50257},
+          {256, 50257, 768},
+          {1024, 1024, 1024},
+          // The main job's model (128 wide, 512 in the MLP, 8,192 tokens), 16 x 128 rows.
+          {2048, 128, 512},
+          {2048, 512, 128},
+          {2048, 8192, 128},
+          {8192, 2048, 128}}) {
       for (Layout layout : {kNN, kNT, kTN}) b->Args({m, k, n, threads, layout});
     }
     // GPT-2's weight gradients as its step computes them (B T = 256 rows): dW [out, in]

@@ -106,8 +106,10 @@ TEST(GemmTest, PacksALargeAInPieces) {
   std::mt19937 rng(10);
   const int threads = NumThreads();
   SetNumThreads(1);
-  CheckGemm<float>(Case{2736, 400, 193, false, true, 0}, /*accumulate=*/false, rng, "the default target");
-  CheckGemm<float>(Case{2736, 400, 193, true, false, 0}, /*accumulate=*/true, rng, "the default target");
+  CheckGemm<float>(Case{2736, 400, 193, false, true, 0}, /*accumulate=*/false, rng,
+                   "the default target");
+  CheckGemm<float>(Case{2736, 400, 193, true, false, 0}, /*accumulate=*/true, rng,
+                   "the default target");
   SetNumThreads(threads);
 }
 
@@ -125,10 +127,11 @@ TEST(GemmTest, AccumulatesIntoC) {
 // columns otherwise (the third, and the unpacked few-rows path of the fourth); each
 // element is one thread's sum either way.
 TEST(GemmTest, ResultsDoNotDependOnTheThreadCount) {
-  for (auto [m, k, n, a_transposed] : {std::tuple<int64_t, int64_t, int64_t, bool>{600, 100, 250, true},
-                                       {600, 100, 190, false},
-                                       {20, 300, 1000, false},
-                                       {3, 300, 1000, false}}) {
+  for (auto [m, k, n, a_transposed] :
+       {std::tuple<int64_t, int64_t, int64_t, bool>{600, 100, 250, true},
+        {600, 100, 190, false},
+        {20, 300, 1000, false},
+        {3, 300, 1000, false}}) {
     std::mt19937 rng(10);
     std::uniform_real_distribution<float> dist(-1, 1);
     std::vector<float> a(m * k), b(k * n), c1(m * n), c3(m * n);

@@ -11,9 +11,9 @@
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
 #include "kernels/cpu/internal/testing.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/layernorm.h"
 #include "kernels/softmax.h"
-#include "kernels/cpu/thread_pool.h"
 #include "kernels/unary.h"
 
 namespace ember::kernels::cpu {
@@ -115,7 +115,8 @@ void BM_AdamW(benchmark::State& state) {
   std::vector<float> p = Random(n, -1, 1), g = Random(n, -1, 1), m(n), v(n);
   int64_t step = 0;
   for (auto _ : state) {
-    AdamWStep(DType::kF32, n, p.data(), g.data(), m.data(), v.data(), {1e-4, 0.9, 0.95, 1e-8, 0.1, ++step});
+    AdamWStep(DType::kF32, n, p.data(), g.data(), m.data(), v.data(),
+              {1e-4, 0.9, 0.95, 1e-8, 0.1, ++step});
   }
   SetBytes(state, 7 * n * 4);
 }
@@ -137,15 +138,18 @@ void BM_CopyOnPool(benchmark::State& state) {
 // counted).
 void BM_CausalAttention(benchmark::State& state) {
   const int64_t heads = state.range(0), t = state.range(1), d = state.range(2), n = heads * t * d;
-  const std::vector<float> q = Random(n, -1, 1), k = Random(n, -1, 1), v = Random(n, -1, 1), dy = Random(n, -1, 1);
+  const std::vector<float> q = Random(n, -1, 1), k = Random(n, -1, 1), v = Random(n, -1, 1),
+                           dy = Random(n, -1, 1);
   std::vector<float> y(n), lse(heads * t), dq(n), dk(n), dv(n);
   for (auto _ : state) {
-    CausalAttentionForward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), y.data(), lse.data());
-    CausalAttentionBackward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), y.data(), lse.data(),
-                            dy.data(), dq.data(), dk.data(), dv.data());
+    CausalAttentionForward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), y.data(),
+                           lse.data());
+    CausalAttentionBackward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), y.data(),
+                            lse.data(), dy.data(), dq.data(), dk.data(), dv.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 6 * heads * t * t * d,
-                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 6 * heads * t * t * d,
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 // The main job's (16 sequences x 4 heads of 128 x 32) and GPT-2 124M's at B = 4
 // (4 x 12 heads of 1024 x 64).

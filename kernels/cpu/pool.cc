@@ -53,9 +53,11 @@ void PoolInside(const Window2d& g, int64_t begin, int64_t end, const T* x, T* y,
   const int64_t ow = g.out_w(), outs = g.out_h() * ow, area = g.height * g.width;
   const int64_t taps = g.kernel_h * g.kernel_w;
   std::vector<TI> origin(outs);  // each window's first input in its plane
-  for (int64_t q = 0; q < outs; ++q) origin[q] = static_cast<TI>((q / ow) * g.stride_h * g.width + (q % ow) * g.stride_w);
+  for (int64_t q = 0; q < outs; ++q)
+    origin[q] = static_cast<TI>((q / ow) * g.stride_h * g.width + (q % ow) * g.stride_w);
   std::vector<TI> shift(taps);  // tap k's offset from its window's first input
-  for (int64_t k = 0; k < taps; ++k) shift[k] = static_cast<TI>((k / g.kernel_w) * g.width + k % g.kernel_w);
+  for (int64_t k = 0; k < taps; ++k)
+    shift[k] = static_cast<TI>((k / g.kernel_w) * g.width + k % g.kernel_w);
   HWY_ALIGN TI winner[HWY_MAX_BYTES / sizeof(T)];
   for (int64_t p = begin; p < end; ++p) {
     const T* plane = x + p * area;
@@ -135,11 +137,12 @@ void PoolPairs(const Window2d& g, int64_t begin, int64_t end, int64_t total, con
         const auto at = hn::Add(hn::Set(di, static_cast<TI>(first)), twice_lane);
         auto best = hn::ConcatEven(d, top_hi, top_lo);
         auto best_at = at;
-        TakeGreaterOrNaN(hn::ConcatOdd(d, top_hi, top_lo), hn::Add(at, hn::Set(di, TI(1))), best, best_at);
-        TakeGreaterOrNaN(hn::ConcatEven(d, bottom_hi, bottom_lo), hn::Add(at, hn::Set(di, static_cast<TI>(w))),
-                         best, best_at);
-        TakeGreaterOrNaN(hn::ConcatOdd(d, bottom_hi, bottom_lo), hn::Add(at, hn::Set(di, static_cast<TI>(w + 1))),
-                         best, best_at);
+        TakeGreaterOrNaN(hn::ConcatOdd(d, top_hi, top_lo), hn::Add(at, hn::Set(di, TI(1))), best,
+                         best_at);
+        TakeGreaterOrNaN(hn::ConcatEven(d, bottom_hi, bottom_lo),
+                         hn::Add(at, hn::Set(di, static_cast<TI>(w))), best, best_at);
+        TakeGreaterOrNaN(hn::ConcatOdd(d, bottom_hi, bottom_lo),
+                         hn::Add(at, hn::Set(di, static_cast<TI>(w + 1))), best, best_at);
         hn::Store(best, d, best_values);
         hn::Store(best_at, di, winner);
         for (int64_t k = 0; k < count; ++k) {
@@ -194,7 +197,8 @@ void PoolPlanes(int64_t planes, const Window2d& window, const T* x, T* y, int64_
           const int64_t x0 = ox * g.stride_w - g.pad_w;
           const IndexRange c = cols[ox];
           // PyTorch's rule: start at the first input with -inf, take v > best or NaN.
-          int64_t best_index = (y0 + r.begin * g.dilation_h) * g.width + x0 + c.begin * g.dilation_w;
+          int64_t best_index =
+              (y0 + r.begin * g.dilation_h) * g.width + x0 + c.begin * g.dilation_w;
           T best = -std::numeric_limits<T>::infinity();
           for (int64_t i = r.begin; i < r.end; ++i) {
             const int64_t row = (y0 + i * g.dilation_h) * g.width + x0;
@@ -214,7 +218,6 @@ void PoolPlanes(int64_t planes, const Window2d& window, const T* x, T* y, int64_
     }
   });
 }
-
 
 void MaxPool2dForward(DType dtype, int64_t planes, const Window2d& window, const void* x, void* y,
                       int64_t* argmax) {

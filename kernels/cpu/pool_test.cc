@@ -36,10 +36,12 @@ void CheckPoolAgainstReference() {
        {ref::Conv2dShape{2, 3, 0, 8, 8, 2, 2, 2, 2}, ref::Conv2dShape{2, 3, 0, 28, 28, 2, 2, 2, 2},
         ref::Conv2dShape{1, 2, 0, 14, 14, 2, 2, 2, 2}, ref::Conv2dShape{2, 2, 0, 9, 41, 2, 2, 2, 2},
         ref::Conv2dShape{2, 1, 0, 5, 5, 3, 3, 2, 2}, ref::Conv2dShape{1, 2, 0, 11, 13, 3, 3, 1, 2},
-        ref::Conv2dShape{3, 1, 0, 5, 4, 2, 2, 2, 2}, ref::Conv2dShape{1, 2, 0, 9, 7, 3, 3, 2, 2, 1, 1},
+        ref::Conv2dShape{3, 1, 0, 5, 4, 2, 2, 2, 2},
+        ref::Conv2dShape{1, 2, 0, 9, 7, 3, 3, 2, 2, 1, 1},
         ref::Conv2dShape{1, 1, 0, 10, 10, 3, 2, 1, 2, 1, 1, 2, 1}}) {
-    SCOPED_TRACE(testing::Message() << "planes " << s.n * s.c << " of " << s.h << "x" << s.w << ", kernel "
-                                    << s.kh << "x" << s.kw << ", stride " << s.sh << "x" << s.sw);
+    SCOPED_TRACE(testing::Message()
+                 << "planes " << s.n * s.c << " of " << s.h << "x" << s.w << ", kernel " << s.kh
+                 << "x" << s.kw << ", stride " << s.sh << "x" << s.sw);
     const int64_t planes = s.n * s.c, outs = s.oh() * s.ow();
     const Window2d window{s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw};
     // Values from a few levels, so that windows hold ties.
@@ -61,15 +63,21 @@ void CheckPoolAgainstReference() {
     const std::vector<T> dy = internal::RandomVector<T>(planes * outs, -1, 1, rng);
     std::vector<T> dx(x.size(), T(7)), expected(x.size(), T(0));  // dx is overwritten
     for (int64_t p = 0; p < planes; ++p) {
-      for (int64_t k = 0; k < outs; ++k) expected[p * s.h * s.w + want_argmax[p * outs + k]] += dy[p * outs + k];
+      for (int64_t k = 0; k < outs; ++k)
+        expected[p * s.h * s.w + want_argmax[p * outs + k]] += dy[p * outs + k];
     }
-    EXPECT_TRUE(MaxPool2dBackward(DTypeOf<T>::value, planes, window, argmax.data(), dy.data(), dx.data()));
+    EXPECT_TRUE(
+        MaxPool2dBackward(DTypeOf<T>::value, planes, window, argmax.data(), dy.data(), dx.data()));
     EXPECT_EQ(dx, expected);
   }
 }
 
-TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaximaF64) { CheckPoolAgainstReference<double>(); }
-TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaximaF32) { CheckPoolAgainstReference<float>(); }
+TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaximaF64) {
+  CheckPoolAgainstReference<double>();
+}
+TEST(MaxPool2dTest, MatchesTheReferenceAndScattersGradientsToTheMaximaF32) {
+  CheckPoolAgainstReference<float>();
+}
 
 // Indices outside the plane (a caller's bad input) are skipped, not scattered outside
 // dx, and reported; the valid ones still land.
@@ -99,7 +107,8 @@ TEST(MaxPool2dTest, TiesTakeTheFirstAndNaNWinsAsInPyTorch) {
       SCOPED_TRACE(testing::Message() << target << ", " << copies << " copies");
       std::vector<float> y(2 * copies);
       std::vector<int64_t> argmax(2 * copies);
-      MaxPool2dForward(DType::kF32, 1, {2, 4 * copies, 2, 2, 2, 2}, x.data(), y.data(), argmax.data());
+      MaxPool2dForward(DType::kF32, 1, {2, 4 * copies, 2, 2, 2, 2}, x.data(), y.data(),
+                       argmax.data());
       for (int64_t c = 0; c < copies; ++c) {
         EXPECT_EQ(y[2 * c], 1);
         EXPECT_EQ(argmax[2 * c], 4 * c);
@@ -113,7 +122,8 @@ TEST(MaxPool2dTest, TiesTakeTheFirstAndNaNWinsAsInPyTorch) {
   const std::vector<float> minus = {-inf, -inf, -inf, -inf};
   std::vector<float> y4(4);
   std::vector<int64_t> argmax4(4);
-  MaxPool2dForward(DType::kF32, 1, {2, 2, 2, 2, 2, 2, 1, 1}, minus.data(), y4.data(), argmax4.data());
+  MaxPool2dForward(DType::kF32, 1, {2, 2, 2, 2, 2, 2, 1, 1}, minus.data(), y4.data(),
+                   argmax4.data());
   EXPECT_EQ(argmax4, (std::vector<int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(y4, minus);
 }

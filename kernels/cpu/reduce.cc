@@ -7,9 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
-
 #include <type_traits>
+#include <vector>
 
 #include "base/error.h"
 #include "kernels/cpu/internal/dispatch.h"
@@ -42,7 +41,9 @@ template <bool kSquares, typename T>
 T SumBlock(const T* x, int64_t n) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto add = [](auto v, auto sum) { return kSquares ? hn::MulAdd(v, v, sum) : hn::Add(sum, v); };
+  const auto add = [](auto v, auto sum) {
+    return kSquares ? hn::MulAdd(v, v, sum) : hn::Add(sum, v);
+  };
   auto s0 = hn::Zero(d), s1 = s0, s2 = s0, s3 = s0;
   int64_t i = 0;
   for (; i + 4 * lanes <= n; i += 4 * lanes) {
@@ -68,7 +69,8 @@ T PairwiseSum(const T* x, int64_t n) {
 template <typename T>
 double SumSquaresRange(int64_t n, const T* x) {
   double sum = 0;
-  for (int64_t i = 0; i < n; i += kSumBlock) sum += SumBlock<true>(x + i, std::min(kSumBlock, n - i));
+  for (int64_t i = 0; i < n; i += kSumBlock)
+    sum += SumBlock<true>(x + i, std::min(kSumBlock, n - i));
   return sum;
 }
 
@@ -192,7 +194,8 @@ double SumSquares(DType dtype, int64_t n, const void* x) {
     ParallelForWork(chunks, kChunk, [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) {
         const int64_t begin = c * kChunk;
-        partial[static_cast<size_t>(c)] = SumSquaresRange(std::min(kChunk, n - begin), At<T>(x, begin));
+        partial[static_cast<size_t>(c)] =
+            SumSquaresRange(std::min(kChunk, n - begin), At<T>(x, begin));
       }
     });
     double sum = 0;

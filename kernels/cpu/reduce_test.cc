@@ -78,14 +78,17 @@ TEST(ReduceTest, RowsMatchTheReferenceOnEveryTarget) {
 TEST(ReduceTest, SumOfSquaresMatchesTheReferenceAtAnyThreadCount) {
   std::mt19937 rng(13);
   ForEachTarget([&](const std::string& target) {
-    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{9}, int64_t{513}, int64_t{50257}, int64_t{300001}}) {
+    for (int64_t n :
+         {int64_t{0}, int64_t{1}, int64_t{9}, int64_t{513}, int64_t{50257}, int64_t{300001}}) {
       const std::vector<float> x = Matrix<float>(1, n, rng);
       const std::vector<double> y = Matrix<double>(1, n, rng);
       // Squares summed in the input type within blocks of kSumBlock, then in double.
       const double want_f32 = static_cast<double>(ref::SumSquares(x.data(), n));
-      EXPECT_NEAR(SumSquares(DType::kF32, n, x.data()), want_f32, kSumBlock * 0x1p-24 * want_f32) << target << " " << n;
+      EXPECT_NEAR(SumSquares(DType::kF32, n, x.data()), want_f32, kSumBlock * 0x1p-24 * want_f32)
+          << target << " " << n;
       const double want_f64 = static_cast<double>(ref::SumSquares(y.data(), n));
-      EXPECT_NEAR(SumSquares(DType::kF64, n, y.data()), want_f64, (n + 4) * 0x1p-53 * want_f64) << target << " " << n;
+      EXPECT_NEAR(SumSquares(DType::kF64, n, y.data()), want_f64, (n + 4) * 0x1p-53 * want_f64)
+          << target << " " << n;
       const int before = NumThreads();
       SetNumThreads(1);
       const double one = SumSquares(DType::kF32, n, x.data());

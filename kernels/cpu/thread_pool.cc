@@ -76,7 +76,8 @@ ThreadPool::~ThreadPool() {
 int64_t ThreadPool::RunChunks(uint32_t generation, const Loop& loop) {
   int64_t ran = 0;
   uint64_t claim = claim_.load(std::memory_order_acquire);
-  while ((claim >> 32) == generation && static_cast<int64_t>(claim & kChunkMask) < loop.num_chunks) {
+  while ((claim >> 32) == generation &&
+         static_cast<int64_t>(claim & kChunkMask) < loop.num_chunks) {
     if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
     const int64_t begin = static_cast<int64_t>(claim & kChunkMask) * loop.chunk_size;
     in_parallel_region = true;
@@ -131,7 +132,8 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   const Clock::time_point start = Clock::now();
   if (start < serial_until_) {  // the same chunks, all on this thread
     in_parallel_region = true;
-    for (int64_t begin = 0; begin < n; begin += loop.chunk_size) fn(begin, std::min(n, begin + loop.chunk_size));
+    for (int64_t begin = 0; begin < n; begin += loop.chunk_size)
+      fn(begin, std::min(n, begin + loop.chunk_size));
     in_parallel_region = false;
     return;
   }
@@ -176,8 +178,9 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
 }
 
 void ThreadPool::GoSerial(Clock::time_point now) {
-  serial_period_ =
-      now - last_stall_ < kMaxSerialPeriod ? std::min(2 * serial_period_, kMaxSerialPeriod) : kMinSerialPeriod;
+  serial_period_ = now - last_stall_ < kMaxSerialPeriod
+                       ? std::min(2 * serial_period_, kMaxSerialPeriod)
+                       : kMinSerialPeriod;
   serial_until_ = now + serial_period_;
   last_stall_ = now;
   alone_loops_ = 0;

@@ -1,5 +1,7 @@
 #include "kernels/cpu/thread_pool.h"
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -10,8 +12,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <sched.h>
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/fp_mode.h"
@@ -35,7 +35,8 @@ TEST(ThreadPoolTest, WorkersStartWithTheFirstLoopThatSplits) {
   ThreadPool pool(3);
   EXPECT_EQ(pool.num_threads(), 3);
   int64_t covered = 0;
-  for (int i = 0; i < 10; ++i) pool.ParallelFor(100, 100, [&](int64_t b, int64_t e) { covered += e - b; });
+  for (int i = 0; i < 10; ++i)
+    pool.ParallelFor(100, 100, [&](int64_t b, int64_t e) { covered += e - b; });
   EXPECT_EQ(covered, 1000);
   EXPECT_EQ(ProcessThreads(), before) << "loops of one chunk started workers";
   std::atomic<int64_t> total{0};
@@ -128,7 +129,8 @@ std::set<std::thread::id> TwoChunks(ThreadPool& pool, std::chrono::milliseconds 
     }
     ++started;
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    while (started.load() < 2 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
     if (std::this_thread::get_id() != caller) std::this_thread::sleep_for(worker_sleep);
   });
   return ids;

@@ -38,7 +38,8 @@ template <class F>
 void UnaryMap(const char* op, DType dtype, int64_t n, const void* in, void* out, const F& f) {
   DispatchFloat(op, dtype, [&](auto type) {
     using T = decltype(type);
-    ParallelForWork(n, 1, [&](int64_t b, int64_t e) { Map(e - b, At<T>(out, b), f, At<T>(in, b)); });
+    ParallelForWork(n, 1,
+                    [&](int64_t b, int64_t e) { Map(e - b, At<T>(out, b), f, At<T>(in, b)); });
   });
 }
 
@@ -65,7 +66,8 @@ void ScalarMap(const char* op, DType dtype, int64_t n, const void* a, const void
     T* y = At<T>(out);
     ParallelForWork(n, 4, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        y[i] = static_cast<T>(f(static_cast<double>(x[i]), grad ? static_cast<double>(grad[i]) : 0.0));
+        y[i] =
+            static_cast<T>(f(static_cast<double>(x[i]), grad ? static_cast<double>(grad[i]) : 0.0));
       }
     });
   });
@@ -91,7 +93,8 @@ void Rsqrt(DType dtype, int64_t n, const void* in, void* out) {
            [](auto d, auto x) { return hn::Div(hn::Set(d, 1), hn::Sqrt(x)); });
 }
 void Reciprocal(DType dtype, int64_t n, const void* in, void* out) {
-  UnaryMap("reciprocal", dtype, n, in, out, [](auto d, auto x) { return hn::Div(hn::Set(d, 1), x); });
+  UnaryMap("reciprocal", dtype, n, in, out,
+           [](auto d, auto x) { return hn::Div(hn::Set(d, 1), x); });
 }
 void Square(DType dtype, int64_t n, const void* in, void* out) {
   UnaryMap("square", dtype, n, in, out, [](auto, auto x) { return hn::Mul(x, x); });
@@ -142,8 +145,9 @@ void ReluBackward(DType dtype, int64_t n, const void* x, const void* grad_out, v
               [](auto d, auto a, auto g) { return hn::IfThenElseZero(hn::Gt(a, hn::Zero(d)), g); });
 }
 void TanhBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
-  BackwardMap("tanh_backward", dtype, n, y, grad_out, grad_in,
-              [](auto d, auto a, auto g) { return hn::Mul(g, hn::NegMulAdd(a, a, hn::Set(d, 1))); });
+  BackwardMap("tanh_backward", dtype, n, y, grad_out, grad_in, [](auto d, auto a, auto g) {
+    return hn::Mul(g, hn::NegMulAdd(a, a, hn::Set(d, 1)));
+  });
 }
 void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out, void* grad_in) {
   BackwardMap("sigmoid_backward", dtype, n, y, grad_out, grad_in, [](auto d, auto a, auto g) {
@@ -155,8 +159,9 @@ void GeluTanhBackward(DType dtype, int64_t n, const void* x, const void* grad_ou
   BackwardMap("gelu_tanh_backward", dtype, n, x, grad_out, grad_in, [](auto d, auto x, auto g) {
     const auto x_sq = hn::Mul(x, x);
     const auto one = hn::Set(d, 1);
-    const auto s = StableSigmoid(
-        d, hn::Mul(hn::Set(d, 2 * kGeluBeta), hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)));
+    const auto s =
+        StableSigmoid(d, hn::Mul(hn::Set(d, 2 * kGeluBeta),
+                                 hn::MulAdd(hn::Mul(hn::Set(d, kGeluKappa), x), x_sq, x)));
     const auto du =
         hn::Mul(hn::Set(d, 2 * kGeluBeta), hn::MulAdd(hn::Set(d, 3 * kGeluKappa), x_sq, one));
     return hn::Mul(g, hn::MulAdd(hn::Mul(hn::Mul(x, s), hn::Sub(one, s)), du, s));
@@ -197,21 +202,39 @@ HWY_EXPORT(SigmoidBackward);
 HWY_EXPORT(GeluTanhBackward);
 HWY_EXPORT(GeluErfBackward);
 
-void Neg(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Neg)(dtype, n, in, out); }
-void Abs(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Abs)(dtype, n, in, out); }
-void Exp(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Exp)(dtype, n, in, out); }
-void Log(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Log)(dtype, n, in, out); }
-void Sqrt(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Sqrt)(dtype, n, in, out); }
-void Rsqrt(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Rsqrt)(dtype, n, in, out); }
+void Neg(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Neg)(dtype, n, in, out);
+}
+void Abs(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Abs)(dtype, n, in, out);
+}
+void Exp(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Exp)(dtype, n, in, out);
+}
+void Log(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Log)(dtype, n, in, out);
+}
+void Sqrt(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Sqrt)(dtype, n, in, out);
+}
+void Rsqrt(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Rsqrt)(dtype, n, in, out);
+}
 void Reciprocal(DType dtype, int64_t n, const void* in, void* out) {
   HWY_DYNAMIC_DISPATCH(Reciprocal)(dtype, n, in, out);
 }
-void Square(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Square)(dtype, n, in, out); }
-void Tanh(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Tanh)(dtype, n, in, out); }
+void Square(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Square)(dtype, n, in, out);
+}
+void Tanh(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Tanh)(dtype, n, in, out);
+}
 void Sigmoid(DType dtype, int64_t n, const void* in, void* out) {
   HWY_DYNAMIC_DISPATCH(Sigmoid)(dtype, n, in, out);
 }
-void Relu(DType dtype, int64_t n, const void* in, void* out) { HWY_DYNAMIC_DISPATCH(Relu)(dtype, n, in, out); }
+void Relu(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Relu)(dtype, n, in, out);
+}
 void GeluTanh(DType dtype, int64_t n, const void* in, void* out) {
   HWY_DYNAMIC_DISPATCH(GeluTanh)(dtype, n, in, out);
 }

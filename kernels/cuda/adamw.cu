@@ -7,9 +7,9 @@
 
 #include <cmath>
 
+#include "kernels/adamw.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/adamw.h"
 
 namespace ember::kernels::cuda {
 namespace {

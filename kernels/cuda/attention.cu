@@ -28,10 +28,10 @@
 #include <type_traits>
 
 #include "base/error.h"
+#include "kernels/attention.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/attention.h"
 #include "kernels/cuda/runtime.h"
 
 namespace ember::kernels::cuda {
@@ -103,7 +103,8 @@ __device__ void WaitForTile() {
 // That loop, over the tiles starting at first, first + step, ... below end: load(t)
 // issues tile t's copies into its stage, body(t) works on it once it has landed.
 template <typename Load, typename Body>
-__device__ void ForEachTile(int64_t first, int64_t end, int64_t step, const Load& load, const Body& body) {
+__device__ void ForEachTile(int64_t first, int64_t end, int64_t step, const Load& load,
+                            const Body& body) {
   if (first < end) load(first);
   CommitTiles();
   for (int64_t t = first; t < end; t += step) {
@@ -172,9 +173,9 @@ __device__ void StoreRow(const T (&v)[kD], int64_t row, int64_t rows, int64_t d,
 // Block b: head b / tiles, queries [kRows t, + kRows) for t = LastFirst(tiles). Shared:
 // two stages of K and V tiles.
 template <typename T, int kD>
-__global__ void __launch_bounds__(kRows) ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
-                                                        const T* q, const T* k, const T* v, T* y, T* lse,
-                                                        bool async) {
+__global__ void __launch_bounds__(kRows)
+    ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
+                  const T* v, T* y, T* lse, bool async) {
   extern __shared__ __align__(128) unsigned char shared[];
   constexpr int kStage = 2 * kCols * kD;
   const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kRows, offset = tk - tq;
@@ -293,11 +294,13 @@ __device__ void AccumulateProduct(const float* p, const float* tile, TcAcc (&acc
 
 // A's fragments of rows [row0, row0 + 16) of m [rows, kTcD] (zeros past rows), through
 // the warp's buffer buf [16, kTcLd].
-__device__ void LoadWarpRows(const float* m, int64_t row0, int64_t rows, float* buf, TcA (&a)[kTcD / 8]) {
+__device__ void LoadWarpRows(const float* m, int64_t row0, int64_t rows, float* buf,
+                             TcA (&a)[kTcD / 8]) {
   for (int e = threadIdx.x % 32; e < 16 * kTcD / 4; e += 32) {
     const int r = e / (kTcD / 4), x = e % (kTcD / 4) * 4;
     *reinterpret_cast<float4*>(buf + r * kTcLd + x) =
-        row0 + r < rows ? *reinterpret_cast<const float4*>(m + (row0 + r) * kTcD + x) : float4{0, 0, 0, 0};
+        row0 + r < rows ? *reinterpret_cast<const float4*>(m + (row0 + r) * kTcD + x)
+                        : float4{0, 0, 0, 0};
   }
   __syncwarp();
 #pragma unroll
@@ -309,7 +312,8 @@ __device__ void LoadWarpRows(const float* m, int64_t row0, int64_t rows, float* 
 }
 
 // Rows [row0, row0 + 16) of m [rows, kTcD] = acc, through the warp's buffer buf.
-__device__ void StoreWarpRows(const TcAcc (&acc)[kTcD / 16], float* buf, float* m, int64_t row0, int64_t rows) {
+__device__ void StoreWarpRows(const TcAcc (&acc)[kTcD / 16], float* buf, float* m, int64_t row0,
+                              int64_t rows) {
 #pragma unroll
   for (int nt = 0; nt < kTcD / 16; ++nt) {
     nvcuda::wmma::store_matrix_sync(buf + nt * 16, acc[nt], kTcLd, nvcuda::wmma::mem_row_major);
@@ -318,7 +322,8 @@ __device__ void StoreWarpRows(const TcAcc (&acc)[kTcD / 16], float* buf, float* 
   for (int e = threadIdx.x % 32; e < 16 * kTcD / 4; e += 32) {
     const int r = e / (kTcD / 4), x = e % (kTcD / 4) * 4;
     if (row0 + r < rows) {
-      *reinterpret_cast<float4*>(m + (row0 + r) * kTcD + x) = *reinterpret_cast<const float4*>(buf + r * kTcLd + x);
+      *reinterpret_cast<float4*>(m + (row0 + r) * kTcD + x) =
+          *reinterpret_cast<const float4*>(buf + r * kTcLd + x);
     }
   }
   __syncwarp();
@@ -335,9 +340,9 @@ __device__ void LoadTcTile(const float* m, int64_t row0, int64_t rows, int count
 }
 
 // Block b: head b / tiles, queries [kTcRows t, + kTcRows) for t = LastFirst(tiles).
-__global__ void __launch_bounds__(kTcThreads) Tf32ForwardKernel(int64_t tiles, int64_t tq, int64_t tk,
-                                                                 const float* q, const float* k,
-                                                                 const float* v, float* y, float* lse) {
+__global__ void __launch_bounds__(kTcThreads)
+    Tf32ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, const float* q, const float* k,
+                      const float* v, float* y, float* lse) {
 #if __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) unsigned char shared[];
@@ -406,7 +411,8 @@ __global__ void __launch_bounds__(kTcThreads) Tf32ForwardKernel(int64_t tiles, i
     AccumulateProduct(sw, vs, pv);
     __syncwarp();  // every lane has read P
 #pragma unroll
-    for (int nt = 0; nt < kTcD / 16; ++nt) wmma::store_matrix_sync(sw + nt * 16, pv[nt], kTcLd, wmma::mem_row_major);
+    for (int nt = 0; nt < kTcD / 16; ++nt)
+      wmma::store_matrix_sync(sw + nt * 16, pv[nt], kTcLd, wmma::mem_row_major);
     __syncwarp();
 #pragma unroll
     for (int c = 0; c < 32; ++c) o[c] += srow[c];
@@ -425,7 +431,8 @@ template <typename T>
 __global__ void RowDotKernel(int64_t rows, int64_t d, const T* dy, const T* y, T* out) {
   const int lane = threadIdx.x % 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
-  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32; r < rows; r += warps) {
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32; r < rows;
+       r += warps) {
     T sum = 0;
     for (int64_t x = lane; x < d; x += 32) sum += dy[r * d + x] * y[r * d + x];
     sum = internal::WarpReduce(sum, internal::SumOp{});
@@ -436,9 +443,9 @@ __global__ void RowDotKernel(int64_t rows, int64_t d, const T* dy, const T* y, T
 // Block b: head b / tiles, queries [kRows t, + kRows) for t = LastFirst(tiles). Shared:
 // K, V tiles.
 template <typename T, int kD>
-__global__ void __launch_bounds__(kRows) QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
-                                                          const T* q, const T* k, const T* v, const T* lse,
-                                                          const T* dsum, const T* dy, T* dq, bool async) {
+__global__ void __launch_bounds__(kRows)
+    QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
+                    const T* v, const T* lse, const T* dsum, const T* dy, T* dq, bool async) {
   extern __shared__ __align__(128) unsigned char shared[];
   constexpr int kStage = 2 * kCols * kD;
   const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kRows, offset = tk - tq;
@@ -476,9 +483,9 @@ __global__ void __launch_bounds__(kRows) QueryGradKernel(int64_t tiles, int64_t 
 // most queries, first); shared: Q and dY tiles
 // with their rows' lse and D. kValues: dV (from P); else dK (from dS).
 template <typename T, int kD, bool kValues>
-__global__ void __launch_bounds__(kRows) KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d,
-                                                        const T* q, const T* k, const T* v, const T* lse,
-                                                        const T* dsum, const T* dy, T* out, bool async) {
+__global__ void __launch_bounds__(kRows)
+    KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
+                  const T* v, const T* lse, const T* dsum, const T* dy, T* out, bool async) {
   extern __shared__ __align__(128) unsigned char shared[];
   constexpr int kStage = 2 * kCols * kD + 2 * kCols;  // Q, dY tiles, their lse and D
   const int64_t head = blockIdx.x / tiles, k0 = blockIdx.x % tiles * kRows, offset = tk - tq;
@@ -538,11 +545,10 @@ constexpr int64_t kTcGradShared =                    // two stages; each warp's 
     (2 * kTcStage + kTcThreads / 32 * 2 * 16 * kTcLd) * int64_t{sizeof(float)};
 
 // Block b: head b / tiles, queries [kTcRows t, + kTcRows) for t = LastFirst(tiles).
-__global__ void __launch_bounds__(kTcThreads) Tf32QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk,
-                                                                   const float* q, const float* k,
-                                                                   const float* v, const float* lse,
-                                                                   const float* dsum, const float* dy,
-                                                                   float* dq) {
+__global__ void __launch_bounds__(kTcThreads)
+    Tf32QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk, const float* q, const float* k,
+                        const float* v, const float* lse, const float* dsum, const float* dy,
+                        float* dq) {
 #if __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char shared[];
   float* stages = reinterpret_cast<float*>(shared);
@@ -556,7 +562,8 @@ __global__ void __launch_bounds__(kTcThreads) Tf32QueryGradKernel(int64_t tiles,
   v += head * tk * kTcD;
   const int row = lane / 2, half = lane % 2;  // the lane's row of the warp's 16, its 32 columns
   const int64_t i = q0 + warp * 16 + row;
-  const float scale = 0.125f, lse_i = i < tq ? lse[head * tq + i] : 0.f, d_i = i < tq ? dsum[head * tq + i] : 0.f;
+  const float scale = 0.125f, lse_i = i < tq ? lse[head * tq + i] : 0.f,
+              d_i = i < tq ? dsum[head * tq + i] : 0.f;
   TcA qa[kTcD / 8], dya[kTcD / 8];
   LoadWarpRows(q, q0 + warp * 16, tq, sw, qa);
   LoadWarpRows(dy, q0 + warp * 16, tq, sw, dya);
@@ -571,7 +578,7 @@ __global__ void __launch_bounds__(kTcThreads) Tf32QueryGradKernel(int64_t tiles,
   };
   ForEachTile(0, key_end, kTcCols, load, [&](int64_t k0) {
     const float* ks = stages + k0 / kTcCols % 2 * kTcStage;
-    ProductWithRows(qa, ks, sw);             // S = Q K^T
+    ProductWithRows(qa, ks, sw);              // S = Q K^T
     ProductWithRows(dya, ks + kTcTile, dpw);  // dP = dY V^T
     __syncwarp();
     const float* srow = sw + row * kTcLd + half * 32;
@@ -592,11 +599,10 @@ __global__ void __launch_bounds__(kTcThreads) Tf32QueryGradKernel(int64_t tiles,
 
 // Block b: head b / tiles, keys [kTcRows (b % tiles), + kTcRows) (the first keys, seen
 // by the most queries, first).
-__global__ void __launch_bounds__(kTcThreads) Tf32KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk,
-                                                                 const float* q, const float* k,
-                                                                 const float* v, const float* lse,
-                                                                 const float* dsum, const float* dy,
-                                                                 float* dk, float* dv) {
+__global__ void __launch_bounds__(kTcThreads)
+    Tf32KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk, const float* q, const float* k,
+                      const float* v, const float* lse, const float* dsum, const float* dy,
+                      float* dk, float* dv) {
 #if __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char shared[];
   float* stages = reinterpret_cast<float*>(shared);
@@ -631,28 +637,30 @@ __global__ void __launch_bounds__(kTcThreads) Tf32KeyGradKernel(int64_t tiles, i
     }
   };
   // Query i sees key j when i >= j - offset: from the tile holding k0 - offset on.
-  ForEachTile(std::max<int64_t>(0, k0 - offset) / kTcCols * kTcCols, tq, kTcCols, load, [&](int64_t i0) {
-    const float* qs = stages + i0 / kTcCols % 2 * kTcStage;
-    const float* dys = qs + kTcTile;
-    const float* lses = dys + kTcTile + half * 32;
-    const float* d_of = lses + kTcCols;
-    ProductWithRows(ka, qs, sw);    // S^T = K Q^T
-    ProductWithRows(va, dys, dpw);  // dP^T = V dY^T
-    __syncwarp();
-    float* srow = sw + row * kTcLd + half * 32;
-    float* dprow = dpw + row * kTcLd + half * 32;
+  ForEachTile(
+      std::max<int64_t>(0, k0 - offset) / kTcCols * kTcCols, tq, kTcCols, load, [&](int64_t i0) {
+        const float* qs = stages + i0 / kTcCols % 2 * kTcStage;
+        const float* dys = qs + kTcTile;
+        const float* lses = dys + kTcTile + half * 32;
+        const float* d_of = lses + kTcCols;
+        ProductWithRows(ka, qs, sw);    // S^T = K Q^T
+        ProductWithRows(va, dys, dpw);  // dP^T = V dY^T
+        __syncwarp();
+        float* srow = sw + row * kTcLd + half * 32;
+        float* dprow = dpw + row * kTcLd + half * 32;
 #pragma unroll
-    for (int c = 0; c < 32; ++c) {
-      const int64_t query = i0 + half * 32 + c;
-      const float p = query < tq && j < tk && j <= query + offset ? expf(srow[c] * scale - lses[c]) : 0.f;
-      srow[c] = p;
-      dprow[c] = p * (dprow[c] - d_of[c]) * scale;
-    }
-    __syncwarp();
-    AccumulateProduct(sw, dys, dv_acc);  // dV += P^T dY
-    AccumulateProduct(dpw, qs, dk_acc);  // dK += dS^T Q
-    __syncwarp();
-  });
+        for (int c = 0; c < 32; ++c) {
+          const int64_t query = i0 + half * 32 + c;
+          const float p =
+              query < tq && j < tk && j <= query + offset ? expf(srow[c] * scale - lses[c]) : 0.f;
+          srow[c] = p;
+          dprow[c] = p * (dprow[c] - d_of[c]) * scale;
+        }
+        __syncwarp();
+        AccumulateProduct(sw, dys, dv_acc);  // dV += P^T dY
+        AccumulateProduct(dpw, qs, dk_acc);  // dK += dS^T Q
+        __syncwarp();
+      });
   StoreWarpRows(dv_acc, sw, dv + head * tk * kTcD, k0 + warp * 16, tk);
   StoreWarpRows(dk_acc, sw, dk + head * tk * kTcD, k0 + warp * 16, tk);
 #endif
@@ -664,10 +672,12 @@ template <typename Kernel>
 void AllowShared(const char* op, Kernel kernel, int64_t bytes, int64_t d) {
   int device = 0, most = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), op);
-  EMBER_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), op);
+  EMBER_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+                   op);
   EMBER_CHECK(bytes <= most, op, ": a head of d = ", d, " needs ", bytes,
               " bytes of shared memory a block; this GPU gives at most ", most);
-  EMBER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+  EMBER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)),
                    op);
 }
 
@@ -694,8 +704,8 @@ void VisitHeadSize(const char* op, int64_t d, Fn&& fn) {
 
 }  // namespace
 
-void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d, const void* q,
-                            const void* k, const void* v, void* y, void* lse) {
+void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
+                            const void* q, const void* k, const void* v, void* y, void* lse) {
   if (batch == 0 || tq == 0) return;
   const char* op = "causal_attention";
   if (dtype == DType::kF32 && d == kTcD && AllowTf32() && Async(kTcD, d, {q, k, v})) {
@@ -714,23 +724,24 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
       const int64_t shared = 2 * 2 * kCols * kD * static_cast<int64_t>(sizeof(T));  // 2 stages
       AllowShared(op, ForwardKernel<T, kD>, shared, d);
       ForwardKernel<T, kD><<<batch * Tiles(tq), kRows, shared>>>(
-          Tiles(tq), tq, tk, d, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-          static_cast<T*>(y), static_cast<T*>(lse), Async(kD, d, {k, v}));
+          Tiles(tq), tq, tk, d, static_cast<const T*>(q), static_cast<const T*>(k),
+          static_cast<const T*>(v), static_cast<T*>(y), static_cast<T*>(lse), Async(kD, d, {k, v}));
     });
   });
   EMBER_CUDA_CHECK_LAUNCH(op);
 }
 
-void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d, const void* q,
-                             const void* k, const void* v, const void* y, const void* lse, const void* dy,
-                             void* dq, void* dk, void* dv) {
+void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
+                             const void* q, const void* k, const void* v, const void* y,
+                             const void* lse, const void* dy, void* dq, void* dk, void* dv) {
   if (batch == 0 || tk == 0) return;
   const char* op = "causal_attention_backward";
   DispatchFloat(op, dtype, [&](auto type) {
     using T = decltype(type);
     VisitHeadSize(op, d, [&](auto head_size) {
       constexpr int kD = decltype(head_size)::value;
-      const T *qt = static_cast<const T*>(q), *kt = static_cast<const T*>(k), *vt = static_cast<const T*>(v);
+      const T *qt = static_cast<const T*>(q), *kt = static_cast<const T*>(k),
+              *vt = static_cast<const T*>(v);
       const T *lt = static_cast<const T*>(lse), *gt = static_cast<const T*>(dy);
       int device = 0;
       EMBER_CUDA_CHECK(cudaGetDevice(&device), op);
@@ -744,10 +755,11 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
         if (d == kTcD && AllowTf32() && Async(kTcD, d, {q, k, v, dy, dq, dk, dv})) {
           AllowShared(op, Tf32QueryGradKernel, kTcGradShared, d);
           AllowShared(op, Tf32KeyGradKernel, kTcGradShared, d);
-          const int64_t q_tiles = (tq + kTcRows - 1) / kTcRows, k_tiles = (tk + kTcRows - 1) / kTcRows;
+          const int64_t q_tiles = (tq + kTcRows - 1) / kTcRows,
+                        k_tiles = (tk + kTcRows - 1) / kTcRows;
           if (tq > 0) {
-            Tf32QueryGradKernel<<<batch * q_tiles, kTcThreads, kTcGradShared>>>(q_tiles, tq, tk, qt, kt, vt, lt,
-                                                                                dsum, gt, static_cast<T*>(dq));
+            Tf32QueryGradKernel<<<batch * q_tiles, kTcThreads, kTcGradShared>>>(
+                q_tiles, tq, tk, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dq));
           }
           Tf32KeyGradKernel<<<batch * k_tiles, kTcThreads, kTcGradShared>>>(
               k_tiles, tq, tk, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dk), static_cast<T*>(dv));
@@ -758,7 +770,8 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
         const int64_t dq_shared = 2 * 2 * kCols * kD * static_cast<int64_t>(sizeof(T));
         AllowShared(op, QueryGradKernel<T, kD>, dq_shared, d);
         QueryGradKernel<T, kD><<<batch * Tiles(tq), kRows, dq_shared>>>(
-            Tiles(tq), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dq), Async(kD, d, {k, v}));
+            Tiles(tq), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dq),
+            Async(kD, d, {k, v}));
       }
       const int64_t kv_shared = 2 * (2 * kCols * kD + 2 * kCols) * static_cast<int64_t>(sizeof(T));
       AllowShared(op, KeyGradKernel<T, kD, true>, kv_shared, d);

@@ -5,9 +5,9 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/binary.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/binary.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -55,7 +55,8 @@ void Launch(const char* name, IntSpan shape, StridedIn a, StridedIn b, void* out
                                    layout.ndim == 2 ? layout.strides[k][0] : 0,
                                    static_cast<int>(layout.strides[k][d])};
     };
-    internal::MapRows<2>(rows, layout.shape[d], internal::RowInputs<T, 2>{{input(a, 0), input(b, 1)}},
+    internal::MapRows<2>(rows, layout.shape[d],
+                         internal::RowInputs<T, 2>{{input(a, 0), input(b, 1)}},
                          static_cast<R*>(out), op);
   } else {
     BinaryKernel<<<internal::Blocks(layout.numel), internal::kThreads>>>(
@@ -165,9 +166,8 @@ void Ge(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
 
 void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, StridedIn b, void* out) {
   const Strides out_strides = ContiguousStrides(shape);
-  const Strided<4> layout =
-      internal::MakeStrided<4>("where", shape,
-                               {condition.strides, a.strides, b.strides, IntSpan(out_strides)});
+  const Strided<4> layout = internal::MakeStrided<4>(
+      "where", shape, {condition.strides, a.strides, b.strides, IntSpan(out_strides)});
   if (layout.numel == 0) return;
   internal::VisitDeviceType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -10,15 +10,15 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/conv.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/conv.h"
 
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::kThreads;
 using internal::DispatchFloat;
+using internal::kThreads;
 
 template <typename T>
 __global__ void ConvForwardKernel(int64_t n, int64_t c, int64_t o, Window2d w, int64_t oh,

@@ -44,8 +44,8 @@ __global__ void CopyCastKernel(const Src* src, Dst* dst, Strided<2> layout) {
 // Whether layout can move in vectors of `vec` elements (CopyCastKernel's kVec > 1):
 // both operands contiguous along the innermost dimension, which splits into whole
 // vectors, every other stride a multiple of them, and both pointers aligned to them.
-bool Vectorizable(const Strided<2>& layout, int vec, const void* src, size_t src_item, const void* dst,
-                  size_t dst_item) {
+bool Vectorizable(const Strided<2>& layout, int vec, const void* src, size_t src_item,
+                  const void* dst, size_t dst_item) {
   const int inner = layout.ndim - 1;
   if (vec == 1 || inner < 0 || layout.strides[0][inner] != 1 || layout.strides[1][inner] != 1 ||
       layout.shape[inner] % vec != 0 || reinterpret_cast<uintptr_t>(src) % (src_item * vec) != 0 ||

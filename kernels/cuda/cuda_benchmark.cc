@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "kernels/cuda/allocator.h"
-#include "kernels/cuda/copy.h"
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
 #include "kernels/binary.h"
 #include "kernels/conv.h"
 #include "kernels/copy.h"
+#include "kernels/cuda/allocator.h"
+#include "kernels/cuda/copy.h"
+#include "kernels/cuda/runtime.h"
 #include "kernels/embedding.h"
 #include "kernels/layernorm.h"
 #include "kernels/matmul.h"
@@ -26,7 +27,6 @@
 #include "kernels/sampling.h"
 #include "kernels/softmax.h"
 #include "kernels/unary.h"
-#include "kernels/cuda/runtime.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -249,10 +249,12 @@ constexpr int64_t kHeads = 8 * 12, kT = 1024, kD = 64;
 // tf32 1: on tensor cores (SetAllowTf32).
 void BM_AttentionForward(benchmark::State& state) {
   if (!HaveGpu(state)) return;
-  Floats q(kHeads * kT * kD), k(kHeads * kT * kD), v(kHeads * kT * kD), y(kHeads * kT * kD), lse(kHeads * kT);
+  Floats q(kHeads * kT * kD), k(kHeads * kT * kD), v(kHeads * kT * kD), y(kHeads * kT * kD),
+      lse(kHeads * kT);
   SetAllowTf32(state.range(0) == 1);
   TimeOnGpu(state, [&] {
-    CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get());
+    CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
+                           lse.get());
   });
   SetAllowTf32(false);
   SetFlops(state, 2.0 * kHeads * kT * kT * kD);
@@ -263,11 +265,12 @@ void BM_AttentionBackward(benchmark::State& state) {
   if (!HaveGpu(state)) return;
   const int64_t n = kHeads * kT * kD;
   Floats q(n), k(n), v(n), y(n), lse(kHeads * kT), dy(n), dq(n), dk(n), dv(n);
-  CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get());
+  CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
+                         lse.get());
   SetAllowTf32(state.range(0) == 1);
   TimeOnGpu(state, [&] {
-    CausalAttentionBackward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(), lse.get(),
-                            dy.get(), dq.get(), dk.get(), dv.get());
+    CausalAttentionBackward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
+                            lse.get(), dy.get(), dq.get(), dk.get(), dv.get());
   });
   SetAllowTf32(false);
   SetFlops(state, 4.0 * kHeads * kT * kT * kD);
@@ -303,13 +306,17 @@ void BM_Matmul(benchmark::State& state) {
 // product 0 L = X W^T, 1 dX = dL W, 2 dW = dL^T X.
 void BM_HeadMatmul(benchmark::State& state) {
   if (!HaveGpu(state)) return;
-  const int64_t m = 2 * kRows, c = kC, product = state.range(0), ld = state.range(1), v = state.range(2);
+  const int64_t m = 2 * kRows, c = kC, product = state.range(0), ld = state.range(1),
+                v = state.range(2);
   SetAllowTf32(true);
   Floats x(m * c), w(v * c), logits(m * ld), out(v * c);
   TimeOnGpu(state, [&] {
-    if (product == 0) Gemm(DType::kF32, m, c, v, {x.get(), c, 1}, {w.get(), 1, c}, logits.get(), ld, false);
-    if (product == 1) Gemm(DType::kF32, m, v, c, {logits.get(), ld, 1}, {w.get(), c, 1}, out.get(), c, false);
-    if (product == 2) Gemm(DType::kF32, v, m, c, {logits.get(), 1, ld}, {x.get(), c, 1}, out.get(), c, false);
+    if (product == 0)
+      Gemm(DType::kF32, m, c, v, {x.get(), c, 1}, {w.get(), 1, c}, logits.get(), ld, false);
+    if (product == 1)
+      Gemm(DType::kF32, m, v, c, {logits.get(), ld, 1}, {w.get(), c, 1}, out.get(), c, false);
+    if (product == 2)
+      Gemm(DType::kF32, v, m, c, {logits.get(), 1, ld}, {x.get(), c, 1}, out.get(), c, false);
   });
   SetAllowTf32(false);
   SetFlops(state, 2.0 * m * c * v);

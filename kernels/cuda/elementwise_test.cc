@@ -230,7 +230,8 @@ void CheckBinary(const char* name, BinaryKernel kernel, const std::vector<DType>
           const typename B::Buffer da(a), db(b), dout(expected.size());
           kernel(dtype, l.shape, {da.data(), l.a}, {db.data(), l.b}, dout.data());
           const std::vector<unsigned char> got = dout.template ToHost<unsigned char>();
-          EXPECT_EQ(comparison ? got : SameNaNs<T>(got), comparison ? expected : SameNaNs<T>(expected))
+          EXPECT_EQ(comparison ? got : SameNaNs<T>(got),
+                    comparison ? expected : SameNaNs<T>(expected))
               << name << " " << DTypeName(dtype) << " " << ShapeToString(l.shape);
         }
       }

@@ -11,9 +11,9 @@
 // thread per column walking every id, and 1.80 ms with blocks that each walked every
 // id for the ids of one class of id % 256.
 
-#include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 
+#include <cub/device/device_radix_sort.cuh>
 #include <limits>
 
 #include "kernels/cuda/allocator.h"
@@ -93,20 +93,19 @@ void EmbeddingBackward(DType dtype, int64_t n, int64_t dim, const int64_t* ids, 
     const ScopedAllocation keys(device, n * 8), positions(device, n * 4), order(device, n * 4);
     PositionsKernel<<<internal::Blocks(n), internal::kThreads>>>(count, positions.as<int32_t>());
     size_t sort_bytes = 0;
-    EMBER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids, keys.as<int64_t>(),
-                                                     positions.as<int32_t>(), order.as<int32_t>(),
-                                                     count),
-                     "embedding_backward: sort");
+    EMBER_CUDA_CHECK(
+        cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids, keys.as<int64_t>(),
+                                        positions.as<int32_t>(), order.as<int32_t>(), count),
+        "embedding_backward: sort");
     const ScopedAllocation sort(device, static_cast<int64_t>(sort_bytes));
-    EMBER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort.as<void>(), sort_bytes, ids,
-                                                     keys.as<int64_t>(), positions.as<int32_t>(),
-                                                     order.as<int32_t>(), count),
-                     "embedding_backward: sort");
+    EMBER_CUDA_CHECK(
+        cub::DeviceRadixSort::SortPairs(sort.as<void>(), sort_bytes, ids, keys.as<int64_t>(),
+                                        positions.as<int32_t>(), order.as<int32_t>(), count),
+        "embedding_backward: sort");
     const RowLaunch launch(n, dim);
-    EmbeddingBackwardKernel<<<launch.grid, launch.threads>>>(n, dim, keys.as<int64_t>(),
-                                                             order.as<int32_t>(),
-                                                             static_cast<const T*>(dout),
-                                                             static_cast<T*>(dweight));
+    EmbeddingBackwardKernel<<<launch.grid, launch.threads>>>(
+        n, dim, keys.as<int64_t>(), order.as<int32_t>(), static_cast<const T*>(dout),
+        static_cast<T*>(dweight));
   });
   EMBER_CUDA_CHECK_LAUNCH("embedding_backward");
 }

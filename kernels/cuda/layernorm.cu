@@ -13,10 +13,10 @@ namespace ember::kernels::cuda {
 namespace {
 
 using internal::BlockReduce;
+using internal::DispatchFloat;
 using internal::kThreads;
 using internal::RowBlocks;
 using internal::SumOp;
-using internal::DispatchFloat;
 
 // mean = sum x / c, var = sum (x - mean)^2 / c, rstd = 1 / sqrt(var + eps),
 // y = (x - mean) rstd w + b.
@@ -77,7 +77,8 @@ struct ParamTerms {
   int64_t c;
   __device__ internal::Terms<2> operator()(int64_t r, int64_t j) const {
     const T d = dy[r * c + j];
-    return {{static_cast<double>(d) * ((x[r * c + j] - mean[r]) * rstd[r]), static_cast<double>(d)}};
+    return {
+        {static_cast<double>(d) * ((x[r * c + j] - mean[r]) * rstd[r]), static_cast<double>(d)}};
   }
 };
 template <typename T>
@@ -115,10 +116,11 @@ void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, cons
           static_cast<const T*>(mean), static_cast<const T*>(rstd), static_cast<const T*>(dy),
           static_cast<T*>(dx));
     }
-    internal::ColumnSums<2>("layer_norm_backward", rows, c,
-                            ParamTerms<T>{static_cast<const T*>(x), static_cast<const T*>(mean),
-                                          static_cast<const T*>(rstd), static_cast<const T*>(dy), c},
-                            StoreParams<T>{static_cast<T*>(dweight), static_cast<T*>(dbias)});
+    internal::ColumnSums<2>(
+        "layer_norm_backward", rows, c,
+        ParamTerms<T>{static_cast<const T*>(x), static_cast<const T*>(mean),
+                      static_cast<const T*>(rstd), static_cast<const T*>(dy), c},
+        StoreParams<T>{static_cast<T*>(dweight), static_cast<T*>(dbias)});
   });
   EMBER_CUDA_CHECK_LAUNCH("layer_norm_backward");
 }

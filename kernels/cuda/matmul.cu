@@ -16,12 +16,12 @@
 #include <mutex>
 #include <vector>
 
-#include "kernels/cuda/allocator.h"
 #include "kernels/copy.h"
+#include "kernels/cuda/allocator.h"
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/matmul.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/matmul.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -99,8 +99,9 @@ void Run(const char* name, DType dtype, int64_t batches, int64_t m, int64_t k, i
   if (dtype == DType::kF32) {
     // Asked on every call (a cheap setter on the handle), so that SetAllowTf32 takes
     // effect at once.
-    CheckCublas(cublasSetMathMode(handle, AllowTf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
-                "matmul: math mode");
+    CheckCublas(
+        cublasSetMathMode(handle, AllowTf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
+        "matmul: math mode");
     const float alpha = 1, beta = accumulate ? 1 : 0;
     CheckCublas(cublasSgemmStridedBatched(handle, b.op, a.op, n, m, k, &alpha,
                                           static_cast<const float*>(b.data), b.ld, b_stride,

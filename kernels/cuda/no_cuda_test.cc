@@ -34,12 +34,11 @@ TEST(NoCudaTest, TheRuntimeRefusesAndTheKernelsAreAbsent) {
   GTEST_SKIP() << "this build has the CUDA kernels";
 #endif
   EXPECT_EQ(DeviceCount(), 0);
-  for (const std::string& message : {MessageOf([] { UseDevice(0); }),
-                                     MessageOf([] { Synchronize(0); }),
-                                     MessageOf([] {
-                                       char byte = 0;
-                                       CopyBytes(&byte, kHost, &byte, 0, 1);
-                                     })}) {
+  for (const std::string& message :
+       {MessageOf([] { UseDevice(0); }), MessageOf([] { Synchronize(0); }), MessageOf([] {
+          char byte = 0;
+          CopyBytes(&byte, kHost, &byte, 0, 1);
+        })}) {
     EXPECT_NE(message.find(kExpected), std::string::npos) << message;
   }
   EXPECT_EQ(EMBER_CUDA_KERNEL(Add), nullptr);

@@ -14,8 +14,8 @@
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::kThreads;
 using internal::DispatchFloat;
+using internal::kThreads;
 
 template <typename T>
 __global__ void MaxPoolForwardKernel(int64_t planes, Window2d w, int64_t oh, int64_t ow, const T* x,
@@ -97,9 +97,11 @@ bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, cons
   EMBER_CUDA_CHECK(cudaGetDevice(&device), "max_pool2d_backward");
   const ScopedAllocation flag(device, sizeof(int));
   const int one = 1;
-  EMBER_CUDA_CHECK(cudaMemcpy(flag.as<int>(), &one, sizeof(int), cudaMemcpyHostToDevice), "max_pool2d_backward");
+  EMBER_CUDA_CHECK(cudaMemcpy(flag.as<int>(), &one, sizeof(int), cudaMemcpyHostToDevice),
+                   "max_pool2d_backward");
   if (outputs > 0) {
-    CheckArgmaxKernel<<<internal::Blocks(outputs), kThreads>>>(outputs, inputs, argmax, flag.as<int>());
+    CheckArgmaxKernel<<<internal::Blocks(outputs), kThreads>>>(outputs, inputs, argmax,
+                                                               flag.as<int>());
   }
   DispatchFloat("max_pool2d_backward", dtype, [&](auto type) {
     using T = decltype(type);

@@ -6,8 +6,8 @@
 
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
-#include "kernels/random.h"
 #include "kernels/philox.h"
+#include "kernels/random.h"
 
 namespace ember::kernels::cuda {
 namespace {

@@ -126,12 +126,16 @@ template <typename T>
 struct ColumnOfX {
   const T* x;
   int64_t ld;
-  __device__ internal::Terms<1> operator()(int64_t i, int64_t j) const { return {{static_cast<double>(x[i * ld + j])}}; }
+  __device__ internal::Terms<1> operator()(int64_t i, int64_t j) const {
+    return {{static_cast<double>(x[i * ld + j])}};
+  }
 };
 template <typename T>
 struct StoreSum {
   T* out;
-  __device__ void operator()(int64_t j, internal::Terms<1> sum) const { out[j] = static_cast<T>(sum.v[0]); }
+  __device__ void operator()(int64_t j, internal::Terms<1> sum) const {
+    out[j] = static_cast<T>(sum.v[0]);
+  }
 };
 
 template <typename Op>
@@ -201,8 +205,9 @@ double SumSquares(DType dtype, int64_t n, const void* x) {
     SumSquaresKernel<<<blocks, kThreads>>>(n, static_cast<const T*>(x), partial.as<double>());
   });
   std::vector<double> sums(blocks);
-  EMBER_CUDA_CHECK(cudaMemcpy(sums.data(), partial.as<void>(), blocks * sizeof(double), cudaMemcpyDeviceToHost),
-                   "sum_squares");
+  EMBER_CUDA_CHECK(
+      cudaMemcpy(sums.data(), partial.as<void>(), blocks * sizeof(double), cudaMemcpyDeviceToHost),
+      "sum_squares");
   double total = 0;
   for (double s : sums) total += s;
   return total;

@@ -28,7 +28,7 @@ struct RowShape {
   int64_t rows, n;
 };
 // Rows of up to 1024 (a warp a row for softmax) and longer ones (a block a row).
-const std::vector<RowShape> kShapes = {{1, 1},     {1, 1000},   {3, 7},   {70, 256},
+const std::vector<RowShape> kShapes = {{1, 1},     {1, 1000}, {3, 7},    {70, 256},
                                        {5, 50257}, {300, 33}, {2, 1024}, {2, 1025}};
 
 template <typename T>
@@ -258,9 +258,12 @@ void CheckCausalAttention(bool tf32 = false) {
   // d = 32 and 64 fill the CUDA kernels' head width: their tiles are copied as 16-byte
   // vectors (cp.async), the others element by element.
   const std::vector<Shape> shapes =
-      tf32 ? std::vector<Shape>{{2, 200, 330, 64}, {1, 129, 129, 64}, {3, 1, 300, 64}, {1, 64, 64, 64}}
-           : std::vector<Shape>{{2, 1, 1, 4},      {3, 1, 300, 16},   {2, 60, 70, 33},
-                                {4, 300, 300, 8},  {2, 200, 330, 64}, {1, 129, 129, 32}};
+      tf32 ? std::vector<Shape>{{2, 200, 330, 64},
+                                {1, 129, 129, 64},
+                                {3, 1, 300, 64},
+                                {1, 64, 64, 64}}
+           : std::vector<Shape>{{2, 1, 1, 4},     {3, 1, 300, 16},   {2, 60, 70, 33},
+                                {4, 300, 300, 8}, {2, 200, 330, 64}, {1, 129, 129, 32}};
   double y_error = 0, dq_error = 0;  // the largest |y - y_ref| / (1 + |y_ref|), and dq's
   for (const Shape& s : shapes) {
     const std::vector<T> q = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng),
@@ -268,13 +271,14 @@ void CheckCausalAttention(bool tf32 = false) {
                          v = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
                          dy = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng);
     const int64_t q_bytes = q.size() * sizeof(T), k_bytes = k.size() * sizeof(T);
-    const typename B::Buffer dq_in(q), dk_in(k), dv_in(v), ddy(dy), y(q_bytes), lse(s.batch * s.tq * sizeof(T)),
-        dq(q_bytes), dk(k_bytes), dv(k_bytes);
+    const typename B::Buffer dq_in(q), dk_in(k), dv_in(v), ddy(dy), y(q_bytes),
+        lse(s.batch * s.tq * sizeof(T)), dq(q_bytes), dk(k_bytes), dv(k_bytes);
     SetAllowTf32(tf32);
-    B::CausalAttentionForward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, dq_in.data(), dk_in.data(), dv_in.data(),
-                              y.data(), lse.data());
-    B::CausalAttentionBackward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, dq_in.data(), dk_in.data(), dv_in.data(),
-                               y.data(), lse.data(), ddy.data(), dq.data(), dk.data(), dv.data());
+    B::CausalAttentionForward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, dq_in.data(), dk_in.data(),
+                              dv_in.data(), y.data(), lse.data());
+    B::CausalAttentionBackward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, dq_in.data(), dk_in.data(),
+                               dv_in.data(), y.data(), lse.data(), ddy.data(), dq.data(), dk.data(),
+                               dv.data());
     SetAllowTf32(false);
     const std::vector<T> got_y = y.template ToHost<T>(), got_lse = lse.template ToHost<T>(),
                          got_dq = dq.template ToHost<T>(), got_dk = dk.template ToHost<T>(),
@@ -285,19 +289,22 @@ void CheckCausalAttention(bool tf32 = false) {
         return std::vector<double>(x.begin() + b * t * s.d, x.begin() + (b + 1) * t * s.d);
       };
       const ref::AttentionOutput want = ref::CausalAttention(
-          ref::AttentionHead{s.tq, s.tk, s.d, head(q, s.tq), head(k, s.tk), head(v, s.tk)}, head(dy, s.tq));
+          ref::AttentionHead{s.tq, s.tk, s.d, head(q, s.tq), head(k, s.tk), head(v, s.tk)},
+          head(dy, s.tq));
       auto check = [&](const char* name, const std::vector<T>& got, int64_t offset,
                        const std::vector<double>& expected) {
         for (size_t i = 0; i < expected.size(); ++i) {
           ASSERT_NEAR(got[offset + i], expected[i], tol * (1 + std::fabs(expected[i])))
-              << name << "[" << i << "] of head " << b << ", tq=" << s.tq << " tk=" << s.tk << " d=" << s.d;
+              << name << "[" << i << "] of head " << b << ", tq=" << s.tq << " tk=" << s.tk
+              << " d=" << s.d;
         }
       };
       check("y", got_y, b * s.tq * s.d, want.y);
       for (size_t i = 0; i < want.y.size(); ++i) {
-        y_error = std::max(y_error, std::fabs(got_y[b * s.tq * s.d + i] - want.y[i]) / (1 + std::fabs(want.y[i])));
-        dq_error =
-            std::max(dq_error, std::fabs(got_dq[b * s.tq * s.d + i] - want.dq[i]) / (1 + std::fabs(want.dq[i])));
+        y_error = std::max(
+            y_error, std::fabs(got_y[b * s.tq * s.d + i] - want.y[i]) / (1 + std::fabs(want.y[i])));
+        dq_error = std::max(dq_error, std::fabs(got_dq[b * s.tq * s.d + i] - want.dq[i]) /
+                                          (1 + std::fabs(want.dq[i])));
       }
       check("lse", got_lse, b * s.tq, want.lse);
       check("dq", got_dq, b * s.tq * s.d, want.dq);

@@ -21,8 +21,8 @@
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::kThreads;
 using internal::DispatchFloat;
+using internal::kThreads;
 
 // Whether (va, ia) comes before (vb, ib) in top-k order; an index of -1 is "none".
 template <typename T>
@@ -244,8 +244,8 @@ void MultinomialRows(DType dtype, int64_t rows, int64_t n, const void* probs, co
                    "multinomial");
   DispatchFloat("multinomial", dtype, [&](auto type) {
     using T = decltype(type);
-    MultinomialKernel<<<internal::Blocks(rows), kThreads>>>(
-        rows, n, static_cast<const T*>(probs), device_uniform.as<const double>(), out);
+    MultinomialKernel<<<internal::Blocks(rows), kThreads>>>(rows, n, static_cast<const T*>(probs),
+                                                            device_uniform.as<const double>(), out);
   });
   EMBER_CUDA_CHECK_LAUNCH("multinomial");
 }

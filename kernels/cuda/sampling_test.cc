@@ -23,7 +23,11 @@ TYPED_TEST(SamplingTest, TopKIsTheStablySortedPrefix) {
   using B = TypeParam;
   std::mt19937 rng(3);
   for (const auto& [rows, n, k] : std::vector<std::array<int64_t, 3>>{
-           {1, 50257, 40}, {3, 10, 10}, {4, 1000, 1}, {2, 300, 17}, {1, 3000, 1024},
+           {1, 50257, 40},
+           {3, 10, 10},
+           {4, 1000, 1},
+           {2, 300, 17},
+           {1, 3000, 1024},
            {1, 3000, 1500}}) {  // the CUDA kernel's largest radix-select k, and past it
     std::vector<float> x = cpu::internal::RandomVector<float>(rows * n, -5, 5, rng);
     for (int64_t i = 0; i < rows * n; i += 5) x[i] = std::round(x[i]);  // ties

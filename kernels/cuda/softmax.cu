@@ -14,9 +14,9 @@ namespace ember::kernels::cuda {
 namespace {
 
 using internal::BlockReduce;
+using internal::DispatchFloat;
 using internal::kThreads;
 using internal::RowBlocks;
-using internal::DispatchFloat;
 
 // The row's maximum m and s = sum_j exp(x_j - m), known to every thread.
 template <typename T>
@@ -168,8 +168,8 @@ __global__ void SoftmaxBackwardWarpKernel(int64_t rows, int64_t n, const T* y, c
       for (int i = 0; i < kPer; ++i) terms[i] = dyv[i] * yv[i];
       lane_sum = TreeReduce(terms, internal::SumOp{});
     }
-    const T total = static_cast<T>(
-        internal::WarpReduce(static_cast<double>(lane_sum), internal::SumOp{}));
+    const T total =
+        static_cast<T>(internal::WarpReduce(static_cast<double>(lane_sum), internal::SumOp{}));
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
       const int64_t j = lane + 32 * i;

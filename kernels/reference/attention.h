@@ -21,7 +21,7 @@ struct AttentionHead {
 };
 
 struct AttentionOutput {
-  std::vector<double> y, lse;     // [tq, d], [tq]
+  std::vector<double> y, lse;      // [tq, d], [tq]
   std::vector<double> dq, dk, dv;  // [tq, d], [tk, d], [tk, d]
 };
 

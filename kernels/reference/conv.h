@@ -38,10 +38,12 @@ inline std::vector<double> Conv2d(const Conv2dShape& s, const std::vector<double
   std::vector<double> y(s.n * s.o * s.oh() * s.ow(), 0.0);
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t o = 0; o < s.o; ++o)
-      for (int64_t k = 0; k < s.oh() * s.ow(); ++k) y[(n * s.o + o) * s.oh() * s.ow() + k] = b.empty() ? 0 : b[o];
+      for (int64_t k = 0; k < s.oh() * s.ow(); ++k)
+        y[(n * s.o + o) * s.oh() * s.ow() + k] = b.empty() ? 0 : b[o];
   ForEachTap(s, [&](int64_t n, int64_t o, int64_t c, int64_t oy, int64_t ox, int64_t i, int64_t j,
                     int64_t at) {
-    y[((n * s.o + o) * s.oh() + oy) * s.ow() + ox] += w[((o * s.c + c) * s.kh + i) * s.kw + j] * x[at];
+    y[((n * s.o + o) * s.oh() + oy) * s.ow() + ox] +=
+        w[((o * s.c + c) * s.kh + i) * s.kw + j] * x[at];
   });
   return y;
 }
@@ -57,7 +59,8 @@ inline Conv2dGrads Conv2dBackward(const Conv2dShape& s, const std::vector<double
                 std::vector<double>(s.o, 0.0)};
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t o = 0; o < s.o; ++o)
-      for (int64_t k = 0; k < s.oh() * s.ow(); ++k) g.db[o] += dy[(n * s.o + o) * s.oh() * s.ow() + k];
+      for (int64_t k = 0; k < s.oh() * s.ow(); ++k)
+        g.db[o] += dy[(n * s.o + o) * s.oh() * s.ow() + k];
   ForEachTap(s, [&](int64_t n, int64_t o, int64_t c, int64_t oy, int64_t ox, int64_t i, int64_t j,
                     int64_t at) {
     const double d = dy[((n * s.o + o) * s.oh() + oy) * s.ow() + ox];

@@ -12,14 +12,17 @@ namespace ember::models::bigram {
 
 namespace ag = ::ember::autograd;
 
-CountingBigram CountingBigram::Fit(const data::CharExamples& examples, int64_t vocab, double smoothing) {
-  EMBER_CHECK(examples.x.dim() == 2 && examples.x.size(1) == 1, "CountingBigram: contexts of shape ",
-              ShapeToString(examples.x.shape()), " (expected [N, 1])");
+CountingBigram CountingBigram::Fit(const data::CharExamples& examples, int64_t vocab,
+                                   double smoothing) {
+  EMBER_CHECK(examples.x.dim() == 2 && examples.x.size(1) == 1,
+              "CountingBigram: contexts of shape ", ShapeToString(examples.x.shape()),
+              " (expected [N, 1])");
   EMBER_CHECK(smoothing >= 0, "CountingBigram: smoothing ", smoothing, " (expected >= 0)");
   const std::vector<int64_t> a = examples.x.ToVector<int64_t>(), b = examples.y.ToVector<int64_t>();
   std::vector<double> counts(static_cast<size_t>(vocab * vocab), smoothing);
   for (size_t i = 0; i < a.size(); ++i) {
-    EMBER_CHECK(a[i] >= 0 && a[i] < vocab && b[i] >= 0 && b[i] < vocab, "CountingBigram: id out of range");
+    EMBER_CHECK(a[i] >= 0 && a[i] < vocab && b[i] >= 0 && b[i] < vocab,
+                "CountingBigram: id out of range");
     counts[static_cast<size_t>(a[i] * vocab + b[i])] += 1;
   }
   std::vector<float> log_probs(counts.size());
@@ -30,7 +33,8 @@ CountingBigram CountingBigram::Fit(const data::CharExamples& examples, int64_t v
       const double n = counts[static_cast<size_t>(row * vocab + c)];
       // An unseen pair without smoothing has probability 0: log 0 = -inf, as the counts say.
       log_probs[static_cast<size_t>(row * vocab + c)] =
-          total > 0 ? static_cast<float>(std::log(n / total)) : static_cast<float>(-std::log(vocab));
+          total > 0 ? static_cast<float>(std::log(n / total))
+                    : static_cast<float>(-std::log(vocab));
     }
   }
   return CountingBigram(FromVector(log_probs, {vocab, vocab}));
@@ -41,7 +45,9 @@ Tensor CountingBigram::Logits(const Tensor& context) const {
 }
 
 NeuralBigram::NeuralBigram(int64_t vocab, Generator& gen) {
-  weight_ = RegisterParameter("weight", {{vocab, vocab}, DType::kF32, nn::Initializer::Normal(0, 1), {"vocab", "vocab"}}, gen);
+  weight_ = RegisterParameter(
+      "weight", {{vocab, vocab}, DType::kF32, nn::Initializer::Normal(0, 1), {"vocab", "vocab"}},
+      gen);
 }
 
 Tensor NeuralBigram::Forward(const Tensor& context) {

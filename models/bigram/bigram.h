@@ -25,7 +25,8 @@ namespace ember::models::bigram {
 class CountingBigram {
  public:
   // From examples with a context of one character (x i64 [N, 1], y i64 [N]).
-  static CountingBigram Fit(const data::CharExamples& examples, int64_t vocab, double smoothing = 1);
+  static CountingBigram Fit(const data::CharExamples& examples, int64_t vocab,
+                            double smoothing = 1);
   // log P(. | a) for each context a: [N, 1] -> [N, vocab].
   Tensor Logits(const Tensor& context) const;
   const Tensor& log_probs() const { return log_probs_; }  // [vocab, vocab], f32

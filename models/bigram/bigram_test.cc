@@ -18,14 +18,18 @@ namespace ag = ::ember::autograd;
 
 TEST(BigramTest, CountsByHand) {
   // Pairs (a -> b): 0->1 twice, 0->2 once, 1->0 once; vocabulary 3; add-one smoothing.
-  data::CharExamples e{FromVector(std::vector<int64_t>{0, 0, 0, 1}, {4, 1}), FromVector(std::vector<int64_t>{1, 1, 2, 0})};
+  data::CharExamples e{FromVector(std::vector<int64_t>{0, 0, 0, 1}, {4, 1}),
+                       FromVector(std::vector<int64_t>{1, 1, 2, 0})};
   const CountingBigram model = CountingBigram::Fit(e, 3, 1);
   // Row 0: counts 1 + {0, 2, 1} = {1, 3, 2} of 6; row 1: {2, 1, 1} of 4; row 2: uniform.
-  const std::vector<double> expected = {1 / 6.0, 3 / 6.0, 2 / 6.0, 2 / 4.0, 1 / 4.0, 1 / 4.0, 1 / 3.0, 1 / 3.0, 1 / 3.0};
+  const std::vector<double> expected = {1 / 6.0, 3 / 6.0, 2 / 6.0, 2 / 4.0, 1 / 4.0,
+                                        1 / 4.0, 1 / 3.0, 1 / 3.0, 1 / 3.0};
   const std::vector<float> got = model.log_probs().ToVector<float>();
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(got[i], std::log(expected[i]), 1e-6) << i;
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(got[i], std::log(expected[i]), 1e-6) << i;
   // NLL of the four pairs: -(2 log 3/6 + log 2/6 + log 2/4) / 4.
-  EXPECT_NEAR(MeanNll(model.Logits(e.x), e.y), -(2 * std::log(0.5) + std::log(2 / 6.0) + std::log(0.5)) / 4, 1e-6);
+  EXPECT_NEAR(MeanNll(model.Logits(e.x), e.y),
+              -(2 * std::log(0.5) + std::log(2 / 6.0) + std::log(0.5)) / 4, 1e-6);
   // Without smoothing an unseen pair is impossible, and a row never seen is uniform.
   const CountingBigram raw = CountingBigram::Fit(e, 3, 0);
   EXPECT_EQ(raw.log_probs().at({1, 2}), -INFINITY);
@@ -69,11 +73,16 @@ TEST(BigramTest, NamesLossesEqualPyTorchs) {
   std::string vocab;
   for (const std::string& c : names->vocab.chars()) vocab += c;
   EXPECT_EQ(vocab, torch["vocab"].get<std::string>());
-  const CountingBigram model = CountingBigram::Fit(names->train.examples, static_cast<int64_t>(names->vocab.size()));
-  for (const auto& [split, part] : {std::pair<std::string, const NameSplit*>{"train", &names->train},
-                                    {"val", &names->val}, {"test", &names->test}}) {
+  const CountingBigram model =
+      CountingBigram::Fit(names->train.examples, static_cast<int64_t>(names->vocab.size()));
+  for (const auto& [split, part] :
+       {std::pair<std::string, const NameSplit*>{"train", &names->train},
+        {"val", &names->val},
+        {"test", &names->test}}) {
     const data::CharExamples& examples = part->examples;
-    EXPECT_NEAR(MeanNll(model.Logits(examples.x), examples.y), torch[split + "_loss"].get<double>(), 2e-6) << split;
+    EXPECT_NEAR(MeanNll(model.Logits(examples.x), examples.y), torch[split + "_loss"].get<double>(),
+                2e-6)
+        << split;
   }
 }
 

@@ -32,15 +32,18 @@ void OnStopSignal(int signo) {
 
 // The number a metrics row begins with: "12,..." (CSV) or {"step":12,...} (JSON lines).
 bool RowNumber(absl::string_view line, int64_t& step) {
-  if (!absl::ConsumePrefix(&line, "{\"step\":") && (line.empty() || line[0] < '0' || line[0] > '9')) return false;
+  if (!absl::ConsumePrefix(&line, "{\"step\":") && (line.empty() || line[0] < '0' || line[0] > '9'))
+    return false;
   const size_t end = line.find_first_of(",}");
   return end != absl::string_view::npos && absl::SimpleAtoi(line.substr(0, end), &step);
 }
 
-absl::StatusOr<std::string> MetadataText(const TrainingState& state, const std::string& path, const std::string& key) {
+absl::StatusOr<std::string> MetadataText(const TrainingState& state, const std::string& path,
+                                         const std::string& key) {
   const auto it = state.metadata.find(key);
   if (it == state.metadata.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint has no \"", key, "\" in its metadata"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": the checkpoint has no \"", key, "\" in its metadata"));
   }
   return it->second;
 }
@@ -58,7 +61,9 @@ void CatchStopSignals() {
 
 int StopSignal() { return stop_signal.load(); }
 
-int ExitCodeAfterSignal(int code) { return code == 0 && StopSignal() != 0 ? 128 + StopSignal() : code; }
+int ExitCodeAfterSignal(int code) {
+  return code == 0 && StopSignal() != 0 ? 128 + StopSignal() : code;
+}
 
 std::string StepCheckpointPath(const std::string& out_dir, int64_t step) {
   const std::filesystem::path dir = std::filesystem::path(out_dir) / "checkpoints";
@@ -70,7 +75,8 @@ std::string StepCheckpointPath(const std::string& out_dir, int64_t step) {
 void PruneStepCheckpoints(const std::string& out_dir, int64_t keep) {
   std::vector<std::filesystem::path> saved;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out_dir) / "checkpoints", error)) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(out_dir) / "checkpoints", error)) {
     const std::string name = entry.path().filename().string();
     if (!absl::StartsWith(name, "step_")) continue;
     if (absl::EndsWith(name, ".safetensors")) {
@@ -80,13 +86,17 @@ void PruneStepCheckpoints(const std::string& out_dir, int64_t keep) {
     }
   }
   std::sort(saved.begin(), saved.end());  // zero-padded steps sort by name
-  for (size_t i = 0; i + std::max<int64_t>(keep, 1) < saved.size(); ++i) std::filesystem::remove(saved[i], error);
+  for (size_t i = 0; i + std::max<int64_t>(keep, 1) < saved.size(); ++i)
+    std::filesystem::remove(saved[i], error);
 }
 
-absl::StatusOr<std::string> LatestCheckpoint(const std::string& out_dir, std::string_view final_name) {
-  std::vector<std::filesystem::path> candidates = {std::filesystem::path(out_dir) / std::string(final_name)};
+absl::StatusOr<std::string> LatestCheckpoint(const std::string& out_dir,
+                                             std::string_view final_name) {
+  std::vector<std::filesystem::path> candidates = {std::filesystem::path(out_dir) /
+                                                   std::string(final_name)};
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out_dir) / "checkpoints", error)) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(out_dir) / "checkpoints", error)) {
     if (entry.path().extension() == ".safetensors") candidates.push_back(entry.path());
   }
   std::string latest;
@@ -96,7 +106,8 @@ absl::StatusOr<std::string> LatestCheckpoint(const std::string& out_dir, std::st
     if (!error && (latest.empty() || time > newest)) latest = path.string(), newest = time;
   }
   if (latest.empty()) {
-    return absl::NotFoundError(absl::StrCat("--resume=latest: no checkpoint in ", out_dir, " (nor in its checkpoints/)"));
+    return absl::NotFoundError(
+        absl::StrCat("--resume=latest: no checkpoint in ", out_dir, " (nor in its checkpoints/)"));
   }
   return latest;
 }
@@ -131,33 +142,38 @@ absl::StatusOr<TrainingState> LoadTrainingState(const std::string& path, std::st
   if (it == file->metadata.end() || it->second != format) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " is not a checkpoint of this trainer (its format is ",
-        it == file->metadata.end() ? "not recorded" : absl::StrCat("\"", it->second, "\""), "; expected \"", std::string(format),
-        "\")"));
+        it == file->metadata.end() ? "not recorded" : absl::StrCat("\"", it->second, "\""),
+        "; expected \"", std::string(format), "\")"));
   }
   TrainingState state;
   state.metadata = std::move(file->metadata);
   for (auto& [key, t] : file->tensors) {
     absl::string_view name = key;
-    (absl::ConsumePrefix(&name, kOptimizerPrefix) ? state.optimizer : state.model)[std::string(name)] = std::move(t);
+    (absl::ConsumePrefix(&name, kOptimizerPrefix) ? state.optimizer
+                                                  : state.model)[std::string(name)] = std::move(t);
   }
   return state;
 }
 
-absl::StatusOr<int64_t> MetadataInt(const TrainingState& state, const std::string& path, const std::string& key) {
+absl::StatusOr<int64_t> MetadataInt(const TrainingState& state, const std::string& path,
+                                    const std::string& key) {
   absl::StatusOr<std::string> text = MetadataText(state, path, key);
   int64_t value;
   if (text.ok() && !absl::SimpleAtoi(*text, &value)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": metadata \"", key, "\" is not an integer: ", *text));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": metadata \"", key, "\" is not an integer: ", *text));
   }
   if (!text.ok()) return text.status();
   return value;
 }
 
-absl::StatusOr<double> MetadataDouble(const TrainingState& state, const std::string& path, const std::string& key) {
+absl::StatusOr<double> MetadataDouble(const TrainingState& state, const std::string& path,
+                                      const std::string& key) {
   absl::StatusOr<std::string> text = MetadataText(state, path, key);
   double value;
   if (text.ok() && !absl::SimpleAtod(*text, &value)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": metadata \"", key, "\" is not a number: ", *text));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": metadata \"", key, "\" is not a number: ", *text));
   }
   if (!text.ok()) return text.status();
   return value;
@@ -165,13 +181,13 @@ absl::StatusOr<double> MetadataDouble(const TrainingState& state, const std::str
 
 std::string ExactDouble(double value) { return absl::StrFormat("%.17g", value); }
 
-absl::Status CheckSameRun(const TrainingState& state, const std::string& path, const std::string& flag,
-                          const std::string& value) {
+absl::Status CheckSameRun(const TrainingState& state, const std::string& path,
+                          const std::string& flag, const std::string& value) {
   absl::StatusOr<std::string> recorded = MetadataText(state, path, flag);
   if (!recorded.ok()) return recorded.status();
   if (*recorded != value) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " was trained with --", flag, "=", *recorded,
-                                                   "; this run has --", flag, "=", value,
+    return absl::InvalidArgumentError(absl::StrCat(path, " was trained with --", flag, "=",
+                                                   *recorded, "; this run has --", flag, "=", value,
                                                    " (a resumed run keeps its flags)"));
   }
   return absl::OkStatus();

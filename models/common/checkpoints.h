@@ -38,7 +38,8 @@ std::string StepCheckpointPath(const std::string& out_dir, int64_t step);
 void PruneStepCheckpoints(const std::string& out_dir, int64_t keep);
 // --resume=latest: of OUT_DIR/<final_name> and OUT_DIR/checkpoints/*.safetensors, the
 // one written last; NotFound when there is none.
-absl::StatusOr<std::string> LatestCheckpoint(const std::string& out_dir, std::string_view final_name);
+absl::StatusOr<std::string> LatestCheckpoint(const std::string& out_dir,
+                                             std::string_view final_name);
 
 // Drops the rows of a metrics file past `last`: CSV rows whose first field (a step, an
 // epoch) is a larger number, JSON lines that begin {"step":N with N > last. Other lines
@@ -56,13 +57,15 @@ absl::Status SaveTrainingState(const std::string& path, const TrainingState& sta
 absl::StatusOr<TrainingState> LoadTrainingState(const std::string& path, std::string_view format);
 // metadata[key] as a number (doubles are written with 17 digits, so they read back
 // exactly); InvalidArgument naming the file and the key when it is not one.
-absl::StatusOr<int64_t> MetadataInt(const TrainingState& state, const std::string& path, const std::string& key);
-absl::StatusOr<double> MetadataDouble(const TrainingState& state, const std::string& path, const std::string& key);
+absl::StatusOr<int64_t> MetadataInt(const TrainingState& state, const std::string& path,
+                                    const std::string& key);
+absl::StatusOr<double> MetadataDouble(const TrainingState& state, const std::string& path,
+                                      const std::string& key);
 std::string ExactDouble(double value);
 // A resumed run must be the run that wrote the checkpoint: InvalidArgument unless its
 // metadata[flag] is `value` (this run's --flag).
-absl::Status CheckSameRun(const TrainingState& state, const std::string& path, const std::string& flag,
-                          const std::string& value);
+absl::Status CheckSameRun(const TrainingState& state, const std::string& path,
+                          const std::string& flag, const std::string& value);
 
 }  // namespace ember::models
 

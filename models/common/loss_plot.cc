@@ -26,7 +26,10 @@ std::vector<double> Ticks(double lo, double hi, int count) {
   const double raw = (hi - lo) / count;
   if (!(raw > 0)) return {lo};
   const double power = std::pow(10, std::floor(std::log10(raw)));
-  const double step = raw / power < 1.5 ? power : raw / power < 3.5 ? 2 * power : raw / power < 7.5 ? 5 * power : 10 * power;
+  const double step = raw / power < 1.5   ? power
+                      : raw / power < 3.5 ? 2 * power
+                      : raw / power < 7.5 ? 5 * power
+                                          : 10 * power;
   std::vector<double> ticks;
   for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(t);
   return ticks;
@@ -72,19 +75,23 @@ std::string LossSvg(const LossCurves& curves, bool log_scale) {
 
   std::string svg = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" "
+      "fill=\"white\"/>\n",
       kWidth, kHeight, kWidth, kHeight);
   absl::StrAppend(&svg, "<text x=\"", kLeft, "\" y=\"24\" font-size=\"15\">",
-                  curves.title.empty() ? "loss" : curves.title, log_scale ? " (log scale)" : "", "</text>\n");
+                  curves.title.empty() ? "loss" : curves.title, log_scale ? " (log scale)" : "",
+                  "</text>\n");
   // Grid and ticks: steps (and tokens) along the bottom, the loss up the side.
   for (const double step : Ticks(x_lo, x_hi, 8)) {
     absl::StrAppendFormat(&svg,
                           "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#e4e4e4\"/>"
                           "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%s</text>\n",
-                          px(step), kTop, px(step), kTop + h, px(step), kTop + h + 16, Number(step));
+                          px(step), kTop, px(step), kTop + h, px(step), kTop + h + 16,
+                          Number(step));
     if (curves.tokens_per_step > 0) {
-      absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\" fill=\"#777\">%s</text>\n",
-                            px(step), kTop + h + 32, Tokens(step * curves.tokens_per_step));
+      absl::StrAppendFormat(
+          &svg, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\" fill=\"#777\">%s</text>\n",
+          px(step), kTop + h + 32, Tokens(step * curves.tokens_per_step));
     }
   }
   std::vector<double> y_ticks;
@@ -107,28 +114,36 @@ std::string LossSvg(const LossCurves& curves, bool log_scale) {
                           "<text x=\"%g\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
                           kLeft, py(v), kLeft + w, py(v), kLeft - 6, py(v) + 4, Number(v));
   }
-  absl::StrAppendFormat(&svg, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#444\"/>\n",
-                        kLeft, kTop, w, h);
-  absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">step%s</text>\n", kLeft + w / 2,
-                        kHeight - 12, curves.tokens_per_step > 0 ? " (tokens seen, grey)" : "");
-  absl::StrAppendFormat(&svg, "<text x=\"16\" y=\"%g\" transform=\"rotate(-90 16 %g)\" text-anchor=\"middle\">"
-                        "loss (nats per token)</text>\n", kTop + h / 2, kTop + h / 2);
+  absl::StrAppendFormat(
+      &svg, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#444\"/>\n",
+      kLeft, kTop, w, h);
+  absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">step%s</text>\n",
+                        kLeft + w / 2, kHeight - 12,
+                        curves.tokens_per_step > 0 ? " (tokens seen, grey)" : "");
+  absl::StrAppendFormat(
+      &svg,
+      "<text x=\"16\" y=\"%g\" transform=\"rotate(-90 16 %g)\" text-anchor=\"middle\">"
+      "loss (nats per token)</text>\n",
+      kTop + h / 2, kTop + h / 2);
 
-  auto polyline = [&](const std::vector<std::pair<double, double>>& curve, const char* color, double width) {
+  auto polyline = [&](const std::vector<std::pair<double, double>>& curve, const char* color,
+                      double width) {
     std::string points;
     for (const auto& [step, loss] : curve) {
       if (drawable(loss)) absl::StrAppendFormat(&points, "%.1f,%.1f ", px(step), py(loss));
     }
     if (!points.empty()) {
-      absl::StrAppendFormat(&svg, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%g\" points=\"%s\"/>\n",
-                            color, width, points);
+      absl::StrAppendFormat(
+          &svg, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%g\" points=\"%s\"/>\n",
+          color, width, points);
     }
   };
   polyline(curves.train, "#4c78a8", 1.2);
   polyline(curves.val, "#e45756", 2);
   for (const auto& [step, loss] : curves.val) {
-    if (drawable(loss)) absl::StrAppendFormat(&svg, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#e45756\"/>\n",
-                                              px(step), py(loss));
+    if (drawable(loss))
+      absl::StrAppendFormat(&svg, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#e45756\"/>\n",
+                            px(step), py(loss));
   }
   // The legend, with the latest values, in the plot's top right corner (where falling
   // curves leave room).
@@ -136,20 +151,24 @@ std::string LossSvg(const LossCurves& curves, bool log_scale) {
     return c.empty() ? std::string("-") : absl::StrFormat("%.4f", c.back().second);
   };
   const double lx = kLeft + w - 170, ly = kTop + 10;
-  absl::StrAppendFormat(&svg,
-                        "<rect x=\"%g\" y=\"%g\" width=\"162\" height=\"40\" fill=\"white\" stroke=\"#ccc\"/>\n"
-                        "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#4c78a8\" stroke-width=\"2\"/>"
-                        "<text x=\"%g\" y=\"%g\">train %s</text>\n"
-                        "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#e45756\" stroke-width=\"2\"/>"
-                        "<text x=\"%g\" y=\"%g\">validation %s</text>\n",
-                        lx, ly, lx + 8, ly + 13, lx + 28, ly + 13, lx + 34, ly + 17, last(curves.train), lx + 8, ly + 29,
-                        lx + 28, ly + 29, lx + 34, ly + 33, last(curves.val));
-  if (empty) absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\">no data yet</text>\n", kLeft + 10, kTop + 20);
+  absl::StrAppendFormat(
+      &svg,
+      "<rect x=\"%g\" y=\"%g\" width=\"162\" height=\"40\" fill=\"white\" stroke=\"#ccc\"/>\n"
+      "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#4c78a8\" stroke-width=\"2\"/>"
+      "<text x=\"%g\" y=\"%g\">train %s</text>\n"
+      "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#e45756\" stroke-width=\"2\"/>"
+      "<text x=\"%g\" y=\"%g\">validation %s</text>\n",
+      lx, ly, lx + 8, ly + 13, lx + 28, ly + 13, lx + 34, ly + 17, last(curves.train), lx + 8,
+      ly + 29, lx + 28, ly + 29, lx + 34, ly + 33, last(curves.val));
+  if (empty)
+    absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\">no data yet</text>\n", kLeft + 10,
+                          kTop + 20);
   return svg + "</svg>\n";
 }
 
 absl::Status WriteLossSvg(const std::string& path, const LossCurves& curves, bool log_scale) {
-  return WriteFileAtomically(path, LossSvg(curves, log_scale));  // a browser reloading it never sees half
+  return WriteFileAtomically(path,
+                             LossSvg(curves, log_scale));  // a browser reloading it never sees half
 }
 
 LossCurves ReadLossCurves(const std::string& path) {
@@ -161,7 +180,8 @@ LossCurves ReadLossCurves(const std::string& path) {
     const std::vector<std::string> fields = absl::StrSplit(line, ',');
     double step, loss, val;
     if (fields.size() < 3 || !absl::SimpleAtod(fields[0], &step)) continue;
-    if (absl::SimpleAtod(fields[1], &loss)) curves.train.emplace_back(step, loss);  // step 0 has none
+    if (absl::SimpleAtod(fields[1], &loss))
+      curves.train.emplace_back(step, loss);  // step 0 has none
     if (absl::SimpleAtod(fields[2], &val)) curves.val.emplace_back(step, val);
   }
   return curves;

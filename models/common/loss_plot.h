@@ -17,7 +17,7 @@ namespace ember::models {
 
 struct LossCurves {
   std::vector<std::pair<double, double>> train, val;  // (step, loss)
-  double tokens_per_step = 0;  // 0: no tokens axis
+  double tokens_per_step = 0;                         // 0: no tokens axis
   std::string title;
 };
 
@@ -27,8 +27,8 @@ std::string LossSvg(const LossCurves& curves, bool log_scale);
 absl::Status WriteLossSvg(const std::string& path, const LossCurves& curves, bool log_scale);
 
 // The curves so far of a run whose metrics.csv (step,loss,val_loss,...; val_loss empty
-// between validations, loss empty in step 0's row) is at `path`, for a resumed run to draw the whole of it. A file
-// that is not there gives empty curves.
+// between validations, loss empty in step 0's row) is at `path`, for a resumed run to draw the
+// whole of it. A file that is not there gives empty curves.
 LossCurves ReadLossCurves(const std::string& path);
 
 }  // namespace ember::models

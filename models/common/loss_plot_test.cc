@@ -55,8 +55,8 @@ TEST(LossPlotTest, DrawsBothCurvesInTheirOrder) {
     EXPECT_GT(train[i].first, train[i - 1].first);
     EXPECT_GE(train[i].second, train[i - 1].second);
   }
-  EXPECT_EQ(val[0].first, 70);          // step 0 at the left edge of the plot area
-  EXPECT_EQ(val[2].first, train.back().first);  // step 100 at the right
+  EXPECT_EQ(val[0].first, 70);                    // step 0 at the left edge of the plot area
+  EXPECT_EQ(val[2].first, train.back().first);    // step 100 at the right
   EXPECT_THAT(svg, HasSubstr(">102.4k</text>"));  // tokens under step 100
   EXPECT_THAT(svg, HasSubstr("train 0.1000"));
   EXPECT_THAT(svg, HasSubstr("validation 0.1500"));
@@ -67,7 +67,8 @@ TEST(LossPlotTest, LogScaleSpreadsTheTail) {
   const auto linear = Points(LossSvg(Curves(), false), 0), log = Points(LossSvg(Curves(), true), 0);
   // From step 50 to 100 the loss halves: nearly flat on a linear axis over 10 to 0.1, a
   // tenth of the height on a log one.
-  const double linear_drop = linear[99].second - linear[49].second, log_drop = log[99].second - log[49].second;
+  const double linear_drop = linear[99].second - linear[49].second,
+               log_drop = log[99].second - log[49].second;
   EXPECT_LT(linear_drop, 5);
   EXPECT_GT(log_drop, 20);
   EXPECT_THAT(LossSvg(Curves(), true), HasSubstr("(log scale)"));
@@ -77,17 +78,20 @@ TEST(LossPlotTest, EmptyAndOddValuesStillMakeADocument) {
   EXPECT_THAT(LossSvg(LossCurves{}, false), HasSubstr("no data yet"));
   LossCurves c;
   c.train = {{1, 5.0}, {2, std::nan("")}, {3, -1.0}};
-  const std::string svg = LossSvg(c, /*log_scale=*/true);  // a loss <= 0 cannot be drawn on a log axis
+  const std::string svg =
+      LossSvg(c, /*log_scale=*/true);  // a loss <= 0 cannot be drawn on a log axis
   EXPECT_THAT(svg, Not(HasSubstr("nan")));
   EXPECT_EQ(Points(svg, 0).size(), 1u);
 }
 
 TEST(LossPlotTest, ReadsARunsCsvAndWritesWhole) {
   const std::string dir = std::getenv("TEST_TMPDIR");
-  std::ofstream(dir + "/metrics.csv") << "step,loss,val_loss,lr\n0,,6.2,\n1,5.5,,0.1\n2,5.0,4.9,0.1\n3,4.5,,0.1\n";
+  std::ofstream(dir + "/metrics.csv")
+      << "step,loss,val_loss,lr\n0,,6.2,\n1,5.5,,0.1\n2,5.0,4.9,0.1\n3,4.5,,0.1\n";
   const LossCurves c = ReadLossCurves(dir + "/metrics.csv");
   EXPECT_EQ(c.train, (std::vector<std::pair<double, double>>{{1, 5.5}, {2, 5.0}, {3, 4.5}}));
-  EXPECT_EQ(c.val, (std::vector<std::pair<double, double>>{{0, 6.2}, {2, 4.9}}));  // step 0: validation only
+  EXPECT_EQ(c.val, (std::vector<std::pair<double, double>>{{0, 6.2},
+                                                           {2, 4.9}}));  // step 0: validation only
   EXPECT_TRUE(ReadLossCurves(dir + "/none.csv").train.empty());
   ASSERT_TRUE(WriteLossSvg(dir + "/loss.svg", c, false).ok());
   std::stringstream text;

@@ -3,9 +3,9 @@
 #include <deque>
 
 #include "absl/strings/str_cat.h"
-#include "base/status.h"
-#include "base/error.h"
 #include "autograd/autograd.h"
+#include "base/error.h"
+#include "base/status.h"
 #include "tensor/creation.h"
 #include "tensor/ops/sampling.h"
 #include "tensor/ops/softmax.h"
@@ -13,7 +13,8 @@
 namespace ember::models {
 
 absl::StatusOr<NameSplits> LoadNameSplits(const std::string& dir, int block_size) {
-  ASSIGN_OR_RETURN(std::vector<std::string> names, data::LoadNames({dir + "/female.txt", dir + "/male.txt"}));
+  ASSIGN_OR_RETURN(std::vector<std::string> names,
+                   data::LoadNames({dir + "/female.txt", dir + "/male.txt"}));
   ASSIGN_OR_RETURN(tokenizer::CharTokenizer vocab, data::NamesVocabulary(names));
   NameSplits splits{{}, {}, {}, std::move(vocab)};
   for (size_t i = 0; i < names.size(); ++i) {
@@ -21,7 +22,8 @@ absl::StatusOr<NameSplits> LoadNameSplits(const std::string& dir, int block_size
     to.names.push_back(std::move((names)[i]));
   }
   for (NameSplit* split : {&splits.train, &splits.val, &splits.test}) {
-    ASSIGN_OR_RETURN(data::CharExamples examples, data::NameExamples(split->names, splits.vocab, block_size));
+    ASSIGN_OR_RETURN(data::CharExamples examples,
+                     data::NameExamples(split->names, splits.vocab, block_size));
     split->examples = std::move(examples);
   }
   return splits;
@@ -33,7 +35,8 @@ std::string SampleName(const std::function<Tensor(const Tensor&)>& logits, int b
   std::deque<int64_t> context(static_cast<size_t>(block_size), 0);
   std::vector<tokenizer::Rank> ids;
   while (static_cast<int>(ids.size()) < max_length) {
-    const Tensor x = FromVector(std::vector<int64_t>(context.begin(), context.end()), {1, block_size});
+    const Tensor x =
+        FromVector(std::vector<int64_t>(context.begin(), context.end()), {1, block_size});
     // Drawn on the host from the CPU generator, wherever the model runs: a seed gives the
     // same names on every device (up to the logits' rounding).
     const int64_t next =

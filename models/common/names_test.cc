@@ -15,7 +15,8 @@ TEST(NamesTest, SplitsByPositionInTheSortedNames) {
   std::ofstream(dir + "/male.txt") << "Leo\nMax\nEli\nOwen\nAva\nJo-Jo\n";
   const NameSplits splits = LoadNameSplits(dir, 2).value();
   // Sorted, deduplicated: ada ava eli emma ivy jo-jo leo max mia owen zoe (11 names).
-  EXPECT_EQ(splits.train.names, (std::vector<std::string>{"ada", "ava", "eli", "emma", "ivy", "jo-jo", "leo", "max", "zoe"}));
+  EXPECT_EQ(splits.train.names, (std::vector<std::string>{"ada", "ava", "eli", "emma", "ivy",
+                                                          "jo-jo", "leo", "max", "zoe"}));
   EXPECT_EQ(splits.val.names, (std::vector<std::string>{"mia"}));
   EXPECT_EQ(splits.test.names, (std::vector<std::string>{"owen"}));
   EXPECT_EQ(splits.vocab.chars().front(), ".");
@@ -29,7 +30,8 @@ TEST(NamesTest, SplitsByPositionInTheSortedNames) {
 }
 
 TEST(NamesTest, SamplingFollowsTheLogitsAndStopsAtTheDot) {
-  const tokenizer::CharTokenizer vocab = tokenizer::CharTokenizer::FromChars({".", "a", "b"}).value();
+  const tokenizer::CharTokenizer vocab =
+      tokenizer::CharTokenizer::FromChars({".", "a", "b"}).value();
   Generator gen(0);
   // A chain with certainty: after ". ." comes a, after ". a" b, after "a b" the end.
   auto chain = [](const Tensor& context) {
@@ -41,7 +43,9 @@ TEST(NamesTest, SamplingFollowsTheLogitsAndStopsAtTheDot) {
   };
   EXPECT_EQ(SampleName(chain, 2, vocab, gen), "ab");
   // Never a dot: cut at max_length.
-  auto never_ends = [](const Tensor&) { return FromVector(std::vector<float>{-100, 100, -100}, {1, 3}); };
+  auto never_ends = [](const Tensor&) {
+    return FromVector(std::vector<float>{-100, 100, -100}, {1, 3});
+  };
   EXPECT_EQ(SampleName(never_ends, 2, vocab, gen, 5), "aaaaa");
   // Uniform over a and b (never '.'): both letters appear.
   auto uniform = [](const Tensor&) { return FromVector(std::vector<float>{-100, 0, 0}, {1, 3}); };

@@ -33,16 +33,17 @@ std::string FormatDuration(double seconds);
 // last, so that a log reads one update per line.
 class ProgressDisplay {
  public:
-  ProgressDisplay(bool terminal, double interval_seconds) : terminal_(terminal), interval_(interval_seconds) {}
-  void Show(std::string_view what, int64_t done, int64_t total, int64_t first, std::string_view fields, double rate,
-            std::string_view unit, double elapsed_seconds);
+  ProgressDisplay(bool terminal, double interval_seconds)
+      : terminal_(terminal), interval_(interval_seconds) {}
+  void Show(std::string_view what, int64_t done, int64_t total, int64_t first,
+            std::string_view fields, double rate, std::string_view unit, double elapsed_seconds);
   // Ends a line being redrawn, so that what is printed next starts on its own line.
   void End();
 
  private:
   bool terminal_;
   double interval_;
-  bool open_ = false;         // a redrawn line is on the terminal
+  bool open_ = false;           // a redrawn line is on the terminal
   double last_shown_ = -1e300;  // elapsed seconds at the last whole line
 };
 
@@ -50,7 +51,8 @@ class ProgressDisplay {
 // ($EMBER_PROGRESS_SECONDS to change it).
 ProgressDisplay& Progress();
 inline void ShowProgress(std::string_view what, int64_t done, int64_t total, int64_t first,
-                         std::string_view fields, double rate, std::string_view unit, double elapsed_seconds) {
+                         std::string_view fields, double rate, std::string_view unit,
+                         double elapsed_seconds) {
   Progress().Show(what, done, total, first, fields, rate, unit, elapsed_seconds);
 }
 inline void EndProgress() { Progress().End(); }

@@ -26,7 +26,8 @@ TEST(RunLogTest, PathOrWorkspaceDefaultsUnderTheWorkspace) {
 }
 
 TEST(RunLogTest, MissingInputSaysToRunSetup) {
-  const absl::Status s = MissingInput(absl::InvalidArgumentError("cannot open downloads/names/female.txt"));
+  const absl::Status s =
+      MissingInput(absl::InvalidArgumentError("cannot open downloads/names/female.txt"));
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(s.message(), "cannot open downloads/names/female.txt (run ./setup.sh)");
 }
@@ -39,15 +40,17 @@ TEST(RunLogTest, ProgressOnATerminalRedrawsOneLineWithABar) {
   display.Show("step", 11, 40, 5, "loss 1.2", 123.4, "tok", 24);
   display.End();
   display.End();  // nothing open: nothing printed
-  EXPECT_EQ(testing::internal::GetCapturedStderr(),
-            "\rstep 10/40 [#####---------------]  25% | loss 1.2345 | 123 tok/s | 20s, ETA 2m00s   "
-            "\rstep 11/40 [#####---------------]  27% | loss 1.2 | 123 tok/s | 24s, ETA 1m56s   \n");
+  EXPECT_EQ(
+      testing::internal::GetCapturedStderr(),
+      "\rstep 10/40 [#####---------------]  25% | loss 1.2345 | 123 tok/s | 20s, ETA 2m00s   "
+      "\rstep 11/40 [#####---------------]  27% | loss 1.2 | 123 tok/s | 24s, ETA 1m56s   \n");
 }
 
 TEST(RunLogTest, ProgressInAFileIsALinePerInterval) {
   ProgressDisplay display(/*terminal=*/false, 10);
   testing::internal::CaptureStderr();
-  for (int step = 1; step <= 30; ++step) display.Show("step", step, 30, 0, "loss 1", 1, "step", step);
+  for (int step = 1; step <= 30; ++step)
+    display.Show("step", step, 30, 0, "loss 1", 1, "step", step);
   display.End();
   // The first, then every 10 s of elapsed time, and the last.
   EXPECT_EQ(testing::internal::GetCapturedStderr(),

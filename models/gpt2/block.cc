@@ -53,12 +53,13 @@ Tensor CausalSelfAttention::Forward(const Tensor& x, AttentionCache* cache) {
       cache->k = Empty({batch, heads_, cache->capacity, dim_ / heads_}, x.dtype(), x.device());
       cache->v = Empty({batch, heads_, cache->capacity, dim_ / heads_}, x.dtype(), x.device());
     }
-    EMBER_CHECK(cache->k.size(0) == batch && cache->k.dtype() == x.dtype(), "CausalSelfAttention: a cache of ",
-                cache->k.size(0), " sequences (", DTypeName(cache->k.dtype()), ") for a batch of ", batch, " (",
-                DTypeName(x.dtype()), ")");
+    EMBER_CHECK(cache->k.size(0) == batch && cache->k.dtype() == x.dtype(),
+                "CausalSelfAttention: a cache of ", cache->k.size(0), " sequences (",
+                DTypeName(cache->k.dtype()), ") for a batch of ", batch, " (", DTypeName(x.dtype()),
+                ")");
     const int64_t end = cache->length + time;
-    EMBER_CHECK(end <= cache->capacity, "CausalSelfAttention: ", time, " more positions overflow a cache of ",
-                cache->length, " / ", cache->capacity);
+    EMBER_CHECK(end <= cache->capacity, "CausalSelfAttention: ", time,
+                " more positions overflow a cache of ", cache->length, " / ", cache->capacity);
     cache->k.Slice(2, cache->length, end).CopyFrom(ag::Detach(k));
     cache->v.Slice(2, cache->length, end).CopyFrom(ag::Detach(v));
     cache->length = end;
@@ -96,17 +97,22 @@ void SetGpt2Specs(nn::Module& model, int64_t layers) {
   EMBER_CHECK(layers > 0, "gpt2 specs: layers must be positive, got ", layers);
   // Each parameter's axes by the end of its name: {weight's, bias's}.
   static const std::vector<std::pair<std::string, std::vector<std::string>>> kAxes = {
-      {"wte.weight", {"vocab", "embed"}},       {"wpe.weight", {"positions", "embed"}},
-      {"attn.c_attn.weight", {"qkv", "embed"}}, {"attn.c_attn.bias", {"qkv"}},
-      {"attn.c_proj.weight", {"embed", "heads"}}, {"mlp.c_fc.weight", {"mlp", "embed"}},
-      {"mlp.c_fc.bias", {"mlp"}},               {"mlp.c_proj.weight", {"embed", "mlp"}},
+      {"wte.weight", {"vocab", "embed"}},
+      {"wpe.weight", {"positions", "embed"}},
+      {"attn.c_attn.weight", {"qkv", "embed"}},
+      {"attn.c_attn.bias", {"qkv"}},
+      {"attn.c_proj.weight", {"embed", "heads"}},
+      {"mlp.c_fc.weight", {"mlp", "embed"}},
+      {"mlp.c_fc.bias", {"mlp"}},
+      {"mlp.c_proj.weight", {"embed", "mlp"}},
   };
   for (const auto& [name, spec] : model.NamedParameterSpecs()) {
     if (absl::EndsWith(name, ".bias")) {
       model.SetInitializer(name, nn::Initializer::Zeros());
     } else if (spec.shape.size() >= 2) {
       const bool residual = absl::EndsWith(name, "c_proj.weight");
-      model.SetInitializer(name, nn::Initializer::Normal(0, residual ? 0.02 / std::sqrt(2.0 * layers) : 0.02));
+      model.SetInitializer(
+          name, nn::Initializer::Normal(0, residual ? 0.02 / std::sqrt(2.0 * layers) : 0.02));
     } else {
       model.SetInitializer(name, nn::Initializer::Ones());
     }

@@ -20,21 +20,25 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/status.h"
 #include "base/error.h"
+#include "base/status.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
 #include "tensor/cuda.h"
 
-ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
-ABSL_FLAG(std::string, system, "", "a first line kept at the top of the conversation (e.g. who the bot is)");
+ABSL_FLAG(std::string, checkpoint, "",
+          "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
+ABSL_FLAG(std::string, system, "",
+          "a first line kept at the top of the conversation (e.g. who the bot is)");
 ABSL_FLAG(int64_t, max_reply_tokens, 100, "tokens per reply at most");
 ABSL_FLAG(double, temperature, 0.7, "sampling temperature (0: always the most likely token)");
 ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
-ABSL_FLAG(double, top_p, 0.9, "sample from the smallest set of tokens whose probability reaches this");
+ABSL_FLAG(double, top_p, 0.9,
+          "sample from the smallest set of tokens whose probability reaches this");
 ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
-ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(std::string, device, "cpu",
+          "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 
 namespace ember::models::gpt2 {
 namespace {
@@ -45,12 +49,14 @@ size_t TurnMarker(const std::string& reply) {
 }
 
 absl::Status Run() {
-  const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
+  const std::string path =
+      PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
   const SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k),
                                  absl::GetFlag(FLAGS_top_p)};
   RETURN_IF_ERROR(sampling.Validate());
   if (const int64_t n = absl::GetFlag(FLAGS_max_reply_tokens); n < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--max_reply_tokens=", n, ": expected at least 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_reply_tokens=", n, ": expected at least 1"));
   }
   ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
@@ -70,20 +76,23 @@ absl::Status Run() {
   Generator gen(absl::GetFlag(FLAGS_seed));
   Sampler sampler(model, sampling, gen);
   std::deque<std::vector<int64_t>> turns;  // each "User: ...\nBot: ...\n", encoded
-  std::fprintf(stderr, "chat: %s from %s; an empty line ends the chat\n", model.config().ToString().c_str(),
-               path.c_str());
+  std::fprintf(stderr, "chat: %s from %s; an empty line ends the chat\n",
+               model.config().ToString().c_str(), path.c_str());
   std::string line;
-  while (std::fputs("User: ", stdout), std::fflush(stdout), std::getline(std::cin, line) && !line.empty()) {
+  while (std::fputs("User: ", stdout), std::fflush(stdout),
+         std::getline(std::cin, line) && !line.empty()) {
     const std::string asked = absl::StrCat("User: ", line, "\nBot:");
     // The conversation that fits: the system line, the newest turns, this question,
     // and room for a reply. A question too long by itself keeps its last tokens.
     std::vector<int64_t> question = encode(asked);
     int64_t room = block - max_reply - static_cast<int64_t>(system.size());
-    if (static_cast<int64_t>(question.size()) > room) question.erase(question.begin(), question.end() - std::max<int64_t>(1, room));
+    if (static_cast<int64_t>(question.size()) > room)
+      question.erase(question.begin(), question.end() - std::max<int64_t>(1, room));
     room -= static_cast<int64_t>(question.size());
     int64_t used = 0;
     size_t keep = 0;
-    while (keep < turns.size() && used + static_cast<int64_t>(turns[turns.size() - 1 - keep].size()) <= room) {
+    while (keep < turns.size() &&
+           used + static_cast<int64_t>(turns[turns.size() - 1 - keep].size()) <= room) {
       used += static_cast<int64_t>(turns[turns.size() - 1 - keep].size());
       ++keep;
     }
@@ -103,9 +112,11 @@ absl::Status Run() {
       // Print all but what may still grow into a turn marker (a trailing "\nUs").
       const size_t marker = TurnMarker(reply);
       size_t safe = marker != std::string::npos ? marker : reply.size();
-      if (const size_t nl = reply.rfind('\n'); marker == std::string::npos && nl != std::string::npos) {
+      if (const size_t nl = reply.rfind('\n');
+          marker == std::string::npos && nl != std::string::npos) {
         const std::string tail = reply.substr(nl);
-        if (std::string("\nUser:").rfind(tail, 0) == 0 || std::string("\nBot:").rfind(tail, 0) == 0) safe = nl;
+        if (std::string("\nUser:").rfind(tail, 0) == 0 || std::string("\nBot:").rfind(tail, 0) == 0)
+          safe = nl;
       }
       if (safe > shown.size()) {
         std::fputs(reply.substr(shown.size(), safe - shown.size()).c_str(), stdout);
@@ -132,7 +143,6 @@ absl::Status Run() {
 }  // namespace ember::models::gpt2
 
 int main(int argc, char** argv) {
-  return ember::RunMain(argc, argv, "chat",
-                                "talks with a GPT-2; see models/gpt2/chat.cc's header",
-                                &ember::models::gpt2::Run);
+  return ember::RunMain(argc, argv, "chat", "talks with a GPT-2; see models/gpt2/chat.cc's header",
+                        &ember::models::gpt2::Run);
 }

@@ -1,8 +1,9 @@
 // Continues a prompt with a GPT-2 and prints the text as it comes:
 //
-//   bazel run -c opt //models/gpt2:generate -- --prompt="The jury said"          # the train binary's model
-//   bazel run -c opt //models/gpt2:generate -- --checkpoint=/data/gpt2_124M.bin --prompt="Hello, I'm a language model,"
-//   bazel run -c opt //models/gpt2:generate -- --checkpoint=/data/gpt2 --temperature=0.7 --top_p=0.9 --max_tokens=300
+//   bazel run -c opt //models/gpt2:generate -- --prompt="The jury said"          # the train
+//   binary's model bazel run -c opt //models/gpt2:generate -- --checkpoint=/data/gpt2_124M.bin
+//   --prompt="Hello, I'm a language model," bazel run -c opt //models/gpt2:generate --
+//   --checkpoint=/data/gpt2 --temperature=0.7 --top_p=0.9 --max_tokens=300
 //
 // --checkpoint is an ember checkpoint, llm.c's gpt2_124M.bin or a Hugging Face GPT-2
 // folder (models/gpt2/weights.h). The text is GPT-2's BPE (downloads/tokenizer, from
@@ -25,23 +26,29 @@
 #include "models/gpt2/text_stream.h"
 #include "tensor/cuda.h"
 
-ABSL_FLAG(std::string, checkpoint, "", "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
+ABSL_FLAG(std::string, checkpoint, "",
+          "ember, llm.c or Hugging Face GPT-2 weights (default: runs/gpt2/checkpoint.safetensors)");
 ABSL_FLAG(std::string, prompt, "", "text to continue (empty: start from <|endoftext|>)");
 ABSL_FLAG(int64_t, max_tokens, 200, "tokens to generate at most");
 ABSL_FLAG(double, temperature, 0.8, "sampling temperature (0: always the most likely token)");
 ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
-ABSL_FLAG(double, top_p, 1.0, "sample from the smallest set of tokens whose probability reaches this");
+ABSL_FLAG(double, top_p, 1.0,
+          "sample from the smallest set of tokens whose probability reaches this");
 ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
-ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
-ABSL_FLAG(bool, kv_cache, true, "keep keys and values of past positions (false: rerun the window every token)");
+ABSL_FLAG(std::string, device, "cpu",
+          "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(bool, kv_cache, true,
+          "keep keys and values of past positions (false: rerun the window every token)");
 ABSL_FLAG(bool, stop_at_eot, true, "stop at <|endoftext|>");
 
 namespace ember::models::gpt2 {
 namespace {
 
 absl::Status Run() {
-  const std::string path = PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
-  SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k), absl::GetFlag(FLAGS_top_p)};
+  const std::string path =
+      PathOrWorkspace(absl::GetFlag(FLAGS_checkpoint), "runs/gpt2/checkpoint.safetensors");
+  SamplingOptions sampling{absl::GetFlag(FLAGS_temperature), absl::GetFlag(FLAGS_top_k),
+                           absl::GetFlag(FLAGS_top_p)};
   RETURN_IF_ERROR(sampling.Validate());
   if (const int64_t n = absl::GetFlag(FLAGS_max_tokens); n < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--max_tokens=", n, ": expected 0 or more"));
@@ -58,7 +65,8 @@ absl::Status Run() {
     prompt.assign(ids.begin(), ids.end());
   }
   std::fprintf(stderr, "generate: %s (%.1fM parameters) from %s; a prompt of %zu tokens\n",
-               model.config().ToString().c_str(), model.NumParameters() / 1e6, path.c_str(), prompt.size());
+               model.config().ToString().c_str(), model.NumParameters() / 1e6, path.c_str(),
+               prompt.size());
   Generator gen(absl::GetFlag(FLAGS_seed));
   Sampler sampler(model, sampling, gen, absl::GetFlag(FLAGS_kv_cache));
   sampler.Append(prompt);
@@ -74,9 +82,11 @@ absl::Status Run() {
   }
   std::printf("%s\n", stream.Finish().c_str());
   std::fflush(stdout);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "generate: %lld tokens in %.2f s (%.1f tokens/s%s)\n", static_cast<long long>(made), seconds,
-               made / seconds, absl::GetFlag(FLAGS_kv_cache) ? "" : ", without the key/value cache");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "generate: %lld tokens in %.2f s (%.1f tokens/s%s)\n",
+               static_cast<long long>(made), seconds, made / seconds,
+               absl::GetFlag(FLAGS_kv_cache) ? "" : ", without the key/value cache");
   return absl::OkStatus();
 }
 
@@ -85,6 +95,6 @@ absl::Status Run() {
 
 int main(int argc, char** argv) {
   return ember::RunMain(argc, argv, "generate",
-                                "continues a prompt with a GPT-2; see models/gpt2/generate.cc's header",
-                                &ember::models::gpt2::Run);
+                        "continues a prompt with a GPT-2; see models/gpt2/generate.cc's header",
+                        &ember::models::gpt2::Run);
 }

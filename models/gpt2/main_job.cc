@@ -89,8 +89,7 @@ int64_t TrainingData::train_tokens() const {
   return tokens;
 }
 
-absl::StatusOr<TrainingData> PrepareData(const DataFlags& flags,
-                                         distributed::ProcessGroup& world) {
+absl::StatusOr<TrainingData> PrepareData(const DataFlags& flags, distributed::ProcessGroup& world) {
   const bool lead = world.rank() == 0;
   TrainingData data;
   data.train_pattern = flags.train_data;
@@ -120,10 +119,9 @@ absl::StatusOr<TrainingData> PrepareData(const DataFlags& flags,
   }
   if (flags.train_data.empty()) {
     // runs/data/brown_gpt2_*.bin, or the vocabulary's own name: brown_bpe8192_*.bin
-    const std::string prefix = WorkspacePath(
-        absl::StrCat("runs/data/", data.vocab == "gpt2"
-                                       ? "brown_gpt2"
-                                       : std::filesystem::path(data.vocab).stem().string()));
+    const std::string prefix = WorkspacePath(absl::StrCat(
+        "runs/data/",
+        data.vocab == "gpt2" ? "brown_gpt2" : std::filesystem::path(data.vocab).stem().string()));
     data.train_pattern = prefix + "_train.bin";
     if (val_pattern.empty()) val_pattern = prefix + "_val.bin";
     if (lead) {

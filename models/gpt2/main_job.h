@@ -36,9 +36,9 @@ inline constexpr MainJob kGpuMainJob{"small", 64, 256, 2000, 100, 1e-3, 1e-4, 0.
 // The data a run was asked for (train's --train_data, --val_data, --vocab and
 // --vocab_size).
 struct DataFlags {
-  std::string train_data;  // a file or a glob of llm.c shards; "": the Brown corpus
-  std::string val_data;    // a file or a glob, of which the first; "": Brown's
-  std::string vocab;       // gpt2, brown, or a .tiktoken file; "": brown for Brown, else gpt2
+  std::string train_data;     // a file or a glob of llm.c shards; "": the Brown corpus
+  std::string val_data;       // a file or a glob, of which the first; "": Brown's
+  std::string vocab;          // gpt2, brown, or a .tiktoken file; "": brown for Brown, else gpt2
   int64_t vocab_size = 8192;  // --vocab=brown's tokens, the 256 bytes included
 };
 

@@ -18,8 +18,9 @@ namespace ember::models::gpt2 {
 // ignored), llm.c's count. GPT-2 124M at T = 1024: 6 x 124,439,808 + 6 x 12 x 768 x 1024
 // = 803,261,952.
 inline double FlopsPerToken(int64_t parameters, const GPTConfig& config, int64_t seq_len) {
-  return 6.0 * static_cast<double>(parameters) +
-         6.0 * static_cast<double>(config.n_layer) * static_cast<double>(config.n_embd) * static_cast<double>(seq_len);
+  return 6.0 * static_cast<double>(parameters) + 6.0 * static_cast<double>(config.n_layer) *
+                                                     static_cast<double>(config.n_embd) *
+                                                     static_cast<double>(seq_len);
 }
 
 // The dense bf16 peak (FLOP/s, without sparsity; NVIDIA's datasheets) of a GPU by the

@@ -38,8 +38,8 @@ absl::StatusOr<GPTConfig> GPTConfig::Preset(absl::string_view name) {
   for (const Named& p : Presets()) {
     if (name == p.name) return p.config;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown model preset \"", name, "\"; known: ", absl::StrJoin(PresetNames(), ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown model preset \"", name, "\"; known: ", absl::StrJoin(PresetNames(), ", ")));
 }
 
 std::vector<std::string> GPTConfig::PresetNames() {
@@ -54,14 +54,17 @@ absl::Status GPTConfig::Validate() const {
                                      {"n_layer", n_layer},
                                      {"n_head", n_head},
                                      {"n_embd", n_embd}}) {
-    if (value < 1) return absl::InvalidArgumentError(absl::StrCat("GPTConfig.", field, " = ", value, " must be >= 1"));
+    if (value < 1)
+      return absl::InvalidArgumentError(
+          absl::StrCat("GPTConfig.", field, " = ", value, " must be >= 1"));
   }
   if (n_embd % n_head != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("GPTConfig.n_embd = ", n_embd, " is not divisible by n_head = ", n_head));
   }
   if (!(dropout >= 0 && dropout < 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("GPTConfig.dropout = ", dropout, " is not in [0, 1)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("GPTConfig.dropout = ", dropout, " is not in [0, 1)"));
   }
   return absl::OkStatus();
 }
@@ -71,13 +74,15 @@ int64_t GPTConfig::NumParameters() const {
     if (size > (int64_t{1} << 31)) return INT64_MAX;  // then the sum below fits in 128 bits
   }
   const __int128 C = n_embd, L = n_layer;
-  const __int128 n = (static_cast<__int128>(vocab_size) + block_size) * C + L * (12 * C * C + 13 * C) + 2 * C;
+  const __int128 n =
+      (static_cast<__int128>(vocab_size) + block_size) * C + L * (12 * C * C + 13 * C) + 2 * C;
   return n > INT64_MAX ? INT64_MAX : static_cast<int64_t>(n);
 }
 
 std::string GPTConfig::ToString() const {
-  return absl::StrCat("GPTConfig(vocab_size=", vocab_size, ", block_size=", block_size, ", n_layer=", n_layer,
-                      ", n_head=", n_head, ", n_embd=", n_embd, ", dropout=", dropout, ")");
+  return absl::StrCat("GPTConfig(vocab_size=", vocab_size, ", block_size=", block_size,
+                      ", n_layer=", n_layer, ", n_head=", n_head, ", n_embd=", n_embd,
+                      ", dropout=", dropout, ")");
 }
 
 GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
@@ -88,8 +93,10 @@ GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
     // The layers declare their parameters; GPT-2's specs replace their initialisers,
     // then the parameters are made once, from gen (unless the caller wants a meta model).
     nn::MetaDeviceGuard declare_only;
-    wte_ = RegisterModule("wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd, gen));
-    wpe_ = RegisterModule("wpe", std::make_shared<nn::Embedding>(config.block_size, config.n_embd, gen));
+    wte_ = RegisterModule("wte",
+                          std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd, gen));
+    wpe_ = RegisterModule("wpe",
+                          std::make_shared<nn::Embedding>(config.block_size, config.n_embd, gen));
     drop_ = RegisterModule("drop", std::make_shared<nn::Dropout>(config.dropout, gen));
     h_ = RegisterModule("h", std::make_shared<nn::Sequential>());
     for (int64_t i = 0; i < config.n_layer; ++i) {

@@ -82,7 +82,7 @@ class GPT : public nn::Module {
   GPTConfig config_;
   std::shared_ptr<nn::Embedding> wte_, wpe_;
   std::shared_ptr<nn::Dropout> drop_;
-  std::shared_ptr<nn::Sequential> h_;  // the blocks, named h.0, h.1, ... in checkpoints
+  std::shared_ptr<nn::Sequential> h_;           // the blocks, named h.0, h.1, ... in checkpoints
   std::vector<std::shared_ptr<Block>> blocks_;  // the same blocks, typed
   std::shared_ptr<nn::LayerNorm> ln_f_;
 };

@@ -37,7 +37,8 @@ Tensor Weight(const std::string& name, const Shape& shape) {
     a = 0.1, c = 1;
   }
   std::vector<float> w(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) w[i] = static_cast<float>(a * std::sin(0.7 * static_cast<double>(i) + s) + c);
+  for (int64_t i = 0; i < n; ++i)
+    w[i] = static_cast<float>(a * std::sin(0.7 * static_cast<double>(i) + s) + c);
   return FromVector(w, shape);
 }
 
@@ -48,14 +49,16 @@ std::vector<int64_t> Samples(int64_t n) {
 }
 
 // max |got - want| <= 1e-4 max |want| (and 1e-12 absolute, for all-zero references).
-void ExpectClose(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+void ExpectClose(const std::vector<double>& got, const std::vector<double>& want,
+                 const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   double scale = 0, error = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     scale = std::max(scale, std::fabs(want[i]));
     error = std::max(error, std::fabs(got[i] - want[i]));
   }
-  EXPECT_LE(error, 1e-4 * scale + 1e-12) << what << ": max error " << error << ", max |torch| " << scale;
+  EXPECT_LE(error, 1e-4 * scale + 1e-12)
+      << what << ": max error " << error << ", max |torch| " << scale;
 }
 
 std::vector<double> At(const std::vector<double>& v, const std::vector<int64_t>& at) {
@@ -74,12 +77,16 @@ class Gpt2ParityTest : public ::testing::TestWithParam<bool> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Devices, Gpt2ParityTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Cuda" : "Cpu"; });
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Cuda" : "Cpu";
+                         });
 
 TEST_P(Gpt2ParityTest, LossLogitsGradientsAndAdamWMatchPyTorch) {
-  const std::map<std::string, std::vector<double>> ref = ops::testing::ReadFixture("models/gpt2/testdata/parity.txt");
+  const std::map<std::string, std::vector<double>> ref =
+      ops::testing::ReadFixture("models/gpt2/testdata/parity.txt");
   GPTConfig config;
-  config.vocab_size = kV, config.block_size = kT, config.n_layer = 2, config.n_head = 4, config.n_embd = 64;
+  config.vocab_size = kV, config.block_size = kT, config.n_layer = 2, config.n_head = 4,
+  config.n_embd = 64;
   GPT model(config);
   std::map<std::string, Tensor> state;
   std::vector<std::string> names;
@@ -103,14 +110,16 @@ TEST_P(Gpt2ParityTest, LossLogitsGradientsAndAdamWMatchPyTorch) {
       targets.push_back((b * 31 + t * 50021 + 17) % kV);
     }
   }
-  const Tensor x = FromVector(ids, {kB, kT}).To(device()), y = FromVector(targets, {kB, kT}).To(device());
+  const Tensor x = FromVector(ids, {kB, kT}).To(device()),
+               y = FromVector(targets, {kB, kT}).To(device());
   const Tensor logits = model(x);
   ASSERT_EQ(logits.shape(), (Shape{kB, kT, kV}));
   const std::vector<double> flat = logits.ToVector<double>();
   double sum = 0, sumsq = 0;
   for (const double v : flat) sum += v, sumsq += v * v;
   ExpectClose({sumsq}, ref.at("logits.sumsq"), "sum of squared logits");
-  ExpectClose(At(flat, Samples(static_cast<int64_t>(flat.size()))), ref.at("logits.samples"), "logits");
+  ExpectClose(At(flat, Samples(static_cast<int64_t>(flat.size()))), ref.at("logits.samples"),
+              "logits");
   // The logits' plain sum cancels to ~10 out of ~1.6M terms of size ~0.3: compared
   // against their magnitude instead.
   EXPECT_NEAR(sum, ref.at("logits.sum")[0], 1e-4 * std::sqrt(sumsq));
@@ -124,15 +133,19 @@ TEST_P(Gpt2ParityTest, LossLogitsGradientsAndAdamWMatchPyTorch) {
     const std::vector<double> g = ag::Grad(p).ToVector<double>();
     grads[name] = g;
     double gsum = 0, probe = 0;
-    for (size_t i = 0; i < g.size(); ++i) gsum += g[i], probe += g[i] * std::sin(1.3 * static_cast<double>(i));
+    for (size_t i = 0; i < g.size(); ++i)
+      gsum += g[i], probe += g[i] * std::sin(1.3 * static_cast<double>(i));
     // Sums over many cancelling terms: compared to the gradient's scale.
     double scale = 0;
     for (const double v : g) scale = std::max(scale, std::fabs(v));
-    EXPECT_NEAR(gsum, ref.at("grad.sum." + name)[0], 1e-4 * scale * std::sqrt(static_cast<double>(g.size())))
+    EXPECT_NEAR(gsum, ref.at("grad.sum." + name)[0],
+                1e-4 * scale * std::sqrt(static_cast<double>(g.size())))
         << name;
-    EXPECT_NEAR(probe, ref.at("grad.probe." + name)[0], 1e-4 * scale * std::sqrt(static_cast<double>(g.size())))
+    EXPECT_NEAR(probe, ref.at("grad.probe." + name)[0],
+                1e-4 * scale * std::sqrt(static_cast<double>(g.size())))
         << name;
-    ExpectClose(At(g, Samples(static_cast<int64_t>(g.size()))), ref.at("grad.samples." + name), "grad " + name);
+    ExpectClose(At(g, Samples(static_cast<int64_t>(g.size()))), ref.at("grad.samples." + name),
+                "grad " + name);
     before[name] = p.Clone();
   }
 
@@ -169,10 +182,12 @@ TEST(Gpt2ConfigTest, PresetsAndValidation) {
   EXPECT_EQ(gpt2.n_embd, 768);
   EXPECT_EQ(GPTConfig::Preset("gpt2-xl")->n_head, 25);
   EXPECT_EQ(std::string(GPTConfig::Preset("gpt3").status().message()),
-            "unknown model preset \"gpt3\"; known: gpt2, gpt2-medium, gpt2-large, gpt2-xl, small, demo, tiny");
+            "unknown model preset \"gpt3\"; known: gpt2, gpt2-medium, gpt2-large, gpt2-xl, small, "
+            "demo, tiny");
   GPTConfig bad = gpt2;
   bad.n_head = 5;
-  EXPECT_EQ(std::string(bad.Validate().message()), "GPTConfig.n_embd = 768 is not divisible by n_head = 5");
+  EXPECT_EQ(std::string(bad.Validate().message()),
+            "GPTConfig.n_embd = 768 is not divisible by n_head = 5");
   // V C + T C + L (12 C^2 + 13 C) + 2 C with the head tied: 124,439,808 for gpt2
   // (OpenAI's 124M), and for the demo model as built.
   auto count = [](const GPTConfig& c) {

@@ -13,14 +13,17 @@ namespace ember::models::gpt2 {
 
 absl::Status SamplingOptions::Validate() const {
   if (temperature >= 0 && top_k >= 0 && top_p > 0 && top_p <= 1) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("--temperature=", temperature, " --top_k=", top_k, " --top_p=", top_p,
-                                                 ": need temperature >= 0, top_k >= 0 and 0 < top_p <= 1"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--temperature=", temperature, " --top_k=", top_k, " --top_p=", top_p,
+                   ": need temperature >= 0, top_k >= 0 and 0 < top_p <= 1"));
 }
 
-int64_t SampleToken(const std::vector<float>& logits, const SamplingOptions& options, Generator& gen) {
+int64_t SampleToken(const std::vector<float>& logits, const SamplingOptions& options,
+                    Generator& gen) {
   const int64_t n = static_cast<int64_t>(logits.size());
   EMBER_CHECK(n > 0, "SampleToken: no logits");
-  if (options.temperature <= 0) return std::max_element(logits.begin(), logits.end()) - logits.begin();
+  if (options.temperature <= 0)
+    return std::max_element(logits.begin(), logits.end()) - logits.begin();
   // Candidates: every token, or the top_k by score (ties: lower id first); by
   // descending score when top-p needs the order.
   std::vector<int64_t> order(static_cast<size_t>(n));
@@ -68,7 +71,11 @@ int64_t SampleToken(const std::vector<float>& logits, const SamplingOptions& opt
 }
 
 Sampler::Sampler(GPT& model, const SamplingOptions& options, Generator& gen, bool use_cache)
-    : model_(model), options_(options), gen_(gen), use_cache_(use_cache), was_training_(model.is_training()) {
+    : model_(model),
+      options_(options),
+      gen_(gen),
+      use_cache_(use_cache),
+      was_training_(model.is_training()) {
   model_.Eval();
   if (use_cache_) cache_ = model_.NewCache();
 }
@@ -77,8 +84,8 @@ Sampler::~Sampler() { model_.Train(was_training_); }
 
 void Sampler::Append(const std::vector<int64_t>& tokens) {
   for (const int64_t t : tokens) {
-    EMBER_CHECK(t >= 0 && t < model_.config().vocab_size, "Sampler: token ", t, " is not below the vocabulary size ",
-                model_.config().vocab_size);
+    EMBER_CHECK(t >= 0 && t < model_.config().vocab_size, "Sampler: token ", t,
+                " is not below the vocabulary size ", model_.config().vocab_size);
   }
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
 }
@@ -97,7 +104,8 @@ int64_t Sampler::Next() {
   const int64_t size = static_cast<int64_t>(tokens_.size());
   Tensor logits;
   if (use_cache_) {
-    if (size - static_cast<int64_t>(cache_start_) > block) {  // full: restart from the last half window
+    if (size - static_cast<int64_t>(cache_start_) >
+        block) {  // full: restart from the last half window
       cache_ = model_.NewCache();
       cache_start_ = static_cast<size_t>(size - std::max<int64_t>(1, block / 2));
     }
@@ -110,14 +118,16 @@ int64_t Sampler::Next() {
     logits = model_(FromVector(std::vector<int64_t>(tokens_.end() - t, tokens_.end()), {1, t})
                         .To(model_.device()));
   }
-  const std::vector<float> last = logits.Select(1, logits.size(1) - 1).Reshape({vocab}).ToVector<float>();
+  const std::vector<float> last =
+      logits.Select(1, logits.size(1) - 1).Reshape({vocab}).ToVector<float>();
   const int64_t next = SampleToken(last, options_, gen_);
   tokens_.push_back(next);
   return next;
 }
 
 std::vector<int64_t> Generate(GPT& model, std::vector<int64_t> prompt, int64_t max_new_tokens,
-                              const SamplingOptions& options, Generator& gen, int64_t stop, bool use_cache) {
+                              const SamplingOptions& options, Generator& gen, int64_t stop,
+                              bool use_cache) {
   EMBER_CHECK(!prompt.empty(), "Generate: the prompt needs at least one token");
   Sampler sampler(model, options, gen, use_cache);
   sampler.Append(prompt);

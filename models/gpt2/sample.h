@@ -8,7 +8,6 @@
 
 #include "absl/status/status.h"
 #include "autograd/engine.h"
-
 #include "models/gpt2/model.h"
 #include "tensor/random.h"
 
@@ -25,7 +24,8 @@ struct SamplingOptions {
 };
 
 // The next token after `logits` (one row of vocab_size scores).
-int64_t SampleToken(const std::vector<float>& logits, const SamplingOptions& options, Generator& gen);
+int64_t SampleToken(const std::vector<float>& logits, const SamplingOptions& options,
+                    Generator& gen);
 
 // A sequence that grows a token at a time: tokens appended (a prompt, a user's turn)
 // and tokens drawn from the model after them. With the key/value cache (the default)

@@ -43,13 +43,15 @@ TEST(SampleTest, CachedLogitsEqualTheFullForwardPass) {
     }
     at += piece;
   }
-  EXPECT_THROW(model.Forward(FromVector(std::vector<int64_t>{1}, {1, 1}), &cache), Error);  // the window is full
+  EXPECT_THROW(model.Forward(FromVector(std::vector<int64_t>{1}, {1, 1}), &cache),
+               Error);  // the window is full
 }
 
 TEST(SampleTest, TheCacheChangesNoToken) {
   Generator init(1);
   GPT model(Tiny(), init);
-  for (const SamplingOptions options : {SamplingOptions{1.0, 0, 1.0}, SamplingOptions{0.8, 20, 0.9}, SamplingOptions{0, 0, 1}}) {
+  for (const SamplingOptions options :
+       {SamplingOptions{1.0, 0, 1.0}, SamplingOptions{0.8, 20, 0.9}, SamplingOptions{0, 0, 1}}) {
     Generator a(7), b(7);
     const std::vector<int64_t> cached = Generate(model, {3, 1, 4, 1}, 28, options, a, -1, true);
     const std::vector<int64_t> uncached = Generate(model, {3, 1, 4, 1}, 28, options, b, -1, false);
@@ -76,7 +78,8 @@ TEST(SampleTest, PastTheWindowTheCacheRestartsFromTheLastHalf) {
 }
 
 TEST(SampleTest, TopKTopPAndTemperature) {
-  const std::vector<float> logits = {0.0f, std::log(2.0f), std::log(3.0f), std::log(4.0f)};  // p = 1, 2, 3, 4 / 10
+  const std::vector<float> logits = {0.0f, std::log(2.0f), std::log(3.0f),
+                                     std::log(4.0f)};  // p = 1, 2, 3, 4 / 10
   Generator gen(4);
   auto counts = [&](const SamplingOptions& o) {
     std::map<int64_t, int> n;

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "base/status.h"
 #include "base/error.h"
+#include "base/status.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/weights.h"
 #include "tokenizer/vocab.h"
@@ -14,14 +14,16 @@ namespace ember::models::gpt2 {
 
 absl::StatusOr<tokenizer::Encoding> LoadVocab(const std::string& vocab) {
   if (vocab == "gpt2") {
-    absl::StatusOr<tokenizer::Encoding> gpt2 = tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
+    absl::StatusOr<tokenizer::Encoding> gpt2 =
+        tokenizer::LoadEncoding("gpt2", WorkspacePath("downloads/tokenizer"));
     if (!gpt2.ok()) return MissingInput(gpt2.status());
     return gpt2;
   }
   ASSIGN_OR_RETURN(tokenizer::Ranks ranks, tokenizer::LoadTiktokenRanks(vocab));
   tokenizer::Rank next = 0;
   for (const auto& [bytes, rank] : ranks) next = std::max(next, rank + 1);
-  return tokenizer::Encoding::Create(vocab, tokenizer::kGpt2Pattern, std::move(ranks), {{"<|endoftext|>", next}});
+  return tokenizer::Encoding::Create(vocab, tokenizer::kGpt2Pattern, std::move(ranks),
+                                     {{"<|endoftext|>", next}});
 }
 
 absl::StatusOr<TextModel> LoadTextModel(const std::string& path) {
@@ -30,13 +32,15 @@ absl::StatusOr<TextModel> LoadTextModel(const std::string& path) {
   const std::string vocab = named != weights.metadata.end() ? named->second : "gpt2";
   ASSIGN_OR_RETURN(std::unique_ptr<GPT> model, GptFromWeights(std::move(weights), path));
   if (vocab == "gpt2" && model->config().vocab_size != 50257) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " has a vocabulary of ", model->config().vocab_size,
-                                                   " tokens, not GPT-2's 50257, and names no other"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " has a vocabulary of ", model->config().vocab_size,
+                     " tokens, not GPT-2's 50257, and names no other"));
   }
   ASSIGN_OR_RETURN(tokenizer::Encoding encoding, LoadVocab(vocab));
   if (encoding.n_vocab() != model->config().vocab_size) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " has ", model->config().vocab_size, " tokens, its vocabulary ",
-                                                   vocab, " ", encoding.n_vocab()));
+    return absl::InvalidArgumentError(absl::StrCat(path, " has ", model->config().vocab_size,
+                                                   " tokens, its vocabulary ", vocab, " ",
+                                                   encoding.n_vocab()));
   }
   return TextModel{std::move(model), std::move(encoding)};
 }

@@ -1,7 +1,7 @@
 // Trains GPT-2 on token shards and prints a sample:
 //
-//   bazel run -c opt //models/gpt2:train                      # the main job: Brown corpus, a few minutes
-//   bazel run -c opt //models/gpt2:train -- --model=small --steps=2000 --batch_size=16
+//   bazel run -c opt //models/gpt2:train                      # the main job: Brown corpus, a few
+//   minutes bazel run -c opt //models/gpt2:train -- --model=small --steps=2000 --batch_size=16
 //   bazel run -c opt //models/gpt2:train -- --resume=runs/gpt2/checkpoint.safetensors --steps=600
 //
 // Without --train_data it trains on the Brown corpus tokenized with a byte-level BPE of
@@ -65,54 +65,82 @@
 // (main_job.h), and validation, every 300 steps on 16 batches.
 static const ember::models::gpt2::TrainOptions kDefaults;
 
-
 ABSL_FLAG(std::optional<std::string>, model, std::nullopt,
-          "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ... (default: demo on a CPU, small on a GPU)");
-ABSL_FLAG(std::string, init_from, "", "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin or a Hugging Face GPT-2 folder");
-ABSL_FLAG(std::string, resume, "", "continue this ember checkpoint's run exactly (to --steps); latest: the newest checkpoint in --out_dir");
-ABSL_FLAG(std::string, train_data, "", "training token shards: a file or a glob (default: the Brown corpus in --vocab's tokens)");
+          "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ... (default: demo "
+          "on a CPU, small on a GPU)");
+ABSL_FLAG(std::string, init_from, "",
+          "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin "
+          "or a Hugging Face GPT-2 folder");
+ABSL_FLAG(std::string, resume, "",
+          "continue this ember checkpoint's run exactly (to --steps); latest: the newest "
+          "checkpoint in --out_dir");
+ABSL_FLAG(
+    std::string, train_data, "",
+    "training token shards: a file or a glob (default: the Brown corpus in --vocab's tokens)");
 ABSL_FLAG(std::string, vocab, "",
-          "the data's tokens: brown (a byte-level BPE of --vocab_size trained on the Brown corpus's training split, "
-          "once, into runs/data/), gpt2, or a .tiktoken file (default: brown for the default data, else gpt2)");
-ABSL_FLAG(int64_t, vocab_size, 8192, "--vocab=brown: its tokens, the 256 bytes included (and <|endoftext|> after them)");
-ABSL_FLAG(std::string, val_data, "", "validation token shard: a file or a glob, of which the first (default: Brown's)");
-ABSL_FLAG(std::optional<int64_t>, batch_size, std::nullopt, "sequences per micro-batch (default: 32 on a CPU, 64 on a GPU)");
-ABSL_FLAG(std::optional<int64_t>, seq_len, std::nullopt,
-          "tokens per sequence, at most the model's block_size (default: 64 on a CPU, 256 on a GPU)");
+          "the data's tokens: brown (a byte-level BPE of --vocab_size trained on the Brown "
+          "corpus's training split, "
+          "once, into runs/data/), gpt2, or a .tiktoken file (default: brown for the default data, "
+          "else gpt2)");
+ABSL_FLAG(int64_t, vocab_size, 8192,
+          "--vocab=brown: its tokens, the 256 bytes included (and <|endoftext|> after them)");
+ABSL_FLAG(std::string, val_data, "",
+          "validation token shard: a file or a glob, of which the first (default: Brown's)");
+ABSL_FLAG(std::optional<int64_t>, batch_size, std::nullopt,
+          "sequences per micro-batch (default: 32 on a CPU, 64 on a GPU)");
+ABSL_FLAG(
+    std::optional<int64_t>, seq_len, std::nullopt,
+    "tokens per sequence, at most the model's block_size (default: 64 on a CPU, 256 on a GPU)");
 ABSL_FLAG(int64_t, grad_accum, kDefaults.grad_accum, "micro-batches per optimizer step");
 ABSL_FLAG(std::optional<int64_t>, steps, std::nullopt,
-          "optimizer steps in all; a resumed run counts the ones done (default: 1800 on a CPU, 2000 on a GPU)");
-ABSL_FLAG(std::optional<double>, lr, std::nullopt, "peak learning rate (default: 6e-3 on a CPU, 1e-3 on a GPU)");
-ABSL_FLAG(std::optional<int64_t>, warmup_steps, std::nullopt, "linear warmup steps (default: 50 on a CPU, 100 on a GPU)");
+          "optimizer steps in all; a resumed run counts the ones done (default: 1800 on a CPU, "
+          "2000 on a GPU)");
+ABSL_FLAG(std::optional<double>, lr, std::nullopt,
+          "peak learning rate (default: 6e-3 on a CPU, 1e-3 on a GPU)");
+ABSL_FLAG(std::optional<int64_t>, warmup_steps, std::nullopt,
+          "linear warmup steps (default: 50 on a CPU, 100 on a GPU)");
 ABSL_FLAG(std::optional<double>, min_lr, std::nullopt,
           "learning rate at the end of the cosine decay (default: 6e-4 on a CPU, 1e-4 on a GPU)");
-ABSL_FLAG(double, weight_decay, kDefaults.weight_decay, "AdamW weight decay (matrices and embeddings only)");
+ABSL_FLAG(double, weight_decay, kDefaults.weight_decay,
+          "AdamW weight decay (matrices and embeddings only)");
 ABSL_FLAG(double, beta1, kDefaults.beta1, "AdamW beta1");
 ABSL_FLAG(double, beta2, kDefaults.beta2, "AdamW beta2");
-ABSL_FLAG(double, grad_clip, kDefaults.grad_clip, "clip the gradients' joint norm to this (0: off)");
-ABSL_FLAG(std::optional<double>, dropout, std::nullopt, "dropout of a fresh model (default: 0 on a CPU, 0.2 on a GPU)");
+ABSL_FLAG(double, grad_clip, kDefaults.grad_clip,
+          "clip the gradients' joint norm to this (0: off)");
+ABSL_FLAG(std::optional<double>, dropout, std::nullopt,
+          "dropout of a fresh model (default: 0 on a CPU, 0.2 on a GPU)");
 ABSL_FLAG(int64_t, n_layer, 0, "a fresh model's blocks (0: the preset's)");
 ABSL_FLAG(int64_t, n_head, 0, "a fresh model's attention heads (0: the preset's)");
 ABSL_FLAG(int64_t, n_embd, 0, "a fresh model's width (0: the preset's)");
 ABSL_FLAG(int64_t, block_size, 0, "a fresh model's positions (0: the preset's)");
 ABSL_FLAG(uint64_t, seed, kDefaults.seed, "seed of initialisation, dropout and data order");
-ABSL_FLAG(std::string, device, "auto", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU and this is a --config=cuda build)");
-ABSL_FLAG(bool, tf32, true, "on a GPU, f32 matmuls and attention's forward on TF32 tensor cores (10-bit mantissa inputs, f32 sums), as nanoGPT and llm.c's f32 build; --notf32 for full f32");
-ABSL_FLAG(int, zero, kDefaults.zero_stage, "1: split AdamW's state across the ranks (ZeRO-1); 0: every rank holds all of it");
-ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10), "under mpirun: a rank that waits this long for the others exits, ending the run");
+ABSL_FLAG(std::string, device, "auto",
+          "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU and this is a "
+          "--config=cuda build)");
+ABSL_FLAG(bool, tf32, true,
+          "on a GPU, f32 matmuls and attention's forward on TF32 tensor cores (10-bit mantissa "
+          "inputs, f32 sums), as nanoGPT and llm.c's f32 build; --notf32 for full f32");
+ABSL_FLAG(int, zero, kDefaults.zero_stage,
+          "1: split AdamW's state across the ranks (ZeRO-1); 0: every rank holds all of it");
+ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10),
+          "under mpirun: a rank that waits this long for the others exits, ending the run");
 ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
-ABSL_FLAG(int64_t, val_every, 300, "validation loss every this many steps (and at the end); loss.svg is redrawn then");
+ABSL_FLAG(int64_t, val_every, 300,
+          "validation loss every this many steps (and at the end); loss.svg is redrawn then");
 ABSL_FLAG(bool, plot_log_scale, false, "draw OUT_DIR/loss.svg with a logarithmic loss axis");
-ABSL_FLAG(int64_t, val_batches, 16, "validation batches (fixed windows from the start of the shard)");
+ABSL_FLAG(int64_t, val_batches, 16,
+          "validation batches (fixed windows from the start of the shard)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/gpt2 in the workspace)");
-ABSL_FLAG(std::string, save_checkpoint, "", "checkpoint to write at the end (default: OUT_DIR/checkpoint.safetensors)");
-ABSL_FLAG(int64_t, checkpoint_every, 0, "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
-ABSL_FLAG(int64_t, keep_checkpoints, 3, "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
+ABSL_FLAG(std::string, save_checkpoint, "",
+          "checkpoint to write at the end (default: OUT_DIR/checkpoint.safetensors)");
+ABSL_FLAG(int64_t, checkpoint_every, 0,
+          "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
+ABSL_FLAG(int64_t, keep_checkpoints, 3,
+          "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
 ABSL_FLAG(int64_t, sample_tokens, 120, "tokens to sample at the end (0: none)");
 ABSL_FLAG(double, temperature, 0.8, "sampling temperature");
 ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
-
 
 namespace ember::models::gpt2 {
 namespace {
@@ -166,9 +194,10 @@ absl::StatusOr<TrainOptions> TrainOptionsFromFlags(Device device) {
 GPTConfig ConfigFromFlags(GPTConfig preset, bool gpu, const TrainingData& data) {
   preset.dropout = MainJobFlag(FLAGS_dropout, gpu, &MainJob::dropout);
   if (data.encoding) preset.vocab_size = data.encoding->n_vocab();
-  for (const auto& [flag, field] :
-       {std::pair{&FLAGS_n_layer, &preset.n_layer}, {&FLAGS_n_head, &preset.n_head},
-        {&FLAGS_n_embd, &preset.n_embd}, {&FLAGS_block_size, &preset.block_size}}) {
+  for (const auto& [flag, field] : {std::pair{&FLAGS_n_layer, &preset.n_layer},
+                                    {&FLAGS_n_head, &preset.n_head},
+                                    {&FLAGS_n_embd, &preset.n_embd},
+                                    {&FLAGS_block_size, &preset.block_size}}) {
     if (absl::GetFlag(*flag) > 0) *field = absl::GetFlag(*flag);
   }
   return preset;
@@ -221,7 +250,8 @@ class RunRecord {
     csv_ << step;
     for (const auto& [key, value] : fields) {
       csv_ << ',' << (std::isnan(value) ? "" : absl::StrCat(value));
-      row[key] = std::isnan(value) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
+      row[key] =
+          std::isnan(value) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
     }
     csv_ << '\n';
     jsonl_ << row.dump() << '\n';
@@ -242,8 +272,8 @@ class RunRecord {
 };
 
 // The run's plan, on one line: model, device, data, steps and batch.
-void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data,
-               int world_size, bool resumed) {
+void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data, int world_size,
+               bool resumed) {
   const bool gpu = !options.device.is_cpu();
   const std::string ranks = world_size > 1 ? absl::StrCat(world_size, " ranks x ") : "";
   std::fprintf(
@@ -286,8 +316,7 @@ struct RunTotals {
 // on any rank ends every rank after the same step with a checkpoint, and returns true.
 absl::StatusOr<bool> TrainSteps(Trainer& t, const TrainOptions& options,
                                 distributed::ProcessGroup& world, const std::string& out_dir,
-                                const Validation& validate, RunRecord& record,
-                                RunTotals& totals) {
+                                const Validation& validate, RunRecord& record, RunTotals& totals) {
   const bool lead = world.rank() == 0;
   const int64_t first = t.step();
   const int64_t tokens_per_step =
@@ -320,14 +349,17 @@ absl::StatusOr<bool> TrainSteps(Trainer& t, const TrainOptions& options,
       }
       RETURN_IF_ERROR(record.Plot());
     }
-    record.Row(r.step + 1, {{"loss", r.loss}, {"val_loss", step_val.first},
-                            {"val_bpb", step_val.second}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
+    record.Row(r.step + 1, {{"loss", r.loss},
+                            {"val_loss", step_val.first},
+                            {"val_bpb", step_val.second},
+                            {"lr", r.lr},
+                            {"grad_norm", r.grad_norm},
                             {"tokens_per_second", tokens_per_step / r.seconds},
                             {"seconds", r.seconds}});
     bool stop = StopSignal() != 0;
     if (world.size() > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
-    if (stop || (checkpoint_every > 0 && t.step() % checkpoint_every == 0 &&
-                 t.step() < options.steps)) {
+    if (stop ||
+        (checkpoint_every > 0 && t.step() % checkpoint_every == 0 && t.step() < options.steps)) {
       const std::string path = StepCheckpointPath(out_dir, t.step());
       RETURN_IF_ERROR(t.SaveCheckpoint(path));  // collective
       if (lead) PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
@@ -354,8 +386,7 @@ absl::Status Summarize(Trainer& t, const TrainOptions& options, int64_t steps,
   const int64_t tokens_per_step =
       options.grad_accum * world_size * options.batch_size * options.seq_len;
   const double train_seconds = totals.train_seconds;
-  const double tokens_per_second =
-      train_seconds > 0 ? steps * tokens_per_step / train_seconds : 0;
+  const double tokens_per_second = train_seconds > 0 ? steps * tokens_per_step / train_seconds : 0;
   const int64_t peak = options.device.is_cpu()
                            ? GetCpuAllocator().peak_bytes()
                            : cuda::GetMemoryStats(options.device.index).peak_bytes;
@@ -384,17 +415,20 @@ absl::Status Summarize(Trainer& t, const TrainOptions& options, int64_t steps,
   }
   const std::string path = absl::GetFlag(FLAGS_metrics_out);
   if (path.empty()) return absl::OkStatus();
-  return WriteMetricsJson(
-      path, {{"train_loss", totals.last_loss}, {"val_loss", totals.val.first},
-             {"val_bpb", totals.val.second},
-             {"tokens_per_second", tokens_per_second}, {"mfu", mfu},
-             {"train_seconds", train_seconds}, {"peak_memory_bytes", peak}, {"steps", t.step()},
-             {"parameters", t.model().NumParameters()}});
+  return WriteMetricsJson(path, {{"train_loss", totals.last_loss},
+                                 {"val_loss", totals.val.first},
+                                 {"val_bpb", totals.val.second},
+                                 {"tokens_per_second", tokens_per_second},
+                                 {"mfu", mfu},
+                                 {"train_seconds", train_seconds},
+                                 {"peak_memory_bytes", peak},
+                                 {"steps", t.step()},
+                                 {"parameters", t.model().NumParameters()}});
 }
 
 // --sample_tokens tokens after <|endoftext|>, on stdout.
-void PrintSample(Trainer& t, const tokenizer::Encoding& encoding,
-                 const SamplingOptions& sampling, uint64_t seed) {
+void PrintSample(Trainer& t, const tokenizer::Encoding& encoding, const SamplingOptions& sampling,
+                 uint64_t seed) {
   const int64_t n = absl::GetFlag(FLAGS_sample_tokens);
   Generator gen(seed);
   const int64_t eot = encoding.specials().at("<|endoftext|>");
@@ -443,10 +477,9 @@ absl::Status Run() {
   const int64_t rows_per_step = world.size() * options.batch_size;
   record.curves().tokens_per_step =
       static_cast<double>(options.grad_accum * rows_per_step * options.seq_len);
-  record.curves().title = absl::StrFormat("GPT-2, %lld layers x %lld, %.2fM parameters",
-                                          static_cast<long long>(cfg.n_layer),
-                                          static_cast<long long>(cfg.n_embd),
-                                          t.model().NumParameters() / 1e6);
+  record.curves().title = absl::StrFormat(
+      "GPT-2, %lld layers x %lld, %.2fM parameters", static_cast<long long>(cfg.n_layer),
+      static_cast<long long>(cfg.n_embd), t.model().NumParameters() / 1e6);
   const Validation validate{
       data, data.val ? std::min(options.val_batches,
                                 data::WindowCount(*data.val, options.seq_len) / rows_per_step) *
@@ -458,8 +491,12 @@ absl::Status Run() {
     totals.val = validate(t);
     record.curves().val.emplace_back(0, totals.val.first);
     const double none = std::nan("");
-    record.Row(0, {{"loss", none}, {"val_loss", totals.val.first}, {"val_bpb", totals.val.second},
-                   {"lr", none}, {"grad_norm", none}, {"tokens_per_second", none},
+    record.Row(0, {{"loss", none},
+                   {"val_loss", totals.val.first},
+                   {"val_bpb", totals.val.second},
+                   {"lr", none},
+                   {"grad_norm", none},
+                   {"tokens_per_second", none},
                    {"seconds", none}});
     if (lead) {
       std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f), val_bpb %.3f\n",

@@ -9,9 +9,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "base/status.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "base/status.h"
 #include "data/windows.h"
 #include "models/gpt2/weights.h"
 #include "nn/safetensors.h"
@@ -21,11 +21,13 @@ namespace ag = autograd;
 namespace {
 
 // Reads a uint64 from the checkpoint's metadata.
-absl::StatusOr<uint64_t> MetaNumber(const Weights& checkpoint, const std::string& key, const std::string& path) {
+absl::StatusOr<uint64_t> MetaNumber(const Weights& checkpoint, const std::string& key,
+                                    const std::string& path) {
   const auto it = checkpoint.metadata.find(key);
   uint64_t v;
   if (it == checkpoint.metadata.end() || !absl::SimpleAtoi(it->second, &v)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint has no number \"", key, "\" in its metadata"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": the checkpoint has no number \"", key, "\" in its metadata"));
   }
   return v;
 }
@@ -36,10 +38,12 @@ uint64_t DropoutStreamOffset(int rank) { return static_cast<uint64_t>(rank) << 4
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config, const TrainOptions& options,
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config,
+                                                         const TrainOptions& options,
                                                          std::vector<const data::TokenShard*> train,
                                                          const data::TokenShard* val,
-                                                         const std::string& checkpoint, bool resume) {
+                                                         const std::string& checkpoint,
+                                                         bool resume) {
   // --resume: an ember checkpoint, with the optimizer state and the run's position;
   // --init_from: the weights and config of any file ReadWeights reads.
   GPTConfig cfg = config;
@@ -47,35 +51,41 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
   if (!checkpoint.empty()) {
     ASSIGN_OR_RETURN(Weights w, ReadWeights(checkpoint));
     if (resume && w.format != "ember") {
-      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (it is ", w.format,
-                                                     "'s); --resume needs one that train wrote, --init_from takes "
-                                                     "any"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (it is ", w.format,
+                       "'s); --resume needs one that train wrote, --init_from takes "
+                       "any"));
     }
     if (!resume) w.config.dropout = config.dropout;
     cfg = w.config;
     weights = std::move(w);
   }
   RETURN_IF_ERROR(cfg.Validate());
-  for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"batch_size", options.batch_size},
-                                     {"seq_len", options.seq_len},
-                                     {"grad_accum", options.grad_accum},
-                                     {"steps", options.steps}}) {
-    if (value < 1) return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value, ": expected at least 1"));
+  for (const auto& [flag, value] :
+       {std::pair<const char*, int64_t>{"batch_size", options.batch_size},
+        {"seq_len", options.seq_len},
+        {"grad_accum", options.grad_accum},
+        {"steps", options.steps}}) {
+    if (value < 1)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, "=", value, ": expected at least 1"));
   }
   if (options.warmup_steps < 0 || options.warmup_steps >= options.steps) {
-    return absl::InvalidArgumentError(absl::StrCat("--warmup_steps=", options.warmup_steps,
-                                                   ": expected at least 0 and below --steps=", options.steps));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--warmup_steps=", options.warmup_steps,
+                     ": expected at least 0 and below --steps=", options.steps));
   }
   if (!(options.lr >= options.min_lr && options.min_lr >= 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("--lr=", options.lr, " and --min_lr=", options.min_lr,
-                                                   ": expected lr >= min_lr >= 0"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--lr=", options.lr, " and --min_lr=", options.min_lr, ": expected lr >= min_lr >= 0"));
   }
   if (options.seq_len > cfg.block_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("seq_len ", options.seq_len, " is longer than the model's block_size ", cfg.block_size));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "seq_len ", options.seq_len, " is longer than the model's block_size ", cfg.block_size));
   }
   if (options.zero_stage != 0 && options.zero_stage != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("zero stage ", options.zero_stage, ": expected 0 or 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("zero stage ", options.zero_stage, ": expected 0 or 1"));
   }
   const int ranks = distributed::World().size();
   const int64_t rows = options.batch_size * ranks;  // the global batch
@@ -84,16 +94,18 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
   for (const data::TokenShard* shard : shards) {
     if (shard == nullptr) continue;
     if (shard->size() < rows * options.seq_len + 1) {
-      return absl::InvalidArgumentError(absl::StrCat(shard->path(), " holds ", shard->size(),
-                                                     " tokens, fewer than one batch of ", ranks > 1 ? absl::StrCat(ranks, " x ") : "",
-                                                     options.batch_size, " x ", options.seq_len, " needs"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(shard->path(), " holds ", shard->size(), " tokens, fewer than one batch of ",
+                       ranks > 1 ? absl::StrCat(ranks, " x ") : "", options.batch_size, " x ",
+                       options.seq_len, " needs"));
     }
     RETURN_IF_ERROR(shard->CheckVocabulary(cfg.vocab_size));
   }
   std::unique_ptr<Trainer> trainer(new Trainer(cfg, options, std::move(train), val));
   if (weights) {
     if (absl::Status s = trainer->model_->LoadStateDict(weights->state); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(checkpoint, " (", weights->format, "): ", s.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(checkpoint, " (", weights->format, "): ", s.message()));
     }
   }
   if (resume && weights) {
@@ -109,15 +121,18 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
       if (!saved_batch.ok()) return saved_batch.status();
       if (*saved_ranks * *saved_batch != static_cast<uint64_t>(rows)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            checkpoint, " was saved by ", *saved_ranks, " rank(s) x batch_size ", *saved_batch, " = ",
-            *saved_ranks * *saved_batch, " sequences per micro-batch, and this run has ", ranks, " x ",
-            options.batch_size, " = ", rows, ": resume with ranks x --batch_size = ", *saved_ranks * *saved_batch));
+            checkpoint, " was saved by ", *saved_ranks, " rank(s) x batch_size ", *saved_batch,
+            " = ", *saved_ranks * *saved_batch, " sequences per micro-batch, and this run has ",
+            ranks, " x ", options.batch_size, " = ", rows,
+            ": resume with ranks x --batch_size = ", *saved_ranks * *saved_batch));
       }
     }
     absl::StatusOr<uint64_t> step = MetaNumber(*weights, "step", checkpoint);
     absl::StatusOr<uint64_t> micro = MetaNumber(*weights, "micro_batches", checkpoint);
-    absl::StatusOr<uint64_t> data_offset = MetaNumber(*weights, "data_generator_offset", checkpoint);
-    absl::StatusOr<uint64_t> model_offset = MetaNumber(*weights, "model_generator_offset", checkpoint);
+    absl::StatusOr<uint64_t> data_offset =
+        MetaNumber(*weights, "data_generator_offset", checkpoint);
+    absl::StatusOr<uint64_t> model_offset =
+        MetaNumber(*weights, "model_generator_offset", checkpoint);
     for (const auto* s : {&step, &micro, &data_offset, &model_offset}) {
       if (!s->ok()) return s->status();
     }
@@ -134,15 +149,16 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
   return trainer;
 }
 
-Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, std::vector<const data::TokenShard*> train,
-                 const data::TokenShard* val)
+Trainer::Trainer(const GPTConfig& config, const TrainOptions& options,
+                 std::vector<const data::TokenShard*> train, const data::TokenShard* val)
     : options_(options),
       model_gen_(options.seed),
       model_(std::make_shared<GPT>(config, model_gen_)),
       train_(std::move(train)),
       val_(val),
       world_(distributed::World()),
-      schedule_(optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
+      schedule_(
+          optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
       data_gen_(options.seed + 1) {
   model_->To(options.device);
   model_gen_.set_offset(model_gen_.offset() + DropoutStreamOffset(world_.rank()));
@@ -151,12 +167,14 @@ Trainer::Trainer(const GPTConfig& config, const TrainOptions& options, std::vect
   for (const Tensor& p : model_->Parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   optim::AdamOptions adam;
   adam.beta1 = options.beta1, adam.beta2 = options.beta2;
-  std::vector<optim::ParamGroup> groups = {{decay, options.lr, options.weight_decay}, {no_decay, options.lr, 0.0}};
+  std::vector<optim::ParamGroup> groups = {{decay, options.lr, options.weight_decay},
+                                           {no_decay, options.lr, 0.0}};
   if (options.zero_stage == 1) {
     zero_ = std::make_unique<distributed::ZeroAdamW>(world_, std::move(groups), adam);
   } else {
     optimizer_ = optim::AdamW(std::move(groups), adam);
-    if (world_.size() > 1) averager_ = std::make_unique<distributed::GradientAverager>(world_, model_->Parameters());
+    if (world_.size() > 1)
+      averager_ = std::make_unique<distributed::GradientAverager>(world_, model_->Parameters());
   }
   model_->Train();
 }
@@ -172,7 +190,8 @@ std::pair<Tensor, Tensor> Trainer::NextBatch() {
     for (const data::TokenShard* shard : train_) total += data::WindowCount(*shard, t) / (b * n);
     int64_t k = micro_batches_ % total;
     size_t s = 0;
-    while (k >= data::WindowCount(*train_[s], t) / (b * n)) k -= data::WindowCount(*train_[s++], t) / (b * n);
+    while (k >= data::WindowCount(*train_[s], t) / (b * n))
+      k -= data::WindowCount(*train_[s++], t) / (b * n);
     ++micro_batches_;
     const data::Batch batch = data::SequentialBatch(*train_[s], k * n + r, b, t);
     return {batch.x.To(options_.device), batch.y.To(options_.device)};
@@ -191,7 +210,8 @@ std::pair<Tensor, Tensor> Trainer::NextBatch() {
   absl::StatusOr<data::Batch> batch = data::RandomWindows(*train_[s], b * n, t, data_gen_);
   EMBER_CHECK(batch.ok(), "train: ", batch.status().message());
   ++micro_batches_;
-  return {batch->x.Narrow(0, r * b, b).To(options_.device), batch->y.Narrow(0, r * b, b).To(options_.device)};
+  return {batch->x.Narrow(0, r * b, b).To(options_.device),
+          batch->y.Narrow(0, r * b, b).To(options_.device)};
 }
 
 StepResult Trainer::Step() {
@@ -211,7 +231,8 @@ StepResult Trainer::Step() {
   }
   StepResult result;
   // The norm is wanted either way; an infinite limit measures without clipping.
-  const double max_norm = options_.grad_clip > 0 ? options_.grad_clip : std::numeric_limits<double>::infinity();
+  const double max_norm =
+      options_.grad_clip > 0 ? options_.grad_clip : std::numeric_limits<double>::infinity();
   if (zero_) {
     result.grad_norm = zero_->Step(max_norm);
   } else {
@@ -224,7 +245,8 @@ StepResult Trainer::Step() {
     result.grad_norm = optim::GradNorm(model_->Parameters());
     optimizer_->Step(optim::ClipFactor(result.grad_norm, max_norm));
   }
-  result.loss = world_.AllReduce(loss_sum / static_cast<double>(options_.grad_accum), distributed::ReduceOp::kMean);
+  result.loss = world_.AllReduce(loss_sum / static_cast<double>(options_.grad_accum),
+                                 distributed::ReduceOp::kMean);
   result.lr = lr;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.step = step_++;
@@ -243,27 +265,32 @@ double Trainer::ValidationLoss() {
     sum += model_->Loss(batch.x.To(options_.device), batch.y.To(options_.device)).item<double>();
   }
   model_->Train();
-  return world_.AllReduce(sum, distributed::ReduceOp::kMean) / static_cast<double>(std::max<int64_t>(batches, 1));
+  return world_.AllReduce(sum, distributed::ReduceOp::kMean) /
+         static_cast<double>(std::max<int64_t>(batches, 1));
 }
 
 absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
   std::map<std::string, Tensor> tensors = model_->StateDict();
   // ZeRO's state comes from every rank: all of them gather it.
-  for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict()) tensors[kOptimizerPrefix + key] = t;
+  for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict())
+    tensors[kOptimizerPrefix + key] = t;
   std::map<std::string, std::string> metadata = {
       {"format", kCheckpointFormat},
       {"config", ConfigJson(model_->config())},
       {"step", absl::StrCat(step_)},
       {"micro_batches", absl::StrCat(micro_batches_)},
       {"data_generator_offset", absl::StrCat(data_gen_.offset())},
-      {"model_generator_offset", absl::StrCat(model_gen_.offset() - DropoutStreamOffset(world_.rank()))},
+      {"model_generator_offset",
+       absl::StrCat(model_gen_.offset() - DropoutStreamOffset(world_.rank()))},
       {"world_size", absl::StrCat(world_.size())},
       {"batch_size", absl::StrCat(options_.batch_size)},
   };
   if (!options_.vocab.empty()) metadata["vocab"] = options_.vocab;
-  const absl::Status status = world_.rank() == 0 ? nn::SaveSafetensors(path, tensors, metadata) : absl::OkStatus();
+  const absl::Status status =
+      world_.rank() == 0 ? nn::SaveSafetensors(path, tensors, metadata) : absl::OkStatus();
   if (world_.AllReduce(status.ok() ? 0.0 : 1.0) > 0 && status.ok()) {
-    return absl::InternalError(absl::StrCat("rank 0 could not write ", path, " (its message says why)"));
+    return absl::InternalError(
+        absl::StrCat("rank 0 could not write ", path, " (its message says why)"));
   }
   return status;
 }

@@ -51,20 +51,20 @@ struct TrainOptions {
   int64_t warmup_steps = 20;
   double weight_decay = 0.1;
   double beta1 = 0.9, beta2 = 0.95;
-  double grad_clip = 1.0;  // 0: off
+  double grad_clip = 1.0;   // 0: off
   bool sequential = false;  // llm.c's data order instead of random windows
   uint64_t seed = 1337;
-  int64_t val_batches = 8;  // validation windows: the first val_batches x batch_size
+  int64_t val_batches = 8;        // validation windows: the first val_batches x batch_size
   Device device = Device::Cpu();  // where the model, its gradients and AdamW's state live
-  int zero_stage = 0;  // 1: AdamW's state split across the ranks (ZeRO-1)
+  int zero_stage = 0;             // 1: AdamW's state split across the ranks (ZeRO-1)
   // The data's tokenizer ("gpt2" or a .tiktoken path; text_stream.h's LoadVocab), kept in
   // checkpoints so that generate and chat decode with it. Empty: not recorded.
   std::string vocab;
 };
 
 struct StepResult {
-  int64_t step;     // the step just taken, from 0
-  double loss;      // mean over its micro-batches
+  int64_t step;  // the step just taken, from 0
+  double loss;   // mean over its micro-batches
   double lr;
   double grad_norm;  // before clipping
   double seconds;
@@ -83,10 +83,12 @@ class Trainer {
   // then the next (a shard's last partial batch skipped), back to the first after the
   // last; in the random order each batch comes from one shard, drawn in proportion to
   // its windows. Validation uses the val shard's first windows.
-  static absl::StatusOr<std::unique_ptr<Trainer>> Create(const GPTConfig& config, const TrainOptions& options,
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(const GPTConfig& config,
+                                                         const TrainOptions& options,
                                                          std::vector<const data::TokenShard*> train,
                                                          const data::TokenShard* val,
-                                                         const std::string& checkpoint = "", bool resume = false);
+                                                         const std::string& checkpoint = "",
+                                                         bool resume = false);
 
   StepResult Step();
   // The mean loss over the validation windows (no gradients): the first val_batches
@@ -101,8 +103,8 @@ class Trainer {
   const TrainOptions& options() const { return options_; }
 
  private:
-  Trainer(const GPTConfig& config, const TrainOptions& options, std::vector<const data::TokenShard*> train,
-          const data::TokenShard* val);
+  Trainer(const GPTConfig& config, const TrainOptions& options,
+          std::vector<const data::TokenShard*> train, const data::TokenShard* val);
   // The next micro-batch's inputs and targets.
   std::pair<Tensor, Tensor> NextBatch();
 
@@ -112,13 +114,14 @@ class Trainer {
   std::vector<const data::TokenShard*> train_;
   const data::TokenShard* val_;
   distributed::ProcessGroup& world_;
-  std::unique_ptr<optim::Optimizer> optimizer_;     // without ZeRO
-  std::unique_ptr<distributed::ZeroAdamW> zero_;     // with ZeRO-1
+  std::unique_ptr<optim::Optimizer> optimizer_;              // without ZeRO
+  std::unique_ptr<distributed::ZeroAdamW> zero_;             // with ZeRO-1
   std::unique_ptr<distributed::GradientAverager> averager_;  // several ranks, without ZeRO
   optim::LrSchedule schedule_;
   Generator data_gen_;
   int64_t step_ = 0;
-  int64_t micro_batches_ = 0;  // global micro-batches drawn so far (the sequential order's position)
+  int64_t micro_batches_ =
+      0;  // global micro-batches drawn so far (the sequential order's position)
 };
 
 }  // namespace ember::models::gpt2

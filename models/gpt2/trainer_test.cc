@@ -32,7 +32,8 @@ data::TokenShard ShardOf(const std::string& name, const std::vector<uint16_t>& t
 // A learnable stream: a repeating 10-token phrase with one noisy token in five.
 std::vector<uint16_t> Stream(int64_t n) {
   std::vector<uint16_t> tokens;
-  for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<uint16_t>(i % 5 == 4 ? (i * 37) % 64 : (i % 10) * 3));
+  for (int64_t i = 0; i < n; ++i)
+    tokens.push_back(static_cast<uint16_t>(i % 5 == 4 ? (i * 37) % 64 : (i % 10) * 3));
   return tokens;
 }
 
@@ -167,12 +168,15 @@ TEST(TrainerTest, BadSetups) {
               HasSubstr("seq_len 32 is longer than the model's block_size 16"));
   GPTConfig tiny_vocab = Small();
   tiny_vocab.vocab_size = 10;
-  EXPECT_THAT(std::string(Trainer::Create(tiny_vocab, Options(), {&train}, nullptr).status().message()),
-              HasSubstr("train3.bin: at byte 1032: token 20 (token 4) is beyond the vocabulary of 10"));
+  EXPECT_THAT(
+      std::string(Trainer::Create(tiny_vocab, Options(), {&train}, nullptr).status().message()),
+      HasSubstr("train3.bin: at byte 1032: token 20 (token 4) is beyond the vocabulary of 10"));
   const data::TokenShard little = Shard("little.bin", 20);
-  EXPECT_THAT(std::string(Trainer::Create(Small(), Options(), {&little}, nullptr).status().message()),
-              HasSubstr("holds 20 tokens, fewer than one batch of 4 x 16 needs"));
-  EXPECT_FALSE(Trainer::Create(Small(), Options(), {&train}, nullptr, "/nonexistent.safetensors").ok());
+  EXPECT_THAT(
+      std::string(Trainer::Create(Small(), Options(), {&little}, nullptr).status().message()),
+      HasSubstr("holds 20 tokens, fewer than one batch of 4 x 16 needs"));
+  EXPECT_FALSE(
+      Trainer::Create(Small(), Options(), {&train}, nullptr, "/nonexistent.safetensors").ok());
   options = Options();
   options.warmup_steps = 6;
   EXPECT_THAT(std::string(Trainer::Create(Small(), options, {&train}, nullptr).status().message()),

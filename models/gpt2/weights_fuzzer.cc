@@ -26,12 +26,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     path = ember::FuzzInputFile("checkpoint.bin", rest);
   } else {
     const size_t nul = rest.find('\0');
-    const std::string config = rest.substr(0, nul), model = nul == std::string::npos ? "" : rest.substr(nul + 1);
+    const std::string config = rest.substr(0, nul),
+                      model = nul == std::string::npos ? "" : rest.substr(nul + 1);
     const std::filesystem::path file = ember::FuzzInputFile("hf_config.json", config);
     path = (file.parent_path() / file.filename().string().append(".dir")).string();
     std::filesystem::create_directories(path);
     std::filesystem::rename(file, path + "/config.json");
-    std::filesystem::rename(ember::FuzzInputFile("hf_model.safetensors", model), path + "/model.safetensors");
+    std::filesystem::rename(ember::FuzzInputFile("hf_model.safetensors", model),
+                            path + "/model.safetensors");
   }
   absl::StatusOr<g::Weights> weights = g::ReadWeights(path);
   if (!weights.ok()) {
@@ -40,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               absl::StrCat("an unreadable checkpoint gives ", weights.status().ToString()));
     return 0;
   }
-  const absl::StatusOr<std::unique_ptr<g::GPT>> model = g::GptFromWeights(*std::move(weights), path);
+  const absl::StatusOr<std::unique_ptr<g::GPT>> model =
+      g::GptFromWeights(*std::move(weights), path);
   if (!model.ok()) {
     FuzzCheck(model.status().code() == absl::StatusCode::kInvalidArgument,
               absl::StrCat("a checkpoint that is not a model gives ", model.status().ToString()));
@@ -48,8 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const g::GPTConfig& c = (*model)->config();
   const int64_t t = std::min<int64_t>(2, c.block_size);
-  const ember::Tensor logits =
-      (*model)->Forward(ember::FromVector(std::vector<int64_t>{0, c.vocab_size - 1}).Narrow(0, 0, t).Reshape({1, t}));
+  const ember::Tensor logits = (*model)->Forward(
+      ember::FromVector(std::vector<int64_t>{0, c.vocab_size - 1}).Narrow(0, 0, t).Reshape({1, t}));
   FuzzCheck(logits.shape() == ember::Shape({1, t, c.vocab_size}), "the logits' shape");
   return 0;
 }

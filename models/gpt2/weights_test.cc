@@ -1,8 +1,8 @@
 #include "models/gpt2/weights.h"
 
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -36,7 +36,8 @@ std::map<std::string, std::vector<double>> Reference() {
 void ExpectPyTorchsNumbers(const std::string& path, const std::string& format) {
   const Weights w = ReadWeights(path).value();
   EXPECT_EQ(w.format, format);
-  EXPECT_EQ(w.config.ToString(), "GPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=4, n_embd=32, dropout=0)");
+  EXPECT_EQ(w.config.ToString(),
+            "GPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=4, n_embd=32, dropout=0)");
   std::unique_ptr<GPT> model = LoadGpt(path).value();
   model->Eval();
   const auto ref = Reference();
@@ -56,7 +57,9 @@ void ExpectPyTorchsNumbers(const std::string& path, const std::string& format) {
   }
 }
 
-TEST(WeightsTest, LlmcCheckpoint) { ExpectPyTorchsNumbers(std::string(kDir) + "tiny_llmc.bin", "llm.c"); }
+TEST(WeightsTest, LlmcCheckpoint) {
+  ExpectPyTorchsNumbers(std::string(kDir) + "tiny_llmc.bin", "llm.c");
+}
 
 TEST(WeightsTest, HuggingFaceFolderOrFile) {
   ExpectPyTorchsNumbers(std::string(kDir) + "tiny_hf", "huggingface");
@@ -70,11 +73,15 @@ TEST(WeightsTest, EmberCheckpointRoundTrip) {
   std::map<std::string, Tensor> tensors = llmc.state;
   tensors["optimizer.0.step"] = Zeros({}, DType::kI64);
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/ember.safetensors";
-  ASSERT_TRUE(nn::SaveSafetensors(path, tensors, {{"format", kCheckpointFormat}, {"config", ConfigJson(llmc.config)}}).ok());
+  ASSERT_TRUE(
+      nn::SaveSafetensors(path, tensors,
+                          {{"format", kCheckpointFormat}, {"config", ConfigJson(llmc.config)}})
+          .ok());
   const Weights back = ReadWeights(path).value();
   EXPECT_EQ(back.format, "ember");
   EXPECT_EQ(back.state.size(), llmc.state.size());
-  EXPECT_EQ(back.state.at("h.1.mlp.c_fc.weight").ToVector<float>(), llmc.state.at("h.1.mlp.c_fc.weight").ToVector<float>());
+  EXPECT_EQ(back.state.at("h.1.mlp.c_fc.weight").ToVector<float>(),
+            llmc.state.at("h.1.mlp.c_fc.weight").ToVector<float>());
 }
 
 TEST(WeightsTest, TheTrainerStartsFromAnyFormat) {
@@ -83,7 +90,9 @@ TEST(WeightsTest, TheTrainerStartsFromAnyFormat) {
   options.warmup_steps = 1;
   options.seq_len = 8;
   for (const char* file : {"tiny_llmc.bin", "tiny_hf"}) {
-    auto trainer = Trainer::Create(GPTConfig::Preset("tiny").value(), options, {}, nullptr, std::string(kDir) + file).value();
+    auto trainer = Trainer::Create(GPTConfig::Preset("tiny").value(), options, {}, nullptr,
+                                   std::string(kDir) + file)
+                       .value();
     EXPECT_EQ(trainer->model().config().vocab_size, 96) << file;
     EXPECT_EQ(trainer->step(), 0);
   }
@@ -97,17 +106,21 @@ TEST(WeightsTest, BrokenFilesSayWhatIsWrong) {
   std::ifstream in(std::string(kDir) + "tiny_llmc.bin", std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::ofstream(dir + "/cut.bin", std::ios::binary) << bytes.substr(0, bytes.size() - 4);
-  EXPECT_NE(ReadWeights(dir + "/cut.bin").status().message().find("bytes, but its header"), std::string::npos);
+  EXPECT_NE(ReadWeights(dir + "/cut.bin").status().message().find("bytes, but its header"),
+            std::string::npos);
   std::string v7 = bytes;
   v7[4] = 7;
   std::ofstream(dir + "/v7.bin", std::ios::binary) << v7;
-  EXPECT_NE(ReadWeights(dir + "/v7.bin").status().message().find("llm.c checkpoint version 7"), std::string::npos);
+  EXPECT_NE(ReadWeights(dir + "/v7.bin").status().message().find("llm.c checkpoint version 7"),
+            std::string::npos);
   std::ofstream(dir + "/junk.bin", std::ios::binary) << "hello";
-  EXPECT_NE(ReadWeights(dir + "/junk.bin").status().message().find("neither an llm.c checkpoint"), std::string::npos);
+  EXPECT_NE(ReadWeights(dir + "/junk.bin").status().message().find("neither an llm.c checkpoint"),
+            std::string::npos);
   EXPECT_EQ(ReadWeights(dir + "/missing").status().code(), absl::StatusCode::kNotFound);
   // A safetensors file without config.json beside it.
   ASSERT_TRUE(nn::SaveSafetensors(dir + "/lone.safetensors", {{"wte.weight", Zeros({2, 2})}}).ok());
-  EXPECT_NE(ReadWeights(dir + "/lone.safetensors").status().message().find("needs config.json"), std::string::npos);
+  EXPECT_NE(ReadWeights(dir + "/lone.safetensors").status().message().find("needs config.json"),
+            std::string::npos);
 }
 
 // Headers that promise more than the file holds are refused before the memory is
@@ -125,15 +138,18 @@ TEST(WeightsTest, HeadersThatPromiseTooMuchAllocateNothing) {
   std::ofstream(dir + "/huge.bin", std::ios::binary) << huge;
   GetCpuAllocator().ResetPeak();
   const int64_t before = GetCpuAllocator().peak_bytes();
-  EXPECT_NE(ReadWeights(dir + "/huge.bin").status().message().find("needs more than 2^63"), std::string::npos);
+  EXPECT_NE(ReadWeights(dir + "/huge.bin").status().message().find("needs more than 2^63"),
+            std::string::npos);
   EXPECT_EQ(GetCpuAllocator().peak_bytes(), before);
   // An ember checkpoint whose config asks for 10^12 parameters.
-  const std::string config = R"({"vocab_size":1000000,"block_size":1024,"n_layer":100,"n_head":8,"n_embd":8192,"dropout":0})";
+  const std::string config =
+      R"({"vocab_size":1000000,"block_size":1024,"n_layer":100,"n_head":8,"n_embd":8192,"dropout":0})";
   ASSERT_TRUE(nn::SaveSafetensors(dir + "/big_config.safetensors", {{"wte.weight", Zeros({2, 2})}},
                                   {{"format", kCheckpointFormat}, {"config", config}})
                   .ok());
   const absl::StatusOr<std::unique_ptr<GPT>> model = LoadGpt(dir + "/big_config.safetensors");
-  EXPECT_NE(model.status().message().find("has 88741691392 parameters, the file holds 4"), std::string::npos)
+  EXPECT_NE(model.status().message().find("has 88741691392 parameters, the file holds 4"),
+            std::string::npos)
       << model.status();
   EXPECT_LT(GetCpuAllocator().peak_bytes(), before + (int64_t{1} << 20));
 }

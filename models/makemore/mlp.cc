@@ -9,12 +9,16 @@ namespace ember::models::makemore {
 namespace ag = ::ember::autograd;
 
 Mlp::Mlp(const MlpConfig& config, Generator& gen) : config_(config) {
-  EMBER_CHECK(config.vocab > 0 && config.block_size > 0 && config.embedding > 0 && config.hidden > 0,
-              "Mlp: sizes must be positive");
-  wte_ = RegisterModule("wte", std::make_shared<nn::Embedding>(config.vocab, config.embedding, gen));
-  hidden_ = RegisterModule("hidden", std::make_shared<nn::Linear>(config.block_size * config.embedding,
-                                                                  config.hidden, true, gen));
-  head_ = RegisterModule("head", std::make_shared<nn::Linear>(config.hidden, config.vocab, true, gen));
+  EMBER_CHECK(
+      config.vocab > 0 && config.block_size > 0 && config.embedding > 0 && config.hidden > 0,
+      "Mlp: sizes must be positive");
+  wte_ =
+      RegisterModule("wte", std::make_shared<nn::Embedding>(config.vocab, config.embedding, gen));
+  hidden_ = RegisterModule(
+      "hidden",
+      std::make_shared<nn::Linear>(config.block_size * config.embedding, config.hidden, true, gen));
+  head_ =
+      RegisterModule("head", std::make_shared<nn::Linear>(config.hidden, config.vocab, true, gen));
 }
 
 Tensor Mlp::Forward(const Tensor& context) {
@@ -30,6 +34,8 @@ std::string Mlp::ToString() const {
                       ", embedding=", config_.embedding, ", hidden=", config_.hidden, ")");
 }
 
-double StepDecayLr(double lr, int64_t step, int64_t steps) { return step < steps / 2 ? lr : lr / 10; }
+double StepDecayLr(double lr, int64_t step, int64_t steps) {
+  return step < steps / 2 ? lr : lr / 10;
+}
 
 }  // namespace ember::models::makemore

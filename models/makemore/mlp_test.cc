@@ -18,7 +18,8 @@ TEST(MlpTest, ShapesNamesAndSizes) {
   Mlp model(MlpConfig{}, gen);
   std::vector<std::string> names;
   for (const auto& [name, p] : model.NamedParameters()) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"wte.weight", "hidden.weight", "hidden.bias", "head.weight", "head.bias"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"wte.weight", "hidden.weight", "hidden.bias",
+                                             "head.weight", "head.bias"}));
   EXPECT_EQ(model.NumParameters(), 28 * 10 + (30 * 200 + 200) + (200 * 28 + 28));
   EXPECT_EQ(model(Zeros({7, 3}, DType::kI64)).shape(), (Shape{7, 28}));
   EXPECT_THROW(model(Zeros({7, 4}, DType::kI64)), Error);
@@ -42,7 +43,8 @@ TEST(MlpTest, LearnsNames) {
   const data::BatchFn rows = data::RowBatches(train.x, train.y);
   std::vector<int64_t> index(32);
   for (int step = 0; step < 4000; ++step) {
-    for (int64_t& i : index) i = static_cast<int64_t>(gen.NextBelow(static_cast<uint64_t>(train.y.size(0))));
+    for (int64_t& i : index)
+      i = static_cast<int64_t>(gen.NextBelow(static_cast<uint64_t>(train.y.size(0))));
     const data::Batch batch = rows(index);
     sgd->ZeroGrad();
     ag::Backward(nn::CrossEntropyLoss(model(batch.x), batch.y));

@@ -28,9 +28,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "autograd/autograd.h"
 #include "base/atomic_file.h"
 #include "base/status.h"
-#include "autograd/autograd.h"
 #include "data/loader.h"
 #include "models/common/checkpoints.h"
 #include "models/common/names.h"
@@ -46,16 +46,23 @@ ABSL_FLAG(int64_t, hidden, 200, "tanh units");
 ABSL_FLAG(int64_t, steps, 200000, "SGD steps");
 ABSL_FLAG(int64_t, batch_size, 32, "examples per step, drawn with replacement");
 ABSL_FLAG(double, lr, 0.1, "learning rate of the first half of the steps (then a tenth of it)");
-ABSL_FLAG(uint64_t, seed, 2147483647, "seed of the initialisation, the minibatches and the samples");
-ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
-ABSL_FLAG(int64_t, val_every, 10000, "losses on the whole train and val splits every this many steps");
+ABSL_FLAG(uint64_t, seed, 2147483647,
+          "seed of the initialisation, the minibatches and the samples");
+ABSL_FLAG(std::string, device, "cpu",
+          "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(int64_t, val_every, 10000,
+          "losses on the whole train and val splits every this many steps");
 ABSL_FLAG(int64_t, samples, 20, "names to sample at the end");
-ABSL_FLAG(std::string, names_dir, "", "folder with female.txt and male.txt (default: downloads/names)");
+ABSL_FLAG(std::string, names_dir, "",
+          "folder with female.txt and male.txt (default: downloads/names)");
 ABSL_FLAG(std::string, out_dir, "", "where metrics.csv and the model go (default: runs/makemore)");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
-ABSL_FLAG(int64_t, checkpoint_every, 0, "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
-ABSL_FLAG(int64_t, keep_checkpoints, 3, "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
-ABSL_FLAG(std::string, resume, "", "continue this checkpoint's run (with its flags); latest: the newest in --out_dir");
+ABSL_FLAG(int64_t, checkpoint_every, 0,
+          "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
+ABSL_FLAG(int64_t, keep_checkpoints, 3,
+          "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
+ABSL_FLAG(std::string, resume, "",
+          "continue this checkpoint's run (with its flags); latest: the newest in --out_dir");
 
 namespace ember::models::makemore {
 namespace {
@@ -66,7 +73,8 @@ constexpr char kCheckpointFormat[] = "ember-makemore";
 
 double SplitLoss(Mlp& model, const data::CharExamples& split) {
   ag::NoGradGuard no_grad;
-  return nn::CrossEntropyLoss(model(split.x.To(model.device())), split.y.To(model.device())).item<double>();
+  return nn::CrossEntropyLoss(model(split.x.To(model.device())), split.y.To(model.device()))
+      .item<double>();
 }
 
 absl::Status Run() {
@@ -76,17 +84,22 @@ absl::Status Run() {
   config.embedding = absl::GetFlag(FLAGS_embedding);
   config.hidden = absl::GetFlag(FLAGS_hidden);
   const int64_t steps = absl::GetFlag(FLAGS_steps), batch_size = absl::GetFlag(FLAGS_batch_size);
-  for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"block_size", config.block_size},
-                                    {"embedding", config.embedding}, {"hidden", config.hidden},
-                                    {"steps", steps}, {"batch_size", batch_size}}) {
-    if (value < 1) return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value, ": expected at least 1"));
+  for (const auto& [flag, value] :
+       {std::pair<const char*, int64_t>{"block_size", config.block_size},
+        {"embedding", config.embedding},
+        {"hidden", config.hidden},
+        {"steps", steps},
+        {"batch_size", batch_size}}) {
+    if (value < 1)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, "=", value, ": expected at least 1"));
   }
   const std::string dir = PathOrWorkspace(absl::GetFlag(FLAGS_names_dir), data::kNamesDir);
   const int block = static_cast<int>(config.block_size);
   absl::StatusOr<NameSplits> names = LoadNameSplits(dir, block);
   if (!names.ok()) return MissingInput(names.status());
   const data::CharExamples &train = names->train.examples, &val = names->val.examples;
-  const data::CharExamples &test = names->test.examples;
+  const data::CharExamples& test = names->test.examples;
   config.vocab = static_cast<int64_t>(names->vocab.size());
 
   Generator gen(absl::GetFlag(FLAGS_seed));
@@ -97,9 +110,12 @@ absl::Status Run() {
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/makemore");
   // What a resumed run must share with the run that wrote its checkpoint.
   const std::map<std::string, std::string> run_flags = {
-      {"block_size", absl::StrCat(config.block_size)}, {"embedding", absl::StrCat(config.embedding)},
-      {"hidden", absl::StrCat(config.hidden)}, {"steps", absl::StrCat(steps)},
-      {"batch_size", absl::StrCat(batch_size)}, {"lr", absl::StrCat(lr)},
+      {"block_size", absl::StrCat(config.block_size)},
+      {"embedding", absl::StrCat(config.embedding)},
+      {"hidden", absl::StrCat(config.hidden)},
+      {"steps", absl::StrCat(steps)},
+      {"batch_size", absl::StrCat(batch_size)},
+      {"lr", absl::StrCat(lr)},
       {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))}};
   int64_t step = 0;  // steps done
   double seconds = 0, batch_loss = 0;
@@ -109,22 +125,26 @@ absl::Status Run() {
   }
   if (!resume.empty()) {
     ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(resume, kCheckpointFormat));
-    for (const auto& [flag, value] : run_flags) RETURN_IF_ERROR(CheckSameRun(state, resume, flag, value));
+    for (const auto& [flag, value] : run_flags)
+      RETURN_IF_ERROR(CheckSameRun(state, resume, flag, value));
     RETURN_IF_ERROR(model.LoadStateDict(state.model));
     ASSIGN_OR_RETURN(step, MetadataInt(state, resume, "step"));
     ASSIGN_OR_RETURN(const int64_t offset, MetadataInt(state, resume, "generator_offset"));
     ASSIGN_OR_RETURN(seconds, MetadataDouble(state, resume, "train_seconds"));
     ASSIGN_OR_RETURN(batch_loss, MetadataDouble(state, resume, "batch_loss"));
     if (step < 1 || step > steps || offset < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(resume, " is at step ", step, " of --steps=", steps));
+      return absl::InvalidArgumentError(
+          absl::StrCat(resume, " is at step ", step, " of --steps=", steps));
     }
     gen.set_offset(static_cast<uint64_t>(offset));
   }
   const int64_t first_step = step;
-  std::fprintf(stderr, "train: %s on %s, %lld parameters; %lld training examples; %lld steps of %lld%s\n",
-               model.ToString().c_str(), device.ToString().c_str(), static_cast<long long>(model.NumParameters()),
-               static_cast<long long>(train.y.size(0)), static_cast<long long>(steps),
-               static_cast<long long>(batch_size), step > 0 ? absl::StrCat("; resuming at step ", step).c_str() : "");
+  std::fprintf(
+      stderr, "train: %s on %s, %lld parameters; %lld training examples; %lld steps of %lld%s\n",
+      model.ToString().c_str(), device.ToString().c_str(),
+      static_cast<long long>(model.NumParameters()), static_cast<long long>(train.y.size(0)),
+      static_cast<long long>(steps), static_cast<long long>(batch_size),
+      step > 0 ? absl::StrCat("; resuming at step ", step).c_str() : "");
   RETURN_IF_ERROR(CreateDirectories(out_dir));
   if (step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", step));
   std::ofstream csv(out_dir + "/metrics.csv", step > 0 ? std::ios::app : std::ios::trunc);
@@ -133,9 +153,11 @@ absl::Status Run() {
   // The run so far, for a checkpoint that resumes it.
   auto save = [&](const std::string& path, int64_t done) {
     TrainingState state{model.StateDict(), {}, run_flags};
-    state.metadata.insert({{"format", kCheckpointFormat}, {"step", absl::StrCat(done)},
+    state.metadata.insert({{"format", kCheckpointFormat},
+                           {"step", absl::StrCat(done)},
                            {"generator_offset", absl::StrCat(gen.offset())},
-                           {"train_seconds", ExactDouble(seconds)}, {"batch_loss", ExactDouble(batch_loss)}});
+                           {"train_seconds", ExactDouble(seconds)},
+                           {"batch_loss", ExactDouble(batch_loss)}});
     return SaveTrainingState(path, state);
   };
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
@@ -165,12 +187,12 @@ absl::Status Run() {
     }
     if (report) {
       const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val);
-      csv << done << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss << ',' << val_loss
-          << '\n';
+      csv << done << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss
+          << ',' << val_loss << '\n';
       csv.flush();
       EndProgress();
-      std::fprintf(stderr, "step %lld: train loss %.4f, val loss %.4f\n", static_cast<long long>(done), train_loss,
-                   val_loss);
+      std::fprintf(stderr, "step %lld: train loss %.4f, val loss %.4f\n",
+                   static_cast<long long>(done), train_loss, val_loss);
       start = std::chrono::steady_clock::now();  // the evaluation is not training time
     }
     const bool stop = StopSignal() != 0;
@@ -180,7 +202,9 @@ absl::Status Run() {
       PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
       if (stop) {
         EndProgress();
-        std::fprintf(stderr, "train: stopped by signal %d after step %lld; wrote %s (continue with --resume=latest)\n",
+        std::fprintf(stderr,
+                     "train: stopped by signal %d after step %lld; wrote %s (continue with "
+                     "--resume=latest)\n",
                      StopSignal(), static_cast<long long>(done), path.c_str());
         return absl::OkStatus();  // main exits with 128 + the signal
       }
@@ -188,18 +212,23 @@ absl::Status Run() {
   }
   const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val),
                test_loss = SplitLoss(model, test);
-  std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n", train_loss,
-              val_loss, test_loss, FormatDuration(seconds).c_str());
+  std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n",
+              train_loss, val_loss, test_loss, FormatDuration(seconds).c_str());
   RETURN_IF_ERROR(save(out_dir + "/mlp.safetensors", step));
   model.Eval();
   std::vector<std::string> samples;
   for (int64_t i = 0; i < absl::GetFlag(FLAGS_samples); ++i) {
-    samples.push_back(SampleName([&](const Tensor& x) { return model(x.To(device)); }, block, names->vocab, gen));
+    samples.push_back(
+        SampleName([&](const Tensor& x) { return model(x.To(device)); }, block, names->vocab, gen));
     std::printf("%s\n", samples.back().c_str());
   }
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
-    return WriteMetricsJson(path, {{"train_loss", train_loss}, {"val_loss", val_loss}, {"test_loss", test_loss},
-                                   {"samples", samples}, {"train_seconds", seconds}, {"steps", steps},
+    return WriteMetricsJson(path, {{"train_loss", train_loss},
+                                   {"val_loss", val_loss},
+                                   {"test_loss", test_loss},
+                                   {"samples", samples},
+                                   {"train_seconds", seconds},
+                                   {"steps", steps},
                                    {"parameters", model.NumParameters()}});
   }
   return absl::OkStatus();
@@ -209,8 +238,8 @@ absl::Status Run() {
 }  // namespace ember::models::makemore
 
 int main(int argc, char** argv) {
-  const int code = ember::RunMain(argc, argv, "train",
-                                  "trains makemore's MLP on names; see models/makemore/train.cc's header",
-                                  &ember::models::makemore::Run);
+  const int code = ember::RunMain(
+      argc, argv, "train", "trains makemore's MLP on names; see models/makemore/train.cc's header",
+      &ember::models::makemore::Run);
   return ember::models::ExitCodeAfterSignal(code);
 }

@@ -10,7 +10,8 @@
 
 namespace ember::models::mnist {
 
-absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string& name, Generator& gen) {
+absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string& name,
+                                                               Generator& gen) {
   auto model = std::make_shared<nn::Sequential>();
   if (name == "mlp") {
     model->Append(std::make_shared<nn::Flatten>());
@@ -29,14 +30,17 @@ absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string
     model->Append(std::make_shared<nn::Flatten>());
     model->Append(std::make_shared<nn::Linear>(64 * 7 * 7, 10, true, gen));
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown model \"", name, "\"; expected mlp or cnn"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown model \"", name, "\"; expected mlp or cnn"));
   }
   return model;
 }
 
-absl::StatusOr<std::unique_ptr<optim::Optimizer>> MakeOptimizer(const std::string& name, std::vector<Tensor> params,
-                                                                 double lr) {
-  if (!(lr > 0)) return absl::InvalidArgumentError(absl::StrCat("learning rate ", lr, ": expected > 0"));
+absl::StatusOr<std::unique_ptr<optim::Optimizer>> MakeOptimizer(const std::string& name,
+                                                                std::vector<Tensor> params,
+                                                                double lr) {
+  if (!(lr > 0))
+    return absl::InvalidArgumentError(absl::StrCat("learning rate ", lr, ": expected > 0"));
   std::vector<optim::ParamGroup> groups = {{std::move(params), lr, 0}};
   if (name == "sgd") return optim::Sgd(std::move(groups));
   if (name == "momentum") {
@@ -54,11 +58,12 @@ absl::StatusOr<double> DefaultLearningRate(const std::string& optimizer) {
   if (optimizer == "sgd") return 0.1;
   if (optimizer == "momentum") return 0.01;
   if (optimizer == "rmsprop" || optimizer == "adam") return 1e-3;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown optimizer \"", optimizer, "\"; expected sgd, momentum, rmsprop or adam"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown optimizer \"", optimizer,
+                                                 "\"; expected sgd, momentum, rmsprop or adam"));
 }
 
-Evaluation Evaluate(nn::Module& model, const Tensor& images, const Tensor& labels, int64_t batch_size) {
+Evaluation Evaluate(nn::Module& model, const Tensor& images, const Tensor& labels,
+                    int64_t batch_size) {
   const bool training = model.is_training();
   model.Eval();
   autograd::NoGradGuard no_grad;

@@ -25,12 +25,14 @@
 namespace ember::models::mnist {
 
 // "mlp" or "cnn"; InvalidArgument naming the choices otherwise.
-absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string& name, Generator& gen);
+absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string& name,
+                                                               Generator& gen);
 
 // "sgd", "momentum" (SGD with momentum 0.9), "rmsprop" or "adam", torch.optim's rules
 // with PyTorch's defaults otherwise.
-absl::StatusOr<std::unique_ptr<optim::Optimizer>> MakeOptimizer(const std::string& name, std::vector<Tensor> params,
-                                                                 double lr);
+absl::StatusOr<std::unique_ptr<optim::Optimizer>> MakeOptimizer(const std::string& name,
+                                                                std::vector<Tensor> params,
+                                                                double lr);
 
 // A learning rate that trains these models well with each optimizer at batch 32-64:
 // sgd 0.1, momentum 0.01, rmsprop 1e-3, adam 1e-3.
@@ -42,7 +44,8 @@ struct Evaluation {
 };
 // The model in eval mode, without gradients, over images [N, 1, 28, 28] and labels [N]
 // in batches of `batch_size` (the model's mode is restored afterwards).
-Evaluation Evaluate(nn::Module& model, const Tensor& images, const Tensor& labels, int64_t batch_size = 1000);
+Evaluation Evaluate(nn::Module& model, const Tensor& images, const Tensor& labels,
+                    int64_t batch_size = 1000);
 
 }  // namespace ember::models::mnist
 

@@ -22,11 +22,13 @@ TEST(ClassifierTest, ModelsHaveTheDocumentedShapesAndNames) {
   EXPECT_EQ(cnn->NumParameters(), 32 * 9 + 32 + 64 * 32 * 9 + 64 + 3136 * 10 + 10);
   std::vector<std::string> names;
   for (const auto& [name, p] : cnn->NamedParameters()) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"0.weight", "0.bias", "3.weight", "3.bias", "7.weight", "7.bias"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"0.weight", "0.bias", "3.weight", "3.bias", "7.weight",
+                                             "7.bias"}));
   const Tensor images = Zeros({5, 1, 28, 28});
   EXPECT_EQ((*mlp)(images).shape(), (Shape{5, 10}));
   EXPECT_EQ((*cnn)(images).shape(), (Shape{5, 10}));
-  EXPECT_EQ(MakeClassifier("resnet", gen).status().message(), "unknown model \"resnet\"; expected mlp or cnn");
+  EXPECT_EQ(MakeClassifier("resnet", gen).status().message(),
+            "unknown model \"resnet\"; expected mlp or cnn");
 }
 
 TEST(ClassifierTest, OptimizersAndDefaultsByName) {
@@ -46,7 +48,8 @@ TEST(ClassifierTest, EvaluationIsTheMeanOverBatchesOfAnySize) {
   const auto model = MakeClassifier("mlp", gen).value();
   const Tensor images = Uniform({10, 1, 28, 28}, 0, 1, gen);
   const Tensor labels = FromList({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, DType::kI64);
-  const Evaluation whole = Evaluate(*model, images, labels, 10), batched = Evaluate(*model, images, labels, 4);
+  const Evaluation whole = Evaluate(*model, images, labels, 10),
+                   batched = Evaluate(*model, images, labels, 4);
   EXPECT_NEAR(whole.loss, batched.loss, 1e-6);
   EXPECT_EQ(whole.accuracy, batched.accuracy);
   // By hand: the loss of the whole batch, the share of rows whose argmax is the label.
@@ -65,14 +68,17 @@ TEST(ClassifierTest, EvaluationIsTheMeanOverBatchesOfAnySize) {
 // Each optimizer, at its default learning rate, takes the MLP from chance (10%) to a
 // useful classifier on a slice of the real data in one pass.
 TEST(ClassifierTest, EveryOptimizerLearnsFashionMnist) {
-  auto train = data::LoadMnist(data::kFashionMnistDir, data::Split::kTrain, data::ImageLayout::kNCHW);
+  auto train =
+      data::LoadMnist(data::kFashionMnistDir, data::Split::kTrain, data::ImageLayout::kNCHW);
   auto test = data::LoadMnist(data::kFashionMnistDir, data::Split::kTest, data::ImageLayout::kNCHW);
-  if (!train.ok() || !test.ok()) GTEST_SKIP() << "Fashion-MNIST is not installed (./setup.sh): " << train.status();
+  if (!train.ok() || !test.ok())
+    GTEST_SKIP() << "Fashion-MNIST is not installed (./setup.sh): " << train.status();
   const Tensor test_x = test->images.Slice(0, 0, 2000), test_y = test->labels.Slice(0, 0, 2000);
   for (const char* name : {"sgd", "momentum", "rmsprop", "adam"}) {
     Generator gen(2);
     const auto model = MakeClassifier("mlp", gen).value();
-    auto optimizer = MakeOptimizer(name, model->Parameters(), DefaultLearningRate(name).value()).value();
+    auto optimizer =
+        MakeOptimizer(name, model->Parameters(), DefaultLearningRate(name).value()).value();
     for (int64_t start = 0; start < 8000; start += 32) {
       optimizer->ZeroGrad();
       ag::Backward(nn::CrossEntropyLoss((*model)(train->images.Slice(0, start, start + 32)),
@@ -89,20 +95,24 @@ TEST(ClassifierTest, EveryOptimizerLearnsFashionMnist) {
 // model moved with To(Device), the batches moved to it, the same seed.
 TEST(ClassifierTest, TheMlpLearnsAsWellOnAGpu) {
   if (!cuda::IsAvailable()) GTEST_SKIP() << "no CUDA device here";
-  auto train = data::LoadMnist(data::kFashionMnistDir, data::Split::kTrain, data::ImageLayout::kNCHW);
+  auto train =
+      data::LoadMnist(data::kFashionMnistDir, data::Split::kTrain, data::ImageLayout::kNCHW);
   auto test = data::LoadMnist(data::kFashionMnistDir, data::Split::kTest, data::ImageLayout::kNCHW);
-  if (!train.ok() || !test.ok()) GTEST_SKIP() << "Fashion-MNIST is not installed (./setup.sh): " << train.status();
+  if (!train.ok() || !test.ok())
+    GTEST_SKIP() << "Fashion-MNIST is not installed (./setup.sh): " << train.status();
   const Tensor test_x = test->images.Slice(0, 0, 2000), test_y = test->labels.Slice(0, 0, 2000);
   double accuracy[2];
   for (const Device device : {Device::Cpu(), Device::Cuda(0)}) {
     Generator gen(2);
     const auto model = MakeClassifier("mlp", gen).value();
     model->To(device);
-    auto optimizer = MakeOptimizer("adam", model->Parameters(), DefaultLearningRate("adam").value()).value();
+    auto optimizer =
+        MakeOptimizer("adam", model->Parameters(), DefaultLearningRate("adam").value()).value();
     for (int64_t start = 0; start < 8000; start += 32) {
       optimizer->ZeroGrad();
-      ag::Backward(nn::CrossEntropyLoss((*model)(train->images.Slice(0, start, start + 32).To(device)),
-                                        train->labels.Slice(0, start, start + 32).To(device)));
+      ag::Backward(
+          nn::CrossEntropyLoss((*model)(train->images.Slice(0, start, start + 32).To(device)),
+                               train->labels.Slice(0, start, start + 32).To(device)));
       optimizer->Step();
     }
     accuracy[device.is_cpu() ? 0 : 1] = Evaluate(*model, test_x, test_y).accuracy;

@@ -36,9 +36,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "autograd/autograd.h"
 #include "base/atomic_file.h"
 #include "base/status.h"
-#include "autograd/autograd.h"
 #include "data/datasets.h"
 #include "data/loader.h"
 #include "distributed/data_parallel.h"
@@ -53,15 +53,24 @@ ABSL_FLAG(std::string, model, "mlp", "mlp (784-128-10) or cnn (two conv+pool sta
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd, momentum (SGD, momentum 0.9), rmsprop or adam");
 ABSL_FLAG(int64_t, epochs, 5, "passes over the 60,000 training images");
 ABSL_FLAG(int64_t, batch_size, 32, "images per step (per rank under mpirun)");
-ABSL_FLAG(double, lr, 0, "learning rate (0: the optimizer's default: sgd 0.1, momentum 0.01, rmsprop/adam 1e-3)");
+ABSL_FLAG(double, lr, 0,
+          "learning rate (0: the optimizer's default: sgd 0.1, momentum 0.01, rmsprop/adam 1e-3)");
 ABSL_FLAG(uint64_t, seed, 0, "seed of the initialisation and the shuffling");
-ABSL_FLAG(std::string, device, "cpu", "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
-ABSL_FLAG(std::string, data_dir, ember::data::kFashionMnistDir, "folder of the IDX files (train-*, t10k-*)");
-ABSL_FLAG(std::string, out_dir, "", "where metrics.csv goes (default: runs/mnist in the workspace)");
-ABSL_FLAG(std::string, save_checkpoint, "", "the trained model's safetensors (default: OUT_DIR/<model>.safetensors)");
-ABSL_FLAG(int64_t, checkpoint_every, 0, "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
-ABSL_FLAG(int64_t, keep_checkpoints, 3, "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
-ABSL_FLAG(std::string, resume, "", "continue this checkpoint's run (to --epochs, with its flags); latest: the newest in --out_dir");
+ABSL_FLAG(std::string, device, "cpu",
+          "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(std::string, data_dir, ember::data::kFashionMnistDir,
+          "folder of the IDX files (train-*, t10k-*)");
+ABSL_FLAG(std::string, out_dir, "",
+          "where metrics.csv goes (default: runs/mnist in the workspace)");
+ABSL_FLAG(std::string, save_checkpoint, "",
+          "the trained model's safetensors (default: OUT_DIR/<model>.safetensors)");
+ABSL_FLAG(int64_t, checkpoint_every, 0,
+          "also write OUT_DIR/checkpoints/step_N.safetensors every this many steps (0: never)");
+ABSL_FLAG(int64_t, keep_checkpoints, 3,
+          "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
+ABSL_FLAG(std::string, resume, "",
+          "continue this checkpoint's run (to --epochs, with its flags); latest: the newest in "
+          "--out_dir");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
 
 namespace ember::models::mnist {
@@ -81,9 +90,12 @@ struct RunOptions {
 
   // The flags a resumed run must share with the run that wrote its checkpoint.
   std::map<std::string, std::string> RunFlags(int world_size) const {
-    return {{"model", model},          {"optimizer", optimizer},
-            {"lr", absl::StrCat(lr)},  {"batch_size", absl::StrCat(batch_size)},
-            {"seed", absl::StrCat(seed)}, {"ranks", absl::StrCat(world_size)}};
+    return {{"model", model},
+            {"optimizer", optimizer},
+            {"lr", absl::StrCat(lr)},
+            {"batch_size", absl::StrCat(batch_size)},
+            {"seed", absl::StrCat(seed)},
+            {"ranks", absl::StrCat(world_size)}};
   }
 };
 
@@ -138,7 +150,8 @@ absl::StatusOr<Position> ResumeRun(const std::string& path, nn::Module& model,
                                    const std::map<std::string, std::string>& run_flags,
                                    int64_t epochs, int64_t total_steps) {
   ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(path, kCheckpointFormat));
-  for (const auto& [flag, value] : run_flags) RETURN_IF_ERROR(CheckSameRun(state, path, flag, value));
+  for (const auto& [flag, value] : run_flags)
+    RETURN_IF_ERROR(CheckSameRun(state, path, flag, value));
   RETURN_IF_ERROR(model.LoadStateDict(state.model));
   RETURN_IF_ERROR(optimizer.LoadStateDict(state.optimizer));
   Position at;
@@ -148,8 +161,8 @@ absl::StatusOr<Position> ResumeRun(const std::string& path, nn::Module& model,
   ASSIGN_OR_RETURN(at.loss_sum, MetadataDouble(state, path, "epoch_loss_sum"));
   ASSIGN_OR_RETURN(at.train_seconds, MetadataDouble(state, path, "train_seconds"));
   if (at.step < 1 || at.step >= total_steps) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is at step ", at.step, " and --epochs=",
-                                                   epochs, " has ", total_steps,
+    return absl::InvalidArgumentError(absl::StrCat(path, " is at step ", at.step,
+                                                   " and --epochs=", epochs, " has ", total_steps,
                                                    ": nothing to continue (more --epochs?)"));
   }
   return at;
@@ -188,18 +201,21 @@ struct Data {
 
 absl::StatusOr<Data> LoadData(const RunOptions& o, int world_size) {
   const std::string dir = absl::GetFlag(FLAGS_data_dir);
-  absl::StatusOr<data::ImageSet> train = data::LoadMnist(dir, data::Split::kTrain, data::ImageLayout::kNCHW);
+  absl::StatusOr<data::ImageSet> train =
+      data::LoadMnist(dir, data::Split::kTrain, data::ImageLayout::kNCHW);
   if (!train.ok()) return MissingInput(train.status());
-  absl::StatusOr<data::ImageSet> test = data::LoadMnist(dir, data::Split::kTest, data::ImageLayout::kNCHW);
+  absl::StatusOr<data::ImageSet> test =
+      data::LoadMnist(dir, data::Split::kTest, data::ImageLayout::kNCHW);
   if (!test.ok()) return MissingInput(test.status());
   data::LoaderOptions loading;
   loading.batch_size = o.batch_size * world_size;
   loading.drop_last = world_size > 1;
   loading.seed = o.seed;
   loading.prefetch = 0;  // a batch is a 100 kB copy, far less than a step: no thread needed
-  ASSIGN_OR_RETURN(std::unique_ptr<data::DataLoader> loader,
-                   data::DataLoader::Create(train->images.size(0),
-                                            data::RowBatches(train->images, train->labels), loading));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<data::DataLoader> loader,
+      data::DataLoader::Create(train->images.size(0),
+                               data::RowBatches(train->images, train->labels), loading));
   return Data{*std::move(train), *std::move(test), std::move(loader)};
 }
 
@@ -235,7 +251,8 @@ absl::Status Run() {
   ASSIGN_OR_RETURN(const Data data, LoadData(o, world.size()));
   data::DataLoader* const loader = data.loader.get();
 
-  const int64_t steps_per_epoch = loader->batches_per_epoch(), total_steps = o.epochs * steps_per_epoch;
+  const int64_t steps_per_epoch = loader->batches_per_epoch(),
+                total_steps = o.epochs * steps_per_epoch;
   const std::map<std::string, std::string> run_flags = o.RunFlags(world.size());
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/mnist");
   const std::string checkpoint = absl::GetFlag(FLAGS_save_checkpoint).empty()
@@ -243,7 +260,8 @@ absl::Status Run() {
                                      : absl::GetFlag(FLAGS_save_checkpoint);
   std::string resume = absl::GetFlag(FLAGS_resume);
   if (resume == "latest") {
-    ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, std::filesystem::path(checkpoint).filename().string()));
+    ASSIGN_OR_RETURN(
+        resume, LatestCheckpoint(out_dir, std::filesystem::path(checkpoint).filename().string()));
   }
   Position at;
   if (!resume.empty()) {
@@ -254,24 +272,34 @@ absl::Status Run() {
   if (lead) {
     RETURN_IF_ERROR(CreateDirectories(out_dir));
     // A resumed run appends, after the epochs its checkpoint had finished.
-    if (at.step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", at.step / steps_per_epoch));
+    if (at.step > 0)
+      RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", at.step / steps_per_epoch));
     csv.open(out_dir + "/metrics.csv", at.step > 0 ? std::ios::app : std::ios::trunc);
-    if (at.step == 0) csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
-    std::fprintf(stderr, "train: %s (%lld parameters) on %s%s, %s lr %g, %lld epochs of %lld images in batches of %s%lld%s\n",
-                 o.model.c_str(), static_cast<long long>(model->NumParameters()),
-                 world.size() > 1 ? absl::StrCat(world.size(), " ranks x ").c_str() : "", o.device.ToString().c_str(),
-                 o.optimizer.c_str(), o.lr, static_cast<long long>(o.epochs),
-                 static_cast<long long>(data.train.images.size(0)),
-                 world.size() > 1 ? absl::StrCat(world.size(), " x ").c_str() : "", static_cast<long long>(o.batch_size),
-                 at.step > 0 ? absl::StrCat("; resuming at step ", at.step, " of ", total_steps).c_str() : "");
+    if (at.step == 0)
+      csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
+    std::fprintf(
+        stderr,
+        "train: %s (%lld parameters) on %s%s, %s lr %g, %lld epochs of %lld images in batches of "
+        "%s%lld%s\n",
+        o.model.c_str(), static_cast<long long>(model->NumParameters()),
+        world.size() > 1 ? absl::StrCat(world.size(), " ranks x ").c_str() : "",
+        o.device.ToString().c_str(), o.optimizer.c_str(), o.lr, static_cast<long long>(o.epochs),
+        static_cast<long long>(data.train.images.size(0)),
+        world.size() > 1 ? absl::StrCat(world.size(), " x ").c_str() : "",
+        static_cast<long long>(o.batch_size),
+        at.step > 0 ? absl::StrCat("; resuming at step ", at.step, " of ", total_steps).c_str()
+                    : "");
   }
-  const auto save = [&](const std::string& path) { return SaveRun(path, *model, *optimizer, run_flags, at); };
+  const auto save = [&](const std::string& path) {
+    return SaveRun(path, *model, *optimizer, run_flags, at);
+  };
   CatchStopSignals();
   double train_loss = 0;
   Evaluation evaluation;
   for (int64_t epoch = at.step / steps_per_epoch; epoch < o.epochs; ++epoch) {
     loader->StartEpoch(epoch);
-    for (int64_t done = at.step - epoch * steps_per_epoch; done > 0; --done) loader->Next();  // resumed mid-epoch
+    for (int64_t done = at.step - epoch * steps_per_epoch; done > 0; --done)
+      loader->Next();  // resumed mid-epoch
     auto start = std::chrono::steady_clock::now();
     while (std::optional<data::Batch> batch = loader->Next()) {
       const double loss = TrainStep(*model, *optimizer, averager.get(), world, *batch, o.device);
@@ -283,25 +311,29 @@ absl::Status Run() {
       start = now;
       if (lead && (at.step % 25 == 0 || at.step % steps_per_epoch == 0)) {
         ShowProgress("step", at.step, total_steps, first_step,
-                     absl::StrFormat("epoch %d/%d | loss %.4f", epoch + 1, o.epochs, at.loss_sum / at.epoch_examples),
+                     absl::StrFormat("epoch %d/%d | loss %.4f", epoch + 1, o.epochs,
+                                     at.loss_sum / at.epoch_examples),
                      (at.examples + at.epoch_examples) / at.train_seconds, "img", at.train_seconds);
       }
       // The epoch's last step stops after its evaluation, below.
       if (at.step % steps_per_epoch != 0) {
-        ASSIGN_OR_RETURN(const bool stop, CheckpointOrStop(world, out_dir, total_steps, save, at.step));
+        ASSIGN_OR_RETURN(const bool stop,
+                         CheckpointOrStop(world, out_dir, total_steps, save, at.step));
         if (stop) return absl::OkStatus();  // main exits with 128 + the signal
       }
     }
     at.examples += at.epoch_examples;
     train_loss = at.loss_sum / static_cast<double>(at.epoch_examples);
     at.loss_sum = 0, at.epoch_examples = 0;
-    evaluation = Evaluate(*model, data.test.images, data.test.labels);  // the same model on every rank
+    evaluation =
+        Evaluate(*model, data.test.images, data.test.labels);  // the same model on every rank
     if (lead) {
       EndProgress();
       std::fprintf(stderr, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
-                   static_cast<long long>(epoch + 1), train_loss, evaluation.loss, 100 * evaluation.accuracy);
-      csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy << ','
-          << at.train_seconds << ',' << at.examples / at.train_seconds << '\n';
+                   static_cast<long long>(epoch + 1), train_loss, evaluation.loss,
+                   100 * evaluation.accuracy);
+      csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy
+          << ',' << at.train_seconds << ',' << at.examples / at.train_seconds << '\n';
       csv.flush();
     }
     ASSIGN_OR_RETURN(const bool stop, CheckpointOrStop(world, out_dir, total_steps, save, at.step));
@@ -310,13 +342,19 @@ absl::Status Run() {
   if (!lead) return absl::OkStatus();
   const double examples_per_second = at.examples / at.train_seconds;
   RETURN_IF_ERROR(save(checkpoint));
-  std::fprintf(stderr, "train: test accuracy %.2f%% after %lld epochs, %s of training, %.0f images/s; wrote %s and %s/metrics.csv\n",
-               100 * evaluation.accuracy, static_cast<long long>(o.epochs), FormatDuration(at.train_seconds).c_str(),
-               examples_per_second, checkpoint.c_str(), out_dir.c_str());
+  std::fprintf(stderr,
+               "train: test accuracy %.2f%% after %lld epochs, %s of training, %.0f images/s; "
+               "wrote %s and %s/metrics.csv\n",
+               100 * evaluation.accuracy, static_cast<long long>(o.epochs),
+               FormatDuration(at.train_seconds).c_str(), examples_per_second, checkpoint.c_str(),
+               out_dir.c_str());
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
-    return WriteMetricsJson(path, {{"test_accuracy", evaluation.accuracy}, {"test_loss", evaluation.loss},
-                                   {"train_loss", train_loss}, {"train_seconds", at.train_seconds},
-                                   {"examples_per_second", examples_per_second}, {"epochs", o.epochs},
+    return WriteMetricsJson(path, {{"test_accuracy", evaluation.accuracy},
+                                   {"test_loss", evaluation.loss},
+                                   {"train_loss", train_loss},
+                                   {"train_seconds", at.train_seconds},
+                                   {"examples_per_second", examples_per_second},
+                                   {"epochs", o.epochs},
                                    {"parameters", model->NumParameters()}});
   }
   return absl::OkStatus();
@@ -326,8 +364,8 @@ absl::Status Run() {
 }  // namespace ember::models::mnist
 
 int main(int argc, char** argv) {
-  const int code = ember::RunMain(argc, argv, "train",
-                                  "trains a Fashion-MNIST classifier; see models/mnist/train.cc's header",
-                                  &ember::models::mnist::Run);
+  const int code = ember::RunMain(
+      argc, argv, "train", "trains a Fashion-MNIST classifier; see models/mnist/train.cc's header",
+      &ember::models::mnist::Run);
   return ember::models::ExitCodeAfterSignal(code);
 }

@@ -17,9 +17,11 @@ int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
                   std::equal(q.shape().begin(), q.shape().end() - 2, k.shape().begin()) &&
                   q.size(-1) == k.size(-1) && q.size(-2) <= k.size(-2),
               op, ": expected q [..., tq, d] and k, v [..., tk, d] with tq <= tk, got ",
-              ShapeToString(q.shape()), ", ", ShapeToString(k.shape()), " and ", ShapeToString(v.shape()));
-  EMBER_CHECK(k.dtype() == q.dtype() && v.dtype() == q.dtype(), op, ": q, k and v must share a dtype, got ",
-              DTypeName(q.dtype()), ", ", DTypeName(k.dtype()), " and ", DTypeName(v.dtype()));
+              ShapeToString(q.shape()), ", ", ShapeToString(k.shape()), " and ",
+              ShapeToString(v.shape()));
+  EMBER_CHECK(k.dtype() == q.dtype() && v.dtype() == q.dtype(), op,
+              ": q, k and v must share a dtype, got ", DTypeName(q.dtype()), ", ",
+              DTypeName(k.dtype()), " and ", DTypeName(v.dtype()));
   const int64_t rows = q.size(-2) * q.size(-1);
   return rows == 0 ? 0 : q.numel() / rows;
 }
@@ -30,9 +32,11 @@ CausalAttentionResult CausalAttention(const Tensor& q, const Tensor& k, const Te
   DType compute;
   const int64_t heads = Check("causal_attention", q, k, v, &compute);
   const int64_t tq = q.size(-2), tk = k.size(-2), d = q.size(-1);
-  const Tensor qc = q.To(compute).Contiguous(), kc = k.To(compute).Contiguous(), vc = v.To(compute).Contiguous();
+  const Tensor qc = q.To(compute).Contiguous(), kc = k.To(compute).Contiguous(),
+               vc = v.To(compute).Contiguous();
   std::vector<int64_t> lse_shape(q.shape().begin(), q.shape().end() - 1);
-  CausalAttentionResult result{Empty(q.shape(), compute, q.device()), Empty(lse_shape, compute, q.device())};
+  CausalAttentionResult result{Empty(q.shape(), compute, q.device()),
+                               Empty(lse_shape, compute, q.device())};
   if (heads > 0 && tq > 0 && d > 0) {
     EMBER_KERNEL(CausalAttentionForward)
         .On(q.device())(compute, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
@@ -46,23 +50,27 @@ CausalAttentionResult CausalAttention(const Tensor& q, const Tensor& k, const Te
 }
 
 CausalAttentionGrads CausalAttentionBackward(const Tensor& q, const Tensor& k, const Tensor& v,
-                                             const CausalAttentionResult& forward, const Tensor& dy) {
+                                             const CausalAttentionResult& forward,
+                                             const Tensor& dy) {
   DType compute;
   const int64_t heads = Check("causal_attention_backward", q, k, v, &compute);
-  EMBER_CHECK(dy.shape() == q.shape() && forward.y.shape() == q.shape(), "causal_attention_backward: dy ",
-              ShapeToString(dy.shape()), " and y ", ShapeToString(forward.y.shape()),
-              " must have the queries' shape ", ShapeToString(q.shape()));
+  EMBER_CHECK(dy.shape() == q.shape() && forward.y.shape() == q.shape(),
+              "causal_attention_backward: dy ", ShapeToString(dy.shape()), " and y ",
+              ShapeToString(forward.y.shape()), " must have the queries' shape ",
+              ShapeToString(q.shape()));
   internal::SameDevice("causal_attention_backward", {q, dy, forward.y, forward.lse});
   const int64_t tq = q.size(-2), tk = k.size(-2), d = q.size(-1);
-  const Tensor qc = q.To(compute).Contiguous(), kc = k.To(compute).Contiguous(), vc = v.To(compute).Contiguous();
+  const Tensor qc = q.To(compute).Contiguous(), kc = k.To(compute).Contiguous(),
+               vc = v.To(compute).Contiguous();
   const Tensor y = forward.y.To(compute).Contiguous(), g = dy.To(compute).Contiguous();
-  CausalAttentionGrads grads{Empty(q.shape(), compute, q.device()), Empty(k.shape(), compute, q.device()),
+  CausalAttentionGrads grads{Empty(q.shape(), compute, q.device()),
+                             Empty(k.shape(), compute, q.device()),
                              Empty(k.shape(), compute, q.device())};
   if (heads > 0 && tq > 0 && d > 0) {
     EMBER_KERNEL(CausalAttentionBackward)
-        .On(q.device())(compute, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(), y.raw_data(),
-                        forward.lse.raw_data(), g.raw_data(), grads.dq.raw_data(), grads.dk.raw_data(),
-                        grads.dv.raw_data());
+        .On(q.device())(compute, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
+                        y.raw_data(), forward.lse.raw_data(), g.raw_data(), grads.dq.raw_data(),
+                        grads.dk.raw_data(), grads.dv.raw_data());
   } else {
     for (Tensor* t : {&grads.dq, &grads.dk, &grads.dv}) t->Fill(0);
   }

@@ -24,7 +24,8 @@ struct CausalAttentionGrads {
 
 // From the forward's inputs and result and the upstream gradient dy (y's shape).
 CausalAttentionGrads CausalAttentionBackward(const Tensor& q, const Tensor& k, const Tensor& v,
-                                             const CausalAttentionResult& forward, const Tensor& dy);
+                                             const CausalAttentionResult& forward,
+                                             const Tensor& dy);
 
 }  // namespace ember::ops
 

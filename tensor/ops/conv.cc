@@ -12,8 +12,8 @@
 namespace ember::ops {
 namespace {
 
-using kernels::Window2d;
 using internal::MakeWindow;
+using kernels::Window2d;
 
 DType CheckConv(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const DType compute = internal::FloatComputeDType("conv2d", x);

@@ -24,9 +24,9 @@ Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Conv2dParams& params = {});
 
 struct Conv2dGrads {
-  Tensor dx;       // undefined unless asked for
+  Tensor dx;  // undefined unless asked for
   Tensor dweight;
-  Tensor dbias;    // undefined unless asked for
+  Tensor dbias;  // undefined unless asked for
 };
 
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& weight, const Tensor& dy,

@@ -23,14 +23,16 @@ TEST(Conv2dOpTest, SumsWindowsByHand) {
   // Padding 1 and stride 3: windows at rows/cols -1 and 2.
   const Tensor y = Conv2d(x, w, Full({1}, 0.5), {{3, 3}, {1, 1}});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
-  EXPECT_EQ(y.ToVector<float>(), (std::vector<float>{0.5, 2 + 3 + 0.5, 8 + 12 + 0.5, 10 + 11 + 14 + 15 + 0.5}));
+  EXPECT_EQ(y.ToVector<float>(),
+            (std::vector<float>{0.5, 2 + 3 + 0.5, 8 + 12 + 0.5, 10 + 11 + 14 + 15 + 0.5}));
 }
 
 TEST(Conv2dOpTest, Bf16ComputesInF32AndKeepsItsDType) {
   const Tensor x = Arange(16).To(DType::kBF16).View({1, 1, 4, 4});
   const Tensor y = Conv2d(x, Ones({2, 1, 3, 3}, DType::kBF16), Tensor());
   EXPECT_EQ(y.dtype(), DType::kBF16);
-  EXPECT_EQ(y.To(DType::kF32).ToVector<float>(), (std::vector<float>{45, 54, 81, 90, 45, 54, 81, 90}));
+  EXPECT_EQ(y.To(DType::kF32).ToVector<float>(),
+            (std::vector<float>{45, 54, 81, 90, 45, 54, 81, 90}));
 }
 
 TEST(Conv2dOpTest, BackwardGivesOnlyWhatIsAsked) {
@@ -52,17 +54,31 @@ TEST(Conv2dOpTest, AnEmptyBatchHasZeroWeightGradients) {
 
 TEST(Conv2dOpTest, BadShapesNameTheOpAndShapes) {
   const Tensor x = Zeros({1, 3, 8, 8});
-  EXPECT_THAT(ErrorOf([&] { Conv2d(Zeros({3, 8, 8}), Zeros({4, 3, 3, 3}), Tensor()); }),
+  EXPECT_THAT(ErrorOf([&] {
+                Conv2d(Zeros({3, 8, 8}), Zeros({4, 3, 3, 3}), Tensor());
+              }),
               HasSubstr("conv2d: expected an input [N, C, H, W], got [3, 8, 8]"));
-  EXPECT_THAT(ErrorOf([&] { Conv2d(x, Zeros({4, 2, 3, 3}), Tensor()); }),
-              HasSubstr("weight must be [O, 3, kh, kw] of f32 for the input [1, 3, 8, 8], got [4, 2, 3, 3]"));
-  EXPECT_THAT(ErrorOf([&] { Conv2d(x, Zeros({4, 3, 3, 3}), Zeros({3})); }),
+  EXPECT_THAT(
+      ErrorOf([&] {
+        Conv2d(x, Zeros({4, 2, 3, 3}), Tensor());
+      }),
+      HasSubstr(
+          "weight must be [O, 3, kh, kw] of f32 for the input [1, 3, 8, 8], got [4, 2, 3, 3]"));
+  EXPECT_THAT(ErrorOf([&] {
+                Conv2d(x, Zeros({4, 3, 3, 3}), Zeros({3}));
+              }),
               HasSubstr("bias must be [4] of f32, got [3]"));
-  EXPECT_THAT(ErrorOf([&] { Conv2d(x, Zeros({4, 3, 9, 9}), Tensor()); }),
+  EXPECT_THAT(ErrorOf([&] {
+                Conv2d(x, Zeros({4, 3, 9, 9}), Tensor());
+              }),
               HasSubstr("is smaller than the kernel 9x9"));
-  EXPECT_THAT(ErrorOf([&] { Conv2d(x, Zeros({4, 3, 3, 3}), Tensor(), {{0, 1}}); }),
+  EXPECT_THAT(ErrorOf([&] {
+                Conv2d(x, Zeros({4, 3, 3, 3}), Tensor(), {{0, 1}});
+              }),
               HasSubstr("stride and dilation must be positive"));
-  EXPECT_THAT(ErrorOf([&] { Conv2d(Zeros({1, 3, 8, 8}, DType::kI32), Zeros({4, 3, 3, 3}), Tensor()); }),
+  EXPECT_THAT(ErrorOf([&] {
+                Conv2d(Zeros({1, 3, 8, 8}, DType::kI32), Zeros({4, 3, 3, 3}), Tensor());
+              }),
               HasSubstr("expected a floating-point tensor"));
 }
 

@@ -115,12 +115,14 @@ TEST_F(CudaOpsTest, TheOpsOfAGptStep) {
   EXPECT_THROW(Embedding(gweight, FromVector<int64_t>({vocab}).To(kGpu)), Error);
   // Causal attention on strided heads ([2, 6, 4, 12] seen as [2, 4, 6, 12]), forward
   // and backward.
-  const Tensor qkv = Randn({3, 2, 6, 4, 12}, gen), gqkv = qkv.To(kGpu), dh = Randn({2, 4, 6, 12}, gen);
+  const Tensor qkv = Randn({3, 2, 6, 4, 12}, gen), gqkv = qkv.To(kGpu),
+               dh = Randn({2, 4, 6, 12}, gen);
   auto head = [](const Tensor& t, int64_t i) { return t.Select(0, i).Transpose(1, 2); };
   const CausalAttentionResult att = CausalAttention(head(qkv, 0), head(qkv, 1), head(qkv, 2));
   const CausalAttentionResult gatt = CausalAttention(head(gqkv, 0), head(gqkv, 1), head(gqkv, 2));
   ExpectMatches(att.y, gatt.y, 1e-5, "causal_attention");
-  const CausalAttentionGrads ag = CausalAttentionBackward(head(qkv, 0), head(qkv, 1), head(qkv, 2), att, dh);
+  const CausalAttentionGrads ag =
+      CausalAttentionBackward(head(qkv, 0), head(qkv, 1), head(qkv, 2), att, dh);
   const CausalAttentionGrads gag =
       CausalAttentionBackward(head(gqkv, 0), head(gqkv, 1), head(gqkv, 2), gatt, dh.To(kGpu));
   ExpectMatches(ag.dq, gag.dq, 1e-5, "causal_attention dq");

@@ -1,6 +1,6 @@
 // Devices in tensor/ops: operands on two devices are refused naming both, meta tensors
-// are refused, and in a build without CUDA every way of computing on a CUDA tensor ends in the message that
-// says how to get CUDA support, never in a crash. CUDA tensors cannot be allocated in
+// are refused, and in a build without CUDA every way of computing on a CUDA tensor ends in the
+// message that says how to get CUDA support, never in a crash. CUDA tensors cannot be allocated in
 // such a build, so the tests make them over host memory with an allocator that calls
 // itself cuda:0 (nothing reads that memory: the checks fire first).
 
@@ -41,7 +41,8 @@ Tensor CudaTensor(IntSpan shape) {
 #ifdef EMBER_CUDA
 constexpr char kNoCuda[] = "cuda:0: no CUDA device here";
 #else
-constexpr char kNoCuda[] = "cuda:0: this build of ember has no CUDA support (build with --config=cuda)";
+constexpr char kNoCuda[] =
+    "cuda:0: this build of ember has no CUDA support (build with --config=cuda)";
 #endif
 
 TEST(DeviceTest, MixedDevicesAreRefusedNamingBoth) {
@@ -72,8 +73,10 @@ TEST(DeviceTest, CudaTensorsWithoutCudaSayHowToGetIt) {
 // Meta tensors (shapes without memory): every op that would compute refuses, saying so.
 TEST(DeviceTest, OpsOnMetaTensorsSayThereIsNoData) {
   const Tensor a = Empty({2, 3}, DType::kF32, Device::Meta());
-  EXPECT_THAT([&] { Add(a, a); }, ThrowsMessage<Error>(HasSubstr("a meta tensor has a shape but no data")));
-  EXPECT_THAT([&] { Matmul(a, a.Transpose(0, 1)); }, ThrowsMessage<Error>(HasSubstr("a meta tensor has a shape")));
+  EXPECT_THAT([&] { Add(a, a); },
+              ThrowsMessage<Error>(HasSubstr("a meta tensor has a shape but no data")));
+  EXPECT_THAT([&] { Matmul(a, a.Transpose(0, 1)); },
+              ThrowsMessage<Error>(HasSubstr("a meta tensor has a shape")));
   EXPECT_THAT([&] { Add(a, Zeros({2, 3})); }, ThrowsMessage<Error>(HasSubstr("meta and cpu")));
 }
 

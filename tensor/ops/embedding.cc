@@ -40,16 +40,20 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids) {
 
 void EmbeddingBackwardInto(const Tensor& dout, const Tensor& ids, const Tensor& dweight) {
   const Device device = internal::SameDevice("embedding_backward", {dout, ids, dweight});
-  EMBER_CHECK(dweight.dim() == 2 && dweight.is_contiguous() && dweight.dtype() == dout.dtype() &&
-                  (dout.dtype() == DType::kF32 || dout.dtype() == DType::kF64),
-              "embedding_backward: the gradient to add to must be contiguous [vocab, dim] of dout's dtype "
-              "(f32 or f64), got ", ShapeToString(dweight.shape()), " ", DTypeName(dweight.dtype()),
-              " for dout ", DTypeName(dout.dtype()));
+  EMBER_CHECK(
+      dweight.dim() == 2 && dweight.is_contiguous() && dweight.dtype() == dout.dtype() &&
+          (dout.dtype() == DType::kF32 || dout.dtype() == DType::kF64),
+      "embedding_backward: the gradient to add to must be contiguous [vocab, dim] of dout's dtype "
+      "(f32 or f64), got ",
+      ShapeToString(dweight.shape()), " ", DTypeName(dweight.dtype()), " for dout ",
+      DTypeName(dout.dtype()));
   const Tensor flat = CheckIds("embedding_backward", ids, dweight.size(0));
-  EMBER_CHECK(dout.dim() == ids.dim() + 1 && IntSpan(dout.shape()).subspan(0, ids.dim()) == IntSpan(ids.shape()) &&
+  EMBER_CHECK(dout.dim() == ids.dim() + 1 &&
+                  IntSpan(dout.shape()).subspan(0, ids.dim()) == IntSpan(ids.shape()) &&
                   dout.size(-1) == dweight.size(1),
-              "embedding_backward: dout of shape ", ShapeToString(dout.shape()), " does not match ids of shape ",
-              ShapeToString(ids.shape()), " plus [", dweight.size(1), "]");
+              "embedding_backward: dout of shape ", ShapeToString(dout.shape()),
+              " does not match ids of shape ", ShapeToString(ids.shape()), " plus [",
+              dweight.size(1), "]");
   const Tensor g = dout.Contiguous();
   EMBER_KERNEL(EmbeddingBackward)
       .On(device)(dout.dtype(), flat.numel(), dweight.size(1), flat.data<int64_t>(), g.raw_data(),

@@ -66,7 +66,8 @@ TEST(MatmulOpsTest, RowsOfABatchAgainstOneMatrixAreOneProduct) {
   Generator gen(5);
   const Tensor b = Randn({4, 6}, gen, DType::kF64);
   const Tensor full = Randn({2, 3, 7, 4}, gen, DType::kF64);
-  for (const Tensor& a : {full.Slice(2, 0, 5).Contiguous(), full.Slice(2, 1, 6), full.Transpose(0, 1)}) {
+  for (const Tensor& a :
+       {full.Slice(2, 0, 5).Contiguous(), full.Slice(2, 1, 6), full.Transpose(0, 1)}) {
     const Tensor c = Matmul(a, b);
     ASSERT_EQ(c.shape(), (Shape{a.size(0), a.size(1), a.size(2), 6}));
     const Tensor bb = b.Expand({a.size(0), a.size(1), 4, 6});
@@ -80,8 +81,8 @@ TEST(MatmulOpsTest, LinearIsTheProductWithTheTransposedWeightPlusTheBias) {
   Generator gen(6);
   for (const DType dtype : {DType::kF64, DType::kF32, DType::kBF16}) {
     const Tensor w = Randn({6, 4}, gen, dtype), bias = Randn({6}, gen, dtype);
-    for (const Tensor& x : {Randn({2, 3, 4}, gen, dtype), Randn({3, 2, 4}, gen, dtype).Transpose(0, 1),
-                            Randn({4}, gen, dtype)}) {
+    for (const Tensor& x : {Randn({2, 3, 4}, gen, dtype),
+                            Randn({3, 2, 4}, gen, dtype).Transpose(0, 1), Randn({4}, gen, dtype)}) {
       const Tensor y = Linear(x, w, bias);
       Shape shape(x.shape().begin(), x.shape().end() - 1);
       shape.push_back(6);
@@ -95,15 +96,23 @@ TEST(MatmulOpsTest, LinearIsTheProductWithTheTransposedWeightPlusTheBias) {
       }
       const Tensor no_bias = Linear(x, w, Tensor());
       for (NdIndexIterator it(y.shape()); !it.done(); it.Next()) {
-        ASSERT_NEAR(no_bias.at(it.index()), expected.at(it.index()), tolerance * (1 + std::abs(expected.at(it.index()))));
+        ASSERT_NEAR(no_bias.at(it.index()), expected.at(it.index()),
+                    tolerance * (1 + std::abs(expected.at(it.index()))));
       }
     }
   }
-  EXPECT_THAT([] { Linear(Zeros({2, 3}), Zeros({4, 5}), Tensor()); },
-              ThrowsMessage<Error>("linear: input of shape [2, 3] and weight of shape [4, 5] (expected [..., in] and "
-                                   "[out, in])"));
-  EXPECT_THAT([] { Linear(Zeros({2, 5}), Zeros({4, 5}), Zeros({3})); },
-              ThrowsMessage<Error>("linear: bias of shape [3] for 4 outputs"));
+  EXPECT_THAT(
+      [] {
+        Linear(Zeros({2, 3}), Zeros({4, 5}), Tensor());
+      },
+      ThrowsMessage<Error>(
+          "linear: input of shape [2, 3] and weight of shape [4, 5] (expected [..., in] and "
+          "[out, in])"));
+  EXPECT_THAT(
+      [] {
+        Linear(Zeros({2, 5}), Zeros({4, 5}), Zeros({3}));
+      },
+      ThrowsMessage<Error>("linear: bias of shape [3] for 4 outputs"));
 }
 
 TEST(MatmulOpsTest, HalfPrecisionAndEmpty) {

@@ -85,7 +85,8 @@ TEST(AdamWOpsTest, UpdatesInPlaceAndChecksShapes) {
 
 TEST(CausalAttentionOpsTest, ChecksShapesAndKeepsTheDtype) {
   // Two positions, one head of width 2 (scale 1 / sqrt 2); position 0 sees only itself.
-  const Tensor q = FromList({1.0, 0.0, 0.0, 2.0}).View({1, 2, 2}), k = FromList({1.0, 1.0, 2.0, 0.0}).View({1, 2, 2});
+  const Tensor q = FromList({1.0, 0.0, 0.0, 2.0}).View({1, 2, 2}),
+               k = FromList({1.0, 1.0, 2.0, 0.0}).View({1, 2, 2});
   const Tensor v = FromList({1.0, 2.0, 3.0, 4.0}).View({1, 2, 2});
   const CausalAttentionResult r = CausalAttention(q, k, v);
   // Query 1: scores (0 + 2, 0 + 0) / sqrt 2, so p = softmax(sqrt 2, 0).
@@ -97,17 +98,24 @@ TEST(CausalAttentionOpsTest, ChecksShapesAndKeepsTheDtype) {
   EXPECT_NEAR(y[3], p0 * 2 + (1 - p0) * 4, 1e-6);
   EXPECT_NEAR(r.lse.ToVector<float>()[1], std::log(std::exp(std::sqrt(2.0)) + 1), 1e-6);
   // bf16 in, bf16 out (computed in f32).
-  EXPECT_EQ(CausalAttention(q.To(DType::kBF16), k.To(DType::kBF16), v.To(DType::kBF16)).y.dtype(), DType::kBF16);
+  EXPECT_EQ(CausalAttention(q.To(DType::kBF16), k.To(DType::kBF16), v.To(DType::kBF16)).y.dtype(),
+            DType::kBF16);
   // No queries: nothing to attend, and no gradient for the keys.
   const Tensor none = Zeros({1, 0, 2});
   const CausalAttentionResult empty = CausalAttention(none, k, v);
   EXPECT_EQ(empty.y.shape(), Shape({1, 0, 2}));
-  EXPECT_EQ(CausalAttentionBackward(none, k, v, empty, none).dk.ToVector<float>(), std::vector<float>(4, 0.0f));
-  EXPECT_THAT([&] { CausalAttention(k, q.View({2, 2}), v); },
-              ThrowsMessage<Error>("causal_attention: expected q [..., tq, d] and k, v [..., tk, d] with tq <= tk, "
-                                   "got [1, 2, 2], [2, 2] and [1, 2, 2]"));
+  EXPECT_EQ(CausalAttentionBackward(none, k, v, empty, none).dk.ToVector<float>(),
+            std::vector<float>(4, 0.0f));
+  EXPECT_THAT(
+      [&] {
+        CausalAttention(k, q.View({2, 2}), v);
+      },
+      ThrowsMessage<Error>(
+          "causal_attention: expected q [..., tq, d] and k, v [..., tk, d] with tq <= tk, "
+          "got [1, 2, 2], [2, 2] and [1, 2, 2]"));
   EXPECT_THAT([&] { CausalAttention(q, k, v.To(DType::kF64)); },
-              ThrowsMessage<Error>("causal_attention: q, k and v must share a dtype, got f32, f32 and f64"));
+              ThrowsMessage<Error>(
+                  "causal_attention: q, k and v must share a dtype, got f32, f32 and f64"));
 }
 
 }  // namespace

@@ -15,8 +15,8 @@ using kernels::Window2d;
 Window2d PoolWindow(IntSpan x, const MaxPool2dParams& p) {
   const std::array<int64_t, 2> stride{p.stride[0] == 0 ? p.kernel[0] : p.stride[0],
                                       p.stride[1] == 0 ? p.kernel[1] : p.stride[1]};
-  const Window2d window =
-      internal::MakeWindow("max_pool2d", x, p.kernel[0], p.kernel[1], stride, p.padding, p.dilation);
+  const Window2d window = internal::MakeWindow("max_pool2d", x, p.kernel[0], p.kernel[1], stride,
+                                               p.padding, p.dilation);
   EMBER_CHECK(2 * p.padding[0] <= p.kernel[0] && 2 * p.padding[1] <= p.kernel[1],
               "max_pool2d: padding (", p.padding[0], ", ", p.padding[1],
               ") must be at most half the kernel ", p.kernel[0], "x", p.kernel[1]);

@@ -14,7 +14,7 @@ namespace ember::ops {
 
 struct MaxPool2dParams {
   std::array<int64_t, 2> kernel{2, 2};
-  std::array<int64_t, 2> stride{0, 0};  // 0: the kernel size, as PyTorch's default
+  std::array<int64_t, 2> stride{0, 0};   // 0: the kernel size, as PyTorch's default
   std::array<int64_t, 2> padding{0, 0};  // at most half the kernel; padding never wins
   std::array<int64_t, 2> dilation{1, 1};
 };

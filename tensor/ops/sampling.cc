@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "kernels/sampling.h"
-#include "tensor/ops/reduce.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
+#include "tensor/ops/reduce.h"
 
 namespace ember::ops {
 TopKResult TopK(const Tensor& x, int64_t k) {

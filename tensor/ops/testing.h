@@ -74,15 +74,16 @@ class Fixture {
 
 // max |got - want| <= rel * max |want| + abs over the whole tensor: the tolerance for
 // results compared with PyTorch's, where float32 rounding scales with the largest value.
-inline void ExpectCloseToScale(const std::vector<double>& got, const std::vector<double>& want, double rel,
-                               const std::string& what, double abs = 0) {
+inline void ExpectCloseToScale(const std::vector<double>& got, const std::vector<double>& want,
+                               double rel, const std::string& what, double abs = 0) {
   ASSERT_EQ(got.size(), want.size()) << what;
   double scale = 0, error = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     scale = std::max(scale, std::fabs(want[i]));
     error = std::max(error, std::fabs(got[i] - want[i]));
   }
-  EXPECT_LE(error, rel * scale + abs) << what << ": max error " << error << ", max |torch| " << scale;
+  EXPECT_LE(error, rel * scale + abs)
+      << what << ": max error " << error << ", max |torch| " << scale;
 }
 
 }  // namespace ember::ops::testing

@@ -58,6 +58,7 @@ if [ $# -eq 0 ]; then
     echo "SKIP  cuda              (no CUDA toolkit at ${CUDA_PATH:-/usr/local/cuda})"
   fi
   run docs tools/ci/docs.sh
+  run format tools/ci/format.sh
   run consumer bash -c 'cd examples/consumer && bazel test //... && bazel run //:hello'
 fi
 

@@ -15,9 +15,9 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/main.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "base/main.h"
 #include "models/gpt2/block.h"
 #include "nn/layers.h"
 #include "nn/loss.h"
@@ -64,7 +64,8 @@ absl::Status Run() {
     loss = BlockLoss(absl::GetFlag(FLAGS_batch), absl::GetFlag(FLAGS_seq), absl::GetFlag(FLAGS_dim),
                      absl::GetFlag(FLAGS_heads), absl::GetFlag(FLAGS_classes), gen);
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown --model=", model, " (expected mlp or block)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --model=", model, " (expected mlp or block)"));
   }
   const std::string dot = ag::ToDot(loss);
   const std::string path = absl::GetFlag(FLAGS_out);
@@ -83,6 +84,6 @@ absl::Status Run() {
 }  // namespace ember
 
 int main(int argc, char** argv) {
-  return ember::RunMain(argc, argv, "graph", "Writes a small model's autograd graph as Graphviz DOT.",
-                        ember::Run);
+  return ember::RunMain(argc, argv, "graph",
+                        "Writes a small model's autograd graph as Graphviz DOT.", ember::Run);
 }

@@ -30,8 +30,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/cpus.h"
-#include "base/status.h"
 #include "base/main.h"
+#include "base/status.h"
 #include "data/datasets.h"
 #include "data/prepare.h"
 #include "data/shards.h"
@@ -40,10 +40,13 @@
 #include "tokenizer/vocab.h"
 
 ABSL_FLAG(std::string, input, "", "UTF-8 text files, comma-separated (each one document)");
-ABSL_FLAG(std::string, dataset, "", "instead of --input: \"brown\" (the Brown corpus that ./setup.sh fetches)");
+ABSL_FLAG(std::string, dataset, "",
+          "instead of --input: \"brown\" (the Brown corpus that ./setup.sh fetches)");
 ABSL_FLAG(std::string, encoding, "gpt2",
-          "a tiktoken encoding whose ids fit 16 bits (gpt2, r50k_base, p50k_base, p50k_edit) or \"char\"");
-ABSL_FLAG(std::string, vocab_dir, "", "BPE vocabulary folder (default: the workspace's downloads/tokenizer)");
+          "a tiktoken encoding whose ids fit 16 bits (gpt2, r50k_base, p50k_base, p50k_edit) or "
+          "\"char\"");
+ABSL_FLAG(std::string, vocab_dir, "",
+          "BPE vocabulary folder (default: the workspace's downloads/tokenizer)");
 ABSL_FLAG(std::string, out, "", "output prefix: writes PREFIX_train.bin and PREFIX_val.bin");
 ABSL_FLAG(double, val_fraction, 0.1, "share of the data for the validation shard, in (0, 0.5]");
 ABSL_FLAG(int, threads, 0, "encoding threads (0: every core)");
@@ -55,11 +58,14 @@ using data::Document;
 
 absl::StatusOr<std::vector<Document>> ReadDocuments() {
   const std::string dataset = absl::GetFlag(FLAGS_dataset), input = absl::GetFlag(FLAGS_input);
-  if (dataset.empty() == input.empty()) return absl::InvalidArgumentError("give one of --input and --dataset");
+  if (dataset.empty() == input.empty())
+    return absl::InvalidArgumentError("give one of --input and --dataset");
   std::vector<Document> docs;
   if (!dataset.empty()) {
-    if (dataset != "brown") return absl::InvalidArgumentError(absl::StrCat("unknown --dataset=", dataset, " (brown)"));
-    absl::StatusOr<std::vector<Document>> brown = data::BrownDocuments(WorkspacePath(data::kBrownDir));
+    if (dataset != "brown")
+      return absl::InvalidArgumentError(absl::StrCat("unknown --dataset=", dataset, " (brown)"));
+    absl::StatusOr<std::vector<Document>> brown =
+        data::BrownDocuments(WorkspacePath(data::kBrownDir));
     if (absl::IsNotFound(brown.status())) {
       return absl::NotFoundError(absl::StrCat(brown.status().message(), " (run ./setup.sh)"));
     }
@@ -103,18 +109,20 @@ absl::Status Run() {
     encode = [&, threads](const std::string& text) { return bpe->EncodeOrdinary(text, threads); };
   }
   if (vocab_size > 65536) {
-    return absl::InvalidArgumentError(absl::StrCat(name, " has ", vocab_size,
-                                                   " tokens; shards store 16-bit ids (at most 65536)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " has ", vocab_size, " tokens; shards store 16-bit ids (at most 65536)"));
   }
 
   std::optional<uint16_t> separator;
   if (bpe) separator = static_cast<uint16_t>(bpe->specials().at("<|endoftext|>"));
-  ASSIGN_OR_RETURN(const data::TokenSplit split,
-                   data::TokenizeDocuments(docs, encode, separator, val_fraction, data::ProgressBar()));
+  ASSIGN_OR_RETURN(
+      const data::TokenSplit split,
+      data::TokenizeDocuments(docs, encode, separator, val_fraction, data::ProgressBar()));
   const std::vector<uint16_t>& train = split.train;
   const std::vector<uint16_t>& val = split.val;
-  for (const auto& [suffix, tokens] : {std::pair<const char*, const std::vector<uint16_t>*>{"_train.bin", &train},
-                                       {"_val.bin", &val}}) {
+  for (const auto& [suffix, tokens] :
+       {std::pair<const char*, const std::vector<uint16_t>*>{"_train.bin", &train},
+        {"_val.bin", &val}}) {
     RETURN_IF_ERROR(data::WriteTokenShard(out + suffix, *tokens));
     std::fprintf(stderr, "wrote %s%s: %zu tokens\n", out.c_str(), suffix, tokens->size());
   }
@@ -129,7 +137,7 @@ absl::Status Run() {
 }  // namespace ember
 
 int main(int argc, char** argv) {
-  return ember::RunMain(argc, argv, "prepare_data",
-                        "prepare_data --input=FILES|--dataset=brown --encoding=gpt2|char --out=PREFIX",
-                        ember::Run);
+  return ember::RunMain(
+      argc, argv, "prepare_data",
+      "prepare_data --input=FILES|--dataset=brown --encoding=gpt2|char --out=PREFIX", ember::Run);
 }

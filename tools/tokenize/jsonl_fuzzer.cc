@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace t = ember::tokenizer;
   static const t::Encoding* const gpt2 = [] {
     absl::StatusOr<t::Encoding> e = t::LoadEncoding("gpt2", "downloads/tokenizer");
-    FuzzCheck(e.ok(), absl::StrCat(e.status().message(), " (run it from the runfiles, after ./setup.sh)"));
+    FuzzCheck(e.ok(),
+              absl::StrCat(e.status().message(), " (run it from the runfiles, after ./setup.sh)"));
     return new t::Encoding(*std::move(e));
   }();
   if (size == 0) return 0;
@@ -34,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzCheck(nlohmann::json::accept(printed), "the printed answer is not JSON");
   if (encode && key == "ids") {
     const std::string text = nlohmann::json::parse(line)["text"];
-    const absl::StatusOr<std::string> back = gpt2->DecodeBytes(answer["ids"].get<std::vector<t::Rank>>());
+    const absl::StatusOr<std::string> back =
+        gpt2->DecodeBytes(answer["ids"].get<std::vector<t::Rank>>());
     FuzzCheck(back.ok() && *back == text, "the ids do not decode to the text");
   }
   return 0;

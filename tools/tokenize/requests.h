@@ -23,8 +23,8 @@ absl::StatusOr<Allowed> ParseAllowed(const Encoding& e, const nlohmann::json& sp
 
 // tiktoken's encode (special-token text allowed, else an error), or with `ordinary`
 // encode_ordinary.
-absl::StatusOr<std::vector<Rank>> EncodeText(const Encoding& e, absl::string_view text, bool ordinary,
-                                             const Allowed& allowed, int threads);
+absl::StatusOr<std::vector<Rank>> EncodeText(const Encoding& e, absl::string_view text,
+                                             bool ordinary, const Allowed& allowed, int threads);
 
 // The bytes as lowercase hex.
 std::string Hex(absl::string_view bytes);

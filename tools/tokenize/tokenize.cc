@@ -4,7 +4,8 @@
 //   echo "15496 995" | bazel run //tools/tokenize -- decode
 //   bazel run //tools/tokenize -- encode --jsonl < requests.jsonl
 //   bazel run -c opt //tools/tokenize -- count --input=big.txt --threads=2 --timing
-//   bazel run -c opt //tools/tokenize -- train --input=corpus.txt --vocab_size=16384 --out=/tmp/brown
+//   bazel run -c opt //tools/tokenize -- train --input=corpus.txt --vocab_size=16384
+//   --out=/tmp/brown
 //
 // encode: UTF-8 text in, token ids separated by spaces out (one line), or with
 //   --output_format=u16 / u32 the ids as little-endian binary (u16: llm.c's token
@@ -49,12 +50,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/cpus.h"
-#include "base/status.h"
 #include "base/main.h"
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer/encoding.h"
 #include "tokenizer/trainer.h"
@@ -78,10 +79,13 @@ ABSL_FLAG(std::string, output_format, "text",
 ABSL_FLAG(bool, jsonl, false, "one JSON request per input line, one JSON answer per output line");
 ABSL_FLAG(std::string, input, "", "input file (default: standard input)");
 ABSL_FLAG(int, threads, 0, "encoding threads (0: every core); the ids do not depend on it");
-ABSL_FLAG(bool, timing, false, "also print the speed on stderr: of encoding (count, encode) or decoding (decode)");
-ABSL_FLAG(int, repeat, 1, "--timing: encode or decode this many times and report the median and the best");
+ABSL_FLAG(bool, timing, false,
+          "also print the speed on stderr: of encoding (count, encode) or decoding (decode)");
+ABSL_FLAG(int, repeat, 1,
+          "--timing: encode or decode this many times and report the median and the best");
 ABSL_FLAG(int, vocab_size, 0, "train: the vocabulary size, 256 byte tokens included");
-ABSL_FLAG(std::string, out, "", "train: write PREFIX.tiktoken, PREFIX.encoder.json, PREFIX.vocab.bpe");
+ABSL_FLAG(std::string, out, "",
+          "train: write PREFIX.tiktoken, PREFIX.encoder.json, PREFIX.vocab.bpe");
 
 namespace ember::tokenizer {
 namespace {
@@ -94,15 +98,17 @@ char* AppendDecimal(char* p, uint32_t v) {
   static const std::array<uint32_t, 10000> kQuads = [] {
     std::array<uint32_t, 10000> quads;
     for (uint32_t i = 0; i < 10000; ++i) {
-      const char c[4] = {char('0' + i / 1000), char('0' + i / 100 % 10), char('0' + i / 10 % 10), char('0' + i % 10)};
+      const char c[4] = {char('0' + i / 1000), char('0' + i / 100 % 10), char('0' + i / 10 % 10),
+                         char('0' + i % 10)};
       std::memcpy(&quads[i], c, 4);
     }
     return quads;
   }();
   if (v >= 100000000) return std::to_chars(p, p + 10, v).ptr;
   const uint64_t digits = kQuads[v / 10000] | uint64_t{kQuads[v % 10000]} << 32;
-  const uint64_t values = digits - 0x3030303030303030ull;   // each byte 0-9, none borrows
-  const int zeros = values == 0 ? 7 : std::min(7, __builtin_ctzll(values) / 8);  // 0 prints one digit
+  const uint64_t values = digits - 0x3030303030303030ull;  // each byte 0-9, none borrows
+  const int zeros =
+      values == 0 ? 7 : std::min(7, __builtin_ctzll(values) / 8);  // 0 prints one digit
   const uint64_t shifted = digits >> (8 * zeros);
   std::memcpy(p, &shifted, 8);  // the caller leaves room for 8
   return p + 8 - zeros;
@@ -114,19 +120,22 @@ char* AppendDecimal(char* p, uint32_t v) {
 // digits themselves.
 absl::Status WriteIds(const std::vector<Rank>& ids, const std::string& format) {
   if (format != "text" && format != "u16" && format != "u32") {
-    return absl::InvalidArgumentError(absl::StrCat("--output_format=", format, ": expected text, u16 or u32"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--output_format=", format, ": expected text, u16 or u32"));
   }
   const bool text = format == "text";
   const int width = format == "u16" ? 2 : 4;
   if (width == 2 && !text) {  // checked before anything is written
     for (size_t i = 0; i < ids.size(); ++i) {
       if (ids[i] > 0xffff) {
-        return absl::InvalidArgumentError(absl::StrCat("--output_format=u16: token ", i, " is ", ids[i],
-                                                       ", which does not fit in 16 bits (use u32)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--output_format=u16: token ", i, " is ", ids[i],
+                         ", which does not fit in 16 bits (use u32)"));
       }
     }
   }
-  constexpr size_t kBuffer = 1 << 20, kMaxId = 12;  // a separator, up to 10 digits, the last newline
+  constexpr size_t kBuffer = 1 << 20,
+                   kMaxId = 12;  // a separator, up to 10 digits, the last newline
   std::vector<char> buffer(kBuffer);
   char* p = buffer.data();
   auto flush = [&] {
@@ -158,7 +167,9 @@ absl::StatusOr<std::string> ReadInput() {
     ss << std::cin.rdbuf();
   } else {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat("cannot open --input=", path, ": ", std::strerror(errno)));
+    if (!in)
+      return absl::NotFoundError(
+          absl::StrCat("cannot open --input=", path, ": ", std::strerror(errno)));
     ss << in.rdbuf();
   }
   return ss.str();
@@ -180,8 +191,8 @@ absl::StatusOr<Encoding> LoadSelected() {
   if (file.empty()) {
     absl::StatusOr<Encoding> e = LoadEncoding(absl::GetFlag(FLAGS_encoding), VocabDir());
     if (absl::IsNotFound(e.status())) {
-      return absl::NotFoundError(absl::StrCat(e.status().message(),
-                                              " (run ./setup.sh, or pass --vocab_dir)"));
+      return absl::NotFoundError(
+          absl::StrCat(e.status().message(), " (run ./setup.sh, or pass --vocab_dir)"));
     }
     return e;
   }
@@ -198,15 +209,16 @@ absl::Status RunJsonl(const Encoding& e, bool encode, const Allowed& allowed) {
   if (!absl::GetFlag(FLAGS_input).empty()) {
     file.open(absl::GetFlag(FLAGS_input), std::ios::binary);
     if (!file) {
-      return absl::NotFoundError(
-          absl::StrCat("cannot open --input=", absl::GetFlag(FLAGS_input), ": ", std::strerror(errno)));
+      return absl::NotFoundError(absl::StrCat("cannot open --input=", absl::GetFlag(FLAGS_input),
+                                              ": ", std::strerror(errno)));
     }
     in = &file;
   }
   std::string line;
   while (std::getline(*in, line)) {
     // dump() with replacement: an answer is always valid JSON, whatever bytes came in.
-    std::cout << AnswerLine(e, encode, absl::GetFlag(FLAGS_ordinary), line, allowed).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << AnswerLine(e, encode, absl::GetFlag(FLAGS_ordinary), line, allowed)
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   }
   return absl::OkStatus();
@@ -215,11 +227,12 @@ absl::Status RunJsonl(const Encoding& e, bool encode, const Allowed& allowed) {
 absl::StatusOr<std::vector<Rank>> ParseIds(absl::string_view text) {
   std::vector<Rank> ids;
   size_t index = 0;
-  for (absl::string_view field : absl::StrSplit(text, absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty())) {
+  for (absl::string_view field :
+       absl::StrSplit(text, absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty())) {
     Rank id;
     if (!absl::SimpleAtoi(field, &id)) {
-      return absl::InvalidArgumentError(absl::StrCat("input item ", index, " (\"", field.substr(0, 40),
-                                                     "\") is not a token id"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input item ", index, " (\"", field.substr(0, 40), "\") is not a token id"));
     }
     ids.push_back(id);
     ++index;
@@ -245,13 +258,18 @@ absl::Status Train() {
   };
   const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(Ranks ranks, TrainBpe(text, options));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& [suffix, status] :
-       {std::pair<const char*, absl::Status>{".tiktoken", WriteTiktokenRanks(ranks, out + ".tiktoken")},
-        {".encoder.json / .vocab.bpe", WriteGpt2Files(ranks, out + ".encoder.json", out + ".vocab.bpe")}}) {
+       {std::pair<const char*, absl::Status>{".tiktoken",
+                                             WriteTiktokenRanks(ranks, out + ".tiktoken")},
+        {".encoder.json / .vocab.bpe",
+         WriteGpt2Files(ranks, out + ".encoder.json", out + ".vocab.bpe")}}) {
     if (!status.ok()) return status;
   }
-  std::fprintf(stderr, "train: %zu tokens from %zu bytes in %.2f s; wrote %s.tiktoken, %s.encoder.json, %s.vocab.bpe\n",
+  std::fprintf(stderr,
+               "train: %zu tokens from %zu bytes in %.2f s; wrote %s.tiktoken, %s.encoder.json, "
+               "%s.vocab.bpe\n",
                ranks.size(), text.size(), seconds, out.c_str(), out.c_str(), out.c_str());
   return absl::OkStatus();
 }
@@ -270,7 +288,8 @@ auto Repeated(int repeat, Times& times, F&& f) -> decltype(f()) {
   for (int r = 0; r < repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();
     result = f();
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (!result.ok()) return result;
   }
   std::sort(seconds.begin(), seconds.end());
@@ -281,7 +300,8 @@ auto Repeated(int repeat, Times& times, F&& f) -> decltype(f()) {
 
 absl::Status Run(const std::string& command) {
   if (const int n = absl::GetFlag(FLAGS_threads); n < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--threads=", n, ": expected 0 (every core) or more"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--threads=", n, ": expected 0 (every core) or more"));
   }
   if (const int n = absl::GetFlag(FLAGS_repeat); n < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--repeat=", n, ": expected 1 or more"));
@@ -303,26 +323,34 @@ absl::Status Run(const std::string& command) {
   if (command == "decode") {
     ASSIGN_OR_RETURN(std::vector<Rank> ids, ParseIds(input));
     Times times;
-    ASSIGN_OR_RETURN(std::string bytes, Repeated(repeat, times, [&] { return e.DecodeBytes(ids); }));
-    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0) {
+    ASSIGN_OR_RETURN(std::string bytes,
+                     Repeated(repeat, times, [&] { return e.DecodeBytes(ids); }));
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
+        std::fflush(stdout) != 0) {
       return absl::UnavailableError("could not write the bytes to standard output");
     }
     if (timing) {
-      std::fprintf(stderr, "%s: decoded %zu tokens to %zu bytes, %.4f s (median of %d), %.2f MB/s (best %.4f s, %.2f MB/s)\n",
-                   e.name().c_str(), ids.size(), bytes.size(), times.median, repeat, bytes.size() / times.median / 1e6,
-                   times.best, bytes.size() / times.best / 1e6);
+      std::fprintf(stderr,
+                   "%s: decoded %zu tokens to %zu bytes, %.4f s (median of %d), %.2f MB/s (best "
+                   "%.4f s, %.2f MB/s)\n",
+                   e.name().c_str(), ids.size(), bytes.size(), times.median, repeat,
+                   bytes.size() / times.median / 1e6, times.best, bytes.size() / times.best / 1e6);
     }
     return absl::OkStatus();
   }
   const int threads = Threads();
   Times times;
-  ASSIGN_OR_RETURN(std::vector<Rank> ids,
-                   Repeated(repeat, times, [&] { return EncodeText(e, input, absl::GetFlag(FLAGS_ordinary), allowed, threads); }));
+  ASSIGN_OR_RETURN(std::vector<Rank> ids, Repeated(repeat, times, [&] {
+                     return EncodeText(e, input, absl::GetFlag(FLAGS_ordinary), allowed, threads);
+                   }));
   auto report = [&](absl::string_view extra) {
     if (!timing) return;
-    std::fprintf(stderr, "%s: %zu bytes, %zu tokens, %.3f s (median of %d), %.2f MB/s (best %.3f s, %.2f MB/s), %d threads%s\n",
-                 e.name().c_str(), input.size(), ids.size(), times.median, repeat, input.size() / times.median / 1e6,
-                 times.best, input.size() / times.best / 1e6, threads, std::string(extra).c_str());
+    std::fprintf(stderr,
+                 "%s: %zu bytes, %zu tokens, %.3f s (median of %d), %.2f MB/s (best %.3f s, %.2f "
+                 "MB/s), %d threads%s\n",
+                 e.name().c_str(), input.size(), ids.size(), times.median, repeat,
+                 input.size() / times.median / 1e6, times.best, input.size() / times.best / 1e6,
+                 threads, std::string(extra).c_str());
   };
   if (command == "count") {
     std::cout << ids.size() << '\n';
@@ -331,8 +359,9 @@ absl::Status Run(const std::string& command) {
   }
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(WriteIds(ids, absl::GetFlag(FLAGS_output_format)));
-  report(absl::StrFormat("; writing the ids %.3f s",
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  report(absl::StrFormat(
+      "; writing the ids %.3f s",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   return absl::OkStatus();
 }
 
@@ -341,7 +370,8 @@ absl::Status Run(const std::string& command) {
 
 int main(int argc, char** argv) {
   return ember::RunMain(
-      argc, argv, "tokenize", "tokenize encode|decode|count|train [flags]  (see tools/tokenize/tokenize.cc's header)",
+      argc, argv, "tokenize",
+      "tokenize encode|decode|count|train [flags]  (see tools/tokenize/tokenize.cc's header)",
       [](const std::vector<std::string>& arguments) {
         if (arguments.size() != 1) {
           return absl::InvalidArgumentError(

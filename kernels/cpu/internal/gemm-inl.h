@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -66,7 +65,8 @@ void TransposeBlock(const T* src, int64_t src_stride, int64_t rows, const Store&
   using V = decltype(hn::Zero(d));
   V v[kN];  // unrolled loops below keep v in registers (kN <= 16 of AVX-512's 32)
 #pragma GCC unroll 16
-  for (int64_t r = 0; r < kN; ++r) v[r] = r < rows ? hn::LoadU(d, src + r * src_stride) : hn::Zero(d);
+  for (int64_t r = 0; r < kN; ++r)
+    v[r] = r < rows ? hn::LoadU(d, src + r * src_stride) : hn::Zero(d);
 #if HWY_TARGET != HWY_SCALAR  // one lane: nothing to permute (and no ConcatEven)
 #pragma GCC unroll 4
   for (int64_t round = 1; round < kN; round *= 2) {
@@ -130,12 +130,14 @@ void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* p
   for (s = 0; s < rows; s += kMr) {
     const int64_t valid = std::min(kMr, rows - s);
     T* const sliver = packed + s * depth;
-    if (rs == 1 && valid == kMr) {  // column-major (dY^T of a weight gradient): a sliver row is kMr in a row
+    if (rs == 1 &&
+        valid == kMr) {  // column-major (dY^T of a weight gradient): a sliver row is kMr in a row
       for (int64_t p = squares; p < depth; ++p) std::copy_n(a + s + p * cs, kMr, sliver + p * kMr);
       continue;
     }
     for (int64_t p = squares; p < depth; ++p) {
-      for (int64_t r = 0; r < kMr; ++r) sliver[p * kMr + r] = r < valid ? a[(s + r) * rs + p * cs] : T(0);
+      for (int64_t r = 0; r < kMr; ++r)
+        sliver[p * kMr + r] = r < valid ? a[(s + r) * rs + p * cs] : T(0);
     }
   }
 }
@@ -146,7 +148,8 @@ void PackA(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t depth, T* p
 // at a time (PackBColumns: column c0 + c at column + c * cs, `depth` entries each,
 // transposed into the panel; then PadLastPanel).
 template <typename T>
-void PackBRow(const T* row, int64_t cs, int64_t p, int64_t depth, int64_t cols, int64_t nr, T* packed) {
+void PackBRow(const T* row, int64_t cs, int64_t p, int64_t depth, int64_t cols, int64_t nr,
+              T* packed) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t j = 0; j < cols; j += nr) {
@@ -169,7 +172,8 @@ void PackBColumns(const T* column, int64_t cs, int64_t c0, int64_t count, int64_
   T* dst = packed + c0 / nr * depth * nr + c0 % nr;  // nr is a whole number of lanes
   int64_t p = 0;
   for (; p + lanes <= depth; p += lanes) {
-    TransposeBlock(column + p, cs, count, [&](int64_t j, auto v) { hn::StoreU(v, d, dst + (p + j) * nr); });
+    TransposeBlock(column + p, cs, count,
+                   [&](int64_t j, auto v) { hn::StoreU(v, d, dst + (p + j) * nr); });
   }
   for (; p < depth; ++p) {
     for (int64_t c = 0; c < count; ++c) dst[p * nr + c] = column[c * cs + p];
@@ -218,8 +222,9 @@ struct ABlock {
 // whatever kV: a panel's last columns go through a narrower tile (kV < kNv), not
 // through multiply-adds of its zero padding.
 template <int64_t kV, bool kInPlace, typename T>
-void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, int64_t a_stride, const T* HWY_RESTRICT bp, int64_t nr,
-                 T* c, int64_t ldc, int64_t rows, int64_t cols, bool add, const T* bias) {
+void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, int64_t a_stride,
+                 const T* HWY_RESTRICT bp, int64_t nr, T* c, int64_t ldc, int64_t rows,
+                 int64_t cols, bool add, const T* bias) {
   const hn::ScalableTag<T> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   using V = decltype(hn::Zero(d));
@@ -272,7 +277,8 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, int64_t a_stride, cons
     return;
   }
   // A partial tile at the right edge: through a buffer.
-  HWY_ALIGN T buffer[kV * HWY_MAX_BYTES / sizeof(T)] = {};  // zeroed: GCC cannot see the stores cover it
+  HWY_ALIGN T
+      buffer[kV * HWY_MAX_BYTES / sizeof(T)] = {};  // zeroed: GCC cannot see the stores cover it
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t v = 0; v < kV; ++v) hn::Store(tile[r][v], d, buffer + v * lanes);
     T* row = c + r * ldc;
@@ -283,8 +289,8 @@ void MicroKernel(int64_t depth, const T* HWY_RESTRICT ap, int64_t a_stride, cons
 // MicroKernel with the fewest vectors (at most kV) that cover `cols`, on the tile of A
 // that starts at row `row` of the block.
 template <int64_t kV, typename T>
-void MicroKernelFor(int64_t depth, ABlock<T> a, int64_t row, const T* bp, int64_t nr, T* c, int64_t ldc,
-                    int64_t rows, int64_t cols, bool add, const T* bias) {
+void MicroKernelFor(int64_t depth, ABlock<T> a, int64_t row, const T* bp, int64_t nr, T* c,
+                    int64_t ldc, int64_t rows, int64_t cols, bool add, const T* bias) {
   if constexpr (kV > 1) {
     if (cols <= (kV - 1) * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()))) {
       return MicroKernelFor<kV - 1>(depth, a, row, bp, nr, c, ldc, rows, cols, add, bias);
@@ -293,7 +299,8 @@ void MicroKernelFor(int64_t depth, ABlock<T> a, int64_t row, const T* bp, int64_
   if (a.stride == 0) {
     MicroKernel<kV, false>(depth, a.ptr + row * depth, 0, bp, nr, c, ldc, rows, cols, add, bias);
   } else {
-    MicroKernel<kV, true>(depth, a.ptr + row * a.stride, a.stride, bp, nr, c, ldc, rows, cols, add, bias);
+    MicroKernel<kV, true>(depth, a.ptr + row * a.stride, a.stride, bp, nr, c, ldc, rows, cols, add,
+                          bias);
   }
 }
 
@@ -364,7 +371,8 @@ int64_t BlockColumns() {
     const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     const int64_t bytes = l2 > 0 ? l2 : int64_t{1} << 20;  // unknown: 1 MiB
     const int64_t nr = PanelWidth<T>();
-    return std::max(4 * nr, bytes / 2 / (BlockDepth<T>() * static_cast<int64_t>(sizeof(T))) / nr * nr);
+    return std::max(4 * nr,
+                    bytes / 2 / (BlockDepth<T>() * static_cast<int64_t>(sizeof(T))) / nr * nr);
   }();
   return columns;
 }
@@ -394,13 +402,14 @@ auto StridedB(const T* b, int64_t rs, int64_t cs) {
 // `accumulate`, C = bias[i] + (A B)[i, j] where `bias` (m values, or null for none) is
 // given: the convolution's bias per output channel, added by the tiles' first block.
 template <typename T, class PackAFn, class PackBFn>
-void GemmBlocked(int64_t m, int64_t k, int64_t n, const PackAFn& pack_a, const PackBFn& pack_b, T* c,
-                 int64_t ldc, bool accumulate, const T* bias = nullptr) {
+void GemmBlocked(int64_t m, int64_t k, int64_t n, const PackAFn& pack_a, const PackBFn& pack_b,
+                 T* c, int64_t ldc, bool accumulate, const T* bias = nullptr) {
   if (k == 0 && !accumulate) {  // no block to write C
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, bias ? bias[i] : T(0));
   }
   const int64_t nr = PanelWidth<T>();
-  const int64_t panels = (n + nr - 1) / nr, blocks = (n + BlockColumns<T>() - 1) / BlockColumns<T>();
+  const int64_t panels = (n + nr - 1) / nr,
+                blocks = (n + BlockColumns<T>() - 1) / BlockColumns<T>();
   const int64_t block_columns = (panels + blocks - 1) / blocks * nr;
   for (int64_t jc = 0; jc < n; jc += block_columns) {
     const int64_t nc = std::min(block_columns, n - jc);

@@ -61,9 +61,8 @@ void ParallelForLoop(const StridedLoop<N>& loop, const RowBody& row) {
     return;
   }
   ParallelForWork(rows, length, [&](int64_t begin, int64_t end) {
-    ForEachRow(loop, begin, end, [&](const auto& offset, int64_t n, const auto& step) {
-      row(offset, n, step);
-    });
+    ForEachRow(loop, begin, end,
+               [&](const auto& offset, int64_t n, const auto& step) { row(offset, n, step); });
   });
 }
 

@@ -45,12 +45,14 @@
 namespace ember::kernels::cuda::internal {
 
 // Every kernel the two backends share: the families' lists.
-#define EMBER_FOR_EACH_KERNEL(X)                                                          \
-  EMBER_ADAMW_KERNELS(X) EMBER_ATTENTION_KERNELS(X) EMBER_BINARY_KERNELS(X)               \
-  EMBER_CONV_KERNELS(X) EMBER_COPY_KERNELS(X) EMBER_EMBEDDING_KERNELS(X)                  \
-  EMBER_LAYERNORM_KERNELS(X) EMBER_MATMUL_KERNELS(X) EMBER_POOL_KERNELS(X)                \
-  EMBER_RANDOM_KERNELS(X) EMBER_REDUCE_KERNELS(X) EMBER_SAMPLING_KERNELS(X)               \
+// clang-format off
+#define EMBER_FOR_EACH_KERNEL(X)                                                                 \
+  EMBER_ADAMW_KERNELS(X) EMBER_ATTENTION_KERNELS(X) EMBER_BINARY_KERNELS(X)                      \
+  EMBER_CONV_KERNELS(X) EMBER_COPY_KERNELS(X) EMBER_EMBEDDING_KERNELS(X)                         \
+  EMBER_LAYERNORM_KERNELS(X) EMBER_MATMUL_KERNELS(X) EMBER_POOL_KERNELS(X)                       \
+  EMBER_RANDOM_KERNELS(X) EMBER_REDUCE_KERNELS(X) EMBER_SAMPLING_KERNELS(X)                      \
   EMBER_SOFTMAX_KERNELS(X) EMBER_UNARY_KERNELS(X)
+// clang-format on
 
 // nbytes of one backend's memory, filled from and read back into host vectors.
 // Memory says how: Allocate(nbytes), Free(data, nbytes), and Copy(dst, dst_on_host,

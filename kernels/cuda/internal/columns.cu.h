@@ -33,8 +33,8 @@ inline constexpr int kColumnTile = 32, kRowLanes = 8;
 
 // terms(r, j) -> Terms<K>: what row r adds to column j's K sums.
 template <int K, typename TermsFn>
-__global__ void ColumnPartialsKernel(int64_t rows, int64_t cols, int64_t rows_per_chunk, TermsFn terms,
-                                     double* partial) {
+__global__ void ColumnPartialsKernel(int64_t rows, int64_t cols, int64_t rows_per_chunk,
+                                     TermsFn terms, double* partial) {
   __shared__ double lanes[K][kRowLanes][kColumnTile];
   const int64_t j = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   const int64_t begin = blockIdx.y * rows_per_chunk;
@@ -59,7 +59,8 @@ __global__ void ColumnPartialsKernel(int64_t rows, int64_t cols, int64_t rows_pe
 
 // store(j, Terms<K>): writes column j's sums.
 template <int K, typename StoreFn>
-__global__ void ColumnTotalsKernel(int64_t chunks, int64_t cols, const double* partial, StoreFn store) {
+__global__ void ColumnTotalsKernel(int64_t chunks, int64_t cols, const double* partial,
+                                   StoreFn store) {
   EMBER_GRID_STRIDE(j, cols) {
     Terms<K> total = {};
     for (int64_t c = 0; c < chunks; ++c) {
@@ -75,15 +76,16 @@ void ColumnSums(const char* op, int64_t rows, int64_t cols, TermsFn terms, Store
   if (cols == 0) return;
   // Chunks of at least 64 rows, enough of them for about 2048 blocks in all.
   const int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
-  const int64_t wanted = std::max<int64_t>(1, std::min<int64_t>({(rows + 63) / 64, (2048 + tiles - 1) / tiles, 65535}));
+  const int64_t wanted = std::max<int64_t>(
+      1, std::min<int64_t>({(rows + 63) / 64, (2048 + tiles - 1) / tiles, 65535}));
   const int64_t rows_per_chunk = std::max<int64_t>(1, (rows + wanted - 1) / wanted);
   const int64_t chunks = std::max<int64_t>(1, (rows + rows_per_chunk - 1) / rows_per_chunk);
   int device = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), op);
   const ScopedAllocation partial(device, chunks * K * cols * static_cast<int64_t>(sizeof(double)));
-  ColumnPartialsKernel<K><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
-                            dim3(kColumnTile, kRowLanes)>>>(rows, cols, rows_per_chunk, terms,
-                                                            partial.as<double>());
+  ColumnPartialsKernel<K>
+      <<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
+         dim3(kColumnTile, kRowLanes)>>>(rows, cols, rows_per_chunk, terms, partial.as<double>());
   ColumnTotalsKernel<K><<<Blocks(cols), kThreads>>>(chunks, cols, partial.as<double>(), store);
   EMBER_CUDA_CHECK_LAUNCH(op);
 }
