@@ -20,6 +20,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -28,6 +29,7 @@
 #include "kernels/binary.h"
 #include "kernels/conv.h"
 #include "kernels/copy.h"
+#include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/runtime.h"
@@ -134,6 +136,18 @@ struct CudaBackend {
 };
 
 using Backends = ::testing::Types<CpuBackend, CudaBackend>;
+
+// Runs body(path) on every code path of backend B: on the CPU once per SIMD target this
+// binary was compiled for and this CPU supports (named as Highway names it), on CUDA
+// once.
+template <typename B, typename Body>
+void ForEachPath(const Body& body) {
+  if constexpr (std::is_same_v<B, CpuBackend>) {
+    cpu::internal::ForEachTarget(body);
+  } else {
+    body(std::string(B::kName));
+  }
+}
 
 struct BackendNames {
   template <typename B>
