@@ -7,8 +7,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 #define EMBER_ADAMW_KERNELS(X) X(AdamWStep)
 
 namespace ember::kernels::cpu {
@@ -30,8 +30,6 @@ void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_ADAMW_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_ADAMW_KERNELS)
 
 #endif  // EMBER_KERNELS_ADAMW_H_

@@ -6,8 +6,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 #define EMBER_ATTENTION_KERNELS(X) X(CausalAttentionForward) X(CausalAttentionBackward)
 
 namespace ember::kernels::cpu {
@@ -35,8 +35,6 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_ATTENTION_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_ATTENTION_KERNELS)
 
 #endif  // EMBER_KERNELS_ATTENTION_H_

@@ -6,8 +6,8 @@
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 // clang-format off
 #define EMBER_BINARY_KERNELS(X)                                                                  \
   X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Pow) X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge)   \
@@ -49,8 +49,6 @@ void Where(DType dtype, IntSpan shape, StridedIn condition, StridedIn a, Strided
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_BINARY_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_BINARY_KERNELS)
 
 #endif  // EMBER_KERNELS_BINARY_H_

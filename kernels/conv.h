@@ -10,8 +10,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 #define EMBER_CONV_KERNELS(X) X(Conv2dForward) X(Conv2dBackward)
 
 namespace ember::kernels::cpu {
@@ -41,8 +41,6 @@ void Conv2dBackward(DType dtype, int64_t n, int64_t c, int64_t o, const Window2d
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_CONV_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_CONV_KERNELS)
 
 #endif  // EMBER_KERNELS_CONV_H_

@@ -5,8 +5,8 @@
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 #define EMBER_COPY_KERNELS(X) X(CopyCast) X(Fill)
 
 namespace ember::kernels::cpu {
@@ -26,8 +26,6 @@ void Fill(IntSpan shape, DType dtype, void* dst, IntSpan strides, const Scalar& 
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_COPY_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_COPY_KERNELS)
 
 #endif  // EMBER_KERNELS_COPY_H_

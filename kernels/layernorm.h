@@ -6,8 +6,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 #define EMBER_LAYERNORM_KERNELS(X) X(LayerNormForward) X(LayerNormBackward)
 
 namespace ember::kernels::cpu {
@@ -32,8 +32,6 @@ void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, cons
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_LAYERNORM_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_LAYERNORM_KERNELS)
 
 #endif  // EMBER_KERNELS_LAYERNORM_H_

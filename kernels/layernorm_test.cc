@@ -29,13 +29,14 @@ struct Case {
   int64_t rows, c;
   bool bias;
 };
-const std::vector<Case> kCases = {{5, 1, true},    {4, 3, false},  {5, 8, true},    {4, 17, false},
-                                  {5, 64, true},   {4, 768, true}, {1, 1000, true}, {3, 7, false},
-                                  {70, 256, true}, {2, 1024, true}, {2, 1025, false}, {300, 33, true}};
+const std::vector<Case> kCases = {{5, 1, true},    {4, 3, false},    {5, 8, true},
+                                  {4, 17, false},  {5, 64, true},    {4, 768, true},
+                                  {1, 1000, true}, {3, 7, false},    {70, 256, true},
+                                  {2, 1024, true}, {2, 1025, false}, {300, 33, true}};
 
 // |got - want| within both bounds the family's CPU and CUDA tables held it to: `abs`
 // absolutely, and `rel` of (|want| + scale).
-#define EXPECT_WITHIN(got, want, abs, rel, scale, ...)                                   \
+#define EXPECT_WITHIN(got, want, abs, rel, scale, ...)                                       \
   EXPECT_LE(std::fabs((got) - (want)), std::min((abs), (rel) * (std::fabs(want) + (scale)))) \
       << __VA_ARGS__
 
@@ -53,8 +54,8 @@ void Check(const std::string& path, const Case& k, std::mt19937& rng) {
   const typename B::Buffer bx(x), bw(w), bb(b), bdy(dy), y(rows * c * sizeof(T)),
       mean(rows * sizeof(T)), rstd(rows * sizeof(T)), dx(rows * c * sizeof(T)),
       dweight(c * sizeof(T)), dbias(c * sizeof(T));
-  B::LayerNormForward(kDTypeOf<T>, rows, c, bx.data(), bw.data(), k.bias ? bb.data() : nullptr,
-                      eps, y.data(), mean.data(), rstd.data());
+  B::LayerNormForward(kDTypeOf<T>, rows, c, bx.data(), bw.data(), k.bias ? bb.data() : nullptr, eps,
+                      y.data(), mean.data(), rstd.data());
   B::LayerNormBackward(kDTypeOf<T>, rows, c, bx.data(), bw.data(), mean.data(), rstd.data(),
                        bdy.data(), dx.data(), dweight.data(), k.bias ? dbias.data() : nullptr);
   const std::vector<T> got_y = y.template ToHost<T>(), got_mean = mean.template ToHost<T>(),
@@ -72,10 +73,12 @@ void Check(const std::string& path, const Case& k, std::mt19937& rng) {
     // Row 0's inputs are near 100, so x - mean carries float32's rounding of 100
     // (7.6e-6) times rstd into y: the absolute bound alone there.
     const double y_rel = r == 0 ? HUGE_VAL : rel;
-    EXPECT_LE(std::fabs(got_mean[r] - f.mean), abs * (1 + std::fabs(f.mean))) << where << " mean " << r;
+    EXPECT_LE(std::fabs(got_mean[r] - f.mean), abs * (1 + std::fabs(f.mean)))
+        << where << " mean " << r;
     EXPECT_LE(std::fabs(got_rstd[r] - f.rstd), abs * f.rstd) << where << " rstd " << r;
     for (int64_t j = 0; j < c; ++j) {
-      EXPECT_WITHIN(got_y[r * c + j], f.y[j], abs, y_rel, 1, where << " y[" << r << ", " << j << "]");
+      EXPECT_WITHIN(got_y[r * c + j], f.y[j], abs, y_rel, 1,
+                    where << " y[" << r << ", " << j << "]");
       EXPECT_WITHIN(got_dx[r * c + j], want_dx[j], abs * f.rstd, dx_rel, 1,
                     where << " dx[" << r << ", " << j << "]");
       want_dw[j] += dyr[j] * f.xhat[j];

@@ -9,8 +9,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 #define EMBER_POOL_KERNELS(X) X(MaxPool2dForward) X(MaxPool2dBackward)
 
 namespace ember::kernels::cpu {
@@ -35,8 +35,6 @@ bool MaxPool2dBackward(DType dtype, int64_t planes, const Window2d& window, cons
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_POOL_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_POOL_KERNELS)
 
 #endif  // EMBER_KERNELS_POOL_H_

@@ -7,8 +7,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 #define EMBER_RANDOM_KERNELS(X) X(UniformFill)
 
 namespace ember::kernels {
@@ -43,8 +43,6 @@ void UniformFill(DType dtype, int64_t n, uint64_t seed, uint64_t offset, void* o
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_RANDOM_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_RANDOM_KERNELS)
 
 #endif  // EMBER_KERNELS_RANDOM_H_

@@ -6,8 +6,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 // clang-format off
 #define EMBER_REDUCE_KERNELS(X)                                                                  \
   X(SumRows) X(MaxRows) X(MinRows) X(ArgMaxRows) X(VarRows) X(SumSquares) X(SumColumns)
@@ -45,8 +45,6 @@ void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld,
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_REDUCE_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_REDUCE_KERNELS)
 
 #endif  // EMBER_KERNELS_REDUCE_H_

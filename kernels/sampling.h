@@ -6,8 +6,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 #define EMBER_SAMPLING_KERNELS(X) X(TopKRows) X(MultinomialRows)
 
 namespace ember::kernels::cpu {
@@ -31,8 +31,6 @@ void MultinomialRows(DType dtype, int64_t rows, int64_t n, const void* probs, co
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_SAMPLING_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_SAMPLING_KERNELS)
 
 #endif  // EMBER_KERNELS_SAMPLING_H_

@@ -6,8 +6,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 // clang-format off
 #define EMBER_SOFTMAX_KERNELS(X)                                                                 \
   X(Softmax) X(LogSoftmax) X(SoftmaxBackward) X(LogSoftmaxBackward) X(CrossEntropyForward)       \
@@ -49,8 +49,6 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_SOFTMAX_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_SOFTMAX_KERNELS)
 
 #endif  // EMBER_KERNELS_SOFTMAX_H_

@@ -8,8 +8,8 @@
 //   #define EMBER_LAYERNORM_KERNELS(X) X(LayerNormForward) X(LayerNormBackward)
 //
 // From that one list come the CUDA twins' declarations, each typed from its CPU twin so
-// the two cannot drift apart (namespace ember::kernels::cuda {
-// EMBER_LAYERNORM_KERNELS(EMBER_CUDA_TWIN) }), the test backends' table
+// the two cannot drift apart (EMBER_CUDA_TWINS(EMBER_LAYERNORM_KERNELS) after the CPU
+// declarations), the test backends' table
 // (kernels/cuda/internal/backends.h), and, through EMBER_CUDA_KERNEL, the pair that
 // tensor/ops picks from by device. kernels/cpu/<family>.cc and kernels/cuda/<family>.cu
 // define them.
@@ -21,6 +21,10 @@
 // support").
 
 #define EMBER_CUDA_TWIN(name) decltype(::ember::kernels::cpu::name) name;
+#define EMBER_CUDA_TWINS(family_kernels) \
+  namespace ember::kernels::cuda {       \
+  family_kernels(EMBER_CUDA_TWIN)        \
+  }
 
 #ifdef EMBER_CUDA
 #define EMBER_CUDA_KERNEL(name) (&::ember::kernels::cuda::name)

@@ -6,8 +6,8 @@
 #include "kernels/twins.h"
 #include "tensor/dtype.h"
 
-// The family's kernels (kernels/twins.h): declared below for the CPU, as CUDA twins
-// after that.
+// The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
+// twins at the end.
 // clang-format off
 #define EMBER_UNARY_KERNELS(X)                                                                   \
   X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Reciprocal) X(Square) X(Tanh) X(Sigmoid)        \
@@ -61,8 +61,6 @@ void SigmoidBackward(DType dtype, int64_t n, const void* y, const void* grad_out
 
 }  // namespace ember::kernels::cpu
 
-namespace ember::kernels::cuda {
-EMBER_UNARY_KERNELS(EMBER_CUDA_TWIN)
-}  // namespace ember::kernels::cuda
+EMBER_CUDA_TWINS(EMBER_UNARY_KERNELS)
 
 #endif  // EMBER_KERNELS_UNARY_H_

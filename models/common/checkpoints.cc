@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/atomic_file.h"
+#include "models/common/run_log.h"
 #include "nn/safetensors.h"
 
 namespace ember::models {
@@ -63,6 +65,14 @@ int StopSignal() { return stop_signal.load(); }
 
 int ExitCodeAfterSignal(int code) {
   return code == 0 && StopSignal() != 0 ? 128 + StopSignal() : code;
+}
+
+void ReportStop(int64_t step, const std::string& checkpoint) {
+  EndProgress();
+  std::fprintf(stderr,
+               "train: stopped by signal %d after step %lld; wrote %s (continue with "
+               "--resume=latest)\n",
+               StopSignal(), static_cast<long long>(step), checkpoint.c_str());
 }
 
 std::string StepCheckpointPath(const std::string& out_dir, int64_t step) {

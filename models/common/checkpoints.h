@@ -30,6 +30,9 @@ int StopSignal();
 // What main returns: `code`, or 128 + the stop signal when the run ended cleanly
 // because of one.
 int ExitCodeAfterSignal(int code);
+// After the checkpoint a stop signal asked for: ends the progress line and says in one
+// line where the run stopped and how to continue it.
+void ReportStop(int64_t step, const std::string& checkpoint);
 
 // OUT_DIR/checkpoints/step_<step>.safetensors (the folder is created).
 std::string StepCheckpointPath(const std::string& out_dir, int64_t step);

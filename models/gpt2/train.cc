@@ -322,7 +322,6 @@ absl::StatusOr<bool> TrainSteps(Trainer& t, const TrainOptions& options,
   const int64_t tokens_per_step =
       options.grad_accum * world.size() * options.batch_size * options.seq_len;
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
-  const int64_t checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   const double none = std::nan("");
   CatchStopSignals();
   while (t.step() < options.steps) {
@@ -358,18 +357,12 @@ absl::StatusOr<bool> TrainSteps(Trainer& t, const TrainOptions& options,
                             {"seconds", r.seconds}});
     bool stop = StopSignal() != 0;
     if (world.size() > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
-    if (stop ||
-        (checkpoint_every > 0 && t.step() % checkpoint_every == 0 && t.step() < options.steps)) {
+    const int64_t every = absl::GetFlag(FLAGS_checkpoint_every);
+    if (stop || (every > 0 && t.step() % every == 0 && t.step() < options.steps)) {
       const std::string path = StepCheckpointPath(out_dir, t.step());
       RETURN_IF_ERROR(t.SaveCheckpoint(path));  // collective
       if (lead) PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
-      if (stop && lead) {
-        EndProgress();
-        std::fprintf(stderr,
-                     "train: stopped by signal %d after step %lld; wrote %s (continue with "
-                     "--resume=latest)\n",
-                     StopSignal(), static_cast<long long>(t.step()), path.c_str());
-      }
+      if (stop && lead) ReportStop(t.step(), path);
       if (stop) return true;
     }
   }

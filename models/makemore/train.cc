@@ -201,11 +201,7 @@ absl::Status Run() {
       RETURN_IF_ERROR(save(path, done));
       PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
       if (stop) {
-        EndProgress();
-        std::fprintf(stderr,
-                     "train: stopped by signal %d after step %lld; wrote %s (continue with "
-                     "--resume=latest)\n",
-                     StopSignal(), static_cast<long long>(done), path.c_str());
+        ReportStop(done, path);
         return absl::OkStatus();  // main exits with 128 + the signal
       }
     }

@@ -182,13 +182,7 @@ absl::StatusOr<bool> CheckpointOrStop(distributed::ProcessGroup& world, const st
   const std::string path = StepCheckpointPath(out_dir, step);
   RETURN_IF_ERROR(save(path));
   PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
-  if (stop) {
-    EndProgress();
-    std::fprintf(stderr,
-                 "train: stopped by signal %d after step %lld; wrote %s (continue with "
-                 "--resume=latest)\n",
-                 StopSignal(), static_cast<long long>(step), path.c_str());
-  }
+  if (stop) ReportStop(step, path);
   return stop;
 }
 
