@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "tensor/dtype.h"
 #include "tensor/shape.h"
 
 namespace ember::kernels {
@@ -38,11 +39,25 @@ struct Window2d {
   int64_t dilation_h = 1, dilation_w = 1;
 
   // floor((H + 2 pad - dilation (kernel - 1) - 1) / stride) + 1, as PyTorch.
-  int64_t out_h() const {
+  EMBER_HOST_DEVICE int64_t out_h() const {
     return (height + 2 * pad_h - dilation_h * (kernel_h - 1) - 1) / stride_h + 1;
   }
-  int64_t out_w() const {
+  EMBER_HOST_DEVICE int64_t out_w() const {
     return (width + 2 * pad_w - dilation_w * (kernel_w - 1) - 1) / stride_w + 1;
+  }
+
+  // Calls tap(k, at) for each tap k = i kernel_w + j of the window at output (oy, ox)
+  // whose input, at = iy width + ix of the plane, is not padding; in the order of k.
+  template <typename Tap>
+  EMBER_HOST_DEVICE void ForEachInput(int64_t oy, int64_t ox, Tap&& tap) const {
+    for (int64_t i = 0; i < kernel_h; ++i) {
+      const int64_t iy = oy * stride_h - pad_h + i * dilation_h;
+      if (iy < 0 || iy >= height) continue;
+      for (int64_t j = 0; j < kernel_w; ++j) {
+        const int64_t ix = ox * stride_w - pad_w + j * dilation_w;
+        if (ix >= 0 && ix < width) tap(i * kernel_w + j, iy * width + ix);
+      }
+    }
   }
 };
 

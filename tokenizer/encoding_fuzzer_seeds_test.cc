@@ -7,18 +7,13 @@
 #include <random>
 #include <string>
 
+#include "base/fuzz_input.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-
 namespace {
 
-void Feed(uint8_t selector, const std::string& text) {
-  std::string input(1, static_cast<char>(selector));
-  input += text;
-  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
-}
+using ::ember::FeedFuzzTarget;
 
 TEST(EncodingFuzzerSeedsTest, VectorsMalformedAndRandomInputs) {
   std::ifstream in("tokenizer/testdata/tiktoken_vectors.jsonl");
@@ -26,7 +21,7 @@ TEST(EncodingFuzzerSeedsTest, VectorsMalformedAndRandomInputs) {
   int n = 0;
   for (std::string line; std::getline(in, line) && n < 60; ++n) {
     const std::string text = nlohmann::json::parse(line)["text"];
-    for (const uint8_t selector : {0, 1, 2}) Feed(selector, text);
+    for (const uint8_t selector : {0, 1, 2}) FeedFuzzTarget(selector, text);
   }
   // The parallel check: short inputs whose FNV-1a hash is 0 mod 1,024 (a suffix of three
   // letters found for each, so that the three encodings and several scripts go through).
@@ -50,14 +45,14 @@ TEST(EncodingFuzzerSeedsTest, VectorsMalformedAndRandomInputs) {
   }
   EXPECT_EQ(parallel, 12) << "a seed did not reach the parallel check";
   for (const char* bad : {"\xff", "a\xC3", "\xED\xA0\x80", "\xF4\x90\x80\x80", "ok\xC0\xAF"})
-    Feed(1, bad);
+    FeedFuzzTarget(1, bad);
   std::mt19937 rng(3);
   for (int trial = 0; trial < 30; ++trial) {
     std::string bytes(rng() % 64, '\0');
     for (char& c : bytes) c = static_cast<char>(rng());
-    Feed(static_cast<uint8_t>(trial), bytes);
+    FeedFuzzTarget(static_cast<uint8_t>(trial), bytes);
   }
-  Feed(0, "");
+  FeedFuzzTarget(0, "");
 }
 
 }  // namespace

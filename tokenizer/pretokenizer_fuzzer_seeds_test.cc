@@ -8,43 +8,38 @@
 #include <random>
 #include <string>
 
+#include "base/fuzz_input.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-
 namespace {
 
-void Feed(uint8_t selector, const std::string& text) {
-  std::string input(1, static_cast<char>(selector));
-  input += text;
-  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
-}
+using ::ember::FeedFuzzTarget;
 
 TEST(PretokenizerFuzzerSeedsTest, VectorsMalformedLongAndRandomInputs) {
   std::ifstream in("tokenizer/testdata/tiktoken_vectors.jsonl");
   ASSERT_TRUE(in);
   for (std::string line; std::getline(in, line);) {
     const std::string text = nlohmann::json::parse(line)["text"];
-    for (const uint8_t selector : {0, 1, 2}) Feed(selector, text);
+    for (const uint8_t selector : {0, 1, 2}) FeedFuzzTarget(selector, text);
   }
   for (const char* bad :
        {"\xff", "a\xC3", "a \xE3\x80", "x\xF0\x9F\x98", "\x80\x80 a", "\xED\xA0\x80",
         "\xF4\x90\x80\x80", "ok\xC0\xAF", "'\xC5", "A\xCC", " \xE2\x80"}) {
-    for (const uint8_t selector : {0, 1, 2}) Feed(selector, bad);
+    for (const uint8_t selector : {0, 1, 2}) FeedFuzzTarget(selector, bad);
   }
   for (const char* unit : {" ", "a", "A", "\xCC\x81", "\xE3\x80\x80", "\r\n", "'s", "1", "!/"}) {
     std::string run;
     while (run.size() < 5000) run += unit;
-    for (const uint8_t selector : {0, 1, 2}) Feed(selector, run);
+    for (const uint8_t selector : {0, 1, 2}) FeedFuzzTarget(selector, run);
   }
   std::mt19937 rng(5);
   for (int trial = 0; trial < 300; ++trial) {
     std::string bytes(rng() % 64, '\0');
     for (char& c : bytes) c = static_cast<char>(rng() % 4 == 0 ? 0x80 | rng() % 0x40 : rng());
-    Feed(static_cast<uint8_t>(trial), bytes);
+    FeedFuzzTarget(static_cast<uint8_t>(trial), bytes);
   }
-  Feed(0, "");
+  FeedFuzzTarget(0, "");
 }
 
 }  // namespace

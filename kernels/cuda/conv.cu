@@ -29,15 +29,7 @@ __global__ void ConvForwardKernel(int64_t n, int64_t c, int64_t o, Window2d w, i
     for (int64_t ic = 0; ic < c; ++ic) {
       const T* plane = x + (img * c + ic) * w.height * w.width;
       const T* kernel = weight + (oc * c + ic) * w.kernel_h * w.kernel_w;
-      for (int64_t i = 0; i < w.kernel_h; ++i) {
-        const int64_t iy = oy * w.stride_h - w.pad_h + i * w.dilation_h;
-        if (iy < 0 || iy >= w.height) continue;
-        for (int64_t j = 0; j < w.kernel_w; ++j) {
-          const int64_t ix = ox * w.stride_w - w.pad_w + j * w.dilation_w;
-          if (ix < 0 || ix >= w.width) continue;
-          sum += kernel[i * w.kernel_w + j] * plane[iy * w.width + ix];
-        }
-      }
+      w.ForEachInput(oy, ox, [&](int64_t k, int64_t at) { sum += kernel[k] * plane[at]; });
     }
     y[e] = sum;
   }

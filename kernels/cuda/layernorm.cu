@@ -13,7 +13,6 @@ namespace ember::kernels::cuda {
 namespace {
 
 using internal::BlockReduce;
-using internal::DispatchFloat;
 using internal::kThreads;
 using internal::RowBlocks;
 using internal::SumOp;
@@ -95,7 +94,7 @@ struct StoreParams {
 void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                       const void* bias, double eps, void* y, void* mean, void* rstd) {
   if (rows == 0) return;
-  DispatchFloat("layer_norm", dtype, [&](auto type) {
+  internal::DispatchFloat("layer_norm", dtype, [&](auto type) {
     using T = decltype(type);
     LayerNormForwardKernel<<<RowBlocks(rows), kThreads>>>(
         rows, c, static_cast<const T*>(x), static_cast<const T*>(weight),
@@ -108,7 +107,7 @@ void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const
 void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                        const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
                        void* dbias) {
-  DispatchFloat("layer_norm_backward", dtype, [&](auto type) {
+  internal::DispatchFloat("layer_norm_backward", dtype, [&](auto type) {
     using T = decltype(type);
     if (rows > 0) {
       LayerNormDxKernel<<<RowBlocks(rows), kThreads>>>(

@@ -25,17 +25,10 @@ __global__ void MaxPoolForwardKernel(int64_t planes, Window2d w, int64_t oh, int
     const int64_t p = q / outputs, oy = q % outputs / ow, ox = q % ow;
     const T* plane = x + p * w.height * w.width;
     int64_t best = -1;
-    for (int64_t i = 0; i < w.kernel_h; ++i) {
-      const int64_t iy = oy * w.stride_h - w.pad_h + i * w.dilation_h;
-      if (iy < 0 || iy >= w.height) continue;
-      for (int64_t j = 0; j < w.kernel_w; ++j) {
-        const int64_t ix = ox * w.stride_w - w.pad_w + j * w.dilation_w;
-        if (ix < 0 || ix >= w.width) continue;
-        const int64_t at = iy * w.width + ix;
-        const T v = plane[at];
-        if (best < 0 || v > plane[best] || v != v) best = at;
-      }
-    }
+    w.ForEachInput(oy, ox, [&](int64_t, int64_t at) {
+      const T v = plane[at];
+      if (best < 0 || v > plane[best] || v != v) best = at;
+    });
     y[q] = plane[best];
     argmax[q] = best;
   }

@@ -39,7 +39,7 @@ else
   components=()
   for dir in */; do
     dir="${dir%/}"
-    case "$dir" in third_party | examples | downloads | bazel-*) continue ;; esac
+    case "$dir" in third_party | examples | downloads | docs | bazel-*) continue ;; esac
     [ -n "$(find "$dir" -name BUILD -print -quit)" ] && components+=("$dir")
   done
 fi
