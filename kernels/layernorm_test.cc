@@ -14,16 +14,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cuda/internal/backends.h"
 #include "kernels/reference/layernorm.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using cpu::internal::RandomVector;
 
 struct Case {
   int64_t rows, c;

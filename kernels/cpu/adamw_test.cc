@@ -10,12 +10,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
-
-using internal::ForEachTarget;
 
 constexpr int kN = 37, kSteps = 10;
 

@@ -9,16 +9,14 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/reference/attention.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::ForEachTarget;
-using internal::RandomVector;
 
 struct Shape {
   int64_t batch, tq, tk, d;

@@ -12,14 +12,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/reference/binary.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::ForEachTarget;
 
 using Kernel = std::function<void(DType, IntSpan, StridedIn, StridedIn, void*)>;
 

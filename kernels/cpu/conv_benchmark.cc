@@ -7,14 +7,14 @@
 
 #include "benchmark/benchmark.h"
 #include "kernels/conv.h"
-#include "kernels/cpu/internal/testing.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
 std::vector<float> Random(int64_t n) {
   std::mt19937 rng(3);
-  return internal::RandomVector<float>(n, -1, 1, rng);
+  return RandomVector<float>(n, -1, 1, rng);
 }
 
 // Args: batch, in channels, out channels, size (square images, 3x3 kernel, padding 1).

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/reference/conv.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -90,8 +90,7 @@ void CheckAgainstReferenceOn(double tol, const std::string& target) {
 // On every SIMD target: the GEMM's tile, panel width and packing differ between them.
 template <typename T>
 void CheckAgainstReference(double tol) {
-  internal::ForEachTarget(
-      [&](const std::string& target) { CheckAgainstReferenceOn<T>(tol, target); });
+  ForEachTarget([&](const std::string& target) { CheckAgainstReferenceOn<T>(tol, target); });
 }
 
 TEST(Conv2dTest, MatchesTheDirectSumF64) { CheckAgainstReference<double>(1e-12); }

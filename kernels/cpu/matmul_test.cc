@@ -13,14 +13,12 @@
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/fp_mode.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/reference/matmul.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
-
-using internal::ForEachTarget;
 
 struct Case {
   int64_t m, k, n;

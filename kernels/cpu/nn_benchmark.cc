@@ -10,10 +10,10 @@
 #include "benchmark/benchmark.h"
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/layernorm.h"
 #include "kernels/softmax.h"
+#include "kernels/testing.h"
 #include "kernels/unary.h"
 
 namespace ember::kernels::cpu {
@@ -21,7 +21,7 @@ namespace {
 
 std::vector<float> Random(int64_t n, float lo, float hi) {
   std::mt19937 rng(3);
-  return internal::RandomVector<float>(n, lo, hi, rng);
+  return RandomVector<float>(n, lo, hi, rng);
 }
 
 // Bytes that must cross memory at least once: inputs read plus outputs written.

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/pool.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -17,7 +17,7 @@ void BM_MaxPool2dForwardBackward(benchmark::State& state) {
   const int64_t planes = state.range(0) * state.range(1), size = state.range(2);
   const Window2d window{size, size, 2, 2, 2, 2};
   std::mt19937 rng(3);
-  const std::vector<float> x = internal::RandomVector<float>(planes * size * size, -1, 1, rng);
+  const std::vector<float> x = RandomVector<float>(planes * size * size, -1, 1, rng);
   const int64_t outs = planes * window.out_h() * window.out_w();
   std::vector<float> y(outs), dx(x.size());
   std::vector<int64_t> argmax(outs);

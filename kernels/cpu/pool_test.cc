@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/reference/pool.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -50,7 +50,7 @@ void CheckPoolAgainstReference() {
     std::vector<int64_t> want_argmax;
     const std::vector<double> want = ref::MaxPool2d(s, x, &want_argmax);
     const std::vector<T> xt = Cast<T>(x);
-    internal::ForEachTarget([&](const std::string& target) {
+    ForEachTarget([&](const std::string& target) {
       SCOPED_TRACE(target);
       std::vector<T> y(planes * outs);
       std::vector<int64_t> argmax(planes * outs);
@@ -60,7 +60,7 @@ void CheckPoolAgainstReference() {
     });
 
     std::vector<int64_t> argmax(want_argmax);
-    const std::vector<T> dy = internal::RandomVector<T>(planes * outs, -1, 1, rng);
+    const std::vector<T> dy = RandomVector<T>(planes * outs, -1, 1, rng);
     std::vector<T> dx(x.size(), T(7)), expected(x.size(), T(0));  // dx is overwritten
     for (int64_t p = 0; p < planes; ++p) {
       for (int64_t k = 0; k < outs; ++k)
@@ -103,7 +103,7 @@ TEST(MaxPool2dTest, TiesTakeTheFirstAndNaNWinsAsInPyTorch) {
     for (int64_t c = 0; c < copies; ++c) {
       for (int64_t k = 0; k < 8; ++k) x[(k / 4) * 4 * copies + c * 4 + k % 4] = block[k];
     }
-    internal::ForEachTarget([&](const std::string& target) {
+    ForEachTarget([&](const std::string& target) {
       SCOPED_TRACE(testing::Message() << target << ", " << copies << " copies");
       std::vector<float> y(2 * copies);
       std::vector<int64_t> argmax(2 * copies);

@@ -8,15 +8,14 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/reference/reduce.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::ForEachTarget;
 
 const std::vector<int64_t> kLengths = {1, 2, 7, 8, 9, 31, 64, 511, 512, 513, 1000, 5000, 50257};
 

@@ -12,15 +12,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/reference/softmax.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
 namespace ref = ::ember::kernels::reference;
-using internal::ForEachTarget;
-using internal::RandomVector;
 
 const std::vector<int64_t> kLengths = {1, 2, 7, 8, 9, 17, 100, 1000};
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/reference/unary.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -43,9 +43,6 @@ bool Close(double got, double want, double rtol, double atol) {
   if (std::isinf(want)) return got == want;
   return std::fabs(got - want) <= rtol * std::fabs(want) + atol;
 }
-
-using internal::ForEachTarget;
-using internal::RandomVector;
 
 template <typename T>
 void CheckUnary(const char* name, const Kernel& kernel, double (*reference)(double), double lo,

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
 #include "kernels/reference/pool.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -51,10 +51,10 @@ TYPED_TEST(ConvTest, ForwardAndBackwardMatchTheReference) {
     const ref::Conv2dShape s = ShapeOf(k.n, k.c, k.o, w);
     const int64_t xs = k.n * k.c * w.height * w.width, ws = k.o * k.c * w.kernel_h * w.kernel_w;
     const int64_t ys = k.n * k.o * w.out_h() * w.out_w();
-    const std::vector<double> x = cpu::internal::RandomVector<double>(xs, -1, 1, rng);
-    const std::vector<double> weight = cpu::internal::RandomVector<double>(ws, -1, 1, rng);
-    const std::vector<double> b = cpu::internal::RandomVector<double>(k.o, -1, 1, rng);
-    const std::vector<double> dy = cpu::internal::RandomVector<double>(ys, -1, 1, rng);
+    const std::vector<double> x = RandomVector<double>(xs, -1, 1, rng);
+    const std::vector<double> weight = RandomVector<double>(ws, -1, 1, rng);
+    const std::vector<double> b = RandomVector<double>(k.o, -1, 1, rng);
+    const std::vector<double> dy = RandomVector<double>(ys, -1, 1, rng);
     const typename B::Buffer gx(x), gw(weight), gb(b), gdy(dy), gy(ys * 8), gdx(xs * 8),
         gdw(ws * 8), gdb(k.o * 8);
     B::Conv2dForward(DType::kF64, k.n, k.c, k.o, w, gx.data(), gw.data(),
@@ -78,9 +78,9 @@ TYPED_TEST(ConvTest, MaxPoolingMatchesTheReference) {
   for (const Window2d& w : windows) {
     const int64_t planes = 5, inputs = planes * w.height * w.width;
     const int64_t outputs = planes * w.out_h() * w.out_w();
-    std::vector<float> x = cpu::internal::RandomVector<float>(inputs, -2, 2, rng);
+    std::vector<float> x = RandomVector<float>(inputs, -2, 2, rng);
     for (int64_t i = 0; i < inputs; i += 7) x[i] = std::round(x[i]);  // ties
-    const std::vector<float> dy = cpu::internal::RandomVector<float>(outputs, -1, 1, rng);
+    const std::vector<float> dy = RandomVector<float>(outputs, -1, 1, rng);
     const ref::Conv2dShape s = ShapeOf(planes, 1, 1, w);
     std::vector<int64_t> want_argmax;
     const std::vector<double> want_y =

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
 #include "kernels/reference/unary.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -63,7 +63,7 @@ void CheckUnary(const UnaryCase& c) {
   const double rtol = f32 ? c.tol.rtol32 : c.tol.rtol64, atol = f32 ? c.tol.atol32 : c.tol.atol64;
   std::mt19937 rng(17);
   for (int64_t n : kSizes) {
-    const std::vector<T> in = cpu::internal::RandomVector<T>(n, c.lo, c.hi, rng);
+    const std::vector<T> in = RandomVector<T>(n, c.lo, c.hi, rng);
     const typename B::Buffer device_in(in), device_out(n * sizeof(T));
     c.kernel(kDTypeOf<T>, n, device_in.data(), device_out.data());
     const std::vector<T> out = device_out.template ToHost<T>();
@@ -127,8 +127,8 @@ TYPED_TEST(ElementwiseTest, EveryUnaryBackwardMatchesTheReference) {
   std::mt19937 rng(3);
   for (const Case& c : cases) {
     for (int64_t n : kSizes) {
-      std::vector<double> x = cpu::internal::RandomVector<double>(n, -6, 6, rng);
-      const std::vector<double> g = cpu::internal::RandomVector<double>(n, -2, 2, rng);
+      std::vector<double> x = RandomVector<double>(n, -6, 6, rng);
+      const std::vector<double> g = RandomVector<double>(n, -2, 2, rng);
       for (double& xi : x) xi = c.saved(xi);
       const typename B::Buffer device_x(x), device_g(g), device_out(n * sizeof(double));
       c.kernel(DType::kF64, n, device_x.data(), device_g.data(), device_out.data());
@@ -295,8 +295,8 @@ TYPED_TEST(ElementwiseTest, PowMatchesTheReference) {
   using B = TypeParam;
   std::mt19937 rng(21);
   const int64_t n = 10000;
-  const std::vector<float> a = cpu::internal::RandomVector<float>(n, 0, 10, rng);
-  const std::vector<float> b = cpu::internal::RandomVector<float>(n, -3, 3, rng);
+  const std::vector<float> a = RandomVector<float>(n, 0, 10, rng);
+  const std::vector<float> b = RandomVector<float>(n, -3, 3, rng);
   const Shape shape = {n};
   const Strides strides = {1};
   const typename B::Buffer da(a), db(b), dout(n * sizeof(float));
@@ -328,12 +328,12 @@ TYPED_TEST(ElementwiseTest, AdamWFollowsPyTorchsUpdate) {
   using B = TypeParam;
   std::mt19937 rng(8);
   for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{100003}}) {
-    std::vector<float> p = cpu::internal::RandomVector<float>(n, -1, 1, rng);
+    std::vector<float> p = RandomVector<float>(n, -1, 1, rng);
     std::vector<double> want_p(p.begin(), p.end()), want_m(n, 0), want_v(n, 0);
     const typename B::Buffer dp(p), dm(std::vector<float>(n, 0)), dv(std::vector<float>(n, 0));
     const double lr = 1e-2, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, wd = 0.1;
     for (int64_t step = 1; step <= 5; ++step) {
-      const std::vector<float> g = cpu::internal::RandomVector<float>(n, -1, 1, rng);
+      const std::vector<float> g = RandomVector<float>(n, -1, 1, rng);
       const typename B::Buffer dg(g);
       // Odd steps read the gradient scaled, as clipping would scale it.
       const double scale = step % 2 == 1 ? 0.375 : 1.0;

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -32,12 +32,10 @@ Layout EveryOther(int64_t rows, int64_t cols) { return {2 * cols, 2, 2 * rows * 
 template <typename B, typename T>
 void CheckGemm(int64_t m, int64_t k, int64_t n, Layout la, Layout lb, bool accumulate) {
   std::mt19937 rng(m * 131 + k * 7 + n);
-  const std::vector<T> a =
-      cpu::internal::RandomVector<T>(std::max<int64_t>(la.span, 1), -1, 1, rng);
-  const std::vector<T> b =
-      cpu::internal::RandomVector<T>(std::max<int64_t>(lb.span, 1), -1, 1, rng);
+  const std::vector<T> a = RandomVector<T>(std::max<int64_t>(la.span, 1), -1, 1, rng);
+  const std::vector<T> b = RandomVector<T>(std::max<int64_t>(lb.span, 1), -1, 1, rng);
   const int64_t ldc = n + 5;
-  const std::vector<T> c0 = cpu::internal::RandomVector<T>(m * ldc, -1, 1, rng);
+  const std::vector<T> c0 = RandomVector<T>(m * ldc, -1, 1, rng);
   const typename B::Buffer da(a), db(b), dc(c0);
   B::Gemm(kDTypeOf<T>, m, k, n, {da.data(), la.row_stride, la.col_stride},
           {db.data(), lb.row_stride, lb.col_stride}, dc.data(), ldc, accumulate);
@@ -78,8 +76,8 @@ TYPED_TEST(MatmulTest, BatchesStridedOrScatteredMatchTheReference) {
   using B = TypeParam;
   const int64_t batches = 6, m = 17, k = 9, n = 11;
   std::mt19937 rng(12);
-  const std::vector<float> a = cpu::internal::RandomVector<float>(batches * m * k, -1, 1, rng);
-  const std::vector<float> b = cpu::internal::RandomVector<float>(batches * k * n, -1, 1, rng);
+  const std::vector<float> a = RandomVector<float>(batches * m * k, -1, 1, rng);
+  const std::vector<float> b = RandomVector<float>(batches * k * n, -1, 1, rng);
   const typename B::Buffer da(a), db(b);
   std::vector<int64_t> a_strided(batches), b_strided(batches), a_scattered(batches),
       b_scattered(batches);
@@ -116,8 +114,8 @@ TEST(MatmulTf32Test, Tf32IsOptInAndWithinItsRounding) {
   if (const std::string why = B::Unavailable(); !why.empty()) GTEST_SKIP() << why;
   const int64_t m = 128, k = 1024, n = 128;
   std::mt19937 rng(5);
-  const std::vector<float> a = cpu::internal::RandomVector<float>(m * k, -1, 1, rng);
-  const std::vector<float> b = cpu::internal::RandomVector<float>(k * n, -1, 1, rng);
+  const std::vector<float> a = RandomVector<float>(m * k, -1, 1, rng);
+  const std::vector<float> b = RandomVector<float>(k * n, -1, 1, rng);
   std::vector<double> abs_sum;
   const std::vector<double> want = ref::Matmul(m, k, n, a.data(), k, 1, b.data(), n, 1, &abs_sum);
   const B::Buffer da(a), db(b), dc(m * n * sizeof(float));

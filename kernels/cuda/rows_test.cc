@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/reference/attention.h"
 #include "kernels/reference/reduce.h"
 #include "kernels/reference/softmax.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -44,7 +44,7 @@ void CheckReductions() {
   std::mt19937 rng(4);
   for (const RowShape& s : kShapes) {
     const int64_t ld = s.n + 3;  // rows apart by more than their length
-    std::vector<T> x = cpu::internal::RandomVector<T>(s.rows * ld, -10, 10, rng);
+    std::vector<T> x = RandomVector<T>(s.rows * ld, -10, 10, rng);
     const typename B::Buffer dx(x), sum(s.rows * sizeof(T)), max(s.rows * sizeof(T)),
         min(s.rows * sizeof(T)), var(s.rows * sizeof(T)), argmax(s.rows * sizeof(int64_t));
     B::SumRows(kDTypeOf<T>, s.rows, s.n, dx.data(), ld, sum.data());
@@ -108,11 +108,11 @@ template <typename B, typename T>
 void CheckSoftmaxFamily() {
   std::mt19937 rng(9);
   for (const RowShape& s : kShapes) {
-    const std::vector<T> x = cpu::internal::RandomVector<T>(s.rows * s.n, -30, 30, rng);
-    const std::vector<T> dy = cpu::internal::RandomVector<T>(s.rows * s.n, -1, 1, rng);
+    const std::vector<T> x = RandomVector<T>(s.rows * s.n, -30, 30, rng);
+    const std::vector<T> dy = RandomVector<T>(s.rows * s.n, -1, 1, rng);
     std::vector<int64_t> targets(s.rows);
     for (int64_t r = 0; r < s.rows; ++r) targets[r] = r % 4 == 3 ? -100 : rng() % s.n;
-    const std::vector<T> grad = cpu::internal::RandomVector<T>(s.rows, 0.5, 2, rng);
+    const std::vector<T> grad = RandomVector<T>(s.rows, 0.5, 2, rng);
     const int64_t bytes = s.rows * s.n * sizeof(T);
     const typename B::Buffer dx(x), ddy(dy), dtargets(targets), dgrad(grad), y(bytes), log_y(bytes),
         dsoft(bytes), dlog(bytes), losses(s.rows * sizeof(T)), row_max(s.rows * sizeof(T)),
@@ -171,8 +171,8 @@ TYPED_TEST(RowsTest, EmbeddingGathersRowsAndRepeatedIdsSumInOrder) {
   using B = TypeParam;
   const int64_t vocab = 50, dim = 300, n = 400;
   std::mt19937 rng(1);
-  const std::vector<double> weight = cpu::internal::RandomVector<double>(vocab * dim, -1, 1, rng);
-  const std::vector<double> dout = cpu::internal::RandomVector<double>(n * dim, -1, 1, rng);
+  const std::vector<double> weight = RandomVector<double>(vocab * dim, -1, 1, rng);
+  const std::vector<double> dout = RandomVector<double>(n * dim, -1, 1, rng);
   std::vector<int64_t> ids(n);
   for (int64_t& id : ids) id = rng() % 7 == 0 ? 3 : rng() % vocab;  // id 3 repeats often
   std::vector<double> dweight_init(vocab * dim, 0.5);
@@ -215,10 +215,10 @@ void CheckCausalAttention(bool tf32 = false) {
                                 {4, 300, 300, 8}, {2, 200, 330, 64}, {1, 129, 129, 32}};
   double y_error = 0, dq_error = 0;  // the largest |y - y_ref| / (1 + |y_ref|), and dq's
   for (const Shape& s : shapes) {
-    const std::vector<T> q = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng),
-                         k = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
-                         v = cpu::internal::RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
-                         dy = cpu::internal::RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng);
+    const std::vector<T> q = RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng),
+                         k = RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
+                         v = RandomVector<T>(s.batch * s.tk * s.d, -1, 1, rng),
+                         dy = RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng);
     const int64_t q_bytes = q.size() * sizeof(T), k_bytes = k.size() * sizeof(T);
     const typename B::Buffer dq_in(q), dk_in(k), dv_in(v), ddy(dy), y(q_bytes),
         lse(s.batch * s.tq * sizeof(T)), dq(q_bytes), dk(k_bytes), dv(k_bytes);

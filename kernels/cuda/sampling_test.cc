@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/internal/backends.h"
+#include "kernels/testing.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -29,7 +29,7 @@ TYPED_TEST(SamplingTest, TopKIsTheStablySortedPrefix) {
            {2, 300, 17},
            {1, 3000, 1024},
            {1, 3000, 1500}}) {  // the CUDA kernel's largest radix-select k, and past it
-    std::vector<float> x = cpu::internal::RandomVector<float>(rows * n, -5, 5, rng);
+    std::vector<float> x = RandomVector<float>(rows * n, -5, 5, rng);
     for (int64_t i = 0; i < rows * n; i += 5) x[i] = std::round(x[i]);  // ties
     x[n / 2] = NAN;
     const typename B::Buffer gx(x), gvalues(rows * k * 4), gindices(rows * k * 8);
@@ -58,10 +58,10 @@ TYPED_TEST(SamplingTest, MultinomialIsTheInverseCdf) {
   using B = TypeParam;
   std::mt19937 rng(5);
   const int64_t rows = 64, n = 300;
-  std::vector<double> probs = cpu::internal::RandomVector<double>(rows * n, 0, 1, rng);
+  std::vector<double> probs = RandomVector<double>(rows * n, 0, 1, rng);
   for (int64_t j = 0; j < n; ++j) probs[j] = j % 3 == 0 ? 0 : probs[j];  // zeros in row 0
   for (int64_t j = 0; j < n; ++j) probs[n + j] = 0;                      // row 1: all zero
-  std::vector<double> uniform = cpu::internal::RandomVector<double>(rows, 0, 1, rng);
+  std::vector<double> uniform = RandomVector<double>(rows, 0, 1, rng);
   uniform[2] = 0;
   uniform[3] = std::nextafter(1.0, 0.0);
   const typename B::Buffer gprobs(probs), gout(rows * 8);

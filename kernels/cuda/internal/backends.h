@@ -29,7 +29,6 @@
 #include "kernels/binary.h"
 #include "kernels/conv.h"
 #include "kernels/copy.h"
-#include "kernels/cpu/internal/testing.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/runtime.h"
@@ -41,6 +40,7 @@
 #include "kernels/reduce.h"
 #include "kernels/sampling.h"
 #include "kernels/softmax.h"
+#include "kernels/testing.h"
 #include "kernels/twins.h"
 #include "kernels/unary.h"
 
@@ -143,7 +143,7 @@ using Backends = ::testing::Types<CpuBackend, CudaBackend>;
 template <typename B, typename Body>
 void ForEachPath(const Body& body) {
   if constexpr (std::is_same_v<B, CpuBackend>) {
-    cpu::internal::ForEachTarget(body);
+    ForEachTarget(body);
   } else {
     body(std::string(B::kName));
   }

@@ -1,8 +1,8 @@
-#ifndef EMBER_KERNELS_CPU_INTERNAL_TESTING_H_
-#define EMBER_KERNELS_CPU_INTERNAL_TESTING_H_
+#ifndef EMBER_KERNELS_TESTING_H_
+#define EMBER_KERNELS_TESTING_H_
 
-// For kernel tests: run a check on every SIMD target, not only the best one, and
-// draw random inputs.
+// For the kernels' tests, of either backend: run a check on every CPU SIMD target, not
+// only the best one, and draw random inputs.
 
 #include <functional>
 #include <random>
@@ -12,7 +12,7 @@
 #include "hwy/highway.h"
 #include "hwy/targets.h"
 
-namespace ember::kernels::cpu::internal {
+namespace ember::kernels {
 
 // Runs body(target name) once per SIMD target that this binary was compiled for and
 // this CPU supports, with Highway's dispatch forced to that target; then restores
@@ -34,6 +34,6 @@ std::vector<T> RandomVector(int64_t n, double lo, double hi, std::mt19937& rng) 
   return v;
 }
 
-}  // namespace ember::kernels::cpu::internal
+}  // namespace ember::kernels
 
-#endif  // EMBER_KERNELS_CPU_INTERNAL_TESTING_H_
+#endif  // EMBER_KERNELS_TESTING_H_
