@@ -113,11 +113,8 @@ absl::Status Run() {
   csv << "final," << train_loss << ',' << val_loss << '\n';
   std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f\n", train_loss, val_loss,
               test_loss);
-  std::vector<std::string> samples;
-  for (int64_t i = 0; i < absl::GetFlag(FLAGS_samples); ++i) {
-    samples.push_back(SampleName(logits, 1, names->vocab, gen));
-    std::printf("%s\n", samples.back().c_str());
-  }
+  const std::vector<std::string> samples =
+      PrintSampledNames(absl::GetFlag(FLAGS_samples), logits, 1, names->vocab, gen);
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
     return WriteMetricsJson(path, {{"train_loss", train_loss},
                                    {"val_loss", val_loss},

@@ -1,5 +1,6 @@
 #include "models/common/names.h"
 
+#include <cstdio>
 #include <deque>
 
 #include "absl/strings/str_cat.h"
@@ -49,6 +50,18 @@ std::string SampleName(const std::function<Tensor(const Tensor&)>& logits, int b
   absl::StatusOr<std::string> name = vocab.Decode(ids);  // ids drawn from the vocabulary itself
   EMBER_CHECK(name.ok(), "sample: ", name.status().message());
   return *std::move(name);
+}
+
+std::vector<std::string> PrintSampledNames(int64_t count,
+                                           const std::function<Tensor(const Tensor&)>& logits,
+                                           int block_size, const tokenizer::CharTokenizer& vocab,
+                                           Generator& gen) {
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < count; ++i) {
+    names.push_back(SampleName(logits, block_size, vocab, gen));
+    std::printf("%s\n", names.back().c_str());
+  }
+  return names;
 }
 
 }  // namespace ember::models

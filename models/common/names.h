@@ -38,6 +38,12 @@ absl::StatusOr<NameSplits> LoadNameSplits(const std::string& dir, int block_size
 std::string SampleName(const std::function<Tensor(const Tensor&)>& logits, int block_size,
                        const tokenizer::CharTokenizer& vocab, Generator& gen, int max_length = 50);
 
+// `count` SampleName draws, each printed on a line of its own as it is drawn.
+std::vector<std::string> PrintSampledNames(int64_t count,
+                                           const std::function<Tensor(const Tensor&)>& logits,
+                                           int block_size, const tokenizer::CharTokenizer& vocab,
+                                           Generator& gen);
+
 }  // namespace ember::models
 
 #endif  // EMBER_MODELS_COMMON_NAMES_H_

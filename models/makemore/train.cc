@@ -212,12 +212,9 @@ absl::Status Run() {
               train_loss, val_loss, test_loss, FormatDuration(seconds).c_str());
   RETURN_IF_ERROR(save(out_dir + "/mlp.safetensors", step));
   model.Eval();
-  std::vector<std::string> samples;
-  for (int64_t i = 0; i < absl::GetFlag(FLAGS_samples); ++i) {
-    samples.push_back(
-        SampleName([&](const Tensor& x) { return model(x.To(device)); }, block, names->vocab, gen));
-    std::printf("%s\n", samples.back().c_str());
-  }
+  const std::vector<std::string> samples = PrintSampledNames(
+      absl::GetFlag(FLAGS_samples), [&](const Tensor& x) { return model(x.To(device)); }, block,
+      names->vocab, gen);
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
     return WriteMetricsJson(path, {{"train_loss", train_loss},
                                    {"val_loss", val_loss},
