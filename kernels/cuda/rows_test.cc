@@ -1,7 +1,8 @@
-// The row-wise families (reduce, softmax and cross entropy, embedding, causal
-// attention; LayerNorm's table is kernels/layernorm_test.cc) on both backends against the float64
-// reference in kernels/reference, on shapes with one row, many rows, rows shorter and longer than a
-// CUDA block, in f32 and f64. The CUDA half skips, saying why, without a GPU.
+// The row-wise families (reduce, softmax and cross entropy, causal attention; LayerNorm
+// and the embedding have their tables in kernels/) on both backends against the
+// float64 reference in kernels/reference, on shapes with one row, many rows, rows
+// shorter and longer than a CUDA block, in f32 and f64. The CUDA half skips, saying
+// why, without a GPU.
 
 #include <algorithm>
 #include <cmath>
@@ -165,32 +166,6 @@ void CheckSoftmaxFamily() {
 TYPED_TEST(RowsTest, TheSoftmaxFamilyMatchesTheReference) {
   CheckSoftmaxFamily<TypeParam, float>();
   CheckSoftmaxFamily<TypeParam, double>();
-}
-
-TYPED_TEST(RowsTest, EmbeddingGathersRowsAndRepeatedIdsSumInOrder) {
-  using B = TypeParam;
-  const int64_t vocab = 50, dim = 300, n = 400;
-  std::mt19937 rng(1);
-  const std::vector<double> weight = RandomVector<double>(vocab * dim, -1, 1, rng);
-  const std::vector<double> dout = RandomVector<double>(n * dim, -1, 1, rng);
-  std::vector<int64_t> ids(n);
-  for (int64_t& id : ids) id = rng() % 7 == 0 ? 3 : rng() % vocab;  // id 3 repeats often
-  std::vector<double> dweight_init(vocab * dim, 0.5);
-  const typename B::Buffer dw(weight), dids(ids), ddout(dout), out(n * dim * sizeof(double)),
-      dweight(dweight_init);
-  B::EmbeddingForward(DType::kF64, n, dim, dw.data(), dids.template as<int64_t>(), out.data());
-  B::EmbeddingBackward(DType::kF64, n, dim, dids.template as<int64_t>(), ddout.data(),
-                       dweight.data());
-  const std::vector<double> got = out.template ToHost<double>(),
-                            got_dw = dweight.template ToHost<double>();
-  std::vector<double> want_dw = dweight_init;  // accumulated into, in the order of i
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < dim; ++j) {
-      ASSERT_EQ(got[i * dim + j], weight[ids[i] * dim + j]) << i << "," << j;
-      want_dw[ids[i] * dim + j] += dout[i * dim + j];
-    }
-  }
-  EXPECT_EQ(got_dw, want_dw);
 }
 
 // Causal attention: one query, a cache of earlier keys (tq < tk), rows past a CUDA
