@@ -20,9 +20,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 tests=(
+  //kernels:embedding_test //kernels:layernorm_test //kernels:sampling_test
   //kernels/cuda:conv_test //kernels/cuda:copy_test //kernels/cuda:elementwise_test
   //kernels/cuda:matmul_test //kernels/cuda:random_test //kernels/cuda:rows_test
-  //kernels/cuda:sampling_test //tensor:cuda_test //tensor:random_test
+  //tensor:cuda_test //tensor:random_test
   //tensor/ops:cuda_ops_test //nn:module_test //models/gpt2:trainer_test
   //models/gpt2:parity_test //models/mnist:classifier_test
 )
