@@ -20,9 +20,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 tests=(
-  //kernels:embedding_test //kernels:layernorm_test //kernels:sampling_test
-  //kernels/cuda:conv_test //kernels/cuda:copy_test //kernels/cuda:elementwise_test
-  //kernels/cuda:matmul_test //kernels/cuda:random_test //kernels/cuda:rows_test
+  //kernels:adamw_test //kernels:attention_test //kernels:binary_test //kernels:conv_test
+  //kernels:copy_test //kernels:embedding_test //kernels:layernorm_test //kernels:matmul_test
+  //kernels:pool_test //kernels:random_test //kernels:reduce_test //kernels:sampling_test
+  //kernels:softmax_test //kernels:unary_test //kernels/cuda:memory_test
   //tensor:cuda_test //tensor:random_test
   //tensor/ops:cuda_ops_test //nn:module_test //models/gpt2:trainer_test
   //models/gpt2:parity_test //models/mnist:classifier_test
@@ -39,7 +40,7 @@ for ignored in /.gpu/ /.gpu.tar.xz; do
 done
 built=()
 for target in "${tests[@]}" "${binaries[@]}"; do
-  path="${target#//}"  # kernels/cuda:copy_test -> .gpu/bin/kernels_cuda_copy_test
+  path="${target#//}"  # kernels/cuda:memory_test -> .gpu/bin/kernels_cuda_memory_test
   built+=("bazel-bin/${path/://}")
   cp "${built[-1]}" ".gpu/bin/${path//[\/:]/_}"
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Writes torch.optim.AdamW's parameter trajectory for kernels/cpu/adamw_test.cc:
+"""Writes torch.optim.AdamW's parameter trajectory for kernels/adamw_test.cc:
 
-    /usr/bin/python3 tools/reference/adamw_steps.py > kernels/cpu/testdata/adamw_reference.txt
+    /usr/bin/python3 tools/reference/adamw_steps.py > kernels/testdata/adamw_reference.txt
 
 A float32 parameter of 37 elements p0[i] = sin(i) starts the run; at step t the
 gradient is g[i] = cos(0.5 i + t) * (1 + i % 3) (a few elements are zero). Line t

@@ -149,6 +149,16 @@ void ForEachPath(const Body& body) {
   }
 }
 
+// Runs body(path, T()) on every path of backend B for each floating type T the kernels
+// compute in (float, then double).
+template <typename B, typename Body>
+void ForEachPathAndFloat(const Body& body) {
+  ForEachPath<B>([&](const std::string& path) {
+    body(path, float());
+    body(path, double());
+  });
+}
+
 struct BackendNames {
   template <typename B>
   static std::string GetName(int) {

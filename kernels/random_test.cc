@@ -1,7 +1,10 @@
-// The uniform fill on both backends against Philox's stream read one word after
+// The uniform fill: one table of cases on the CPU and on CUDA
+// (kernels/cuda/internal/backends.h), against Philox's stream read one word after
 // another (the way tensor/random.h's Generator reads it), for every floating dtype,
 // from offsets inside a block, and across the 2^32-block boundary of the counter's
 // low word. The CUDA half skips, saying why, without a GPU.
+
+#include "kernels/random.h"
 
 #include <cstdint>
 #include <cstring>
@@ -11,7 +14,7 @@
 #include "kernels/cuda/internal/backends.h"
 #include "kernels/philox.h"
 
-namespace ember::kernels::cuda {
+namespace ember::kernels {
 namespace {
 
 EMBER_BACKEND_TEST_SUITE(RandomTest);
@@ -70,4 +73,4 @@ TYPED_TEST(RandomTest, IntegerDTypesAreRefused) {
 }
 
 }  // namespace
-}  // namespace ember::kernels::cuda
+}  // namespace ember::kernels

@@ -1,0 +1,152 @@
+// The fused AdamW step: one table of cases on every CPU SIMD target this machine has and
+// on CUDA (kernels/cuda/internal/backends.h). f32 against torch.optim.AdamW's own
+// trajectory (kernels/testdata/adamw_reference.txt, written by
+// tools/reference/adamw_steps.py); f32 with the gradient scaled (clipping's factor) and
+// f64 against the update computed in double. The CUDA half skips, saying why, without a
+// GPU.
+
+#include "kernels/adamw.h"
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/cuda/internal/backends.h"
+#include "kernels/testing.h"
+
+namespace ember::kernels {
+namespace {
+
+double Gradient(int64_t i, int64_t t) {
+  return i % 11 == 0 ? 0.0 : std::cos(0.5 * i + t) * (1 + i % 3);
+}
+
+// The parameters after each of torch.optim.AdamW's steps, one line per step.
+std::vector<std::vector<double>> Trajectory() {
+  std::ifstream file("kernels/testdata/adamw_reference.txt");
+  EXPECT_TRUE(file.good());
+  std::vector<std::vector<double>> steps;
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream in(line);
+    steps.emplace_back();
+    for (double v; in >> v;) steps.back().push_back(v);
+  }
+  return steps;
+}
+
+// AdamW in double: p *= 1 - lr wd; m, v the moving averages of g and g^2;
+// p -= lr m_hat / (sqrt(v_hat) + eps), with m_hat, v_hat bias-corrected.
+struct ReferenceAdamW {
+  double lr, beta1, beta2, eps, weight_decay;
+  std::vector<double> p, m, v;
+
+  void Step(int64_t t, const std::vector<double>& g) {
+    for (size_t i = 0; i < p.size(); ++i) {
+      p[i] *= 1 - lr * weight_decay;
+      m[i] = beta1 * m[i] + (1 - beta1) * g[i];
+      v[i] = beta2 * v[i] + (1 - beta2) * g[i] * g[i];
+      const double m_hat = m[i] / (1 - std::pow(beta1, t)), v_hat = v[i] / (1 - std::pow(beta2, t));
+      p[i] -= lr * m_hat / (std::sqrt(v_hat) + eps);
+    }
+  }
+};
+
+EMBER_BACKEND_TEST_SUITE(AdamWTest);
+
+TYPED_TEST(AdamWTest, FollowsPyTorchsTrajectory) {
+  using B = TypeParam;
+  const std::vector<std::vector<double>> want = Trajectory();
+  constexpr int64_t kN = 37, kSteps = 10;
+  ASSERT_EQ(want.size(), static_cast<size_t>(kSteps));
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    std::vector<float> p(kN), g(kN);
+    for (int64_t i = 0; i < kN; ++i) p[i] = static_cast<float>(std::sin(i));
+    const typename B::Buffer dp(p), dm(std::vector<float>(kN, 0)), dv(std::vector<float>(kN, 0));
+    for (int64_t t = 1; t <= kSteps; ++t) {
+      for (int64_t i = 0; i < kN; ++i) g[i] = static_cast<float>(Gradient(i, t));
+      const typename B::Buffer dg(g);
+      B::AdamWStep(DType::kF32, kN, dp.data(), dg.data(), dm.data(), dv.data(),
+                   {1e-2, 0.9, 0.95, 1e-8, 0.1, t});
+      const std::vector<float> got = dp.template ToHost<float>();
+      for (int64_t i = 0; i < kN; ++i) {
+        ASSERT_NEAR(got[i], want[t - 1][i], 1e-6 * std::fabs(want[t - 1][i]) + 1e-7)
+            << path << " step " << t << " element " << i;
+      }
+    }
+  });
+}
+
+// Five steps in f32, odd ones reading the gradient scaled as clipping would scale it.
+TYPED_TEST(AdamWTest, ScaledGradientsFollowTheUpdateInDouble) {
+  using B = TypeParam;
+  std::mt19937 rng(8);
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{100003}}) {
+      const std::vector<float> p = RandomVector<float>(n, -1, 1, rng);
+      ReferenceAdamW want{1e-2, 0.9, 0.95, 1e-8, 0.1, {p.begin(), p.end()}, {}, {}};
+      want.m.assign(n, 0);
+      want.v.assign(n, 0);
+      const typename B::Buffer dp(p), dm(std::vector<float>(n, 0)), dv(std::vector<float>(n, 0));
+      for (int64_t step = 1; step <= 5; ++step) {
+        const std::vector<float> g = RandomVector<float>(n, -1, 1, rng);
+        const typename B::Buffer dg(g);
+        const double scale = step % 2 == 1 ? 0.375 : 1.0;
+        B::AdamWStep(DType::kF32, n, dp.data(), dg.data(), dm.data(), dv.data(),
+                     {want.lr, want.beta1, want.beta2, want.eps, want.weight_decay, step, scale});
+        std::vector<double> scaled(n);
+        for (int64_t i = 0; i < n; ++i) scaled[i] = scale * g[i];
+        want.Step(step, scaled);
+      }
+      const std::vector<float> got_p = dp.template ToHost<float>();
+      const std::vector<float> got_m = dm.template ToHost<float>();
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_NEAR(got_p[i], want.p[i], 2e-6 + 1e-5 * std::fabs(want.p[i]))
+            << path << ", n=" << n << " p[" << i << "]";
+        ASSERT_NEAR(got_m[i], want.m[i], 1e-6 * std::fabs(want.m[i]) + 1e-7)
+            << path << ", n=" << n << " m[" << i << "]";
+      }
+    }
+  });
+}
+
+TYPED_TEST(AdamWTest, DoubleFollowsTheUpdateInDouble) {
+  using B = TypeParam;
+  const int64_t n = 1000;  // splits across threads
+  std::vector<double> p(n), g(n);
+  for (int64_t i = 0; i < n; ++i) p[i] = std::sin(i);
+  ReferenceAdamW want{
+      3e-4, 0.8, 0.99, 1e-6, 0.01, p, std::vector<double>(n, 0), std::vector<double>(n, 0)};
+  const typename B::Buffer dp(p), dm(std::vector<double>(n, 0)), dv(std::vector<double>(n, 0));
+  for (int64_t t = 1; t <= 5; ++t) {
+    for (int64_t i = 0; i < n; ++i) g[i] = Gradient(i, t);
+    const typename B::Buffer dg(g);
+    B::AdamWStep(DType::kF64, n, dp.data(), dg.data(), dm.data(), dv.data(),
+                 {want.lr, want.beta1, want.beta2, want.eps, want.weight_decay, t});
+    want.Step(t, g);
+    const std::vector<double> got_p = dp.template ToHost<double>(),
+                              got_m = dm.template ToHost<double>(),
+                              got_v = dv.template ToHost<double>();
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(got_p[i], want.p[i], 1e-12) << "step " << t << " element " << i;
+      ASSERT_NEAR(got_m[i], want.m[i], 1e-15);
+      ASSERT_NEAR(got_v[i], want.v[i], 1e-15);
+    }
+  }
+}
+
+TEST(AdamWCpuTest, RejectsBadArguments) {
+  float x = 0;
+  EXPECT_THROW(cpu::AdamWStep(DType::kF32, 1, &x, &x, &x, &x, {1e-3, 0.9, 0.999, 1e-8, 0, 0}),
+               Error);
+  int32_t i = 0;
+  EXPECT_THROW(cpu::AdamWStep(DType::kI32, 1, &i, &i, &i, &i, {1e-3, 0.9, 0.999, 1e-8, 0, 1}),
+               Error);
+}
+
+}  // namespace
+}  // namespace ember::kernels

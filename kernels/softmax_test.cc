@@ -1,0 +1,214 @@
+// Softmax, log-softmax and cross entropy, forward and backward: one table of cases on
+// every CPU SIMD target this machine has and on CUDA (kernels/cuda/internal/backends.h),
+// against the float64 reference (kernels/reference/softmax.h), in f32 and f64. Short
+// rows with a large row (overflow without the max shift), a masked (-inf) position and
+// an ignored target; then one row, many rows, rows of a CUDA warp and block and past
+// them, and the GPT-2 vocabulary. The CUDA half skips, saying why, without a GPU.
+
+#include "kernels/softmax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/cuda/internal/backends.h"
+#include "kernels/reference/softmax.h"
+#include "kernels/testing.h"
+
+namespace ember::kernels {
+namespace {
+
+namespace ref = ::ember::kernels::reference;
+
+// |got - want| <= tol (|want| + scale): scale is the size of the terms that were
+// summed, since a sum can cancel.
+#define EXPECT_CLOSE(got, want, tol, scale, ...) \
+  EXPECT_LE(std::fabs((got) - (want)), (tol) * (std::fabs(want) + (scale))) << __VA_ARGS__
+
+// All six kernels over x [rows, n], back on the host.
+template <typename T>
+struct Results {
+  std::vector<T> y, log_y, dsoft, dlog, losses, dlogits;
+};
+
+template <typename B, typename T>
+Results<T> Run(int64_t rows, int64_t n, const std::vector<T>& x, const std::vector<T>& dy,
+               const std::vector<int64_t>& targets, const std::vector<T>& grad) {
+  const int64_t bytes = rows * n * sizeof(T);
+  const typename B::Buffer dx(x), ddy(dy), dtargets(targets), dgrad(grad), y(bytes), log_y(bytes),
+      dsoft(bytes), dlog(bytes), losses(rows * sizeof(T)), row_max(rows * sizeof(T)),
+      sum_exp(rows * sizeof(T)), dlogits(bytes);
+  const DType dtype = kDTypeOf<T>;
+  B::Softmax(dtype, rows, n, dx.data(), y.data());
+  B::LogSoftmax(dtype, rows, n, dx.data(), log_y.data());
+  B::SoftmaxBackward(dtype, rows, n, y.data(), ddy.data(), dsoft.data());
+  B::LogSoftmaxBackward(dtype, rows, n, log_y.data(), ddy.data(), dlog.data());
+  B::CrossEntropyForward(dtype, rows, n, dx.data(), dtargets.template as<int64_t>(), -100,
+                         losses.data(), row_max.data(), sum_exp.data());
+  B::CrossEntropyBackward(dtype, rows, n, dx.data(), dtargets.template as<int64_t>(), -100,
+                          row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
+  return {y.template ToHost<T>(),    log_y.template ToHost<T>(),  dsoft.template ToHost<T>(),
+          dlog.template ToHost<T>(), losses.template ToHost<T>(), dlogits.template ToHost<T>()};
+}
+
+template <typename T>
+std::vector<double> Row(const std::vector<T>& m, int64_t r, int64_t n) {
+  return std::vector<double>(m.begin() + r * n, m.begin() + (r + 1) * n);
+}
+
+// Four rows of each length: row 0 small values, row 1 large ones (overflow without the
+// max shift), row 2 with -inf (a masked position), row 3 mixed; row 3's target ignored.
+template <typename B, typename T>
+void CheckSpecialRows(const std::string& path, std::mt19937& rng) {
+  const double tol = std::is_same_v<T, float> ? 2e-6 : 1e-13;
+  for (int64_t n : {1, 2, 7, 8, 9, 17, 100, 1000}) {
+    const int64_t rows = 4;
+    std::vector<T> x = RandomVector<T>(rows * n, -5, 5, rng);
+    for (int64_t j = 0; j < n; ++j) x[n + j] += 1000;
+    if (n > 1) x[2 * n + n / 2] = -INFINITY;
+    const std::vector<T> dy = RandomVector<T>(rows * n, -1, 1, rng);
+    std::vector<int64_t> targets = {0, n - 1, n / 3, -100};
+    if (n > 1 && targets[2] == n / 2) targets[2] = 0;  // not the -inf position
+    const std::vector<T> grad = {T(0.25), T(-1), T(0.5), T(2)};
+    const Results<T> got = Run<B, T>(rows, n, x, dy, targets, grad);
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::vector<double> xr = Row(x, r, n), dyr = Row(dy, r, n);
+      const std::vector<double> wy = ref::Softmax(xr), wlog = ref::LogSoftmax(xr);
+      const std::vector<double> wdx = ref::SoftmaxBackward(xr, dyr),
+                                wdlog = ref::LogSoftmaxBackward(xr, dyr);
+      const std::string where = std::string(DTypeName(kDTypeOf<T>)) + " on " + path +
+                                ", n=" + std::to_string(n) + ", row " + std::to_string(r);
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t i = r * n + j;
+        ASSERT_NEAR(got.y[i], wy[j], tol) << where;
+        if (std::isinf(wlog[j])) {
+          ASSERT_EQ(got.log_y[i], wlog[j]) << where;
+        } else {
+          ASSERT_NEAR(got.log_y[i], wlog[j], tol * (1 + std::fabs(wlog[j]))) << where;
+        }
+        ASSERT_NEAR(got.dsoft[i], wdx[j], tol) << where;
+        if (!std::isinf(x[i])) {  // sum_j dy_j carries n roundings
+          ASSERT_NEAR(got.dlog[i], wdlog[j], tol * n) << where;
+        }
+        // d CE / d x_j = (softmax_j - [j == t]) * grad, 0 for the ignored row.
+        const double want = targets[r] == -100 ? 0.0 : (wy[j] - (j == targets[r])) * grad[r];
+        ASSERT_NEAR(got.dlogits[i], want, tol * 2) << where;
+      }
+      const double want_loss = targets[r] == -100 ? 0.0 : ref::CrossEntropy(xr, targets[r]);
+      ASSERT_NEAR(got.losses[r], want_loss, tol * (1 + std::fabs(want_loss)) * 10) << where;
+    }
+  }
+}
+
+// Rows of up to 1024 (a warp a row for softmax on CUDA) and longer ones (a block a row).
+template <typename B, typename T>
+void CheckShapes(const std::string& path, std::mt19937& rng) {
+  struct RowShape {
+    int64_t rows, n;
+  };
+  const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  for (const RowShape& s : std::vector<RowShape>{
+           {1, 1}, {1, 1000}, {3, 7}, {70, 256}, {5, 50257}, {300, 33}, {2, 1024}, {2, 1025}}) {
+    const std::vector<T> x = RandomVector<T>(s.rows * s.n, -30, 30, rng);
+    const std::vector<T> dy = RandomVector<T>(s.rows * s.n, -1, 1, rng);
+    std::vector<int64_t> targets(s.rows);
+    for (int64_t r = 0; r < s.rows; ++r) targets[r] = r % 4 == 3 ? -100 : rng() % s.n;
+    const std::vector<T> grad = RandomVector<T>(s.rows, 0.5, 2, rng);
+    const Results<T> got = Run<B, T>(s.rows, s.n, x, dy, targets, grad);
+    double sum_y = 0;
+    for (int64_t r = 0; r < s.rows; ++r) {
+      const std::vector<double> xr = Row(x, r, s.n), dyr = Row(dy, r, s.n);
+      const std::vector<double> want_y = ref::Softmax(xr), want_log = ref::LogSoftmax(xr);
+      // The backward references sum the full Jacobian (n^2): rows of the vocabulary's
+      // length check the forward and cross entropy only.
+      const bool backward = s.n <= 4096;
+      const std::vector<double> want_dsoft = backward ? ref::SoftmaxBackward(xr, dyr) : want_y;
+      const std::vector<double> want_dlog = backward ? ref::LogSoftmaxBackward(xr, dyr) : want_y;
+      const bool ignored = targets[r] == -100;
+      const std::string where = std::string(DTypeName(kDTypeOf<T>)) + " on " + path + ", [" +
+                                std::to_string(s.rows) + ", " + std::to_string(s.n) + "] row " +
+                                std::to_string(r);
+      EXPECT_CLOSE(got.losses[r], ignored ? 0.0 : ref::CrossEntropy(xr, targets[r]), tol, 1,
+                   where << " loss");
+      sum_y = 0;
+      for (int64_t j = 0; j < s.n; ++j) {
+        const int64_t i = r * s.n + j;
+        sum_y += got.y[i];
+        EXPECT_CLOSE(got.y[i], want_y[j], tol, 1e-30, where << " softmax " << j);
+        EXPECT_CLOSE(got.log_y[i], want_log[j], tol, 1, where << " log_softmax " << j);
+        if (backward) {
+          // dx = y (dy - sum dy y): its error scales with y, not with dx.
+          EXPECT_CLOSE(got.dsoft[i], want_dsoft[j], tol, 2 * want_y[j],
+                       where << " softmax backward " << j);
+          EXPECT_CLOSE(got.dlog[i], want_dlog[j], tol, 1, where << " log_softmax backward " << j);
+        }
+        const double want_dlogits =
+            ignored ? 0.0 : (want_y[j] - (j == targets[r] ? 1.0 : 0.0)) * grad[r];
+        // The CPU forms the target's p_t - 1 in T, which cancels where p_t is near 1: p_t's
+        // own few roundings (exp, the row's sum, the scale) in units of 1, times grad, more.
+        const double cancel = std::is_same_v<B, cuda::internal::CpuBackend> && j == targets[r]
+                                  ? 16 * std::numeric_limits<T>::epsilon() * std::fabs(grad[r])
+                                  : 0;
+        EXPECT_LE(std::fabs(got.dlogits[i] - want_dlogits),
+                  tol * (std::fabs(want_dlogits) + 1e-6) + cancel)
+            << where << " dlogits " << j;
+      }
+      EXPECT_NEAR(sum_y, 1.0, 1e-4) << where << ": the row sums to 1";
+    }
+  }
+}
+
+EMBER_BACKEND_TEST_SUITE(SoftmaxTest);
+
+TYPED_TEST(SoftmaxTest, EverythingMatchesTheReference) {
+  std::mt19937 rng(31);
+  cuda::internal::ForEachPathAndFloat<TypeParam>([&](const std::string& path, auto type) {
+    CheckSpecialRows<TypeParam, decltype(type)>(path, rng);
+    CheckShapes<TypeParam, decltype(type)>(path, rng);
+  });
+}
+
+// The f32 exp behind the CPU's softmax, over its whole range: in a row [0, x] the
+// second output is e / (1 + e) for e = exp(x), which is exactly e once x < -17 (1 + e
+// rounds to 1). Within 2 ulp of float64 where exp(x) is a normal float, 0 or a
+// subnormal below that.
+TEST(SoftmaxCpuTest, ExpIsAccurateOverItsWholeRange) {
+  const int64_t count = 100003;
+  std::vector<float> x(2 * count, 0.0f), y(2 * count);
+  for (int64_t i = 0; i < count; ++i) x[2 * i + 1] = -104.0f * i / (count - 1);
+  x[2 * (count - 1) + 1] = -INFINITY;
+  ForEachTarget([&](const std::string& target) {
+    cpu::Softmax(DType::kF32, count, 2, x.data(), y.data());
+    double worst = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const double e = std::exp(static_cast<double>(x[2 * i + 1]));
+      const double want = e / (1 + e);
+      const float got = y[2 * i + 1];
+      if (want < std::numeric_limits<float>::min()) {
+        ASSERT_LE(got, std::numeric_limits<float>::min()) << target << ", x=" << x[2 * i + 1];
+        continue;
+      }
+      // ulp(want) is 2^-23 * 2^floor(log2 want); two more roundings above x = -17.
+      const double ulp = std::ldexp(1.0, std::ilogb(want) - 23);
+      const double err = std::fabs(got - want) / ulp;
+      worst = std::max(worst, err);
+      ASSERT_LE(err, x[2 * i + 1] < -17 ? 2.0 : 3.0) << target << ", x=" << x[2 * i + 1];
+    }
+    EXPECT_EQ(y[2 * count - 1], 0.0f) << target;  // exp(-inf) is exactly 0
+    std::cout << target << ": worst " << worst << " ulp\n";
+  });
+}
+
+TEST(SoftmaxCpuTest, RejectsIntegerDTypes) {
+  int32_t i = 0;
+  EXPECT_THROW(cpu::Softmax(DType::kI32, 1, 1, &i, &i), Error);
+}
+
+}  // namespace
+}  // namespace ember::kernels
