@@ -15,17 +15,20 @@ namespace ember::kernels::cpu {
 
 using ::ember::kernels::MatrixIn;
 
-// General matrix multiply, f32 or f64:
+// General matrix multiply, f32, f64 or bf16:
 //   C = A B            (accumulate = false; C overwritten)
 //   C = C + A B        (accumulate = true; for gradients that sum)
-// A: [m, k], B: [k, n], C: [m, n] with row stride ldc and column stride 1.
-// C must not overlap A or B.
+// A: [m, k], B: [k, n], C: [m, n] with row stride ldc and column stride 1, all of
+// dtype. C must not overlap A or B. bf16 (PyTorch's bf16 matmul): the products of bf16
+// operands summed in f32, and C + A B rounded once to bf16.
 //
 // Blocked as BLIS/GotoBLAS do: B is packed in panels of kKc x (2 SIMD vectors) and A
 // in slivers of 6 rows x kKc, so that a 6 x 2-vector register tile of C runs over
 // contiguous memory with fused multiply-adds; edges are zero-padded. Row blocks of C
 // are split across the thread pool. Each C element sums its k products in the same
-// order whatever the thread count, so results do not depend on it.
+// order whatever the thread count, so results do not depend on it. bf16 runs on
+// AVX512-BF16 where the CPU has it (pairs of products per instruction, in the same
+// blocking: internal/gemm_bf16.h), else widened to f32 through the f32 GEMM.
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate);
 

@@ -21,6 +21,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/internal/fp_mode.h"
+#include "kernels/cpu/internal/gemm_bf16.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cuda/internal/backends.h"
 #include "kernels/cuda/runtime.h"
@@ -194,6 +195,116 @@ TYPED_TEST(GemmTest, BatchesStridedOrScatteredMatchTheTripleLoop) {
             << "batch " << i << (scattered ? " (scattered)" : " (strided)");
       }
     }
+  }
+}
+
+// ---- bf16: f32 sums of bf16 products, C rounded once ----
+
+// C (+)= A B for bf16 A, B, C laid out as `c` says, by gemm(c, a, la, b, lb, c_before, ldc,
+// accumulate) (which returns C), against
+// the float64 triple loop of the same bf16 values: within the f32 sum's bound plus one
+// rounding of the result to bf16 (2^-8 relative).
+template <typename Gemm>
+void CheckBf16(const std::string& path, const Case& c, bool accumulate, std::mt19937& rng,
+               const Gemm& gemm) {
+  const Layout la = LayoutOf(c.a, c.m, c.k, c.pad), lb = LayoutOf(c.b, c.k, c.n, c.pad);
+  const int64_t ldc = c.n + c.pad;
+  auto random = [&](int64_t n) {
+    std::vector<BFloat16> v;
+    for (float x : RandomVector<float>(std::max<int64_t>(n, 1), -1, 1, rng)) {
+      v.push_back(BFloat16::FromFloat(x));
+    }
+    return v;
+  };
+  auto wide = [](const std::vector<BFloat16>& v) {
+    std::vector<double> d;
+    for (BFloat16 x : v) d.push_back(x.ToFloat());
+    return d;
+  };
+  const std::vector<BFloat16> a = random(la.span), b = random(lb.span), before = random(c.m * ldc);
+  const std::vector<BFloat16> out = gemm(c, a, la, b, lb, before, ldc, accumulate);
+  std::vector<double> scale;
+  const std::vector<double> wa = wide(a), wb = wide(b);
+  const std::vector<double> want =
+      ref::Matmul(c.m, c.k, c.n, wa.data(), la.row_stride, la.col_stride, wb.data(), lb.row_stride,
+                  lb.col_stride, &scale);
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const double got = out[i * ldc + j].ToFloat();
+      const double initial = before[i * ldc + j].ToFloat();
+      if (j >= c.n) {  // padding is never written
+        ASSERT_EQ(got, initial) << path << ": " << Describe(c);
+        continue;
+      }
+      const double expected = (accumulate ? initial : 0.0) + want[i * c.n + j];
+      const double bound = (c.k + 2) * kEps<float> * (scale[i * c.n + j] + std::fabs(initial)) +
+                           0x1p-8 * std::fabs(expected) + 1e-30;
+      ASSERT_LE(std::fabs(got - expected), bound)
+          << "bf16 on " << path << ": " << Describe(c) << " at (" << i << ", " << j << ")"
+          << (accumulate ? " accumulate" : "");
+    }
+  }
+}
+
+// Sizes around the AVX512-BF16 tile (8 x 48) and its blocks of depth (384: odd depths
+// leave a pair half empty), in every layout.
+std::vector<Case> Bf16Cases() {
+  std::vector<Case> cases;
+  const Form forms[] = {Form::kRowMajor, Form::kTransposed, Form::kEveryOther};
+  int64_t i = 0;
+  for (int64_t m : {1, 7, 8, 9, 50}) {
+    for (int64_t n : {1, 17, 48, 49, 100}) {
+      for (int64_t k : {0, 1, 3, 64, 385}) {
+        cases.push_back({m, k, n, forms[i % 3], forms[(i / 3) % 3], i % 2});
+        ++i;
+      }
+    }
+  }
+  cases.push_back({131, 800, 193, Form::kRowMajor, Form::kTransposed, 0});  // x W^T
+  cases.push_back({97, 800, 70, Form::kTransposed, Form::kRowMajor, 1});    // dY^T X
+  return cases;
+}
+
+template <typename B>
+std::vector<BFloat16> Bf16Gemm(const Case& c, const std::vector<BFloat16>& a, const Layout& la,
+                               const std::vector<BFloat16>& b, const Layout& lb,
+                               const std::vector<BFloat16>& before, int64_t ldc, bool accumulate) {
+  const typename B::Buffer da(a), db(b), dc(before);
+  B::Gemm(DType::kBF16, c.m, c.k, c.n, {da.data(), la.row_stride, la.col_stride},
+          {db.data(), lb.row_stride, lb.col_stride}, dc.data(), ldc, accumulate);
+  return dc.template ToHost<BFloat16>();
+}
+
+TYPED_TEST(GemmTest, Bf16SumsInF32AndRoundsOnce) {
+  using B = TypeParam;
+  std::mt19937 rng(14);
+  const std::vector<Case> cases = Bf16Cases();
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      CheckBf16(path, cases[i], /*accumulate=*/i % 2 == 1, rng, Bf16Gemm<B>);
+    }
+  });
+}
+
+// The AVX512-BF16 kernel itself, whatever Highway's target (the widening path is the
+// other targets' in the table above).
+TEST(GemmCpuTest, Bf16OnAvx512Bf16) {
+  if (!cpu::internal::HasAvx512Bf16()) {
+    GTEST_SKIP() << "this CPU has no avx512_bf16: its bf16 GEMM widens to f32 (checked above)";
+  }
+  std::mt19937 rng(15);
+  const std::vector<Case> cases = Bf16Cases();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    CheckBf16("avx512_bf16", cases[i], /*accumulate=*/i % 2 == 0, rng,
+              [](const Case& c, const std::vector<BFloat16>& a, const Layout& la,
+                 const std::vector<BFloat16>& b, const Layout& lb, std::vector<BFloat16> out,
+                 int64_t ldc, bool accumulate) {
+                cpu::internal::GemmBf16Avx512(
+                    c.m, c.k, c.n, reinterpret_cast<const uint16_t*>(a.data()), la.row_stride,
+                    la.col_stride, reinterpret_cast<const uint16_t*>(b.data()), lb.row_stride,
+                    lb.col_stride, reinterpret_cast<uint16_t*>(out.data()), ldc, accumulate);
+                return out;
+              });
   }
 }
 

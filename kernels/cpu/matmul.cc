@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/internal/dispatch.h"
+#include "kernels/cpu/internal/gemm_bf16.h"
 #include "kernels/cpu/thread_pool.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
@@ -190,9 +191,73 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
   }
 }
 
+// bf16: C [m, n] (+)= A B for bf16 A, B and C, the products summed in f32 and C
+// rounded once (C + A B in f32 when accumulating). On an AVX-512 target of a CPU with
+// AVX512-BF16, by vdpbf16ps (internal/gemm_bf16.h); otherwise A and B widened to f32
+// and multiplied by this target's f32 GEMM.
+void GemmBf16Serial(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t ars, int64_t acs,
+                    const uint16_t* b, int64_t brs, int64_t bcs, BFloat16* c, int64_t ldc,
+                    bool accumulate) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if (internal::HasAvx512Bf16()) {
+    internal::GemmBf16Avx512(m, k, n, a, ars, acs, b, brs, bcs, reinterpret_cast<uint16_t*>(c), ldc,
+                             accumulate);
+    return;
+  }
+#endif
+  thread_local std::vector<float> sums, wide_a, wide_b;
+  auto widen = [](uint16_t bits) { return BFloat16{bits}.ToFloat(); };
+  sums.resize(static_cast<size_t>(m * n));
+  wide_a.resize(static_cast<size_t>(m * k));
+  wide_b.resize(static_cast<size_t>(k * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t p = 0; p < k; ++p) wide_a[i * k + p] = widen(a[i * ars + p * acs]);
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    for (int64_t j = 0; j < n; ++j) wide_b[p * n + j] = widen(b[p * brs + j * bcs]);
+  }
+  GemmSerial(m, k, n, wide_a.data(), k, 1, wide_b.data(), n, 1, sums.data(), n, false);
+  for (int64_t i = 0; i < m; ++i) {
+    BFloat16* row = c + i * ldc;
+    const float* sum = sums.data() + i * n;
+    for (int64_t j = 0; j < n; ++j) {
+      row[j] = BFloat16::FromFloat(accumulate ? row[j].ToFloat() + sum[j] : sum[j]);
+    }
+  }
+}
+
+// Splits a bf16 product across the pool as GemmImpl does: whole panels of 48 columns
+// (the AVX512-BF16 tile's width) where there are enough and A is not much taller than B
+// is wide, else whole slivers of 8 rows; each piece a GemmBf16Serial.
+void GemmBf16Impl(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t ars, int64_t acs,
+                  const uint16_t* b, int64_t brs, int64_t bcs, BFloat16* c, int64_t ldc,
+                  bool accumulate) {
+  constexpr int64_t kPanel = 48, kSliver = 8;
+  const int64_t panels = (n + kPanel - 1) / kPanel, slivers = (m + kSliver - 1) / kSliver;
+  const int64_t threads = NumThreads();
+  if (panels >= threads && (m <= n || slivers < threads)) {
+    ParallelForWork(panels, m * kPanel * k / 16, [&](int64_t begin, int64_t end) {
+      const int64_t j0 = begin * kPanel, j1 = std::min(n, end * kPanel);
+      GemmBf16Serial(m, k, j1 - j0, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, accumulate);
+    });
+  } else {
+    ParallelForWork(slivers, kSliver * n * k / 16, [&](int64_t begin, int64_t end) {
+      const int64_t i0 = begin * kSliver, i1 = std::min(m, end * kSliver);
+      GemmBf16Serial(i1 - i0, k, n, a + i0 * ars, ars, acs, b, brs, bcs, c + i0 * ldc, ldc,
+                     accumulate);
+    });
+  }
+}
+
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate) {
   if (m == 0 || n == 0) return;
+  if (dtype == DType::kBF16) {
+    const internal::FlushSubnormals flush;  // vdpbf16ps reads subnormals as 0 as well
+    GemmBf16Impl(m, k, n, At<uint16_t>(a.data), a.row_stride, a.col_stride, At<uint16_t>(b.data),
+                 b.row_stride, b.col_stride, At<BFloat16>(c), ldc, accumulate);
+    return;
+  }
   DispatchFloat("matmul", dtype, [&](auto type) {
     using T = decltype(type);
     GemmImpl(m, k, n, At<T>(a.data), a.row_stride, a.col_stride, At<T>(b.data), b.row_stride,
@@ -204,6 +269,17 @@ void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, 
                  const int64_t* a_offsets, MatrixIn b, const int64_t* b_offsets, void* c,
                  int64_t ldc, int64_t c_batch_stride, bool accumulate) {
   if (m == 0 || n == 0) return;
+  if (dtype == DType::kBF16) {
+    const internal::FlushSubnormals flush;
+    ParallelForWork(batches, m * k * n / 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        GemmBf16Impl(m, k, n, At<uint16_t>(a.data, a_offsets[i]), a.row_stride, a.col_stride,
+                     At<uint16_t>(b.data, b_offsets[i]), b.row_stride, b.col_stride,
+                     At<BFloat16>(c, i * c_batch_stride), ldc, accumulate);
+      }
+    });
+    return;
+  }
   DispatchFloat("matmul", dtype, [&](auto type) {
     using T = decltype(type);
     // A nested ParallelFor (inside GemmImpl) runs serially.

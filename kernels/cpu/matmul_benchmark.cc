@@ -1,6 +1,6 @@
-// ember's Gemm against OpenBLAS's cblas_sgemm and Eigen's matrix product (built for
-// this CPU, OpenMP threads) at GPT-2's shapes, in the three layouts a Linear layer
-// uses, on 1 and 2 threads:
+// ember's Gemm (f32, and bf16 as BM_EmberBf16) against OpenBLAS's cblas_sgemm and
+// Eigen's matrix product (built for this CPU, OpenMP threads) at GPT-2's shapes, in the three
+// layouts a Linear layer uses, on 1 and 2 threads:
 //   bazel run -c opt //kernels/cpu:matmul_benchmark
 // Each row reports GFLOP/s (2 M K N per multiply); compare rows of the same shape
 // (tools/reference/gemm_ratio.py prints the ratios).
@@ -100,6 +100,28 @@ void BM_Ember(benchmark::State& state) {
   if (p.threads > 1) WaitForIdleThreads();
 }
 
+// bf16 operands and C (the same values rounded), products summed in f32.
+void BM_EmberBf16(benchmark::State& state) {
+  Problem p(state);
+  SetNumThreads(p.threads);
+  auto bf16 = [](const std::vector<float>& v) {
+    std::vector<BFloat16> out;
+    for (float x : v) out.push_back(BFloat16::FromFloat(x));
+    return out;
+  };
+  const std::vector<BFloat16> a = bf16(p.x.a), b = bf16(p.x.b);
+  std::vector<BFloat16> c(p.x.c.size());
+  const MatrixIn ma{a.data(), p.A().row_stride, p.A().col_stride};
+  const MatrixIn mb{b.data(), p.B().row_stride, p.B().col_stride};
+  for (auto _ : state) {
+    Gemm(DType::kBF16, p.m, p.k, p.n, ma, mb, c.data(), p.n, false);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.SetLabel(SimdTarget());
+  SetFlops(state, p.m, p.k, p.n);
+  if (p.threads > 1) WaitForIdleThreads();
+}
+
 void BM_OpenBlas(benchmark::State& state) {
   Problem p(state);
   openblas_set_num_threads(p.threads);
@@ -170,6 +192,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Ember)->Apply(Shapes);
+BENCHMARK(BM_EmberBf16)->Apply(Shapes);
 BENCHMARK(BM_OpenBlas)->Apply(Shapes);
 BENCHMARK(BM_Eigen)->Apply(Shapes);
 

@@ -7,7 +7,9 @@
 // its row stride: op N. A column-major one (row stride 1) is itself with leading
 // dimension its column stride: op T. An operand with neither stride 1 (a broadcast,
 // or a view with steps) is first copied contiguous. f32 runs in full f32 (PyTorch's
-// default) unless runtime.h's SetAllowTf32 allows TF32 tensor cores; f64 in f64.
+// default) unless runtime.h's SetAllowTf32 allows TF32 tensor cores; f64 in f64; bf16
+// on tensor cores with f32 sums, C rounded once to bf16 (C + A B in f32 when
+// accumulating), as the CPU.
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -83,8 +85,8 @@ void Release(const Operand& o, int device) {
 }
 
 void CheckArguments(const char* op, DType dtype, int64_t m, int64_t k, int64_t n, int64_t ldc) {
-  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, op, ": dtype ", DTypeName(dtype),
-              " is not supported (f32 or f64)");
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kBF16, op, ": dtype ",
+              DTypeName(dtype), " is not supported (f32, f64 or bf16)");
   EMBER_CHECK(ldc >= n, op, ": ldc ", ldc, " < n ", n);
   const int64_t limit = int64_t{1} << 31;
   EMBER_CHECK(m < limit && k < limit && n < limit && ldc < limit, op, ": sizes [", m, ", ", k,
@@ -107,6 +109,13 @@ void Run(const char* name, DType dtype, int64_t batches, int64_t m, int64_t k, i
                                           static_cast<const float*>(b.data), b.ld, b_stride,
                                           static_cast<const float*>(a.data), a.ld, a_stride, &beta,
                                           static_cast<float*>(c), ldc, c_stride, batches),
+                name);
+  } else if (dtype == DType::kBF16) {
+    const float alpha = 1, beta = accumulate ? 1 : 0;
+    CheckCublas(cublasGemmStridedBatchedEx(handle, b.op, a.op, n, m, k, &alpha, b.data, CUDA_R_16BF,
+                                           b.ld, b_stride, a.data, CUDA_R_16BF, a.ld, a_stride,
+                                           &beta, c, CUDA_R_16BF, ldc, c_stride, batches,
+                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                 name);
   } else {
     const double alpha = 1, beta = accumulate ? 1 : 0;
