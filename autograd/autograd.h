@@ -3,6 +3,7 @@
 
 // The whole differentiable API: the engine and every differentiable function.
 
+#include "autograd/autocast.h"     // IWYU pragma: export
 #include "autograd/elementwise.h"  // IWYU pragma: export
 #include "autograd/engine.h"       // IWYU pragma: export
 #include "autograd/functional.h"   // IWYU pragma: export

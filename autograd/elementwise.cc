@@ -1,5 +1,6 @@
 #include "autograd/elementwise.h"
 
+#include "autograd/autocast.h"
 #include "autograd/engine.h"
 #include "tensor/creation.h"
 #include "tensor/ops/binary.h"
@@ -139,7 +140,9 @@ Tensor Pow(const Tensor& x, double exponent) {
 
 // ---- Binary ----
 
-Tensor Add(const Tensor& a, const Tensor& b) {
+Tensor Add(const Tensor& a_in, const Tensor& b_in) {
+  Tensor a = a_in, b = b_in;
+  internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Add(a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("add", out, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) {
@@ -147,7 +150,9 @@ Tensor Add(const Tensor& a, const Tensor& b) {
   });
 }
 
-Tensor Sub(const Tensor& a, const Tensor& b) {
+Tensor Sub(const Tensor& a_in, const Tensor& b_in) {
+  Tensor a = a_in, b = b_in;
+  internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Sub(a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("sub", out, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g) {
@@ -156,7 +161,9 @@ Tensor Sub(const Tensor& a, const Tensor& b) {
 }
 
 // d(ab) = b da + a db.
-Tensor Mul(const Tensor& a, const Tensor& b) {
+Tensor Mul(const Tensor& a_in, const Tensor& b_in) {
+  Tensor a = a_in, b = b_in;
+  internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Mul(a, b); });
   if (!ShouldRecord({a, b})) return out;
   const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
@@ -168,7 +175,9 @@ Tensor Mul(const Tensor& a, const Tensor& b) {
 }
 
 // d(a/b) = da / b - (a/b) db / b.
-Tensor Div(const Tensor& a, const Tensor& b) {
+Tensor Div(const Tensor& a_in, const Tensor& b_in) {
+  Tensor a = a_in, b = b_in;
+  internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Div(a, b); });
   if (!ShouldRecord({a, b})) return out;
   const bool need_b = RequiresGrad(b);
@@ -182,7 +191,9 @@ Tensor Div(const Tensor& a, const Tensor& b) {
 }
 
 // d(a^b) = b a^(b-1) da + a^b log(a) db.
-Tensor Pow(const Tensor& a, const Tensor& b) {
+Tensor Pow(const Tensor& a_in, const Tensor& b_in) {
+  Tensor a = a_in, b = b_in;
+  internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Pow(a, b); });
   if (!ShouldRecord({a, b})) return out;
   const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
@@ -197,7 +208,9 @@ Tensor Pow(const Tensor& a, const Tensor& b) {
       });
 }
 
-Tensor Maximum(const Tensor& a, const Tensor& b) {
+Tensor Maximum(const Tensor& a_in, const Tensor& b_in) {
+  Tensor a = a_in, b = b_in;
+  internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Maximum(a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("maximum", out, {a, b}, [a = Detach(a), b = Detach(b)](const Tensor& g) {
@@ -208,7 +221,9 @@ Tensor Maximum(const Tensor& a, const Tensor& b) {
   });
 }
 
-Tensor Minimum(const Tensor& a, const Tensor& b) {
+Tensor Minimum(const Tensor& a_in, const Tensor& b_in) {
+  Tensor a = a_in, b = b_in;
+  internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Minimum(a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("minimum", out, {a, b}, [a = Detach(a), b = Detach(b)](const Tensor& g) {
@@ -262,7 +277,9 @@ Tensor Div(const Scalar& a, const Tensor& b) {
 
 // ---- Selection ----
 
-Tensor Where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+Tensor Where(const Tensor& condition, const Tensor& a_in, const Tensor& b_in) {
+  Tensor a = a_in, b = b_in;
+  internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Where(condition, a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("where", out, {a, b},

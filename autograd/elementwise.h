@@ -24,6 +24,8 @@ Tensor GeluTanh(const Tensor& x);  // GPT-2's approximation
 Tensor GeluErf(const Tensor& x);   // x Phi(x)
 Tensor Pow(const Tensor& x, double exponent);
 
+// Binary functions of two floating dtypes compute in the wider one (bf16 and f16 meet
+// in f32), as PyTorch's type promotion; the gradients return in each input's dtype.
 Tensor Add(const Tensor& a, const Tensor& b);
 Tensor Sub(const Tensor& a, const Tensor& b);
 Tensor Mul(const Tensor& a, const Tensor& b);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/autocast.h"
 #include "autograd/elementwise.h"
 #include "autograd/engine.h"
 #include "autograd/views.h"
@@ -21,7 +22,8 @@ namespace ember::autograd {
 
 // C = A B  =>  dA = dC B^T, dB = A^T dC (each summed over batch dimensions that were
 // broadcast).
-Tensor Matmul(const Tensor& a, const Tensor& b) {
+Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
+  const Tensor a = internal::ForProduct(a_in), b = internal::ForProduct(b_in);
   EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: operands must have at least one ",
               "dimension, got ", ShapeToString(a.shape()), " and ", ShapeToString(b.shape()));
   if (a.dim() == 1 || b.dim() == 1) {  // [k] is [1, k] on the left, [k, 1] on the right
@@ -40,7 +42,9 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
       });
 }
 
-Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor Linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in) {
+  const Tensor x = internal::ForProduct(x_in), weight = internal::ForProduct(weight_in),
+               bias = internal::ForProduct(bias_in);
   const Tensor y = WithoutGrad([&] { return ops::Linear(x, weight, bias); });
   if (!ShouldRecord({x, weight, bias})) return y;
   const bool need_x = RequiresGrad(x), need_w = RequiresGrad(weight), need_b = RequiresGrad(bias);
@@ -56,7 +60,8 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 }
 
 // dx = y (g - sum(g y)).
-Tensor Softmax(const Tensor& x) {
+Tensor Softmax(const Tensor& x_in) {
+  const Tensor x = internal::ForF32(x_in);
   const Tensor y = WithoutGrad([&] { return ops::Softmax(x); });
   if (!ShouldRecord({x})) return y;
   return Record("softmax", y, {x}, [y = Detach(y)](const Tensor& g) {
@@ -65,7 +70,8 @@ Tensor Softmax(const Tensor& x) {
 }
 
 // dx = g - exp(y) sum(g).
-Tensor LogSoftmax(const Tensor& x) {
+Tensor LogSoftmax(const Tensor& x_in) {
+  const Tensor x = internal::ForF32(x_in);
   const Tensor y = WithoutGrad([&] { return ops::LogSoftmax(x); });
   if (!ShouldRecord({x})) return y;
   return Record("log_softmax", y, {x}, [y = Detach(y)](const Tensor& g) {
@@ -74,7 +80,9 @@ Tensor LogSoftmax(const Tensor& x) {
 }
 
 // One node: the kernel saves each row's mean and 1/std for its backward.
-Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+Tensor LayerNorm(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, double eps) {
+  const Tensor x = internal::ForF32(x_in), weight = internal::ForF32(weight_in),
+               bias = internal::ForF32(bias_in);
   ops::LayerNormResult result = WithoutGrad([&] { return ops::LayerNorm(x, weight, bias, eps); });
   if (!ShouldRecord({x, weight, bias})) return result.y;
   const Tensor y = result.y;
@@ -88,8 +96,10 @@ Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, doub
                 });
 }
 
-Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+Tensor Conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
               const ops::Conv2dParams& params) {
+  const Tensor x = internal::ForProduct(x_in), weight = internal::ForProduct(weight_in),
+               bias = internal::ForProduct(bias_in);
   const Tensor y = WithoutGrad([&] { return ops::Conv2d(x, weight, bias, params); });
   if (!ShouldRecord({x, weight, bias})) return y;
   return Record("conv2d", y, {x, weight, bias},
@@ -129,7 +139,8 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids) {
 
 // One node over [rows, C]: the kernel keeps each row's max and sum of exponentials,
 // and the backward is softmax - one_hot(target), scaled, without a one-hot tensor.
-Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+Tensor CrossEntropy(const Tensor& logits_in, const Tensor& targets, int64_t ignore_index) {
+  const Tensor logits = internal::ForF32(logits_in);
   EMBER_CHECK(logits.dim() >= 1 && targets.dim() == logits.dim() - 1 &&
                   IntSpan(logits.shape()).subspan(0, targets.dim()) == IntSpan(targets.shape()),
               "cross_entropy: logits ", ShapeToString(logits.shape()), " need targets of shape ",
@@ -151,7 +162,8 @@ Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_
                 });
 }
 
-Tensor BinaryCrossEntropyWithLogits(const Tensor& logits, const Tensor& targets) {
+Tensor BinaryCrossEntropyWithLogits(const Tensor& logits_in, const Tensor& targets_in) {
+  const Tensor logits = internal::ForF32(logits_in), targets = internal::ForF32(targets_in);
   EMBER_CHECK(logits.shape() == targets.shape() && logits.dtype() == targets.dtype(),
               "binary_cross_entropy_with_logits: logits ", ShapeToString(logits.shape()), " ",
               DTypeName(logits.dtype()), " and targets ", ShapeToString(targets.shape()), " ",
@@ -187,7 +199,9 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
 
 // One node: the fused kernel keeps each query's log-sum-exp, and its backward recomputes
 // the probabilities (tensor/ops/attention.h).
-Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
+Tensor CausalAttention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in) {
+  const Tensor q = internal::ForProduct(q_in), k = internal::ForProduct(k_in),
+               v = internal::ForProduct(v_in);
   // The kernel reads contiguous heads: copied once here (heads are usually strided views
   // of one qkv projection) and kept for the backward.
   const Tensor qc = Detach(q).Contiguous(), kc = Detach(k).Contiguous(),

@@ -130,15 +130,18 @@ const std::vector<FixedLayout> kLayouts = {
 };
 
 // Bytes that hold every dtype's interesting values: random ones, plus floats that
-// round, saturate or are NaN when cast.
+// round, saturate or are NaN when cast, and f32 halfway between two bf16 (1 + 2^-8 rounds
+// down to even, 1 + 3 2^-8 up).
 std::vector<unsigned char> RandomBytes(int64_t n, DType dtype, std::mt19937& rng) {
   std::vector<unsigned char> bytes(n * ItemSize(dtype));
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::uniform_real_distribution<double> value(-70000, 70000);
-    const double specials[] = {0.5, -2.5, 1e10, -1e10, NAN, INFINITY, 65519.0, 3.0000001};
+    const double specials[] = {0.5,      -2.5,    1e10,      -1e10,      NAN,
+                               INFINITY, 65519.0, 3.0000001, 1 + 0x1p-8, -(1 + 3 * 0x1p-8)};
+    constexpr int64_t kSpecials = sizeof(specials) / sizeof(specials[0]);
     for (int64_t i = 0; i < n; ++i) {
-      const double v = i < 8 ? specials[i] : (i % 3 ? value(rng) : value(rng) * 1e-6);
+      const double v = i < kSpecials ? specials[i] : (i % 3 ? value(rng) : value(rng) * 1e-6);
       const T t = Convert<T>(v);
       std::memcpy(&bytes[i * sizeof(T)], &t, sizeof(T));
     }
@@ -168,19 +171,23 @@ std::vector<unsigned char> Expected(const FixedLayout& l, DType from,
 TYPED_TEST(CopyTest, CopyCastIsConvertOnEveryDTypePairAndHandPickedLayout) {
   using B = TypeParam;
   std::mt19937 rng(5);
-  for (DType from : kAllDTypes) {
-    for (DType to : kAllDTypes) {
-      for (const FixedLayout& l : kLayouts) {
-        const std::vector<unsigned char> src = RandomBytes(l.src_span, from, rng);
-        const std::vector<unsigned char> before(l.dst_span * ItemSize(to), 0x5a);
-        const typename B::Buffer device_src(src), device_dst(before);
-        B::CopyCast(l.shape, from, device_src.data(), l.src_strides, to, device_dst.data(),
-                    l.dst_strides);
-        EXPECT_EQ(device_dst.template ToHost<unsigned char>(), Expected(l, from, src, to, before))
-            << DTypeName(from) << " -> " << DTypeName(to) << " " << ShapeToString(l.shape);
+  // On every SIMD target: contiguous f32 <-> bf16 runs in vectors.
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    for (DType from : kAllDTypes) {
+      for (DType to : kAllDTypes) {
+        for (const FixedLayout& l : kLayouts) {
+          const std::vector<unsigned char> src = RandomBytes(l.src_span, from, rng);
+          const std::vector<unsigned char> before(l.dst_span * ItemSize(to), 0x5a);
+          const typename B::Buffer device_src(src), device_dst(before);
+          B::CopyCast(l.shape, from, device_src.data(), l.src_strides, to, device_dst.data(),
+                      l.dst_strides);
+          EXPECT_EQ(device_dst.template ToHost<unsigned char>(), Expected(l, from, src, to, before))
+              << DTypeName(from) << " -> " << DTypeName(to) << " " << ShapeToString(l.shape)
+              << " on " << path;
+        }
       }
     }
-  }
+  });
 }
 
 TYPED_TEST(CopyTest, FillWritesTheConvertedValueOnEveryDTypeAndLayout) {

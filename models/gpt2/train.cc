@@ -50,6 +50,7 @@
 #include "distributed/process_group.h"
 #include "models/common/checkpoints.h"
 #include "models/common/loss_plot.h"
+#include "models/common/precision.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/main_job.h"
 #include "models/gpt2/mfu.h"
@@ -117,6 +118,7 @@ ABSL_FLAG(uint64_t, seed, kDefaults.seed, "seed of initialisation, dropout and d
 ABSL_FLAG(std::string, device, "auto",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU and this is a "
           "--config=cuda build)");
+ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
 ABSL_FLAG(bool, tf32, true,
           "on a GPU, f32 matmuls and attention's forward on TF32 tensor cores (10-bit mantissa "
           "inputs, f32 sums), as nanoGPT and llm.c's f32 build; --notf32 for full f32");
@@ -186,6 +188,7 @@ absl::StatusOr<TrainOptions> TrainOptionsFromFlags(Device device) {
   options.sequential = order == "sequential";
   options.device = device;
   options.zero_stage = absl::GetFlag(FLAGS_zero);
+  ASSIGN_OR_RETURN(options.dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
   return options;
 }
 
@@ -281,7 +284,9 @@ void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data
       "train: %s on %s%s%s%s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of "
       "%lld x %s%lld x %lld tokens\n",
       t.model().config().ToString().c_str(), ranks.c_str(), options.device.ToString().c_str(),
-      gpu ? (cuda::AllowTf32() ? " (TF32 matmuls)" : " (f32 matmuls)") : "",
+      options.dtype == DType::kBF16 ? " (bf16 autocast)"
+      : gpu                         ? (cuda::AllowTf32() ? " (TF32 matmuls)" : " (f32 matmuls)")
+                                    : "",
       options.zero_stage == 1 ? " (ZeRO-1)" : "", t.model().NumParameters() / 1e6,
       static_cast<long long>(data.train_tokens()), data.train_pattern.c_str(),
       data.train.size() > 1 ? absl::StrCat(": ", data.train.size(), " shards").c_str() : "",

@@ -61,6 +61,10 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     weights = std::move(w);
   }
   RETURN_IF_ERROR(cfg.Validate());
+  if (options.dtype != DType::kF32 && options.dtype != DType::kBF16) {
+    return absl::InvalidArgumentError(absl::StrCat("Trainer: dtype ", DTypeName(options.dtype),
+                                                   " is not supported (f32 or bf16)"));
+  }
   for (const auto& [flag, value] :
        {std::pair<const char*, int64_t>{"batch_size", options.batch_size},
         {"seq_len", options.seq_len},
@@ -223,7 +227,11 @@ StepResult Trainer::Step() {
   for (int64_t m = 0; m < options_.grad_accum; ++m) {
     const auto [x, y] = NextBatch();
     // Each micro-batch's mean loss, scaled so the gradients add up to the step's mean.
-    const Tensor loss = model_->Loss(x, y);
+    Tensor loss;
+    {
+      const ag::AutocastGuard autocast(options_.dtype);
+      loss = model_->Loss(x, y);
+    }
     loss_sum += loss.item<double>();
     // Across ranks, the last micro-batch's backward sends the gradients as they finish.
     if (averager_ && m + 1 == options_.grad_accum) averager_->Arm();
@@ -256,6 +264,7 @@ StepResult Trainer::Step() {
 double Trainer::ValidationLoss() {
   if (val_ == nullptr) return std::nan("");
   ag::NoGradGuard no_grad;
+  const ag::AutocastGuard autocast(options_.dtype);
   model_->Eval();
   const int64_t b = options_.batch_size, t = options_.seq_len, n = world_.size();
   const int64_t batches = std::min(options_.val_batches, data::WindowCount(*val_, t) / (b * n));

@@ -57,6 +57,9 @@ struct TrainOptions {
   int64_t val_batches = 8;        // validation windows: the first val_batches x batch_size
   Device device = Device::Cpu();  // where the model, its gradients and AdamW's state live
   int zero_stage = 0;             // 1: AdamW's state split across the ranks (ZeRO-1)
+  // The products' dtype: kBF16 runs each forward and its loss under autocast
+  // (autograd/autocast.h); the parameters, their gradients and AdamW stay f32.
+  DType dtype = DType::kF32;
   // The data's tokenizer ("gpt2" or a .tiktoken path; text_stream.h's LoadVocab), kept in
   // checkpoints so that generate and chat decode with it. Empty: not recorded.
   std::string vocab;

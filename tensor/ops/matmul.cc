@@ -52,7 +52,9 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
     Tensor out = Matmul(x.View({-1, k}), y).View(out_shape);
     return b.dim() == 1 ? out.Squeeze(-1) : out;
   }
-  const DType compute = a.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+  // bf16 stays bf16 (the kernels sum its products in f32 and round once); f16 computes
+  // in f32.
+  const DType compute = a.dtype() == DType::kF16 ? DType::kF32 : a.dtype();
   Shape x_shape = batch, y_shape = batch, out_shape = batch;
   x_shape.insert(x_shape.end(), {m, k});
   y_shape.insert(y_shape.end(), {k, n});
@@ -87,8 +89,8 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   EMBER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out), "linear: bias of shape ",
               ShapeToString(bias.shape()), " for ", out, " outputs");
   const Device device = internal::SameDevice("linear", {x, weight, bias});
-  const bool fused = (x.dtype() == DType::kF32 || x.dtype() == DType::kF64) &&
-                     weight.dtype() == x.dtype() && (!bias.defined() || bias.dtype() == x.dtype());
+  const bool fused = x.dtype() != DType::kF16 && weight.dtype() == x.dtype() &&
+                     (!bias.defined() || bias.dtype() == x.dtype());
   if (!fused || !bias.defined()) {
     const Tensor y = Matmul(x, weight.Transpose(0, 1));
     return bias.defined() ? Add(y, bias) : y;

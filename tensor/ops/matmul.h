@@ -12,13 +12,14 @@ namespace ember::ops {
 // - more dimensions: a batch of matrices, with the batch dimensions broadcast
 //   ([b, 1, m, k] x [h, k, n] -> [b, h, m, n]).
 // Operands may be any views (a transposed operand is read in place, not copied).
-// f32 and f64; bf16 and f16 compute in f32. The result is contiguous.
+// f32, f64 and bf16 (its products summed in f32, each result rounded once to bf16, as
+// PyTorch's); f16 computes in f32. The result is contiguous.
 Tensor Matmul(const Tensor& a, const Tensor& b);
 
 // y = x W^T + b over the last dimension (torch.nn.functional.linear): x [..., in],
 // weight [out, in], bias [out] or undefined; y [..., out], contiguous. All the rows of
 // x are one product (x is copied only when its leading dimensions cannot be merged),
-// accumulated onto rows that start as the bias.
+// accumulated onto rows that start as the bias (in bf16: bias + x W^T rounded once).
 Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 }  // namespace ember::ops

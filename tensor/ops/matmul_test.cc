@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/creation.h"
+#include "tensor/ops/unary.h"
 #include "tensor/random.h"
 
 namespace ember::ops {
@@ -113,6 +114,30 @@ TEST(MatmulOpsTest, LinearIsTheProductWithTheTransposedWeightPlusTheBias) {
         Linear(Zeros({2, 5}), Zeros({4, 5}), Zeros({3}));
       },
       ThrowsMessage<Error>("linear: bias of shape [3] for 4 outputs"));
+}
+
+// bf16 operands: the products summed in f32 and each result rounded once to bf16 (the
+// batched path, a transposed operand, and Linear's fused bias), within one bf16
+// rounding (2^-8 relative) plus the f32 sum's error of the float64 product.
+TEST(MatmulOpsTest, Bf16SumsInF32AndRoundsOnce) {
+  Generator gen(8);
+  const Tensor a = Randn({3, 5, 40}, gen, DType::kBF16), b = Randn({3, 50, 40}, gen, DType::kBF16);
+  const Tensor bias = Randn({50}, gen, DType::kBF16);
+  const Tensor want = Matmul(a.To(DType::kF64), b.To(DType::kF64).Transpose(1, 2));
+  const Tensor scale = Matmul(Abs(a.To(DType::kF64)), Abs(b.To(DType::kF64)).Transpose(1, 2));
+  const Tensor got = Matmul(a, b.Transpose(1, 2));
+  const Tensor linear = Linear(a, b.Select(0, 0), bias);
+  ASSERT_EQ(got.dtype(), DType::kBF16);
+  ASSERT_EQ(linear.dtype(), DType::kBF16);
+  for (NdIndexIterator it(got.shape()); !it.done(); it.Next()) {
+    const double w = want.at(it.index()), s = scale.at(it.index());
+    ASSERT_LE(std::abs(got.at(it.index()) - w), 0x1p-8 * std::abs(w) + 42 * 0x1p-24 * s);
+    if (it.index()[0] == 0) {
+      const double with_bias = w + bias.at({it.index()[2]});
+      ASSERT_LE(std::abs(linear.at(it.index()) - with_bias),
+                0x1p-8 * std::abs(with_bias) + 42 * 0x1p-24 * (s + std::abs(with_bias)));
+    }
+  }
 }
 
 TEST(MatmulOpsTest, HalfPrecisionAndEmpty) {

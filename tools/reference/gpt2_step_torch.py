@@ -5,6 +5,8 @@ with weight decay on the matrices, gradient clipping at 1, the head tied to wte)
   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tools/reference/gpt2_step_torch.py --steps=6
 
 Prints each step's seconds and the median of all but the first (the warm-up) as JSON.
+`--bf16` runs the forward under torch.autocast(dtype=torch.bfloat16) (ember's
+`--dtype=bf16`), on the CPU too.
 On the GPU machine (PyTorch 2.11), the same step on CUDA: f32 with TF32 off (ember's
 `train --notf32`), f32 with TF32 matmuls (ember's default on a GPU), or under bf16
 autocast:
@@ -41,7 +43,7 @@ def main():
     parser.add_argument("--seq_len", type=int, default=64)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--bf16", action="store_true", help="CUDA: forward under bf16 autocast")
+    parser.add_argument("--bf16", action="store_true", help="the forward under bf16 autocast")
     parser.add_argument("--tf32", action="store_true", help="CUDA: f32 matmuls on TF32 tensor cores")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -63,7 +65,8 @@ def main():
     for step in range(args.steps):
         ids = torch.randint(0, V, (args.batch_size, args.seq_len + 1), device=args.device)
         start = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16) if args.bf16 else contextlib.nullcontext():
+        with torch.autocast("cuda" if args.device != "cpu" else "cpu",
+                            dtype=torch.bfloat16) if args.bf16 else contextlib.nullcontext():
             logits = model(ids[:, :-1])
             loss = F.cross_entropy(logits.reshape(-1, V).float(), ids[:, 1:].reshape(-1))
         optimizer.zero_grad(set_to_none=True)

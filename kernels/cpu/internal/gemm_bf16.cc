@@ -13,11 +13,11 @@
 namespace ember::kernels::cpu::internal {
 namespace {
 
-constexpr int64_t kMr = 8;              // rows of the register tile
-constexpr int64_t kLanes = 16;          // f32 lanes of a zmm
-constexpr int64_t kNv = 3;              // zmm of columns in the tile
-constexpr int64_t kNr = kNv * kLanes;   // columns of a packed panel
-constexpr int64_t kDepthPairs = 192;    // pairs of depth in a block: 384 products, as f32's
+constexpr int64_t kMr = 8;             // rows of the register tile
+constexpr int64_t kLanes = 16;         // f32 lanes of a zmm
+constexpr int64_t kNv = 3;             // zmm of columns in the tile
+constexpr int64_t kNr = kNv * kLanes;  // columns of a packed panel
+constexpr int64_t kDepthPairs = 192;   // pairs of depth in a block: 384 products, as f32's
 
 uint32_t Pair(uint16_t low, uint16_t high) {
   return static_cast<uint32_t>(low) | (static_cast<uint32_t>(high) << 16);
@@ -71,15 +71,14 @@ EMBER_AVX512_BF16 void PackA(const uint16_t* a, int64_t ars, int64_t acs, int64_
     if (ars == 1) {
       for (; done < full; ++done) {
         const uint16_t* even = a + s + 2 * (q0 + done) * acs;
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(sliver + done * kMr),
-                            Interleave(_mm_maskz_loadu_epi16(live, even),
-                                       _mm_maskz_loadu_epi16(live, even + acs)));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(sliver + done * kMr),
+            Interleave(_mm_maskz_loadu_epi16(live, even), _mm_maskz_loadu_epi16(live, even + acs)));
       }
     } else if (acs == 1 && ars < (int64_t{1} << 30)) {
       // Offsets (in bf16) of the sliver's rows; rows past the end are masked off.
-      const __m256i offsets =
-          _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                             _mm256_set1_epi32(static_cast<int32_t>(ars)));
+      const __m256i offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                 _mm256_set1_epi32(static_cast<int32_t>(ars)));
       const uint16_t* first = a + s * ars + 2 * q0;
       for (; done < full; ++done) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(sliver + done * kMr),
@@ -185,8 +184,8 @@ EMBER_AVX512_BF16 void Tile(int64_t pairs, const uint32_t* __restrict ap,
       }
       if (out.accumulate) {
         const __m256i bits = _mm256_maskz_loadu_epi16(live, c + v * kLanes);
-        sum = _mm512_add_ps(sum, _mm512_castsi512_ps(_mm512_slli_epi32(
-                                     _mm512_cvtepu16_epi32(bits), 16)));
+        sum = _mm512_add_ps(
+            sum, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)));
       }
       // Rounded to nearest even (NaN stays NaN), as BFloat16::FromFloat.
       _mm256_mask_storeu_epi16(c + v * kLanes, live,
@@ -243,8 +242,9 @@ void GemmBf16Avx512(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t 
       const uint32_t* block_a = packed_a.data() + q0 * padded_rows;
       for (int64_t ir = 0; ir < m; ir += kMr) {
         for (int64_t jr = 0; jr < nc; jr += kNr) {
-          const TileOut out{partial.data() + ir * nc + jr, nc, c + ir * ldc + jc + jr, ldc,
-                            q0 == 0, q0 + pairs == all_pairs, accumulate};
+          const TileOut out{
+              partial.data() + ir * nc + jr, nc,        c + ir * ldc + jc + jr, ldc, q0 == 0,
+              q0 + pairs == all_pairs,       accumulate};
           TileFor(pairs, block_a + ir * pairs, packed_b.data() + jr * pairs, out,
                   std::min(kMr, m - ir), std::min(kNr, nc - jr));
         }
