@@ -33,9 +33,8 @@ Tensor To(const Tensor& x, DType dtype) {
   if (!x.defined() || x.dtype() == dtype) return x;
   const Tensor y = WithoutGrad([&] { return x.To(dtype); });
   if (!ShouldRecord({x})) return y;
-  return Record("to", y, {x}, [from = x.dtype()](const Tensor& g) {
-    return std::vector<Tensor>{g.To(from)};
-  });
+  return Record("to", y, {x},
+                [from = x.dtype()](const Tensor& g) { return std::vector<Tensor>{g.To(from)}; });
 }
 
 AutocastGuard::AutocastGuard(DType dtype) : previous_(current) {

@@ -35,10 +35,10 @@ struct Net {
 
   // Returns the loss; records the dtypes it sees in `dtypes` ("linear", "ln", ...).
   Tensor Loss(const Tensor& x, const Tensor& targets, std::string* dtypes) {
-    const Tensor h = Linear(x, w1, b1);                          // [4, 8, 32]
+    const Tensor h = Linear(x, w1, b1);  // [4, 8, 32]
     const Tensor g = GeluTanh(h);
-    const Tensor y = Linear(g, w2, Tensor());                    // [4, 8, 16]
-    const Tensor r = Add(x, y);                                  // f32 + bf16
+    const Tensor y = Linear(g, w2, Tensor());  // [4, 8, 16]
+    const Tensor r = Add(x, y);                // f32 + bf16
     const Tensor n = LayerNorm(r, ln_w, ln_b);
     const Tensor q = Transpose(Reshape(n, {4, 8, 2, 8}), 1, 2);  // heads of 8
     const Tensor a = CausalAttention(q, q, q);

@@ -233,6 +233,19 @@ void GemmBf16Impl(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t ar
                   const uint16_t* b, int64_t brs, int64_t bcs, BFloat16* c, int64_t ldc,
                   bool accumulate) {
   constexpr int64_t kPanel = 48, kSliver = 8;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  // A few rows (a generated token) unpacked, threads taking blocks of 64 columns.
+  if (m < kSliver && k > 0 && internal::HasAvx512Bf16() && ((brs == 1 && acs == 1) || bcs == 1)) {
+    constexpr int64_t kBlock = 64;
+    auto* out = reinterpret_cast<uint16_t*>(c);
+    ParallelForWork(
+        (n + kBlock - 1) / kBlock, m * k * kBlock / 16, [&](int64_t begin, int64_t end) {
+          internal::GemmBf16FewRowsAvx512(m, k, begin * kBlock, std::min(n, end * kBlock), a, ars,
+                                          acs, b, brs, bcs, out, ldc, accumulate);
+        });
+    return;
+  }
+#endif
   const int64_t panels = (n + kPanel - 1) / kPanel, slivers = (m + kSliver - 1) / kSliver;
   const int64_t threads = NumThreads();
   if (panels >= threads && (m <= n || slivers < threads)) {

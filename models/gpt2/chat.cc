@@ -20,8 +20,10 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "autograd/autocast.h"
 #include "base/error.h"
 #include "base/status.h"
+#include "models/common/precision.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
@@ -39,6 +41,7 @@ ABSL_FLAG(double, top_p, 0.9,
 ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
 
 namespace ember::models::gpt2 {
 namespace {
@@ -59,6 +62,7 @@ absl::Status Run() {
         absl::StrCat("--max_reply_tokens=", n, ": expected at least 1"));
   }
   ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  ASSIGN_OR_RETURN(const DType dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
   GPT& model = *loaded.model;
   model.To(device);
@@ -74,6 +78,7 @@ absl::Status Run() {
                                           ? std::vector<int64_t>{eot}
                                           : encode(absl::GetFlag(FLAGS_system) + "\n");
   Generator gen(absl::GetFlag(FLAGS_seed));
+  const autograd::AutocastGuard autocast(dtype);  // the weights cast once, for every reply
   Sampler sampler(model, sampling, gen);
   std::deque<std::vector<int64_t>> turns;  // each "User: ...\nBot: ...\n", encoded
   std::fprintf(stderr, "chat: %s from %s; an empty line ends the chat\n",

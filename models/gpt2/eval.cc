@@ -30,6 +30,7 @@
 #include "autograd/autograd.h"
 #include "base/status.h"
 #include "data/shards.h"
+#include "models/common/precision.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/text_stream.h"
 #include "models/gpt2/weights.h"
@@ -51,6 +52,7 @@ ABSL_FLAG(std::string, vocab, "auto",
           "50304, else none)");
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
 
 namespace ember::models::gpt2 {
 namespace {
@@ -61,6 +63,7 @@ absl::Status Run() {
   if (absl::GetFlag(FLAGS_tokens).empty())
     return absl::InvalidArgumentError("--tokens=FILE is required");
   ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  ASSIGN_OR_RETURN(const DType dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
   ASSIGN_OR_RETURN(Weights weights, ReadWeights(path));
   const auto named = weights.metadata.find("vocab");  // an ember checkpoint's tokenizer
   const std::string recorded = named != weights.metadata.end() ? named->second : "";
@@ -115,6 +118,7 @@ absl::Status Run() {
   int64_t text_bytes = 0;
   (model)->Eval();
   autograd::NoGradGuard no_grad;
+  const autograd::AutocastGuard autocast(dtype);  // every window's products, cast once
   const uint16_t* tokens = shard.tokens();
   double loss_sum = 0;  // of per-window mean losses times their positions: the sum over positions
   const auto start = std::chrono::steady_clock::now();

@@ -20,7 +20,9 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "autograd/autocast.h"
 #include "base/status.h"
+#include "models/common/precision.h"
 #include "models/common/run_log.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
@@ -37,6 +39,7 @@ ABSL_FLAG(double, top_p, 1.0,
 ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
 ABSL_FLAG(bool, kv_cache, true,
           "keep keys and values of past positions (false: rerun the window every token)");
 ABSL_FLAG(bool, stop_at_eot, true, "stop at <|endoftext|>");
@@ -54,6 +57,7 @@ absl::Status Run() {
     return absl::InvalidArgumentError(absl::StrCat("--max_tokens=", n, ": expected 0 or more"));
   }
   ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  ASSIGN_OR_RETURN(const DType dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
   GPT& model = *loaded.model;
   model.To(device);
@@ -67,6 +71,7 @@ absl::Status Run() {
   std::fprintf(stderr, "generate: %s (%.1fM parameters) from %s; a prompt of %zu tokens\n",
                model.config().ToString().c_str(), model.NumParameters() / 1e6, path.c_str(),
                prompt.size());
+  const autograd::AutocastGuard autocast(dtype);  // the weights cast once, for every token
   Generator gen(absl::GetFlag(FLAGS_seed));
   Sampler sampler(model, sampling, gen, absl::GetFlag(FLAGS_kv_cache));
   sampler.Append(prompt);

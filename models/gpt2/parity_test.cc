@@ -1,7 +1,8 @@
 // GPT-2 against PyTorch 1.13 (tools/reference/gpt2_parity.py): a 2-layer, 4-head,
 // 64-wide model with GPT-2's full vocabulary, weights from a shared formula; the loss,
 // the logits, every parameter's gradient and one AdamW step agree within a relative
-// 1e-4, on the CPU and, where there is one, on a GPU (f32, TF32 off: the default).
+// 1e-4, on the CPU and, where there is one, on a GPU (f32, TF32 off: the default); under
+// bf16 autocast the loss within 1% of PyTorch's autocast loss on the same weights.
 
 #include <cmath>
 #include <map>
@@ -123,6 +124,24 @@ TEST_P(Gpt2ParityTest, LossLogitsGradientsAndAdamWMatchPyTorch) {
   // The logits' plain sum cancels to ~10 out of ~1.6M terms of size ~0.3: compared
   // against their magnitude instead.
   EXPECT_NEAR(sum, ref.at("logits.sum")[0], 1e-4 * std::sqrt(sumsq));
+
+  {
+    // The same forward under bf16 autocast against PyTorch's: the loss within 1%, each
+    XX ag::NoGradGuard no_grad;
+    const ag::AutocastGuard autocast(DType::kBF16);
+    const Tensor logits16 = model(x);
+    EXPECT_EQ(logits16.dtype(), DType::kBF16);
+    const std::vector<double> flat16 = logits16.ToVector<double>();
+    const std::vector<double> got = At(flat16, Samples(static_cast<int64_t>(flat16.size())));
+    const std::vector<double>& want = ref.at("bf16.logits.samples");
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 2 * 0x1p-8) << "bf16 logit sample " << i;
+    }
+    const double loss16 = model.Loss(x, y).item<double>();
+    EXPECT_NEAR(loss16, ref.at("bf16.loss")[0], 0.01 * ref.at("bf16.loss")[0]);
+    // bf16's rounding shows: not f32's logits.
+    EXPECT_NE(got, At(flat, Samples(static_cast<int64_t>(flat.size()))));
+  }
 
   const Tensor loss = model.Loss(x, y);
   ExpectClose({loss.item<double>()}, ref.at("loss"), "loss");

@@ -34,6 +34,7 @@
 #include "data/loader.h"
 #include "models/common/checkpoints.h"
 #include "models/common/names.h"
+#include "models/common/precision.h"
 #include "models/common/run_log.h"
 #include "models/makemore/mlp.h"
 #include "nn/loss.h"
@@ -50,6 +51,7 @@ ABSL_FLAG(uint64_t, seed, 2147483647,
           "seed of the initialisation, the minibatches and the samples");
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
 ABSL_FLAG(int64_t, val_every, 10000,
           "losses on the whole train and val splits every this many steps");
 ABSL_FLAG(int64_t, samples, 20, "names to sample at the end");
@@ -71,14 +73,16 @@ namespace ag = ::ember::autograd;
 
 constexpr char kCheckpointFormat[] = "ember-makemore";
 
-double SplitLoss(Mlp& model, const data::CharExamples& split) {
+double SplitLoss(Mlp& model, const data::CharExamples& split, DType dtype) {
   ag::NoGradGuard no_grad;
+  const ag::AutocastGuard autocast(dtype);
   return nn::CrossEntropyLoss(model(split.x.To(model.device())), split.y.To(model.device()))
       .item<double>();
 }
 
 absl::Status Run() {
   ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  ASSIGN_OR_RETURN(const DType dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
   MlpConfig config;
   config.block_size = absl::GetFlag(FLAGS_block_size);
   config.embedding = absl::GetFlag(FLAGS_embedding);
@@ -170,7 +174,11 @@ absl::Status Run() {
   for (; step < steps; ++step) {
     for (int64_t& i : index) i = static_cast<int64_t>(gen.NextBelow(static_cast<uint64_t>(n)));
     const data::Batch batch = rows(index);
-    const Tensor loss = nn::CrossEntropyLoss(model(batch.x.To(device)), batch.y.To(device));
+    Tensor loss;
+    {
+      const ag::AutocastGuard autocast(dtype);
+      loss = nn::CrossEntropyLoss(model(batch.x.To(device)), batch.y.To(device));
+    }
     sgd->ZeroGrad();
     ag::Backward(loss);
     sgd->param_groups()[0].lr = StepDecayLr(lr, step, steps);
@@ -186,7 +194,8 @@ absl::Status Run() {
                    (done - first_step) / seconds, "step", seconds);
     }
     if (report) {
-      const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val);
+      const double train_loss = SplitLoss(model, train, dtype),
+                   val_loss = SplitLoss(model, val, dtype);
       csv << done << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss
           << ',' << val_loss << '\n';
       csv.flush();
@@ -206,8 +215,8 @@ absl::Status Run() {
       }
     }
   }
-  const double train_loss = SplitLoss(model, train), val_loss = SplitLoss(model, val),
-               test_loss = SplitLoss(model, test);
+  const double train_loss = SplitLoss(model, train, dtype), val_loss = SplitLoss(model, val, dtype),
+               test_loss = SplitLoss(model, test, dtype);
   std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n",
               train_loss, val_loss, test_loss, FormatDuration(seconds).c_str());
   RETURN_IF_ERROR(save(out_dir + "/mlp.safetensors", step));

@@ -44,6 +44,7 @@
 #include "distributed/data_parallel.h"
 #include "distributed/process_group.h"
 #include "models/common/checkpoints.h"
+#include "models/common/precision.h"
 #include "models/common/run_log.h"
 #include "models/mnist/classifier.h"
 #include "nn/loss.h"
@@ -58,6 +59,7 @@ ABSL_FLAG(double, lr, 0,
 ABSL_FLAG(uint64_t, seed, 0, "seed of the initialisation and the shuffling");
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
+ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
 ABSL_FLAG(std::string, data_dir, ember::data::kFashionMnistDir,
           "folder of the IDX files (train-*, t10k-*)");
 ABSL_FLAG(std::string, out_dir, "",
@@ -87,6 +89,7 @@ struct RunOptions {
   double lr;
   uint64_t seed;
   Device device;
+  DType dtype;  // the products' (models/common/precision.h)
 
   // The flags a resumed run must share with the run that wrote its checkpoint.
   std::map<std::string, std::string> RunFlags(int world_size) const {
@@ -118,6 +121,7 @@ absl::StatusOr<RunOptions> RunOptionsFromFlags() {
   }
   o.seed = absl::GetFlag(FLAGS_seed);
   ASSIGN_OR_RETURN(o.device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  ASSIGN_OR_RETURN(o.dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), o.device));
   return o;
 }
 
@@ -217,10 +221,14 @@ absl::StatusOr<Data> LoadData(const RunOptions& o, int world_size) {
 // ranks; returns the global batch's mean loss.
 double TrainStep(nn::Module& model, optim::Optimizer& optimizer,
                  distributed::GradientAverager* averager, distributed::ProcessGroup& world,
-                 const data::Batch& batch, Device device) {
+                 const data::Batch& batch, Device device, DType dtype) {
   const int64_t n = batch.x.size(0) / world.size(), first = world.rank() * n;
-  const Tensor loss = nn::CrossEntropyLoss(model(batch.x.Narrow(0, first, n).To(device)),
-                                           batch.y.Narrow(0, first, n).To(device));
+  Tensor loss;
+  {
+    const ag::AutocastGuard autocast(dtype);
+    loss = nn::CrossEntropyLoss(model(batch.x.Narrow(0, first, n).To(device)),
+                                batch.y.Narrow(0, first, n).To(device));
+  }
   optimizer.ZeroGrad();
   if (averager) averager->Arm();
   ag::Backward(loss);
@@ -296,7 +304,8 @@ absl::Status Run() {
       loader->Next();  // resumed mid-epoch
     auto start = std::chrono::steady_clock::now();
     while (std::optional<data::Batch> batch = loader->Next()) {
-      const double loss = TrainStep(*model, *optimizer, averager.get(), world, *batch, o.device);
+      const double loss =
+          TrainStep(*model, *optimizer, averager.get(), world, *batch, o.device, o.dtype);
       at.loss_sum += loss * static_cast<double>(batch->x.size(0));
       at.epoch_examples += batch->x.size(0);
       ++at.step;
@@ -319,8 +328,10 @@ absl::Status Run() {
     at.examples += at.epoch_examples;
     train_loss = at.loss_sum / static_cast<double>(at.epoch_examples);
     at.loss_sum = 0, at.epoch_examples = 0;
-    evaluation =
-        Evaluate(*model, data.test.images, data.test.labels);  // the same model on every rank
+    {
+      const ag::AutocastGuard autocast(o.dtype);
+      evaluation = Evaluate(*model, data.test.images, data.test.labels);  // the same on every rank
+    }
     if (lead) {
       EndProgress();
       std::fprintf(stderr, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",

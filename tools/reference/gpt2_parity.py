@@ -7,7 +7,8 @@
 The weights are not stored: both sides compute them from one formula (Weight below),
 in float64, rounded to float32. The model is nanoGPT's (names as GPT-2's, the head tied
 to wte). For ids and targets [2, 16] it writes the loss, summaries and samples of the
-logits, and for every parameter its gradient's sum, its dot product with a fixed probe,
+logits, the loss and logit samples of the same forward under bf16 autocast, and for
+every parameter its gradient's sum, its dot product with a fixed probe,
 samples of it, and samples of the change one AdamW step makes (lr 1e-3, betas 0.9/0.95,
 eps 1e-8, weight decay 0.1 on the matrices and embeddings only, as nanoGPT).
 Lines: "<name> v1 v2 ...".
@@ -65,6 +66,13 @@ flat = logits.detach().double().reshape(-1)
 emit("logits.sum", [flat.sum().item()])
 emit("logits.sumsq", [(flat * flat).sum().item()])
 emit("logits.samples", flat[Samples(flat.numel())].tolist())
+# The same forward under bf16 autocast (ember's --dtype=bf16), on the same weights.
+with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+    logits16 = model(ids)
+    loss16 = F.cross_entropy(logits16.float().reshape(-1, V), targets.reshape(-1))
+flat16 = logits16.double().reshape(-1)
+emit("bf16.loss", [loss16.item()])
+emit("bf16.logits.samples", flat16[Samples(flat16.numel())].tolist())
 before = {name: p.detach().clone() for name, p in model.named_parameters()}
 for name, p in model.named_parameters():
     g = p.grad.double().reshape(-1)

@@ -17,7 +17,9 @@ workload run back to back, so each ratio compares runs seconds apart):
   steps; no PyTorch twin);
 - GPT-2 124M's training step (B=4, T=64, f32, AdamW, clip 1; the median of steps 2-8):
   ember, PyTorch and llm.c on all cores, with the step's share of the measured 2-core
-  FMA peak (//kernels/cpu:fma_peak_benchmark) and each process's peak RSS.
+  FMA peak (//kernels/cpu:fma_peak_benchmark) and each process's peak RSS; on a CPU with
+  AVX512-BF16 also ember's --dtype=bf16 and PyTorch's bf16 autocast, against the bf16
+  dot product's roof.
 
 Needs ./setup.sh's downloads and PyTorch (`apt-get install python3-torch`). llm.c reads
 gpt2_124M.bin and its token shards from its working directory: this script writes a
@@ -181,11 +183,13 @@ def gpt2_table(args, tmp):
     out = run([os.path.join(BIN, "kernels/cpu/fma_peak_benchmark"), "--benchmark_format=json",
                "--benchmark_repetitions=5"])[0]
     bench = json.loads(out)["benchmarks"]
-    peak = {}
+    # The f32 FMA roof, and the bf16 dot product's (vdpbf16ps) where the CPU has one.
+    peak, bf16_peak = {}, {}
     for b in bench:
-        if b.get("run_type") == "iteration":
+        if b.get("run_type") == "iteration" and "GFLOP/s" in b:
             threads = int(b["run_name"].split("threads:")[1].split("/")[0])
-            peak[threads] = max(peak.get(threads, 0), b["GFLOP/s"])
+            roof = bf16_peak if b["run_name"].startswith("BM_Bf16DotPeak") else peak
+            roof[threads] = max(roof.get(threads, 0), b["GFLOP/s"])
     target = bench[0].get("label", "?")
     ember_dir = os.path.join(tmp, "gpt2")
     # GPT-2's vocabulary: the train binary's default data is in a Brown BPE of 8,193
@@ -196,8 +200,8 @@ def gpt2_table(args, tmp):
              os.path.join(ember_dir, "final.json")]
     params = V * C + CTX * C + L * (12 * C * C + 13 * C) + 2 * C  # GPT-2 124M, head tied: 124,439,808
 
-    def ember_step():
-        _, rss = run(ember)
+    def ember_step(dtype="f32"):
+        _, rss = run(ember + [f"--dtype={dtype}"])
         with open(os.path.join(ember_dir, "final.json")) as f:
             got = json.load(f)["parameters"]
         if got != params:
@@ -206,8 +210,9 @@ def gpt2_table(args, tmp):
             rows = list(csv.DictReader(f))
         return statistics.median(float(r["seconds"]) for r in rows if int(r["step"]) >= 2), rss
 
-    def torch_step():
-        stdout, rss = run(TORCH + ["tools/reference/gpt2_step_torch.py", "--steps=8"], env=TORCH_ENV)
+    def torch_step(bf16=False):
+        stdout, rss = run(TORCH + ["tools/reference/gpt2_step_torch.py", "--steps=8"] + (["--bf16"] if bf16 else []),
+                          env=TORCH_ENV)
         return json.loads(stdout.strip().splitlines()[-1])["median_step_seconds"], rss
 
     def llmc_step():
@@ -217,6 +222,9 @@ def gpt2_table(args, tmp):
         return statistics.median(float(ms) / 1000 for step, ms in pattern.findall(stdout) if int(step) >= 1), rss
 
     runners = {"ember": ember_step, "PyTorch 1.13": torch_step}
+    if bf16_peak:  # bf16 where the CPU has a bf16 dot product: ember's autocast and PyTorch's
+        runners["ember --dtype=bf16"] = lambda: ember_step("bf16")
+        runners["PyTorch 1.13, bf16 autocast"] = lambda: torch_step(bf16=True)
     if args.llmc:
         write_llmc_inputs(tmp)
         runners["llm.c train_gpt2.c"] = llmc_step
@@ -226,14 +234,20 @@ def gpt2_table(args, tmp):
             got[name].append(fn())
             print(f"  GPT-2 step, {name}: {got[name][-1]}", file=sys.stderr)
     med = {k: (statistics.median(s for s, _ in v), max(r for _, r in v)) for k, v in got.items()}
-    print(f"\nGPT-2 124M training step, B=4, T=64 ({flops / 1e9:.0f} GFLOP); FMA peak measured "
-          f"{peak.get(1, 0):.0f} GFLOP/s one core, {peak.get(2, 0):.0f} two ({target}):\n")
-    print("| | seconds per step | ember faster by | share of the FMA peak | peak RSS |")
-    print("| --- | ---: | ---: | ---: | ---: |")
     cores = min(os.cpu_count(), max(peak))
+    bf16_roof = f", bf16 dot product {bf16_peak[cores]:.0f} on {cores}" if bf16_peak else ""
+    print(f"\nGPT-2 124M training step, B=4, T=64 ({flops / 1e9:.0f} GFLOP); FMA peak measured "
+          f"{peak.get(1, 0):.0f} GFLOP/s one core, {peak.get(2, 0):.0f} two{bf16_roof} ({target}):\n")
+    print("| | seconds per step | ember (f32) faster by | share of the peak | peak RSS |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     for name, (seconds, rss) in med.items():
+        roof = bf16_peak[cores] if "bf16" in name else peak[cores]  # each precision's own roof
         print(f"| {name} | {seconds:.2f} | {seconds / med['ember'][0]:.2f}x "
-              f"| {flops / seconds / 1e9 / peak[cores]:.0%} | {rss / 1024:.1f} GB |")
+              f"| {flops / seconds / 1e9 / roof:.0%} | {rss / 1024:.1f} GB |")
+    if "ember --dtype=bf16" in med:
+        bf16 = med["ember --dtype=bf16"][0]
+        print(f"\nember --dtype=bf16 faster than ember f32 by {med['ember'][0] / bf16:.2f}x, than "
+              f"PyTorch's bf16 autocast by {med['PyTorch 1.13, bf16 autocast'][0] / bf16:.2f}x")
 
 
 def main():

@@ -66,6 +66,8 @@ EMBER_AVX512_BF16 void PackA(const uint16_t* a, int64_t ars, int64_t acs, int64_
   for (int64_t s = 0; s < rows; s += kMr) {
     uint32_t* sliver = packed + s * pairs;
     const int64_t valid = std::min(kMr, rows - s);
+    // The sliver's kMr (<= 8) words of a pair, and those of its rows inside A.
+    const __mmask8 words = static_cast<__mmask8>((1u << kMr) - 1);
     const __mmask8 live = static_cast<__mmask8>((1u << valid) - 1);
     int64_t done = 0;  // pairs packed by vectors
     if (ars == 1) {
@@ -81,9 +83,9 @@ EMBER_AVX512_BF16 void PackA(const uint16_t* a, int64_t ars, int64_t acs, int64_
                                                  _mm256_set1_epi32(static_cast<int32_t>(ars)));
       const uint16_t* first = a + s * ars + 2 * q0;
       for (; done < full; ++done) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(sliver + done * kMr),
-                            _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), live, offsets,
-                                                         first + 2 * done, 2));
+        _mm256_mask_storeu_epi32(sliver + done * kMr, words,
+                                 _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), live, offsets,
+                                                              first + 2 * done, 2));
       }
     }
     for (int64_t r = 0; r < kMr; ++r) {
@@ -98,11 +100,32 @@ EMBER_AVX512_BF16 void PackA(const uint16_t* a, int64_t ars, int64_t acs, int64_
   }
 }
 
+// The 16 x 16 words v[r][j] transposed in registers: v[j][r] after, in four rounds that
+// each deinterleave pairs of rows (a round moves the word at f = 16 r + j to
+// (f mod 2) 128 + f / 2, rotating f's bits right by one: after four, (r, j) is at
+// 16 j + r), one two-source permute per row and round.
+EMBER_AVX512_BF16 void Transpose16(__m512i v[16]) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+#pragma GCC unroll 4
+  for (int round = 0; round < 4; ++round) {
+    __m512i next[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      next[i] = _mm512_permutex2var_epi32(v[2 * i], even, v[2 * i + 1]);
+      next[8 + i] = _mm512_permutex2var_epi32(v[2 * i], odd, v[2 * i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) v[i] = next[i];
+  }
+}
+
 // Pairs [q0, q0 + pairs) of B's depth x columns [0, cols) into panels of kNr columns:
 // packed[(j / kNr) * pairs * kNr + q * kNr + j % kNr] = (B[2 q'][j], B[2 q' + 1][j]),
 // past the matrix zero. A row-major B has a pair's two halves in two rows: interleaved
-// 16 columns at a time; a transposed B (brs == 1: x W^T, W [out, in]) has each pair as
-// one 32-bit word: 16 columns gathered per pair.
+// 16 columns at a time. A transposed B (brs == 1: x W^T, W [out, in]) has each pair as
+// one 32-bit word and a column's pairs side by side: 16 columns x 16 pairs loaded and
+// transposed in registers, the edges gathered a pair of 16 columns at a time.
 EMBER_AVX512_BF16 void PackB(const uint16_t* b, int64_t brs, int64_t bcs, int64_t k, int64_t q0,
                              int64_t pairs, int64_t cols, uint32_t* packed) {
   const bool gather = bcs != 1 && brs == 1 && bcs < (int64_t{1} << 30);
@@ -110,14 +133,32 @@ EMBER_AVX512_BF16 void PackB(const uint16_t* b, int64_t brs, int64_t bcs, int64_
   const __m512i columns_at =
       _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                          _mm512_set1_epi32(static_cast<int32_t>(gather ? bcs : 0)));
+  // Pairs [0, full) lie wholly inside the matrix.
+  const int64_t full = std::clamp<int64_t>((k - 2 * q0) / 2, 0, pairs);
   for (int64_t j0 = 0; j0 < cols; j0 += kNr) {
     uint32_t* panel = packed + j0 * pairs;
     const int64_t valid = std::min(kNr, cols - j0);
-    for (int64_t q = 0; q < pairs; ++q) {
+    int64_t done = 0;  // pairs packed by transposes
+    if (gather && valid == kNr) {
+      for (; done + kLanes <= full; done += kLanes) {
+        for (int64_t v = 0; v < kNv; ++v) {
+          __m512i rows[16];
+          const uint16_t* first = b + 2 * (q0 + done) + (j0 + v * kLanes) * bcs;
+#pragma GCC unroll 16
+          for (int r = 0; r < 16; ++r) rows[r] = _mm512_loadu_si512(first + r * bcs);
+          Transpose16(rows);
+#pragma GCC unroll 16
+          for (int q = 0; q < 16; ++q) {
+            _mm512_storeu_si512(panel + (done + q) * kNr + v * kLanes, rows[q]);
+          }
+        }
+      }
+    }
+    for (int64_t q = done; q < pairs; ++q) {
       const int64_t p = 2 * (q0 + q);
       const uint16_t* even = b + p * brs + j0 * bcs;
       uint32_t* dst = panel + q * kNr;
-      if (p + 1 < k && (bcs == 1 || gather)) {
+      if (q < full && (bcs == 1 || gather)) {
         for (int64_t v = 0; v < kNv; ++v) {
           const __mmask16 live = FirstN(valid - v * kLanes);
           const __m512i words =
@@ -156,17 +197,23 @@ EMBER_AVX512_BF16 void Tile(int64_t pairs, const uint32_t* __restrict ap,
                             const uint32_t* __restrict bp, const TileOut& out, int64_t rows,
                             int64_t cols) {
   __m512 tile[kMr][kV];
+#pragma GCC unroll 16
   for (int64_t r = 0; r < kMr; ++r) {
+#pragma GCC unroll 8
     for (int64_t v = 0; v < kV; ++v) tile[r][v] = _mm512_setzero_ps();
   }
+  // Every loop over rows and vectors unrolled, so that the tile, B's vectors and A's
+  // broadcast stay in registers (a rolled loop over B's vectors spills them).
   for (int64_t q = 0; q < pairs; ++q) {
     __m512bh bv[kV];
+#pragma GCC unroll 8
     for (int64_t v = 0; v < kV; ++v) {
       bv[v] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(bp + q * kNr + v * kLanes));
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int64_t r = 0; r < kMr; ++r) {
       const __m512bh av = reinterpret_cast<__m512bh>(_mm512_set1_epi32(ap[q * kMr + r]));
+#pragma GCC unroll 8
       for (int64_t v = 0; v < kV; ++v) tile[r][v] = _mm512_dpbf16_ps(tile[r][v], av, bv[v]);
     }
   }
@@ -194,12 +241,87 @@ EMBER_AVX512_BF16 void Tile(int64_t pairs, const uint32_t* __restrict ap,
   }
 }
 
-// Tile with the fewest zmm that cover `cols`.
+// Tile with the fewest zmm (at most kV) that cover `cols`.
+template <int64_t kV = kNv>
 void TileFor(int64_t pairs, const uint32_t* ap, const uint32_t* bp, const TileOut& out,
              int64_t rows, int64_t cols) {
-  if (cols <= kLanes) return Tile<1>(pairs, ap, bp, out, rows, cols);
-  if (cols <= 2 * kLanes) return Tile<2>(pairs, ap, bp, out, rows, cols);
-  Tile<3>(pairs, ap, bp, out, rows, cols);
+  if constexpr (kV > 1) {
+    if (cols <= (kV - 1) * kLanes) return TileFor<kV - 1>(pairs, ap, bp, out, rows, cols);
+  }
+  Tile<kV>(pairs, ap, bp, out, rows, cols);
+}
+
+// Stores sums (16 f32) into 16 bf16 of C at c, `live` of them, adding C's there first
+// with `accumulate`; rounded to nearest even.
+EMBER_AVX512_BF16 void StoreBf16(uint16_t* c, __mmask16 live, __m512 sum, bool accumulate) {
+  if (accumulate) {
+    const __m256i bits = _mm256_maskz_loadu_epi16(live, c);
+    sum =
+        _mm512_add_ps(sum, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)));
+  }
+  _mm256_mask_storeu_epi16(c, live, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(sum)));
+}
+
+// C[0:m, j0:j1] for a B whose columns are contiguous (x W^T, W [out, in]) and a
+// row-major A: each C[i][j] a dot product, 32 bf16 of A's row and of B's column per
+// vdpbf16ps (the tail masked), four columns at a time sharing A's loads.
+EMBER_AVX512_BF16 void DotColumns(int64_t m, int64_t k, int64_t j0, int64_t j1, const uint16_t* a,
+                                  int64_t ars, const uint16_t* b, int64_t bcs, uint16_t* c,
+                                  int64_t ldc, bool accumulate) {
+  for (int64_t i = 0; i < m; ++i) {
+    const uint16_t* row = a + i * ars;
+    alignas(64) float sums[16];
+    for (int64_t j = j0; j < j1; j += 4) {
+      const int64_t count = std::min<int64_t>(4, j1 - j);
+      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                       _mm512_setzero_ps()};
+      for (int64_t p = 0; p < k; p += 32) {
+        const __mmask32 live = k - p >= 32 ? ~__mmask32{0} : (__mmask32{1} << (k - p)) - 1;
+        const __m512bh x = reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(live, row + p));
+        for (int64_t t = 0; t < count; ++t) {
+          const __m512i w = _mm512_maskz_loadu_epi16(live, b + (j + t) * bcs + p);
+          acc[t] = _mm512_dpbf16_ps(acc[t], x, reinterpret_cast<__m512bh>(w));
+        }
+      }
+      for (int64_t t = 0; t < count; ++t) sums[t] = _mm512_reduce_add_ps(acc[t]);
+      StoreBf16(c + i * ldc + j, FirstN(count), _mm512_loadu_ps(sums), accumulate);
+    }
+  }
+}
+
+// C[0:m, j0:j1] for a B whose rows are contiguous: 32 columns at a time, each pair of
+// B's rows interleaved in registers and multiplied by the broadcast pair of each row of
+// A (m <= kMr rows, their sums all in registers).
+EMBER_AVX512_BF16 void PairRows(int64_t m, int64_t k, int64_t j0, int64_t j1, const uint16_t* a,
+                                int64_t ars, int64_t acs, const uint16_t* b, int64_t brs,
+                                uint16_t* c, int64_t ldc, bool accumulate) {
+  for (int64_t j = j0; j < j1; j += 2 * kLanes) {
+    const __mmask16 live0 = FirstN(j1 - j), live1 = FirstN(j1 - j - kLanes);
+    __m512 acc[kMr][2];
+    for (int64_t i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < k; p += 2) {
+      const bool pair = p + 1 < k;
+      const uint16_t* even = b + p * brs + j;
+      const __m256i zero = _mm256_setzero_si256();
+      const __m512bh b0 = reinterpret_cast<__m512bh>(
+          Interleave(_mm256_maskz_loadu_epi16(live0, even),
+                     pair ? _mm256_maskz_loadu_epi16(live0, even + brs) : zero));
+      const __m512bh b1 = reinterpret_cast<__m512bh>(
+          Interleave(_mm256_maskz_loadu_epi16(live1, even + kLanes),
+                     pair ? _mm256_maskz_loadu_epi16(live1, even + brs + kLanes) : zero));
+      for (int64_t i = 0; i < m; ++i) {
+        const uint16_t* row = a + i * ars;
+        const __m512bh av = reinterpret_cast<__m512bh>(_mm512_set1_epi32(
+            static_cast<int32_t>(Pair(row[p * acs], pair ? row[(p + 1) * acs] : 0))));
+        acc[i][0] = _mm512_dpbf16_ps(acc[i][0], av, b0);
+        acc[i][1] = _mm512_dpbf16_ps(acc[i][1], av, b1);
+      }
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      StoreBf16(c + i * ldc + j, live0, acc[i][0], accumulate);
+      if (live1 != 0) StoreBf16(c + i * ldc + j + kLanes, live1, acc[i][1], accumulate);
+    }
+  }
 }
 
 }  // namespace
@@ -251,6 +373,21 @@ void GemmBf16Avx512(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t 
       }
     }
   }
+}
+
+bool GemmBf16FewRowsAvx512(int64_t m, int64_t k, int64_t j0, int64_t j1, const uint16_t* a,
+                           int64_t ars, int64_t acs, const uint16_t* b, int64_t brs, int64_t bcs,
+                           uint16_t* c, int64_t ldc, bool accumulate) {
+  if (m > kMr) return false;
+  if (brs == 1 && acs == 1) {
+    DotColumns(m, k, j0, j1, a, ars, b, bcs, c, ldc, accumulate);
+    return true;
+  }
+  if (bcs == 1) {
+    PairRows(m, k, j0, j1, a, ars, acs, b, brs, c, ldc, accumulate);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace ember::kernels::cpu::internal

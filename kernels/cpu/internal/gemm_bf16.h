@@ -25,6 +25,15 @@ void GemmBf16Avx512(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t 
                     const uint16_t* b, int64_t brs, int64_t bcs, uint16_t* c, int64_t ldc,
                     bool accumulate);
 
+// Columns [j0, j1) of C (as GemmBf16Avx512) for a few rows of A (m <= 8), unpacked: a
+// generated token's products, where packing B would cost as much as using it once.
+// Dot products for a B with contiguous columns and a row-major A (x W^T), rows of B
+// interleaved in registers for a B with contiguous rows; false (nothing done) for any
+// other layout.
+bool GemmBf16FewRowsAvx512(int64_t m, int64_t k, int64_t j0, int64_t j1, const uint16_t* a,
+                           int64_t ars, int64_t acs, const uint16_t* b, int64_t brs, int64_t bcs,
+                           uint16_t* c, int64_t ldc, bool accumulate);
+
 }  // namespace ember::kernels::cpu::internal
 
 #endif  // EMBER_KERNELS_CPU_INTERNAL_GEMM_BF16_H_
