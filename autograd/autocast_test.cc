@@ -124,15 +124,30 @@ TEST(AutocastTest, AParameterIsCastOncePerGuard) {
     const Tensor first = internal::ForProduct(w), second = internal::ForProduct(w);
     EXPECT_TRUE(first.is_same(second));
     EXPECT_EQ(first.dtype(), DType::kBF16);
-    y = Add(Linear(x, w, Tensor()), Linear(Linear(x, w, Tensor()), w, Tensor()));
+    // Three uses of w by Linear and one by Matmul: one bf16 copy.
+    y = Add(Add(Linear(x, w, Tensor()), Linear(Linear(x, w, Tensor()), w, Tensor())), Matmul(x, w));
   }
-  // Three uses of w, one cast: the graph holds one "to" node behind w.
+  // Linear takes the f32 w itself (its gradient made in f32 by the GEMM); Matmul takes
+  // the cached copy, through the one "to" node in the graph.
   const std::string dot = ToDot(y);
   size_t casts = 0;
   for (size_t at = 0; (at = dot.find("label=\"to\\n", at)) != std::string::npos; ++at) ++casts;
   EXPECT_EQ(casts, 1u) << dot;  // x needs no gradient: its casts are not recorded
   Backward(Sum(y));
   EXPECT_EQ(Grad(w).dtype(), DType::kF32);
+  // A gradient through Linear alone was never rounded to bf16: some have low bits set.
+  const Tensor v = SetRequiresGrad(Randn({8, 8}, gen));
+  Tensor z;
+  {
+    AutocastGuard autocast(DType::kBF16);
+    z = Linear(Randn({64, 8}, gen), v, Tensor());
+  }
+  Backward(Sum(Mul(z, z)));
+  int64_t wide = 0;
+  for (float g : Grad(v).Contiguous().ToVector<float>()) {
+    wide += (::ember::internal::BitCast<uint32_t>(g) & 0xffffu) != 0;
+  }
+  EXPECT_GT(wide, 32);
   // A new guard casts again (the weights may have changed in between).
   AutocastGuard autocast(DType::kBF16);
   EXPECT_FALSE(internal::ForProduct(w).is_same(internal::ForProduct(Randn({8, 8}, gen))));

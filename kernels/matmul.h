@@ -9,7 +9,7 @@
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
 // twins at the end.
-#define EMBER_MATMUL_KERNELS(X) X(Gemm) X(GemmBatched)
+#define EMBER_MATMUL_KERNELS(X) X(Gemm) X(GemmBatched) X(GemmBf16F32)
 
 namespace ember::kernels::cpu {
 
@@ -31,6 +31,11 @@ using ::ember::kernels::MatrixIn;
 // blocking: internal/gemm_bf16.h), else widened to f32 through the f32 GEMM.
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate);
+
+// Gemm of bf16 A and B into an f32 C: C (+)= A B, the products summed in f32 and C kept
+// in f32 (the gradient of an f32 master weight under autocast, never rounded to bf16).
+void GemmBf16F32(int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c, int64_t ldc,
+                 bool accumulate);
 
 // A batch of products of one shape: C_i (+)= A_i B_i for i in [0, batches), A_i being
 // `a` moved by a_offsets[i] elements (the same row and column strides for every i),

@@ -302,10 +302,55 @@ TEST(GemmCpuTest, Bf16OnAvx512Bf16) {
                 cpu::internal::GemmBf16Avx512(
                     c.m, c.k, c.n, reinterpret_cast<const uint16_t*>(a.data()), la.row_stride,
                     la.col_stride, reinterpret_cast<const uint16_t*>(b.data()), lb.row_stride,
-                    lb.col_stride, reinterpret_cast<uint16_t*>(out.data()), ldc, accumulate);
+                    lb.col_stride, out.data(), /*c_f32=*/false, ldc, accumulate);
                 return out;
               });
   }
+}
+
+// bf16 operands into an f32 C (a master weight's gradient): the f32 sum's bound alone,
+// with no bf16 rounding of C, on every target and CUDA.
+TYPED_TEST(GemmTest, Bf16IntoF32KeepsTheF32Sums) {
+  using B = TypeParam;
+  std::mt19937 rng(16);
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    for (const Case& c : Bf16Cases()) {
+      const Layout la = LayoutOf(c.a, c.m, c.k, c.pad), lb = LayoutOf(c.b, c.k, c.n, c.pad);
+      const int64_t ldc = c.n + c.pad;
+      const bool accumulate = c.k % 2 == 1;
+      std::vector<BFloat16> a, b;
+      for (float x : RandomVector<float>(std::max<int64_t>(la.span, 1), -1, 1, rng))
+        a.push_back(BFloat16::FromFloat(x));
+      for (float x : RandomVector<float>(std::max<int64_t>(lb.span, 1), -1, 1, rng))
+        b.push_back(BFloat16::FromFloat(x));
+      const std::vector<float> before =
+          RandomVector<float>(std::max<int64_t>(c.m * ldc, 1), -1, 1, rng);
+      const typename B::Buffer da(a), db(b), dc(before);
+      B::GemmBf16F32(c.m, c.k, c.n, {da.data(), la.row_stride, la.col_stride},
+                     {db.data(), lb.row_stride, lb.col_stride}, dc.data(), ldc, accumulate);
+      const std::vector<float> got = dc.template ToHost<float>();
+      std::vector<double> wa, wb, scale;
+      for (BFloat16 x : a) wa.push_back(x.ToFloat());
+      for (BFloat16 x : b) wb.push_back(x.ToFloat());
+      const std::vector<double> want =
+          ref::Matmul(c.m, c.k, c.n, wa.data(), la.row_stride, la.col_stride, wb.data(),
+                      lb.row_stride, lb.col_stride, &scale);
+      for (int64_t i = 0; i < c.m; ++i) {
+        for (int64_t j = 0; j < ldc; ++j) {
+          const double initial = before[i * ldc + j];
+          if (j >= c.n) {
+            ASSERT_EQ(got[i * ldc + j], initial) << path << ": " << Describe(c) << " padding";
+            continue;
+          }
+          const double expected = (accumulate ? initial : 0.0) + want[i * c.n + j];
+          ASSERT_LE(std::fabs(got[i * ldc + j] - expected),
+                    (c.k + 2) * kEps<float> * (scale[i * c.n + j] + std::fabs(initial)) + 1e-30)
+              << "bf16 into f32 on " << path << ": " << Describe(c) << " at (" << i << ", " << j
+              << ")";
+        }
+      }
+    }
+  });
 }
 
 // SetAllowTf32: off, f32 products as above; on, products within TF32's rounding (each

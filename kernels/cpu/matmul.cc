@@ -191,23 +191,26 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
   }
 }
 
-// bf16: C [m, n] (+)= A B for bf16 A, B and C, the products summed in f32 and C
-// rounded once (C + A B in f32 when accumulating). On an AVX-512 target of a CPU with
-// AVX512-BF16, by vdpbf16ps (internal/gemm_bf16.h); otherwise A and B widened to f32
-// and multiplied by this target's f32 GEMM.
+// C of a bf16 product: bf16, or f32 (GemmBf16F32), `elements` on from c.
+void* COffset(void* c, bool c_f32, int64_t elements) {
+  return static_cast<char*>(c) + elements * (c_f32 ? 4 : 2);
+}
+
+// bf16: C [m, n] (+)= A B for bf16 A and B, the products summed in f32; C bf16 (C + A B
+// rounded once) or f32 (c_f32). On an AVX-512 target of a CPU with AVX512-BF16, by
+// vdpbf16ps (internal/gemm_bf16.h); otherwise A and B widened to f32 and multiplied by
+// this target's f32 GEMM.
 void GemmBf16Serial(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t ars, int64_t acs,
-                    const uint16_t* b, int64_t brs, int64_t bcs, BFloat16* c, int64_t ldc,
+                    const uint16_t* b, int64_t brs, int64_t bcs, void* c, bool c_f32, int64_t ldc,
                     bool accumulate) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if (internal::HasAvx512Bf16()) {
-    internal::GemmBf16Avx512(m, k, n, a, ars, acs, b, brs, bcs, reinterpret_cast<uint16_t*>(c), ldc,
-                             accumulate);
+    internal::GemmBf16Avx512(m, k, n, a, ars, acs, b, brs, bcs, c, c_f32, ldc, accumulate);
     return;
   }
 #endif
   thread_local std::vector<float> sums, wide_a, wide_b;
   auto widen = [](uint16_t bits) { return BFloat16{bits}.ToFloat(); };
-  sums.resize(static_cast<size_t>(m * n));
   wide_a.resize(static_cast<size_t>(m * k));
   wide_b.resize(static_cast<size_t>(k * n));
   for (int64_t i = 0; i < m; ++i) {
@@ -216,9 +219,15 @@ void GemmBf16Serial(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t 
   for (int64_t p = 0; p < k; ++p) {
     for (int64_t j = 0; j < n; ++j) wide_b[p * n + j] = widen(b[p * brs + j * bcs]);
   }
+  if (c_f32) {
+    GemmSerial(m, k, n, wide_a.data(), k, 1, wide_b.data(), n, 1, static_cast<float*>(c), ldc,
+               accumulate);
+    return;
+  }
+  sums.resize(static_cast<size_t>(m * n));
   GemmSerial(m, k, n, wide_a.data(), k, 1, wide_b.data(), n, 1, sums.data(), n, false);
   for (int64_t i = 0; i < m; ++i) {
-    BFloat16* row = c + i * ldc;
+    BFloat16* row = static_cast<BFloat16*>(c) + i * ldc;
     const float* sum = sums.data() + i * n;
     for (int64_t j = 0; j < n; ++j) {
       row[j] = BFloat16::FromFloat(accumulate ? row[j].ToFloat() + sum[j] : sum[j]);
@@ -230,18 +239,19 @@ void GemmBf16Serial(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t 
 // (the AVX512-BF16 tile's width) where there are enough and A is not much taller than B
 // is wide, else whole slivers of 8 rows; each piece a GemmBf16Serial.
 void GemmBf16Impl(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t ars, int64_t acs,
-                  const uint16_t* b, int64_t brs, int64_t bcs, BFloat16* c, int64_t ldc,
+                  const uint16_t* b, int64_t brs, int64_t bcs, void* c, bool c_f32, int64_t ldc,
                   bool accumulate) {
   constexpr int64_t kPanel = 48, kSliver = 8;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   // A few rows (a generated token) unpacked, threads taking blocks of 64 columns.
-  if (m < kSliver && k > 0 && internal::HasAvx512Bf16() && ((brs == 1 && acs == 1) || bcs == 1)) {
+  if (m < kSliver && k > 0 && !c_f32 && internal::HasAvx512Bf16() &&
+      ((brs == 1 && acs == 1) || bcs == 1)) {
     constexpr int64_t kBlock = 64;
-    auto* out = reinterpret_cast<uint16_t*>(c);
     ParallelForWork(
         (n + kBlock - 1) / kBlock, m * k * kBlock / 16, [&](int64_t begin, int64_t end) {
           internal::GemmBf16FewRowsAvx512(m, k, begin * kBlock, std::min(n, end * kBlock), a, ars,
-                                          acs, b, brs, bcs, out, ldc, accumulate);
+                                          acs, b, brs, bcs, static_cast<uint16_t*>(c), ldc,
+                                          accumulate);
         });
     return;
   }
@@ -251,13 +261,14 @@ void GemmBf16Impl(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t ar
   if (panels >= threads && (m <= n || slivers < threads)) {
     ParallelForWork(panels, m * kPanel * k / 16, [&](int64_t begin, int64_t end) {
       const int64_t j0 = begin * kPanel, j1 = std::min(n, end * kPanel);
-      GemmBf16Serial(m, k, j1 - j0, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, accumulate);
+      GemmBf16Serial(m, k, j1 - j0, a, ars, acs, b + j0 * bcs, brs, bcs, COffset(c, c_f32, j0),
+                     c_f32, ldc, accumulate);
     });
   } else {
     ParallelForWork(slivers, kSliver * n * k / 16, [&](int64_t begin, int64_t end) {
       const int64_t i0 = begin * kSliver, i1 = std::min(m, end * kSliver);
-      GemmBf16Serial(i1 - i0, k, n, a + i0 * ars, ars, acs, b, brs, bcs, c + i0 * ldc, ldc,
-                     accumulate);
+      GemmBf16Serial(i1 - i0, k, n, a + i0 * ars, ars, acs, b, brs, bcs,
+                     COffset(c, c_f32, i0 * ldc), c_f32, ldc, accumulate);
     });
   }
 }
@@ -268,7 +279,7 @@ void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, 
   if (dtype == DType::kBF16) {
     const internal::FlushSubnormals flush;  // vdpbf16ps reads subnormals as 0 as well
     GemmBf16Impl(m, k, n, At<uint16_t>(a.data), a.row_stride, a.col_stride, At<uint16_t>(b.data),
-                 b.row_stride, b.col_stride, At<BFloat16>(c), ldc, accumulate);
+                 b.row_stride, b.col_stride, c, /*c_f32=*/false, ldc, accumulate);
     return;
   }
   DispatchFloat("matmul", dtype, [&](auto type) {
@@ -276,6 +287,14 @@ void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, 
     GemmImpl(m, k, n, At<T>(a.data), a.row_stride, a.col_stride, At<T>(b.data), b.row_stride,
              b.col_stride, At<T>(c), ldc, accumulate);
   });
+}
+
+void GemmBf16F32(int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c, int64_t ldc,
+                 bool accumulate) {
+  if (m == 0 || n == 0) return;
+  const internal::FlushSubnormals flush;
+  GemmBf16Impl(m, k, n, At<uint16_t>(a.data), a.row_stride, a.col_stride, At<uint16_t>(b.data),
+               b.row_stride, b.col_stride, c, /*c_f32=*/true, ldc, accumulate);
 }
 
 void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, MatrixIn a,
@@ -288,7 +307,7 @@ void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, 
       for (int64_t i = begin; i < end; ++i) {
         GemmBf16Impl(m, k, n, At<uint16_t>(a.data, a_offsets[i]), a.row_stride, a.col_stride,
                      At<uint16_t>(b.data, b_offsets[i]), b.row_stride, b.col_stride,
-                     At<BFloat16>(c, i * c_batch_stride), ldc, accumulate);
+                     COffset(c, false, i * c_batch_stride), false, ldc, accumulate);
       }
     });
     return;
@@ -315,10 +334,16 @@ namespace ember::kernels::cpu {
 
 HWY_EXPORT(Gemm);
 HWY_EXPORT(GemmBatched);
+HWY_EXPORT(GemmBf16F32);
 
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate) {
   HWY_DYNAMIC_DISPATCH(Gemm)(dtype, m, k, n, a, b, c, ldc, accumulate);
+}
+
+void GemmBf16F32(int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c, int64_t ldc,
+                 bool accumulate) {
+  HWY_DYNAMIC_DISPATCH(GemmBf16F32)(m, k, n, a, b, c, ldc, accumulate);
 }
 
 void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, MatrixIn a,

@@ -146,6 +146,22 @@ void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, 
   GemmOne(dtype, m, k, n, a, b, c, ldc, accumulate, CurrentHandle());
 }
 
+void GemmBf16F32(int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c, int64_t ldc,
+                 bool accumulate) {
+  CheckArguments("matmul", DType::kBF16, m, k, n, ldc);
+  if (m == 0 || n == 0) return;
+  const Current current = CurrentHandle();
+  const Operand oa = Describe(a, m, k, DType::kBF16, current.device);
+  const Operand ob = Describe(b, k, n, DType::kBF16, current.device);
+  const float alpha = 1, beta = accumulate ? 1 : 0;
+  CheckCublas(cublasGemmEx(current.handle, ob.op, oa.op, n, m, k, &alpha, ob.data, CUDA_R_16BF,
+                           ob.ld, oa.data, CUDA_R_16BF, oa.ld, &beta, c, CUDA_R_32F, ldc,
+                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              "matmul (bf16 into f32)");
+  Release(oa, current.device);
+  Release(ob, current.device);
+}
+
 void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, MatrixIn a,
                  const int64_t* a_offsets, MatrixIn b, const int64_t* b_offsets, void* c,
                  int64_t ldc, int64_t c_batch_stride, bool accumulate) {

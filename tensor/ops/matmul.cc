@@ -81,6 +81,22 @@ Tensor Matmul(const Tensor& a, const Tensor& b) {
   return out.To(a.dtype());
 }
 
+Tensor MatmulToF32(const Tensor& a, const Tensor& b) {
+  const Device device = internal::SameDevice("matmul", {a, b});
+  EMBER_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0) && a.dtype() == DType::kBF16 &&
+                  b.dtype() == DType::kBF16,
+              "matmul into f32: expected bf16 [m, k] and [k, n], got ", DTypeName(a.dtype()), " ",
+              ShapeToString(a.shape()), " and ", DTypeName(b.dtype()), " ",
+              ShapeToString(b.shape()));
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  Tensor out = Empty({m, n}, DType::kF32, device);
+  EMBER_KERNEL(GemmBf16F32)
+      .On(device)(m, k, n, {a.raw_data(), a.stride(0), a.stride(1)},
+                  {b.raw_data(), b.stride(0), b.stride(1)}, out.raw_data(), n,
+                  /*accumulate=*/false);
+  return out;
+}
+
 Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   EMBER_CHECK(weight.dim() == 2 && x.dim() >= 1 && x.size(-1) == weight.size(1),
               "linear: input of shape ", ShapeToString(x.shape()), " and weight of shape ",

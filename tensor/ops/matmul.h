@@ -16,6 +16,11 @@ namespace ember::ops {
 // PyTorch's); f16 computes in f32. The result is contiguous.
 Tensor Matmul(const Tensor& a, const Tensor& b);
 
+// The product of 2-d bf16 a [m, k] and b [k, n] as f32 [m, n]: the products summed in
+// f32 and never rounded to bf16 (the gradient of an f32 master weight under autocast,
+// autograd/autocast.h). Operands may be any views.
+Tensor MatmulToF32(const Tensor& a, const Tensor& b);
+
 // y = x W^T + b over the last dimension (torch.nn.functional.linear): x [..., in],
 // weight [out, in], bias [out] or undefined; y [..., out], contiguous. All the rows of
 // x are one product (x is copied only when its leading dimensions cannot be merged),

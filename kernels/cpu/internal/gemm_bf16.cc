@@ -179,13 +179,14 @@ EMBER_AVX512_BF16 void PackB(const uint16_t* b, int64_t brs, int64_t bcs, int64_
 }
 
 // Where a tile's sums go. Before the last block of depth, to f32 partial sums
-// (`partial`, row stride ldp; added to those there unless first); in the last, to bf16
-// C (row stride ldc): partial sums (unless first) + C (with `accumulate`) + the tile,
-// rounded once.
+// (`partial`, row stride ldp; added to those there unless first); in the last, to C
+// (row stride ldc): partial sums (unless first) + C (with `accumulate`) + the tile,
+// rounded once to bf16, or kept in f32 (c_f32).
 struct TileOut {
   float* partial;
   int64_t ldp;
-  uint16_t* c;
+  void* c;     // bf16, or f32 with c_f32
+  bool c_f32;  // C in f32: the sums stored without rounding
   int64_t ldc;
   bool first, last, accumulate;
 };
@@ -219,7 +220,8 @@ EMBER_AVX512_BF16 void Tile(int64_t pairs, const uint32_t* __restrict ap,
   }
   for (int64_t r = 0; r < rows; ++r) {
     float* partial = out.partial + r * out.ldp;
-    uint16_t* c = out.c + r * out.ldc;
+    uint16_t* c = static_cast<uint16_t*>(out.c) + r * out.ldc;
+    float* c32 = static_cast<float*>(out.c) + r * out.ldc;
     for (int64_t v = 0; v < kV; ++v) {
       const __mmask16 live = FirstN(cols - v * kLanes);
       if (live == 0) break;
@@ -227,6 +229,11 @@ EMBER_AVX512_BF16 void Tile(int64_t pairs, const uint32_t* __restrict ap,
       if (!out.first) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(live, partial + v * kLanes));
       if (!out.last) {
         _mm512_mask_storeu_ps(partial + v * kLanes, live, sum);
+        continue;
+      }
+      if (out.c_f32) {
+        if (out.accumulate) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(live, c32 + v * kLanes));
+        _mm512_mask_storeu_ps(c32 + v * kLanes, live, sum);
         continue;
       }
       if (out.accumulate) {
@@ -332,14 +339,20 @@ bool HasAvx512Bf16() {
 }
 
 void GemmBf16Avx512(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t ars, int64_t acs,
-                    const uint16_t* b, int64_t brs, int64_t bcs, uint16_t* c, int64_t ldc,
+                    const uint16_t* b, int64_t brs, int64_t bcs, void* c, bool c_f32, int64_t ldc,
                     bool accumulate) {
   if (k == 0) {
-    if (!accumulate) {
-      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, uint16_t{0});
+    if (accumulate) return;
+    for (int64_t i = 0; i < m; ++i) {
+      if (c_f32) {
+        std::fill_n(static_cast<float*>(c) + i * ldc, n, 0.0f);
+      } else {
+        std::fill_n(static_cast<uint16_t*>(c) + i * ldc, n, uint16_t{0});
+      }
     }
     return;
   }
+  const int64_t item = c_f32 ? 4 : 2;  // bytes of C's element
   const int64_t all_pairs = (k + 1) / 2, padded_rows = (m + kMr - 1) / kMr * kMr;
   // A packed whole, block by block of depth (block q0 at packed_a + q0 * padded_rows),
   // so that each block of B is swept by every sliver without packing A again.
@@ -364,9 +377,14 @@ void GemmBf16Avx512(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t 
       const uint32_t* block_a = packed_a.data() + q0 * padded_rows;
       for (int64_t ir = 0; ir < m; ir += kMr) {
         for (int64_t jr = 0; jr < nc; jr += kNr) {
-          const TileOut out{
-              partial.data() + ir * nc + jr, nc,        c + ir * ldc + jc + jr, ldc, q0 == 0,
-              q0 + pairs == all_pairs,       accumulate};
+          const TileOut out{partial.data() + ir * nc + jr,
+                            nc,
+                            static_cast<char*>(c) + (ir * ldc + jc + jr) * item,
+                            c_f32,
+                            ldc,
+                            q0 == 0,
+                            q0 + pairs == all_pairs,
+                            accumulate};
           TileFor(pairs, block_a + ir * pairs, packed_b.data() + jr * pairs, out,
                   std::min(kMr, m - ir), std::min(kNr, nc - jr));
         }
