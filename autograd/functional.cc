@@ -44,24 +44,23 @@ Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
 
 Tensor Linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in) {
   const Tensor x = internal::ForProduct(x_in), bias = internal::ForProduct(bias_in);
-  // An f32 weight under autocast (a master weight): its bf16 copy for the products, and
-  // its gradient made in f32 by the GEMM itself, not rounded to bf16 and cast back.
-  const bool master = x.dtype() == DType::kBF16 && weight_in.dtype() == DType::kF32;
   const Tensor cast = internal::ForProduct(weight_in);
-  const Tensor weight = master ? Detach(cast) : cast;
+  // An f32 weight cast to bf16 by autocast (a master weight): the copy serves the
+  // products, and the node takes the f32 weight itself, whose gradient the GEMM makes
+  // in f32 (not rounded to bf16 and cast back).
+  const bool master = weight_in.dtype() == DType::kF32 && cast.dtype() == DType::kBF16;
+  const Tensor weight = master ? Detach(cast) : cast, w_input = master ? weight_in : cast;
   const Tensor y = WithoutGrad([&] { return ops::Linear(x, weight, bias); });
-  const Tensor w_input = master && cast.dtype() == DType::kBF16 ? weight_in : cast;
   if (!ShouldRecord({x, w_input, bias})) return y;
   const bool need_x = RequiresGrad(x), need_w = RequiresGrad(w_input), need_b = RequiresGrad(bias);
-  const bool w_f32 = w_input.dtype() == DType::kF32 && weight.dtype() == DType::kBF16;
   return Record("linear", y, {x, w_input, bias},
-                [x = Detach(x), w = weight, need_x, need_w, need_b, w_f32](const Tensor& g) {
+                [x = Detach(x), w = weight, need_x, need_w, need_b, master](const Tensor& g) {
                   const Tensor rows = g.Reshape({-1, w.size(0)});  // [N, out]
                   const Tensor x_rows = x.Reshape({-1, w.size(1)});
                   Tensor dw;
                   if (need_w) {
-                    dw = w_f32 ? ops::MatmulToF32(rows.Transpose(0, 1), x_rows)
-                               : ops::Matmul(rows.Transpose(0, 1), x_rows);
+                    dw = master ? ops::MatmulToF32(rows.Transpose(0, 1), x_rows)
+                                : ops::Matmul(rows.Transpose(0, 1), x_rows);
                   }
                   return std::vector<Tensor>{need_x ? ops::Matmul(g, w) : Tensor(), dw,
                                              need_b ? ops::Sum(rows, {0}) : Tensor()};
