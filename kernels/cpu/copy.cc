@@ -89,13 +89,15 @@ void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strid
         }
         if constexpr (std::is_same_v<S, float> && std::is_same_v<D, BFloat16>) {
           if (sa == 1 && sb == 1) {
-            HWY_DYNAMIC_DISPATCH(F32ToBf16)(n, in + a, &out[b].bits);
+            HWY_DYNAMIC_DISPATCH(F32ToBf16)
+            (n, reinterpret_cast<const float*>(in + a), reinterpret_cast<uint16_t*>(out + b));
             return;
           }
         }
         if constexpr (std::is_same_v<S, BFloat16> && std::is_same_v<D, float>) {
           if (sa == 1 && sb == 1) {
-            HWY_DYNAMIC_DISPATCH(Bf16ToF32)(n, &in[a].bits, out + b);
+            HWY_DYNAMIC_DISPATCH(Bf16ToF32)
+            (n, reinterpret_cast<const uint16_t*>(in + a), reinterpret_cast<float*>(out + b));
             return;
           }
         }
