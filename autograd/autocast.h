@@ -15,9 +15,9 @@
 // Parameters stay f32 (master weights, and AdamW's state with them): a product casts
 // an f32 leaf that requires grad to bf16 once per guard (cached: once per forward, not
 // per use), and the gradient reaches the f32 leaf in f32: Linear's weight gradient
-// straight from the GEMM (kernels/matmul.h's GemmBf16F32), others back through the
-// cast. Run one forward and its loss inside a guard and backward outside it, as PyTorch
-// does (a guard's cached casts belong to the one graph its forward built).
+// straight from the GEMM (kernels/matmul.h's GemmBf16F32) and its bias gradient as f32
+// sums, others back through the cast. Run one forward and its loss inside a guard and backward
+// outside it, as PyTorch does (a guard's cached casts belong to the one graph its forward built).
 
 #include "tensor/tensor.h"
 

@@ -135,19 +135,30 @@ TEST(AutocastTest, AParameterIsCastOncePerGuard) {
   EXPECT_EQ(casts, 1u) << dot;  // x needs no gradient: its casts are not recorded
   Backward(Sum(y));
   EXPECT_EQ(Grad(w).dtype(), DType::kF32);
-  // A gradient through Linear alone was never rounded to bf16: some have low bits set.
-  const Tensor v = SetRequiresGrad(Randn({8, 8}, gen));
+  // Gradients through Linear alone were never rounded to bf16: some have low bits set,
+  // the weight's (from the GEMM) and the bias's (f32 sums of g's rows, as an f32 sum of
+  // the bf16 g computed here shows).
+  const Tensor v = SetRequiresGrad(Randn({8, 8}, gen)), c = SetRequiresGrad(Randn({8}, gen));
   Tensor z;
   {
     AutocastGuard autocast(DType::kBF16);
-    z = Linear(Randn({64, 8}, gen), v, Tensor());
+    z = Linear(Randn({64, 8}, gen), v, c);
   }
   Backward(Sum(Mul(z, z)));
-  int64_t wide = 0;
-  for (float g : Grad(v).Contiguous().ToVector<float>()) {
-    wide += (::ember::internal::BitCast<uint32_t>(g) & 0xffffu) != 0;
-  }
-  EXPECT_GT(wide, 32);
+  auto wide = [](const Tensor& g) {
+    int64_t n = 0;
+    for (float f : g.Contiguous().ToVector<float>()) {
+      n += (::ember::internal::BitCast<uint32_t>(f) & 0xffffu) != 0;
+    }
+    return n;
+  };
+  EXPECT_GT(wide(Grad(v)), 32);
+  ASSERT_EQ(Grad(c).dtype(), DType::kF32);
+  EXPECT_GT(wide(Grad(c)), 4);
+  const std::vector<float> db = Grad(c).ToVector<float>(),
+                           want_db = Sum(Mul(z, 2.0).To(DType::kF32), {0}).ToVector<float>();
+  for (size_t j = 0; j < db.size(); ++j)
+    EXPECT_NEAR(db[j], want_db[j], 1e-5 * (1 + std::abs(want_db[j])));
   // A new guard casts again (the weights may have changed in between).
   AutocastGuard autocast(DType::kBF16);
   EXPECT_FALSE(internal::ForProduct(w).is_same(internal::ForProduct(Randn({8, 8}, gen))));

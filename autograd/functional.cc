@@ -43,28 +43,36 @@ Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
 }
 
 Tensor Linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in) {
-  const Tensor x = internal::ForProduct(x_in), bias = internal::ForProduct(bias_in);
-  const Tensor cast = internal::ForProduct(weight_in);
+  const Tensor x = internal::ForProduct(x_in);
+  const Tensor cast = internal::ForProduct(weight_in), bias_cast = internal::ForProduct(bias_in);
   // An f32 weight cast to bf16 by autocast (a master weight): the copy serves the
   // products, and the node takes the f32 weight itself, whose gradient the GEMM makes
-  // in f32 (not rounded to bf16 and cast back).
+  // in f32 (not rounded to bf16 and cast back). A master bias likewise: its gradient is
+  // the f32 sum of g's rows.
   const bool master = weight_in.dtype() == DType::kF32 && cast.dtype() == DType::kBF16;
+  const bool bias_master =
+      bias_in.defined() && bias_in.dtype() == DType::kF32 && bias_cast.dtype() == DType::kBF16;
   const Tensor weight = master ? Detach(cast) : cast, w_input = master ? weight_in : cast;
+  const Tensor bias = bias_master ? Detach(bias_cast) : bias_cast,
+               b_input = bias_master ? bias_in : bias_cast;
   const Tensor y = WithoutGrad([&] { return ops::Linear(x, weight, bias); });
-  if (!ShouldRecord({x, w_input, bias})) return y;
-  const bool need_x = RequiresGrad(x), need_w = RequiresGrad(w_input), need_b = RequiresGrad(bias);
-  return Record("linear", y, {x, w_input, bias},
-                [x = Detach(x), w = weight, need_x, need_w, need_b, master](const Tensor& g) {
-                  const Tensor rows = g.Reshape({-1, w.size(0)});  // [N, out]
-                  const Tensor x_rows = x.Reshape({-1, w.size(1)});
-                  Tensor dw;
-                  if (need_w) {
-                    dw = master ? ops::MatmulToF32(rows.Transpose(0, 1), x_rows)
-                                : ops::Matmul(rows.Transpose(0, 1), x_rows);
-                  }
-                  return std::vector<Tensor>{need_x ? ops::Matmul(g, w) : Tensor(), dw,
-                                             need_b ? ops::Sum(rows, {0}) : Tensor()};
-                });
+  if (!ShouldRecord({x, w_input, b_input})) return y;
+  const bool need_x = RequiresGrad(x), need_w = RequiresGrad(w_input),
+             need_b = RequiresGrad(b_input);
+  return Record(
+      "linear", y, {x, w_input, b_input},
+      [x = Detach(x), w = weight, need_x, need_w, need_b, master, bias_master](const Tensor& g) {
+        const Tensor rows = g.Reshape({-1, w.size(0)});  // [N, out]
+        const Tensor x_rows = x.Reshape({-1, w.size(1)});
+        Tensor dw;
+        if (need_w) {
+          dw = master ? ops::MatmulToF32(rows.Transpose(0, 1), x_rows)
+                      : ops::Matmul(rows.Transpose(0, 1), x_rows);
+        }
+        Tensor db;
+        if (need_b) db = ops::Sum(bias_master ? rows.To(DType::kF32) : rows, {0});
+        return std::vector<Tensor>{need_x ? ops::Matmul(g, w) : Tensor(), dw, db};
+      });
 }
 
 // dx = y (g - sum(g y)).

@@ -79,14 +79,17 @@ Tensor Sum(const Tensor& x, IntSpan dims, bool keepdim) {
   const Shape& lead = plan.reduced_dims;
   bool leading = !lead.empty() && plan.rows > 1;
   for (size_t i = 0; i < lead.size(); ++i) leading = leading && lead[i] == static_cast<int64_t>(i);
-  if (leading && x.dtype() != DType::kBF16 && x.dtype() != DType::kF16) {
-    const Tensor matrix = x.Reshape({plan.n, plan.rows});
+  // bf16 and f16 sum in f32, widened by one contiguous pass.
+  const bool narrow = x.dtype() == DType::kBF16 || x.dtype() == DType::kF16;
+  if (leading && (!narrow || x.is_contiguous())) {
+    const Tensor wide = narrow ? x.To(DType::kF32) : x;
+    const Tensor matrix = wide.Reshape({plan.n, plan.rows});
     if (matrix.stride(1) == 1) {
-      Tensor out = Empty({plan.rows}, x.dtype(), x.device());
+      Tensor out = Empty({plan.rows}, wide.dtype(), x.device());
       EMBER_KERNEL(SumColumns)
-          .On(x.device())(x.dtype(), plan.n, plan.rows, matrix.raw_data(), matrix.stride(0),
+          .On(x.device())(wide.dtype(), plan.n, plan.rows, matrix.raw_data(), matrix.stride(0),
                           out.raw_data());
-      return out.View(plan.out_shape);
+      return out.View(plan.out_shape).To(x.dtype());
     }
   }
   return ReduceRows("sum", x, plan, EMBER_KERNEL(SumRows));

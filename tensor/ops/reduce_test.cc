@@ -112,6 +112,14 @@ TEST(ReduceOpsTest, VarArgMaxMinAndHalfPrecision) {
   const Tensor h = Sum(Ones({300}, DType::kBF16));
   EXPECT_EQ(h.dtype(), DType::kBF16);
   EXPECT_EQ(h.item(), 300.0);  // summed in f32, rounded once
+  // Down the columns (a bias's gradient) too: 256 + 1 + ... + 1 in bf16 steps would
+  // stay 256 (its spacing there is 2); in f32 it is 300.
+  Tensor column = Ones({45, 2}, DType::kBF16);
+  column.Select(0, 0).Fill(256.0);
+  const Tensor sums = Sum(column, {0});
+  EXPECT_EQ(sums.dtype(), DType::kBF16);
+  EXPECT_EQ(sums.ToVector<float>(), (std::vector<float>{300, 300}));
+  EXPECT_EQ(Sum(column.Transpose(0, 1), {1}).ToVector<float>(), (std::vector<float>{300, 300}));
   EXPECT_TRUE(std::isnan(Max(FromList({1.0, NAN})).item()));
   EXPECT_TRUE(std::isnan(Mean(Zeros({0})).item()));
   EXPECT_EQ(Sum(Zeros({0, 3}), {0}).ToVector<float>(), (std::vector<float>{0, 0, 0}));
