@@ -11,6 +11,7 @@
 
 #include "hwy/highway.h"
 #include "hwy/targets.h"
+#include "tensor/dtype.h"
 
 namespace ember::kernels {
 
@@ -25,14 +26,18 @@ inline void ForEachTarget(const std::function<void(const std::string&)>& body) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-// n values uniform in [lo, hi), drawn in double and rounded to T.
+// n values uniform in [lo, hi), drawn in double and rounded to T (as Convert does).
 template <typename T>
 std::vector<T> RandomVector(int64_t n, double lo, double hi, std::mt19937& rng) {
   std::uniform_real_distribution<double> dist(lo, hi);
   std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(dist(rng));
+  for (T& x : v) x = Convert<T>(dist(rng));
   return v;
 }
+
+// bf16's unit roundoff: a result rounded once to bf16 is within this of the exact one,
+// relative.
+inline constexpr double kBf16Roundoff = 0x1p-8;
 
 }  // namespace ember::kernels
 

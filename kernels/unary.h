@@ -17,7 +17,8 @@
 
 namespace ember::kernels::cpu {
 
-// Elementwise functions on contiguous arrays of n elements of `dtype` (f32 or f64):
+// Elementwise functions on contiguous arrays of n elements of `dtype` (f32, f64, or
+// bf16: read and written as bf16, computed in f32, rounded once at the end):
 //   out[i] = f(in[i]),  in: [n], out: [n], overwritten; out may be in (in place).
 // Every element goes through the same SIMD code (the tail through a padded vector),
 // so results do not depend on n or on the thread split. Large n is split across

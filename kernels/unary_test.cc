@@ -1,6 +1,7 @@
 // The unary functions and their backwards: one table of cases on every CPU SIMD target
 // this machine has and on CUDA (kernels/cuda/internal/backends.h), against the float64
-// reference (kernels/reference/unary.h), in f32 and f64, at sizes that leave SIMD tails,
+// reference (kernels/reference/unary.h), in f32, f64 and bf16 (whose results must also be
+// the f32 kernel's, rounded once), at sizes that leave SIMD tails,
 // split across threads and fill several CUDA blocks. The CUDA half skips, saying why,
 // without a GPU.
 
@@ -59,22 +60,66 @@ struct ForwardCase {
   Tolerance tol;
 };
 
+// The bound of a case in T: bf16 computes in f32 and rounds once, so f32's bound plus
+// one bf16 rounding.
+template <typename T>
+Tolerance In(const Tolerance& tol) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    return {tol.rtol32 + kBf16Roundoff, tol.atol32, 0, 0};
+  } else {
+    return tol;
+  }
+}
+
+// Whether an exact op's result is the reference rounded to T (NaN for NaN).
+template <typename T>
+bool RoundedFrom(T got, double want) {
+  const double g = Convert<double>(got);
+  return std::isnan(want) ? std::isnan(g) : g == Convert<double>(Convert<T>(want));
+}
+
+// A bf16 kernel against the same kernel in f32 on the widened inputs: its results must be
+// those, rounded once to bf16 (the arithmetic is f32's).
+void ExpectF32RoundedOnce(const std::string& what, const std::vector<BFloat16>& got,
+                          const std::vector<float>& f32) {
+  for (size_t i = 0; i < got.size(); ++i) {
+    const BFloat16 want = BFloat16::FromFloat(f32[i]);
+    ASSERT_TRUE(got[i].bits == want.bits || (std::isnan(f32[i]) && std::isnan(got[i].ToFloat())))
+        << what << ", element " << i << ": got " << got[i].ToFloat() << ", f32 " << f32[i];
+  }
+}
+
+template <typename T>
+std::vector<float> Widened(const std::vector<T>& v) {
+  std::vector<float> out;
+  for (const T& x : v) out.push_back(Convert<float>(x));
+  return out;
+}
+
 template <typename B, typename T>
 void CheckForward(const std::string& path, const ForwardCase& c, std::mt19937& rng) {
-  const bool f32 = std::is_same_v<T, float>;
-  const double rtol = f32 ? c.tol.rtol32 : c.tol.rtol64, atol = f32 ? c.tol.atol32 : c.tol.atol64;
+  const bool f64 = std::is_same_v<T, double>;
+  const Tolerance tol = In<T>(c.tol);
+  const double rtol = f64 ? tol.rtol64 : tol.rtol32, atol = f64 ? tol.atol64 : tol.atol32;
+  const bool exact = c.tol.rtol32 == 0 && c.tol.atol32 == 0;
   for (int64_t n : kSizes) {
     const std::vector<T> in = RandomVector<T>(n, c.lo, c.hi, rng);
     const typename B::Buffer device_in(in), device_out(n * sizeof(T));
     c.kernel(kDTypeOf<T>, n, device_in.data(), device_out.data());
     const std::vector<T> out = device_out.template ToHost<T>();
     for (int64_t i = 0; i < n; ++i) {
-      const double want = c.reference(in[i]);
-      const bool ok = rtol == 0 && atol == 0 ? (out[i] == static_cast<T>(want) ||
-                                                (std::isnan(want) && std::isnan(out[i])))
-                                             : Close(out[i], want, rtol, atol);
+      const double want = c.reference(Convert<double>(in[i]));
+      const bool ok =
+          exact ? RoundedFrom(out[i], want) : Close(Convert<double>(out[i]), want, rtol, atol);
       ASSERT_TRUE(ok) << c.name << " " << DTypeName(kDTypeOf<T>) << " on " << path << ", n=" << n
-                      << ", x=" << in[i] << ": got " << out[i] << ", want " << want;
+                      << ", x=" << Convert<double>(in[i]) << ": got " << Convert<double>(out[i])
+                      << ", want " << want;
+    }
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      const typename B::Buffer wide_in(Widened(in)), wide_out(n * sizeof(float));
+      c.kernel(DType::kF32, n, wide_in.data(), wide_out.data());
+      ExpectF32RoundedOnce(std::string(c.name) + " on " + path + ", n=" + std::to_string(n), out,
+                           wide_out.template ToHost<float>());
     }
   }
 }
@@ -105,7 +150,7 @@ TYPED_TEST(UnaryTest, EveryFunctionMatchesTheReference) {
       {"pow 1.7", pow(1.7), [](double x) { return ref::Pow(x, 1.7); }, 0, 100, kMath},
   };
   std::mt19937 rng(17);
-  cuda::internal::ForEachPathAndFloat<B>([&](const std::string& path, auto type) {
+  cuda::internal::ForEachPathAndFloatOrBf16<B>([&](const std::string& path, auto type) {
     for (const ForwardCase& c : cases) CheckForward<B, decltype(type)>(path, c, rng);
   });
 }
@@ -135,27 +180,37 @@ TYPED_TEST(UnaryTest, EveryBackwardMatchesTheReference) {
     for (const Case& c : cases) {
       auto check = [&](auto tag) {
         using T = decltype(tag);
-        const bool f32 = std::is_same_v<T, float>;
-        const double rtol = slack * (f32 ? c.tol.rtol32 : c.tol.rtol64);
-        const double atol = slack * (f32 ? c.tol.atol32 : c.tol.atol64) + (slack > 1 ? 1e-15 : 0);
+        const bool f64 = std::is_same_v<T, double>;
+        const Tolerance tol = In<T>(c.tol);
+        const double rtol = slack * (f64 ? tol.rtol64 : tol.rtol32);
+        const double atol = slack * (f64 ? tol.atol64 : tol.atol32) + (slack > 1 ? 1e-15 : 0);
         for (int64_t n : kSizes) {
           std::vector<T> saved = RandomVector<T>(n, c.lo, c.hi, rng);
-          for (T& v : saved) v = static_cast<T>(c.saved(v));
+          for (T& v : saved) v = Convert<T>(c.saved(Convert<double>(v)));
           const std::vector<T> g = RandomVector<T>(n, -2, 2, rng);
           const typename B::Buffer device_saved(saved), device_g(g), device_out(n * sizeof(T));
           c.kernel(kDTypeOf<T>, n, device_saved.data(), device_g.data(), device_out.data());
           const std::vector<T> out = device_out.template ToHost<T>();
           for (int64_t i = 0; i < n; ++i) {
-            const double want = c.reference(saved[i], g[i]);
-            ASSERT_TRUE(Close(out[i], want, rtol, atol))
+            const double s = Convert<double>(saved[i]), gi = Convert<double>(g[i]);
+            const double want = c.reference(s, gi);
+            ASSERT_TRUE(Close(Convert<double>(out[i]), want, rtol, atol))
                 << c.name << " backward " << DTypeName(kDTypeOf<T>) << " on " << path << ", n=" << n
-                << ", saved=" << saved[i] << ", g=" << g[i] << ": got " << out[i] << ", want "
-                << want;
+                << ", saved=" << s << ", g=" << gi << ": got " << Convert<double>(out[i])
+                << ", want " << want;
+          }
+          if constexpr (std::is_same_v<T, BFloat16>) {
+            const typename B::Buffer wide_saved(Widened(saved)), wide_g(Widened(g)),
+                wide_out(n * sizeof(float));
+            c.kernel(DType::kF32, n, wide_saved.data(), wide_g.data(), wide_out.data());
+            ExpectF32RoundedOnce(std::string(c.name) + " backward on " + path, out,
+                                 wide_out.template ToHost<float>());
           }
         }
       };
       check(float());
       check(double());
+      check(BFloat16());
     }
   });
 }

@@ -14,6 +14,7 @@
 #define HWY_TARGET_INCLUDE "kernels/cpu/copy.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/cpu/internal/bf16-inl.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -21,42 +22,25 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// out[i] = bf16(in[i]) for n contiguous floats: BFloat16::FromFloat's rounding (to
-// nearest even: add 0x7fff plus the lowest kept bit, keep the top 16 bits; a NaN keeps
-// its top bits, made quiet), a vector at a time.
-void F32ToBf16(int64_t n, const float* in, uint16_t* out) {
+using internal::HWY_NAMESPACE::LoadWide;
+using internal::HWY_NAMESPACE::StoreNarrow;
+
+// out[i] = bf16(in[i]) for n contiguous floats, rounded as BFloat16::FromFloat.
+void F32ToBf16(int64_t n, const float* in, BFloat16* out) {
   const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  const hn::Rebind<uint16_t, decltype(du)> d16;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const auto x = hn::LoadU(df, in + i);
-    const auto bits = hn::BitCast(du, x);
-    const auto keep = hn::ShiftRight<16>(bits);
-    const auto rounded = hn::ShiftRight<16>(
-        hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), hn::And(keep, hn::Set(du, 1u)))));
-    const auto quiet = hn::Or(keep, hn::Set(du, 0x40u));
-    const auto result = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(x)), quiet, rounded);
-    // As i32 (every value fits in 16 bits): Highway demotes i32, not u32, to u16.
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(hn::RebindToSigned<decltype(du)>(), result)), d16,
-               out + i);
-  }
-  for (; i < n; ++i) out[i] = BFloat16::FromFloat(in[i]).bits;
+  for (; i + lanes <= n; i += lanes) StoreNarrow(hn::LoadU(df, in + i), df, out + i);
+  for (; i < n; ++i) out[i] = BFloat16::FromFloat(in[i]);
 }
 
-// out[i] = float(in[i]): the bits moved to the top half.
-void Bf16ToF32(int64_t n, const uint16_t* in, float* out) {
+// out[i] = float(in[i]).
+void Bf16ToF32(int64_t n, const BFloat16* in, float* out) {
   const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  const hn::Rebind<uint16_t, decltype(du)> d16;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const auto bits = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, in + i)));
-    hn::StoreU(hn::BitCast(df, bits), df, out + i);
-  }
-  for (; i < n; ++i) out[i] = BFloat16{in[i]}.ToFloat();
+  for (; i + lanes <= n; i += lanes) hn::StoreU(LoadWide(df, in + i), df, out + i);
+  for (; i < n; ++i) out[i] = in[i].ToFloat();
 }
 
 }  // namespace HWY_NAMESPACE
@@ -90,14 +74,14 @@ void CopyCast(IntSpan shape, DType src_dtype, const void* src, IntSpan src_strid
         if constexpr (std::is_same_v<S, float> && std::is_same_v<D, BFloat16>) {
           if (sa == 1 && sb == 1) {
             HWY_DYNAMIC_DISPATCH(F32ToBf16)
-            (n, reinterpret_cast<const float*>(in + a), reinterpret_cast<uint16_t*>(out + b));
+            (n, reinterpret_cast<const float*>(in + a), reinterpret_cast<BFloat16*>(out + b));
             return;
           }
         }
         if constexpr (std::is_same_v<S, BFloat16> && std::is_same_v<D, float>) {
           if (sa == 1 && sb == 1) {
             HWY_DYNAMIC_DISPATCH(Bf16ToF32)
-            (n, reinterpret_cast<const uint16_t*>(in + a), reinterpret_cast<float*>(out + b));
+            (n, reinterpret_cast<const BFloat16*>(in + a), reinterpret_cast<float*>(out + b));
             return;
           }
         }

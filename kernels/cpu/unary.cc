@@ -33,10 +33,11 @@ constexpr double kGeluKappa = 0.044715;
 constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 
-// out[i] = f(d, in[i]) over n contiguous elements, split across the pool.
+// out[i] = f(d, in[i]) over n contiguous elements, split across the pool; bf16 computed
+// in f32 (Map).
 template <class F>
 void UnaryMap(const char* op, DType dtype, int64_t n, const void* in, void* out, const F& f) {
-  DispatchFloat(op, dtype, [&](auto type) {
+  DispatchFloatOrBf16(op, dtype, [&](auto type) {
     using T = decltype(type);
     ParallelForWork(n, 1,
                     [&](int64_t b, int64_t e) { Map(e - b, At<T>(out, b), f, At<T>(in, b)); });
@@ -47,7 +48,7 @@ void UnaryMap(const char* op, DType dtype, int64_t n, const void* in, void* out,
 template <class F>
 void BackwardMap(const char* op, DType dtype, int64_t n, const void* a, const void* grad_out,
                  void* grad_in, const F& f) {
-  DispatchFloat(op, dtype, [&](auto type) {
+  DispatchFloatOrBf16(op, dtype, [&](auto type) {
     using T = decltype(type);
     ParallelForWork(n, 1, [&](int64_t b, int64_t e) {
       Map(e - b, At<T>(grad_in, b), f, At<T>(a, b), At<T>(grad_out, b));
@@ -59,15 +60,14 @@ void BackwardMap(const char* op, DType dtype, int64_t n, const void* a, const vo
 template <typename F>
 void ScalarMap(const char* op, DType dtype, int64_t n, const void* a, const void* g, void* out,
                const F& f) {
-  DispatchFloat(op, dtype, [&](auto type) {
+  DispatchFloatOrBf16(op, dtype, [&](auto type) {
     using T = decltype(type);
     const T* x = At<T>(a);
     const T* grad = At<T>(g);
     T* y = At<T>(out);
     ParallelForWork(n, 4, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        y[i] =
-            static_cast<T>(f(static_cast<double>(x[i]), grad ? static_cast<double>(grad[i]) : 0.0));
+        y[i] = Convert<T>(f(Convert<double>(x[i]), grad ? Convert<double>(grad[i]) : 0.0));
       }
     });
   });

@@ -1,7 +1,7 @@
 // kernels/unary.h on the GPU: the same functions of one element, mapped over the
 // array in 16-byte vectors (internal::MapRows), in the precision of the dtype (f32 or
-// f64) with CUDA's correctly rounded arithmetic and its libdevice math (expf, tanhf:
-// <= 2 ulp).
+// f64; bf16 in f32) with CUDA's correctly rounded arithmetic and its libdevice math
+// (expf, tanhf: <= 2 ulp).
 
 #include <cuda_runtime.h>
 
@@ -12,13 +12,13 @@
 namespace ember::kernels::cuda {
 namespace {
 
-using internal::DispatchFloat;
+using internal::DispatchFloatOrBf16;
 
 // out = op(in), as one row of n (internal::MapRows: 16-byte vectors per thread).
 template <typename Op>
 void Unary(const char* name, DType dtype, int64_t n, const void* in, void* out, Op op) {
   if (n == 0) return;
-  DispatchFloat(name, dtype, [&](auto type) {
+  DispatchFloatOrBf16(name, dtype, [&](auto type) {
     using T = decltype(type);
     internal::MapRows<1>(1, n, internal::RowInputs<T, 1>{{{static_cast<const T*>(in), 0, 1}}},
                          static_cast<T*>(out), op);
@@ -40,7 +40,7 @@ template <typename Op>
 void Backward(const char* name, DType dtype, int64_t n, const void* saved, const void* grad_out,
               void* grad_in, Op derivative) {
   if (n == 0) return;
-  DispatchFloat(name, dtype, [&](auto type) {
+  DispatchFloatOrBf16(name, dtype, [&](auto type) {
     using T = decltype(type);
     internal::MapRows<2>(1, n,
                          internal::RowInputs<T, 2>{{{static_cast<const T*>(saved), 0, 1},

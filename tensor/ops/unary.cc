@@ -10,9 +10,9 @@ namespace {
 using UnaryKernel = internal::Kernel<void(DType, int64_t, const void*, void*)>;
 using BackwardKernel = internal::Kernel<void(DType, int64_t, const void*, const void*, void*)>;
 
-// The kernel runs in the compute dtype: f64 stays f64, the other floats compute in f32.
+// The kernel is given f64, f32 or bf16 (which it computes in f32); f16 is converted to f32.
 Tensor Unary(const char* op, const Tensor& x, const UnaryKernel& kernel) {
-  const DType compute = internal::FloatComputeDType(op, x);
+  const DType compute = internal::FloatOrBf16DType(op, x);
   const Tensor in = x.To(compute).Contiguous();
   Tensor out = Empty(x.shape(), compute, x.device());
   kernel.On(x.device())(compute, in.numel(), in.raw_data(), out.raw_data());
@@ -22,7 +22,7 @@ Tensor Unary(const char* op, const Tensor& x, const UnaryKernel& kernel) {
 Tensor Backward(const char* op, const Tensor& a, const Tensor& grad_out,
                 const BackwardKernel& kernel) {
   const Device device = internal::SameDevice(op, {a, grad_out});
-  const DType compute = internal::FloatComputeDType(op, a);
+  const DType compute = internal::FloatOrBf16DType(op, a);
   EMBER_CHECK(a.shape() == grad_out.shape(), op, ": grad_out of shape ",
               ShapeToString(grad_out.shape()), " does not match the input's shape ",
               ShapeToString(a.shape()));
@@ -52,7 +52,7 @@ Tensor GeluTanh(const Tensor& x) { return Unary("gelu_tanh", x, EMBER_KERNEL(Gel
 Tensor GeluErf(const Tensor& x) { return Unary("gelu_erf", x, EMBER_KERNEL(GeluErf)); }
 
 Tensor Pow(const Tensor& x, double exponent) {
-  const DType compute = internal::FloatComputeDType("pow", x);
+  const DType compute = internal::FloatOrBf16DType("pow", x);
   const Tensor in = x.To(compute).Contiguous();
   Tensor out = Empty(x.shape(), compute, x.device());
   EMBER_KERNEL(PowScalar).On(x.device())(compute, in.numel(), in.raw_data(), exponent,

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 #include "base/error.h"
 #include "kernels/cpu/internal/fp_mode.h"
@@ -60,8 +61,9 @@ inline void ParallelForWork(int64_t n, int64_t work_per_item,
 }
 
 // Calls fn(T()) with T = float or double for dtype f32 or f64, and returns what it
-// returns. The floating-point kernels compute in f32 or f64 (tensor ops convert bf16
-// and f16 to f32 first); any other dtype is a caller's mistake, reported naming op.
+// returns. The floating-point kernels compute in f32 or f64 (tensor ops convert f16,
+// and bf16 for the kernels that take only these, to f32 first); any other dtype is a
+// caller's mistake, reported naming op.
 // fn runs with subnormals flushed to zero (internal/fp_mode.h says why), its chunks on
 // the pool's workers too; the caller's mode is back on return.
 template <typename Fn>
@@ -71,6 +73,17 @@ decltype(auto) DispatchFloat(const char* op, DType dtype, Fn&& fn) {
   const internal::FlushSubnormals flush;
   if (dtype == DType::kF32) return fn(float());
   return fn(double());
+}
+
+// DispatchFloat for the kernels that also read and write bf16 (computing in f32,
+// internal/bf16-inl.h): fn(BFloat16()) for dtype bf16.
+template <typename Fn>
+decltype(auto) DispatchFloatOrBf16(const char* op, DType dtype, Fn&& fn) {
+  if (dtype == DType::kBF16) {
+    const internal::FlushSubnormals flush;
+    return fn(BFloat16());
+  }
+  return DispatchFloat(op, dtype, std::forward<Fn>(fn));
 }
 
 // A kernel argument as T*, offset by `offset_elements`; null stays null (optional

@@ -13,31 +13,34 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/cpu/internal/bf16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::cpu::internal {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// out[i] = op(d, in_0[i], in_1[i], ...) for i < n, all arrays contiguous: whole
-// vectors, then the tail copied into zero-padded vectors, so that every element takes
-// the same code path (and the same rounding) whatever n is. out may be one of the in.
+// out[i] = op(d, in_0[i], in_1[i], ...) for i < n, all arrays contiguous and of one
+// element type T, computed in Compute<T> (bf16 loaded as f32, the result rounded once):
+// whole vectors, then the tail copied into zero-padded vectors, so that every element
+// takes the same code path (and the same rounding) whatever n is. out may be one of
+// the in.
 template <typename T, class Op, typename... In>
 void Map(int64_t n, T* out, const Op& op, const In*... in) {
-  const hn::ScalableTag<T> d;
+  const hn::ScalableTag<Compute<T>> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(op(d, hn::LoadU(d, in + i)...), d, out + i);
+  for (; i + lanes <= n; i += lanes) StoreNarrow(op(d, LoadWide(d, in + i)...), d, out + i);
   if (i == n) return;
-  constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(T);
+  constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(Compute<T>);
   const size_t tail_bytes = static_cast<size_t>(n - i) * sizeof(T);
-  HWY_ALIGN T result[kMaxLanes];
+  T result[kMaxLanes];
   auto load_tail = [&](const T* src) {
-    HWY_ALIGN T padded[kMaxLanes] = {};
+    T padded[kMaxLanes] = {};
     std::memcpy(padded, src + i, tail_bytes);
-    return hn::Load(d, padded);
+    return LoadWide(d, padded);
   };
-  hn::Store(op(d, load_tail(in)...), d, result);
+  StoreNarrow(op(d, load_tail(in)...), d, result);
   std::memcpy(out + i, result, tail_bytes);
 }
 

@@ -159,6 +159,17 @@ void ForEachPathAndFloat(const Body& body) {
   });
 }
 
+// ForEachPathAndFloat, and bf16 (BFloat16()) last: for the families whose kernels also
+// read and write bf16.
+template <typename B, typename Body>
+void ForEachPathAndFloatOrBf16(const Body& body) {
+  ForEachPath<B>([&](const std::string& path) {
+    body(path, float());
+    body(path, double());
+    body(path, BFloat16());
+  });
+}
+
 struct BackendNames {
   template <typename B>
   static std::string GetName(int) {

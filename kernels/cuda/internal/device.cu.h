@@ -106,6 +106,25 @@ __device__ To Cast(From value) {
   }
 }
 
+// An element as the type a kernel computes it in: bf16 and f16 widened to float (exactly),
+// the others as they are; and a computed value stored as R, rounded once to a half.
+template <typename T>
+__device__ auto Widen(T x) {
+  if constexpr (kIsHalf<T>) {
+    return ToFloat(x);
+  } else {
+    return x;
+  }
+}
+template <typename R, typename V>
+__device__ R Narrow(V value) {
+  if constexpr (kIsHalf<R>) {
+    return FromFloat<R>(static_cast<float>(value));
+  } else {
+    return static_cast<R>(value);
+  }
+}
+
 // Calls fn(TypeTag<T>{}) with T the device type of `dtype`.
 template <typename Fn>
 decltype(auto) VisitDeviceType(DType dtype, Fn&& fn) {
@@ -122,6 +141,14 @@ decltype(auto) DispatchFloat(const char* op, DType dtype, Fn&& fn) {
               " is not supported (f32 or f64)");
   if (dtype == DType::kF32) return fn(float());
   return fn(double());
+}
+
+// DispatchFloat for the kernels that also read and write bf16 (computing in float, through
+// Widen and Narrow): fn(Bf16()) for dtype bf16.
+template <typename Fn>
+decltype(auto) DispatchFloatOrBf16(const char* op, DType dtype, Fn&& fn) {
+  if (dtype == DType::kBF16) return fn(Bf16());
+  return DispatchFloat(op, dtype, std::forward<Fn>(fn));
 }
 
 // ---- strided layouts ----
@@ -205,7 +232,8 @@ struct RowInputs {
   RowInput<T> in[N];
 };
 
-// out[r * cols + j] = fn(in[0](r, j), ..., in[N-1](r, j)). Block x of the grid maps
+// out[r * cols + j] = fn(in[0](r, j), ..., in[N-1](r, j)), fn given the inputs widened
+// (bf16 as float) and its result narrowed to R. Block x of the grid maps
 // kVec * blockDim.x columns of rows y, y + gridDim.y, ...: each thread one vector of
 // kVec neighbouring elements, so that a warp moves 512 contiguous bytes of f32 per
 // access (one element per thread left most of the memory system's bandwidth idle:
@@ -228,8 +256,8 @@ __global__ void MapRowsKernel(int64_t rows, int64_t cols, RowInputs<T, N> inputs
     }
     Vec<R, kVec> y;
     for (int e = 0; e < kVec; ++e) {
-      if constexpr (N == 1) y.v[e] = fn(x[0].v[e]);
-      if constexpr (N == 2) y.v[e] = fn(x[0].v[e], x[1].v[e]);
+      if constexpr (N == 1) y.v[e] = Narrow<R>(fn(Widen(x[0].v[e])));
+      if constexpr (N == 2) y.v[e] = Narrow<R>(fn(Widen(x[0].v[e]), Widen(x[1].v[e])));
     }
     *reinterpret_cast<Vec<R, kVec>*>(out + r * cols + j) = y;
   }

@@ -15,6 +15,13 @@ inline DType FloatComputeDType(const char* op, const Tensor& t) {
   return t.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
 }
 
+// The dtype a kernel that also reads and writes bf16 (computing in f32) is given: bf16
+// stays bf16; the other floats as FloatComputeDType.
+inline DType FloatOrBf16DType(const char* op, const Tensor& t) {
+  const DType compute = FloatComputeDType(op, t);
+  return t.dtype() == DType::kBF16 ? DType::kBF16 : compute;
+}
+
 }  // namespace ember::ops::internal
 
 #endif  // EMBER_TENSOR_OPS_INTERNAL_FLOAT_DTYPE_H_
