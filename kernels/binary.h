@@ -25,8 +25,9 @@ using ::ember::kernels::StridedIn;
 // fits: both operands contiguous (SIMD), one operand constant along the row (SIMD with
 // a broadcast vector: a tensor-scalar op, or a row vector broadcast over rows), or a
 // general strided loop. Every path gives the same bits.
-// Add, Sub, Mul, Maximum and Minimum take f32, f64 (SIMD) and i32, i64, u8, u16;
-// Div and Pow take f32 and f64. Maximum and Minimum propagate NaN, as PyTorch.
+// Add, Sub, Mul, Maximum and Minimum take f32, f64, bf16 (SIMD; bf16 read and written
+// as bf16, computed in f32, rounded once) and i32, i64, u8, u16; Div and Pow take f32,
+// f64 and bf16. Maximum and Minimum propagate NaN, as PyTorch.
 void Add(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out);
 void Sub(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out);
 void Mul(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out);

@@ -28,12 +28,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 using internal::HWY_NAMESPACE::Map;
 
 void CheckArithmeticDType(const char* op, DType dtype, bool integers) {
-  const bool is_float = dtype == DType::kF32 || dtype == DType::kF64;
+  const bool is_float = dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kBF16;
   const bool is_int =
       dtype == DType::kI32 || dtype == DType::kI64 || dtype == DType::kU8 || dtype == DType::kU16;
   EMBER_CHECK(is_float || (integers && is_int), op, ": dtype ", DTypeName(dtype),
-              " is not supported (", integers ? "f32, f64, i32, i64, u8 or u16" : "f32 or f64",
-              ")");
+              " is not supported (",
+              integers ? "f32, f64, bf16, i32, i64, u8 or u16" : "f32, f64 or bf16", ")");
 }
 
 // Each op in two forms: on vectors, and on scalars for strided rows and integer dtypes.
@@ -104,40 +104,45 @@ struct MinimumOp {
   }
 };
 
-// One row of n elements; a and b step by sa and sb (elements), out is contiguous.
+// One row of n elements; a and b step by sa and sb (elements), out is contiguous. bf16
+// computes in f32 and rounds once.
 template <class Op, typename T>
 void Row(int64_t n, const T* a, int64_t sa, const T* b, int64_t sb, T* out) {
+  using C = internal::Compute<T>;
   const Op op;
   if (sa == 1 && sb == 1) {
     Map(n, out, op, a, b);
   } else if (sa == 1 && sb == 0) {
-    const T scalar = *b;
+    const C scalar = Convert<C>(*b);
     Map(
         n, out, [&](auto d, auto x) { return op(d, x, hn::Set(d, scalar)); }, a);
   } else if (sa == 0 && sb == 1) {
-    const T scalar = *a;
+    const C scalar = Convert<C>(*a);
     Map(
         n, out, [&](auto d, auto y) { return op(d, hn::Set(d, scalar), y); }, b);
   } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = op(a[i * sa], b[i * sb]);
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = Convert<T>(op(Convert<C>(a[i * sa]), Convert<C>(b[i * sb])));
+    }
   }
 }
 
-// The arithmetic entry points: f32/f64 rows in SIMD (Row), integer dtypes through the
-// op's scalar form (C++ semantics: wrap-around for unsigned, as PyTorch).
+// The arithmetic entry points: f32/f64/bf16 rows in SIMD (Row), integer dtypes through
+// the op's scalar form (C++ semantics: wrap-around for unsigned, as PyTorch).
 template <class Op>
 void Arithmetic(const char* op, DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out,
                 bool integers) {
   CheckArithmeticDType(op, dtype, integers);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    constexpr bool kBf16 = std::is_same_v<T, BFloat16>;
+    if constexpr ((std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) || kBf16) {
       const T* pa = static_cast<const T*>(a.data);
       const T* pb = static_cast<const T*>(b.data);
       T* po = static_cast<T*>(out);
       internal::ParallelForRows<2>(
           shape, {a.strides, b.strides}, [&](const auto& o, int64_t n, const auto& s) {
-            if constexpr (std::is_floating_point_v<T>) {
+            if constexpr (std::is_floating_point_v<T> || kBf16) {
               Row<Op>(n, pa + o[0], s[0], pb + o[1], s[1], po + o[2]);
             } else {
               const Op scalar;
@@ -228,15 +233,18 @@ void Comparison(const char* op, DType dtype, IntSpan shape, StridedIn a, Strided
 }  // namespace
 
 void Pow(DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out) {
-  DispatchFloat("pow", dtype, [&](auto type) {
+  DispatchFloatOrBf16("pow", dtype, [&](auto type) {
     using T = decltype(type);
+    using C = internal::Compute<T>;
     const T* pa = static_cast<const T*>(a.data);
     const T* pb = static_cast<const T*>(b.data);
     T* po = static_cast<T*>(out);
     internal::ParallelForRows<2>(
         shape, {a.strides, b.strides}, [&](const auto& o, int64_t n, const auto& s) {
-          for (int64_t i = 0; i < n; ++i)
-            po[o[2] + i] = std::pow(pa[o[0] + i * s[0]], pb[o[1] + i * s[1]]);
+          for (int64_t i = 0; i < n; ++i) {
+            po[o[2] + i] = Convert<T>(
+                std::pow(Convert<C>(pa[o[0] + i * s[0]]), Convert<C>(pb[o[1] + i * s[1]])));
+          }
         });
   });
 }

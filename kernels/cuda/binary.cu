@@ -20,7 +20,7 @@ __global__ void BinaryKernel(const T* a, const T* b, R* out, Strided<3> layout, 
   EMBER_GRID_STRIDE(i, layout.numel) {
     int64_t o[3];
     layout.Offsets(i, o);
-    out[o[2]] = op(a[o[0]], b[o[1]]);
+    out[o[2]] = internal::Narrow<R>(op(internal::Widen(a[o[0]]), internal::Widen(b[o[1]])));
   }
 }
 
@@ -66,20 +66,21 @@ void Launch(const char* name, IntSpan shape, StridedIn a, StridedIn b, void* out
   EMBER_CUDA_CHECK_LAUNCH(name);
 }
 
-// The dtypes of kernels/binary.h's arithmetic: f32 and f64, and with `integers`
-// i32, i64, u8, u16 (which wrap, as in C++ and PyTorch).
+// The dtypes of kernels/binary.h's arithmetic: f32, f64 and bf16 (in float, rounded
+// once), and with `integers` i32, i64, u8, u16 (which wrap, as in C++ and PyTorch).
 template <typename Op>
 void Arithmetic(const char* name, DType dtype, IntSpan shape, StridedIn a, StridedIn b, void* out,
                 bool integers, Op op) {
-  const bool is_float = dtype == DType::kF32 || dtype == DType::kF64;
+  const bool is_float = dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kBF16;
   const bool is_int =
       dtype == DType::kI32 || dtype == DType::kI64 || dtype == DType::kU8 || dtype == DType::kU16;
   EMBER_CHECK(is_float || (integers && is_int), name, ": dtype ", DTypeName(dtype),
-              " is not supported (", integers ? "f32, f64, i32, i64, u8 or u16" : "f32 or f64",
-              ")");
-  VisitDType(dtype, [&](auto tag) {
+              " is not supported (",
+              integers ? "f32, f64, bf16, i32, i64, u8 or u16" : "f32, f64 or bf16", ")");
+  internal::VisitDeviceType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr ((std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) ||
+                  std::is_same_v<T, internal::Bf16>) {
       Launch<T, T>(name, shape, a, b, out, op);
     }
   });

@@ -19,8 +19,8 @@ std::vector<double> Binary(IntSpan shape, const T* a, IntSpan a_strides, const T
                            IntSpan b_strides, F f) {
   std::vector<double> out;
   for (NdIndexIterator it(shape); !it.done(); it.Next()) {
-    out.push_back(f(static_cast<double>(a[FlatIndex(it.index(), a_strides)]),
-                    static_cast<double>(b[FlatIndex(it.index(), b_strides)])));
+    out.push_back(f(Convert<double>(a[FlatIndex(it.index(), a_strides)]),
+                    Convert<double>(b[FlatIndex(it.index(), b_strides)])));
   }
   return out;
 }

@@ -21,8 +21,10 @@ DType WithScalar(const Tensor& t, const Scalar& s) {
   return s.is_floating_point() && !IsFloatingPoint(t.dtype()) ? DType::kF32 : t.dtype();
 }
 
-// The dtype the kernel runs in: bf16 and f16 compute in f32.
-DType ComputeDType(DType dtype) {
+// The dtype the kernel is given: f16 computes in f32, and bf16 too in a comparison (the
+// arithmetic kernels read and write bf16 themselves).
+DType KernelDType(DType dtype, bool comparison) {
+  if (dtype == DType::kBF16 && !comparison) return dtype;
   return dtype == DType::kBF16 || dtype == DType::kF16 ? DType::kF32 : dtype;
 }
 
@@ -34,7 +36,7 @@ Tensor Run(const char* op, const Tensor& a, const Tensor& b, const Kernel& kerne
               ShapeToString(a.shape()), " and ", DTypeName(b.dtype()), " of shape ",
               ShapeToString(b.shape()), "); convert one with To()");
   const Shape shape = BroadcastShapes(a.shape(), b.shape(), op);
-  const DType compute = ComputeDType(a.dtype());
+  const DType compute = KernelDType(a.dtype(), comparison);
   const Tensor x = a.To(compute).Expand(shape), y = b.To(compute).Expand(shape);
   Tensor out = Empty(shape, comparison ? DType::kBool : compute, device);
   kernel.On(device)(compute, shape, {x.raw_data(), x.strides()}, {y.raw_data(), y.strides()},

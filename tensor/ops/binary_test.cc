@@ -96,7 +96,7 @@ TEST(BinaryOpsTest, ErrorsNameTheOpAndShapes) {
       ThrowsMessage<Error>(
           "mul: dtypes differ (f32 of shape [2] and f64 of shape [2]); convert one with To()"));
   EXPECT_THAT([] { Div(Arange(3), Arange(3)); },
-              ThrowsMessage<Error>("div: dtype i64 is not supported (f32 or f64)"));
+              ThrowsMessage<Error>("div: dtype i64 is not supported (f32, f64 or bf16)"));
   EXPECT_THAT([] { Where(Zeros({2}), Zeros({2}), Zeros({2})); },
               ThrowsMessage<Error>("where: condition must be bool, got f32"));
   EXPECT_THAT(
