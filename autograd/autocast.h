@@ -6,8 +6,9 @@
 //
 //   products (Matmul, Linear, Conv2d, CausalAttention)     bf16 operands, f32 sums,
 //                                                            bf16 result
-//   LayerNorm, Softmax, LogSoftmax, CrossEntropy,           f32 (bf16 inputs widened)
-//   BinaryCrossEntropyWithLogits
+//   LayerNorm, Softmax, LogSoftmax, CrossEntropy,           f32 (bf16 inputs widened;
+//   BinaryCrossEntropyWithLogits                             CrossEntropy's kernel reads
+//                                                            bf16 logits itself)
 //   everything else (elementwise, views, Embedding,         the inputs' dtype; a binary
 //   Dropout, reductions)                                     op of two floating dtypes
 //                                                            promotes to the wider

@@ -36,7 +36,9 @@ void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, con
 //   loss_r = log-sum-exp_r - x[r, t_r] = (m_r - x[r, t_r]) + log s_r
 // (0 where t_r == ignore_index). logits: [rows, n]; targets: int64 [rows], each in
 // [0, n) or ignore_index (checked by the caller); losses, row_max (m), sum_exp (s):
-// [rows] of dtype, overwritten; the backward pass takes m and s back.
+// [rows] of dtype, overwritten; the backward pass takes m and s back. dtype bf16 (the
+// two cross-entropy kernels only): logits and dlogits bf16, computed in f32 and rounded
+// once; losses, m, s and grad f32.
 void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp);

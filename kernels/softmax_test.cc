@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <random>
@@ -171,6 +172,69 @@ TYPED_TEST(SoftmaxTest, EverythingMatchesTheReference) {
   cuda::internal::ForEachPathAndFloat<TypeParam>([&](const std::string& path, auto type) {
     CheckSpecialRows<TypeParam, decltype(type)>(path, rng);
     CheckShapes<TypeParam, decltype(type)>(path, rng);
+  });
+}
+
+// Cross entropy on bf16 logits: the f32 kernel's arithmetic on the widened logits, so
+// the losses (f32) are the f32 kernel's exactly and dlogits are its, rounded once to
+// bf16; both against the float64 reference too.
+TYPED_TEST(SoftmaxTest, CrossEntropyReadsAndWritesBf16) {
+  using B = TypeParam;
+  struct RowShape {
+    int64_t rows, n;
+  };
+  std::mt19937 rng(41);
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    for (const RowShape& s :
+         std::vector<RowShape>{{1, 1}, {3, 7}, {4, 100}, {70, 256}, {5, 50257}, {2, 1025}}) {
+      const int64_t rows = s.rows, n = s.n;
+      std::vector<BFloat16> x = RandomVector<BFloat16>(rows * n, -30, 30, rng);
+      if (n > 2) x[n / 2] = Convert<BFloat16>(-INFINITY);  // a masked position in row 0
+      std::vector<int64_t> targets(rows);
+      for (int64_t r = 0; r < rows; ++r) targets[r] = r % 4 == 3 ? -100 : (r + 1) % n;
+      if (n > 2 && targets[0] == n / 2) targets[0] = 0;
+      const std::vector<float> grad = RandomVector<float>(rows, 0.5, 2, rng);
+      std::vector<float> wide;
+      for (const BFloat16& v : x) wide.push_back(v.ToFloat());
+      auto run = [&](DType dtype, const void* logits, int64_t item) {
+        const typename B::Buffer dtargets(targets), dgrad(grad), losses(rows * 4), m(rows * 4),
+            sum(rows * 4), dlogits(rows * n * item);
+        B::CrossEntropyForward(dtype, rows, n, logits, dtargets.template as<int64_t>(), -100,
+                               losses.data(), m.data(), sum.data());
+        B::CrossEntropyBackward(dtype, rows, n, logits, dtargets.template as<int64_t>(), -100,
+                                m.data(), sum.data(), dgrad.data(), dlogits.data());
+        return std::make_pair(losses.template ToHost<float>(), dlogits.template ToHost<char>());
+      };
+      const typename B::Buffer dx16(x), dx32(wide);
+      const auto [losses, dlogits_bytes] = run(DType::kBF16, dx16.data(), 2);
+      const auto [losses32, dlogits32_bytes] = run(DType::kF32, dx32.data(), 4);
+      std::vector<BFloat16> dlogits(rows * n);
+      std::vector<float> dlogits32(rows * n);
+      std::memcpy(dlogits.data(), dlogits_bytes.data(), dlogits_bytes.size());
+      std::memcpy(dlogits32.data(), dlogits32_bytes.data(), dlogits32_bytes.size());
+      const std::string where =
+          path + ", [" + std::to_string(rows) + ", " + std::to_string(n) + "]";
+      for (int64_t r = 0; r < rows; ++r) {
+        ASSERT_EQ(losses[r], losses32[r]) << where << " row " << r;
+        const std::vector<double> xr(wide.begin() + r * n, wide.begin() + (r + 1) * n);
+        const bool ignored = targets[r] == -100;
+        ASSERT_NEAR(losses[r], ignored ? 0.0 : ref::CrossEntropy(xr, targets[r]),
+                    1e-5 * (1 + std::fabs(losses[r])))
+            << where << " row " << r;
+        const std::vector<double> p = ref::Softmax(xr);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t i = r * n + j;
+          ASSERT_EQ(dlogits[i].bits, BFloat16::FromFloat(dlogits32[i]).bits)
+              << where << " dlogits " << i << ": " << dlogits[i].ToFloat() << " from "
+              << dlogits32[i];
+          const double want = ignored ? 0.0 : (p[j] - (j == targets[r] ? 1.0 : 0.0)) * grad[r];
+          ASSERT_LE(std::fabs(dlogits[i].ToFloat() - want),
+                    kBf16Roundoff * std::fabs(want) + 1e-5 * (std::fabs(want) + 1e-6) +
+                        (j == targets[r] ? 16 * 1.2e-7 * grad[r] : 0))
+              << where << " dlogits " << i;
+        }
+      }
+    }
   });
 }
 

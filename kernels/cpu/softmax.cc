@@ -109,36 +109,39 @@ void LogSoftmaxBackwardRows(int64_t rows, int64_t n, const T* y, const T* dy, T*
   }
 }
 
-// loss = lse - x_t = (m - x_t) + log(sum): the large terms cancel exactly first.
-template <typename T>
+// loss = lse - x_t = (m - x_t) + log(sum): the large terms cancel exactly first. Logits
+// of type T; the row statistics in C = Compute<T>.
+template <typename T, typename C = internal::Compute<T>>
 void CrossEntropyForwardRows(int64_t rows, int64_t n, const T* x, const int64_t* targets,
-                             int64_t ignore_index, T* losses, T* row_max, T* sum_exp) {
+                             int64_t ignore_index, C* losses, C* row_max, C* sum_exp) {
   for (int64_t r = 0; r < rows; ++r, x += n) {
     row_max[r] = RowMax(x, n);
     sum_exp[r] = SumExp(x, n, row_max[r], static_cast<T*>(nullptr));
-    losses[r] =
-        targets[r] == ignore_index ? T(0) : (row_max[r] - x[targets[r]]) + std::log(sum_exp[r]);
+    losses[r] = targets[r] == ignore_index
+                    ? C(0)
+                    : (row_max[r] - Convert<C>(x[targets[r]])) + std::log(sum_exp[r]);
   }
 }
 
-// dx = exp(x - m) * (grad / sum) - grad [j == t].
-template <typename T>
+// dx = exp(x - m) * (grad / sum) - grad [j == t], computed in C and stored as T once
+// (the target's entry too: its p_t scale is the same lane function's, before rounding).
+template <typename T, typename C = internal::Compute<T>>
 void CrossEntropyBackwardRows(int64_t rows, int64_t n, const T* x, const int64_t* targets,
-                              int64_t ignore_index, const T* row_max, const T* sum_exp,
-                              const T* grad, T* dx) {
+                              int64_t ignore_index, const C* row_max, const C* sum_exp,
+                              const C* grad, T* dx) {
+  const hn::ScalableTag<C> d;
   for (int64_t r = 0; r < rows; ++r, x += n, dx += n) {
     if (targets[r] == ignore_index) {
-      std::fill(dx, dx + n, T(0));
+      std::fill(dx, dx + n, Convert<T>(0.0));
       continue;
     }
-    const T m = row_max[r], scale = grad[r] / sum_exp[r];
-    Map(
-        n, dx,
-        [m, scale](auto d, auto v) {
-          return hn::Mul(ExpNonPositive(d, hn::Sub(v, hn::Set(d, m))), hn::Set(d, scale));
-        },
-        x);
-    dx[targets[r]] -= grad[r];
+    const C m = row_max[r], scale = grad[r] / sum_exp[r];
+    auto term = [m, scale](auto d, auto v) {
+      return hn::Mul(ExpNonPositive(d, hn::Sub(v, hn::Set(d, m))), hn::Set(d, scale));
+    };
+    Map(n, dx, term, x);
+    const C target = hn::GetLane(term(d, hn::Set(d, Convert<C>(x[targets[r]]))));
+    dx[targets[r]] = Convert<T>(target - grad[r]);
   }
 }
 
@@ -185,11 +188,12 @@ void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, con
 void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp) {
-  DispatchFloat("cross_entropy", dtype, [&](auto type) {
+  DispatchFloatOrBf16("cross_entropy", dtype, [&](auto type) {
     using T = decltype(type);
+    using C = internal::Compute<T>;
     ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
       CrossEntropyForwardRows(e - b, n, At<T>(logits, b * n), targets + b, ignore_index,
-                              At<T>(losses, b), At<T>(row_max, b), At<T>(sum_exp, b));
+                              At<C>(losses, b), At<C>(row_max, b), At<C>(sum_exp, b));
     });
   });
 }
@@ -197,11 +201,12 @@ void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logit
 void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits) {
-  DispatchFloat("cross_entropy_backward", dtype, [&](auto type) {
+  DispatchFloatOrBf16("cross_entropy_backward", dtype, [&](auto type) {
     using T = decltype(type);
+    using C = internal::Compute<T>;
     ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
       CrossEntropyBackwardRows(e - b, n, At<T>(logits, b * n), targets + b, ignore_index,
-                               At<T>(row_max, b), At<T>(sum_exp, b), At<T>(grad, b),
+                               At<C>(row_max, b), At<C>(sum_exp, b), At<C>(grad, b),
                                At<T>(dlogits, b * n));
     });
   });

@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
 #include "kernels/softmax.h"
@@ -18,14 +20,20 @@ using internal::DispatchFloat;
 using internal::kThreads;
 using internal::RowBlocks;
 
-// The row's maximum m and s = sum_j exp(x_j - m), known to every thread.
+// The type an element of T is computed in (float for bf16).
 template <typename T>
-__device__ void RowMaxAndSum(const T* x, int64_t n, T* m, double* s) {
-  T max = -INFINITY;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) max = internal::MaxOp{}(max, x[j]);
-  *m = BlockReduce(max, internal::MaxOp{}, T(-INFINITY));
+using Compute = std::conditional_t<std::is_same_v<T, internal::Bf16>, float, T>;
+
+// The row's maximum m and s = sum_j exp(x_j - m), known to every thread.
+template <typename T, typename C = Compute<T>>
+__device__ void RowMaxAndSum(const T* x, int64_t n, C* m, double* s) {
+  C max = -INFINITY;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    max = internal::MaxOp{}(max, internal::Widen(x[j]));
+  }
+  *m = BlockReduce(max, internal::MaxOp{}, C(-INFINITY));
   double sum = 0;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(x[j] - *m);
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(internal::Widen(x[j]) - *m);
   *s = BlockReduce(sum, internal::SumOp{}, 0.0);
 }
 
@@ -196,36 +204,39 @@ inline int WarpRowBlocks(int64_t rows) {
   return static_cast<int>(blocks < 65536 ? blocks : 65536);
 }
 
-// loss_r = (m_r - x[r, t_r]) + log s_r, 0 for an ignored row.
-template <typename T>
+// loss_r = (m_r - x[r, t_r]) + log s_r, 0 for an ignored row. Logits of T, the row
+// statistics in C (float for bf16).
+template <typename T, typename C = Compute<T>>
 __global__ void CrossEntropyForwardKernel(int64_t rows, int64_t n, const T* logits,
-                                          const int64_t* targets, int64_t ignore_index, T* losses,
-                                          T* row_max, T* sum_exp) {
+                                          const int64_t* targets, int64_t ignore_index, C* losses,
+                                          C* row_max, C* sum_exp) {
   EMBER_FOR_EACH_ROW(r, rows) {
     const T* xr = logits + r * n;
-    T m;
+    C m;
     double s;
     RowMaxAndSum(xr, n, &m, &s);
     if (threadIdx.x == 0) {
       const int64_t t = targets[r];
-      losses[r] = t == ignore_index ? T(0) : (m - xr[t]) + static_cast<T>(log(s));
+      losses[r] = t == ignore_index ? C(0) : (m - internal::Widen(xr[t])) + static_cast<C>(log(s));
       row_max[r] = m;
-      sum_exp[r] = static_cast<T>(s);
+      sum_exp[r] = static_cast<C>(s);
     }
   }
 }
 
-// dlogits[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) grad[r], 0 for an ignored row.
-template <typename T>
+// dlogits[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) grad[r], 0 for an ignored row,
+// computed in C and stored as T once.
+template <typename T, typename C = Compute<T>>
 __global__ void CrossEntropyBackwardKernel(int64_t rows, int64_t n, const T* logits,
                                            const int64_t* targets, int64_t ignore_index,
-                                           const T* row_max, const T* sum_exp, const T* grad,
+                                           const C* row_max, const C* sum_exp, const C* grad,
                                            T* dlogits) {
   EMBER_GRID_STRIDE(i, rows * n) {
     const int64_t r = i / n, j = i % n, t = targets[r];
-    dlogits[i] = t == ignore_index
-                     ? T(0)
-                     : (exp(logits[i] - row_max[r]) / sum_exp[r] - T(j == t ? 1 : 0)) * grad[r];
+    const C x = internal::Widen(logits[i]);
+    dlogits[i] = internal::Narrow<T>(
+        t == ignore_index ? C(0)
+                          : (exp(x - row_max[r]) / sum_exp[r] - C(j == t ? 1 : 0)) * grad[r]);
   }
 }
 
@@ -292,11 +303,12 @@ void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logit
                          void* sum_exp) {
   if (rows == 0) return;
   EMBER_CHECK(n >= 1, "cross_entropy: rows of 0 classes");
-  DispatchFloat("cross_entropy", dtype, [&](auto type) {
+  internal::DispatchFloatOrBf16("cross_entropy", dtype, [&](auto type) {
     using T = decltype(type);
+    using C = Compute<T>;
     CrossEntropyForwardKernel<<<RowBlocks(rows), kThreads>>>(
-        rows, n, static_cast<const T*>(logits), targets, ignore_index, static_cast<T*>(losses),
-        static_cast<T*>(row_max), static_cast<T*>(sum_exp));
+        rows, n, static_cast<const T*>(logits), targets, ignore_index, static_cast<C*>(losses),
+        static_cast<C*>(row_max), static_cast<C*>(sum_exp));
   });
   EMBER_CUDA_CHECK_LAUNCH("cross_entropy");
 }
@@ -305,11 +317,12 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits) {
   if (rows == 0 || n == 0) return;
-  DispatchFloat("cross_entropy_backward", dtype, [&](auto type) {
+  internal::DispatchFloatOrBf16("cross_entropy_backward", dtype, [&](auto type) {
     using T = decltype(type);
+    using C = Compute<T>;
     CrossEntropyBackwardKernel<<<internal::Blocks(rows * n), kThreads>>>(
         rows, n, static_cast<const T*>(logits), targets, ignore_index,
-        static_cast<const T*>(row_max), static_cast<const T*>(sum_exp), static_cast<const T*>(grad),
+        static_cast<const C*>(row_max), static_cast<const C*>(sum_exp), static_cast<const C*>(grad),
         static_cast<T*>(dlogits));
   });
   EMBER_CUDA_CHECK_LAUNCH("cross_entropy_backward");

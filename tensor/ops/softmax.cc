@@ -75,17 +75,20 @@ Tensor LogSoftmaxBackward(const Tensor& y, const Tensor& dy) {
   return Backward("log_softmax_backward", y, dy, EMBER_KERNEL(LogSoftmaxBackward));
 }
 
-CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,
+                                std::optional<DType> loss_dtype) {
   const int64_t count = CheckCrossEntropy(logits, targets, ignore_index);
+  // The kernel reads f32, f64 or bf16 logits; its row statistics are f32 or f64.
+  const DType kernel = internal::FloatOrBf16DType("cross_entropy", logits);
   const DType compute = logits.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
-  const Tensor x = logits.To(compute).Contiguous(), t = targets.Contiguous();
+  const Tensor x = logits.To(kernel).Contiguous(), t = targets.Contiguous();
   const int64_t rows = x.size(0), classes = x.size(1);
   const Device device = logits.device();
   Tensor losses = Empty({rows}, compute, device);
   CrossEntropyResult result{Tensor(), Empty({rows}, compute, device),
                             Empty({rows}, compute, device), count};
   EMBER_KERNEL(CrossEntropyForward)
-      .On(device)(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
+      .On(device)(kernel, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
                   losses.raw_data(), result.row_max.raw_data(), result.sum_exp.raw_data());
   // The mean over counted rows, summed in double on the host (as loss.item() would
   // wait for the GPU anyway).
@@ -97,22 +100,24 @@ CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int
       for (int64_t r = 0; r < rows; ++r) total += host_losses.data<T>()[r];
     }
   });
-  result.loss = Full({}, count == 0 ? NAN : total / count, logits.dtype()).To(device);
+  result.loss =
+      Full({}, count == 0 ? NAN : total / count, loss_dtype.value_or(logits.dtype())).To(device);
   return result;
 }
 
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
                             const CrossEntropyResult& forward, double grad, int64_t ignore_index) {
   CheckCrossEntropy(logits, targets, ignore_index);
+  const DType kernel = internal::FloatOrBf16DType("cross_entropy_backward", logits);
   const DType compute = forward.row_max.dtype();
-  const Tensor x = logits.To(compute).Contiguous(), t = targets.Contiguous();
+  const Tensor x = logits.To(kernel).Contiguous(), t = targets.Contiguous();
   const int64_t rows = x.size(0), classes = x.size(1);
   // Each counted row's loss enters the mean with weight 1 / count.
   const Tensor row_grad =
       Full({rows}, forward.count == 0 ? 0.0 : grad / forward.count, compute).To(logits.device());
-  Tensor dlogits = Empty({rows, classes}, compute, logits.device());
+  Tensor dlogits = Empty({rows, classes}, kernel, logits.device());
   EMBER_KERNEL(CrossEntropyBackward)
-      .On(logits.device())(compute, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
+      .On(logits.device())(kernel, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
                            forward.row_max.raw_data(), forward.sum_exp.raw_data(),
                            row_grad.raw_data(), dlogits.raw_data());
   return dlogits.To(logits.dtype());

@@ -4,6 +4,8 @@
 // Softmax, log-softmax and cross entropy over the last dimension (kernels in
 // kernels/softmax.h). Floating-point tensors; bf16 and f16 compute in f32.
 
+#include <optional>
+
 #include "tensor/tensor.h"
 
 namespace ember::ops {
@@ -24,9 +26,12 @@ struct CrossEntropyResult {
 
 // The mean cross entropy of logits [rows, classes] against int64 targets [rows]
 // (torch.nn.functional.cross_entropy with reduction='mean'). A target outside
-// [0, classes) that is not ignore_index throws ember::Error naming it.
+// [0, classes) that is not ignore_index throws ember::Error naming it. bf16 logits are
+// read as they are and computed in f32 (row_max and sum_exp f32). The loss has the
+// logits' dtype, or `loss_dtype` (autocast asks for f32).
 CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets,
-                                int64_t ignore_index = -100);
+                                int64_t ignore_index = -100,
+                                std::optional<DType> loss_dtype = std::nullopt);
 // d loss / d logits for an upstream gradient `grad` of the mean loss (a number).
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
                             const CrossEntropyResult& forward, double grad = 1.0,

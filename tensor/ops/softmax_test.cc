@@ -65,6 +65,24 @@ TEST(SoftmaxOpsTest, AnyLeadingShapeAndF64) {
   }
 }
 
+// bf16 logits go to the kernel as they are: the loss is the f32 kernel's on the same
+// (widened) values, in bf16 or in the dtype asked for, and the gradient is the f32 one
+// rounded once to bf16.
+TEST(SoftmaxOpsTest, CrossEntropyOnBf16Logits) {
+  const Tensor x16 = X().To(DType::kBF16), x32 = x16.To(DType::kF32);
+  const CrossEntropyResult ce16 = CrossEntropy(x16, kTargets);
+  const CrossEntropyResult wide = CrossEntropy(x16, kTargets, -100, DType::kF32);
+  const CrossEntropyResult ce32 = CrossEntropy(x32, kTargets);
+  EXPECT_EQ(ce16.loss.dtype(), DType::kBF16);
+  EXPECT_EQ(ce16.loss.item(), ce32.loss.To(DType::kBF16).item());
+  EXPECT_EQ(wide.loss.dtype(), DType::kF32);
+  EXPECT_EQ(wide.loss.item(), ce32.loss.item());
+  const Tensor g16 = CrossEntropyBackward(x16, kTargets, wide, 2.5);
+  EXPECT_EQ(g16.dtype(), DType::kBF16);
+  EXPECT_EQ(g16.ToVector<float>(),
+            CrossEntropyBackward(x32, kTargets, ce32, 2.5).To(DType::kBF16).ToVector<float>());
+}
+
 TEST(SoftmaxOpsTest, ErrorsNameTheProblem) {
   EXPECT_THAT(
       [] {
