@@ -12,11 +12,13 @@
 
 namespace ember::kernels::cpu {
 
-// Layer normalisation over the rows of a contiguous [rows, c] matrix, f32 or f64:
+// Layer normalisation over the rows of a contiguous [rows, c] matrix, f32, f64 or bf16:
 //   mean = sum_j x_j / c,  var = sum_j (x_j - mean)^2 / c  (two passes),
 //   rstd = 1 / sqrt(var + eps),  xhat = (x - mean) rstd,  y = xhat w + b.
 // weight w, bias b: [c] (bias may be null); y: [rows, c]; mean, rstd: [rows] (saved
-// for the backward pass). All outputs overwritten.
+// for the backward pass). All outputs overwritten. dtype bf16: x, y, dy and dx bf16
+// (computed in f32, each result rounded once), the parameters, their gradients, mean and
+// rstd f32.
 void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                       const void* bias, double eps, void* y, void* mean, void* rstd);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -98,6 +99,72 @@ TYPED_TEST(LayerNormTest, ForwardAndBackwardMatchTheReference) {
   std::mt19937 rng(41);
   cuda::internal::ForEachPathAndFloat<TypeParam>([&](const std::string& path, auto type) {
     for (const Case& k : kCases) Check<TypeParam, decltype(type)>(path, k, rng);
+  });
+}
+
+// bf16 x and dy, f32 parameters: the statistics and the parameters' gradients are the
+// f32 kernel's on the widened rows exactly, y and dx its results rounded once to bf16;
+// and y against the float64 reference to bf16's rounding.
+TYPED_TEST(LayerNormTest, Bf16RowsAreTheF32KernelsRoundedOnce) {
+  using B = TypeParam;
+  std::mt19937 rng(43);
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    for (const Case& k : kCases) {
+      const int64_t rows = k.rows, c = k.c;
+      const std::vector<BFloat16> x = RandomVector<BFloat16>(rows * c, -2, 3, rng);
+      const std::vector<BFloat16> dy = RandomVector<BFloat16>(rows * c, -1, 1, rng);
+      const std::vector<float> w = RandomVector<float>(c, 0.5, 1.5, rng),
+                               b = RandomVector<float>(c, -1, 1, rng);
+      std::vector<float> x32, dy32;
+      for (const BFloat16& v : x) x32.push_back(v.ToFloat());
+      for (const BFloat16& v : dy) dy32.push_back(v.ToFloat());
+      // Runs both kernels in `dtype` over x and dy (of `item` bytes an element); returns
+      // y and dx as bytes, and mean, rstd, dweight and dbias.
+      auto run = [&](DType dtype, const auto& hx, const auto& hdy) {
+        const int64_t item = sizeof(hx[0]);
+        const typename B::Buffer bx(hx), bdy(hdy), bw(w), bb(b), y(rows * c * item), mean(rows * 4),
+            rstd(rows * 4), dx(rows * c * item), dw(c * 4), db(c * 4);
+        B::LayerNormForward(dtype, rows, c, bx.data(), bw.data(), k.bias ? bb.data() : nullptr,
+                            1e-5, y.data(), mean.data(), rstd.data());
+        B::LayerNormBackward(dtype, rows, c, bx.data(), bw.data(), mean.data(), rstd.data(),
+                             bdy.data(), dx.data(), dw.data(), k.bias ? db.data() : nullptr);
+        return std::vector<std::vector<char>>{
+            y.template ToHost<char>(),
+            dx.template ToHost<char>(),
+            mean.template ToHost<char>(),
+            rstd.template ToHost<char>(),
+            dw.template ToHost<char>(),
+            k.bias ? db.template ToHost<char>() : std::vector<char>()};
+      };
+      const auto got = run(DType::kBF16, x, dy);
+      const auto want = run(DType::kF32, x32, dy32);
+      const std::string where =
+          path + ", [" + std::to_string(rows) + ", " + std::to_string(c) + "]";
+      for (size_t i = 2; i < got.size(); ++i)
+        EXPECT_EQ(got[i], want[i]) << where << " output " << i;
+      for (size_t o = 0; o < 2; ++o) {
+        for (int64_t i = 0; i < rows * c; ++i) {
+          BFloat16 g;
+          float f;
+          std::memcpy(&g, got[o].data() + 2 * i, 2);
+          std::memcpy(&f, want[o].data() + 4 * i, 4);
+          ASSERT_EQ(g.bits, BFloat16::FromFloat(f).bits)
+              << where << (o == 0 ? " y " : " dx ") << i << ": " << g.ToFloat() << " from " << f;
+        }
+      }
+      const std::vector<double> wd(w.begin(), w.end()), bd(b.begin(), b.end());
+      for (int64_t r = 0; r < rows; ++r) {
+        const std::vector<double> xr(x32.begin() + r * c, x32.begin() + (r + 1) * c);
+        const ref::LayerNormRow f =
+            ref::LayerNorm(xr, wd, k.bias ? bd : std::vector<double>{}, 1e-5);
+        for (int64_t j = 0; j < c; ++j) {
+          BFloat16 g;
+          std::memcpy(&g, got[0].data() + 2 * (r * c + j), 2);
+          ASSERT_LE(std::fabs(g.ToFloat() - f.y[j]), kBf16Roundoff * std::fabs(f.y[j]) + 3e-5)
+              << where << " y[" << r << ", " << j << "]";
+        }
+      }
+    }
   });
 }
 

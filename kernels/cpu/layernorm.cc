@@ -22,75 +22,80 @@ namespace ember::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+using internal::Compute;
 using internal::HWY_NAMESPACE::Accumulate;
+using internal::HWY_NAMESPACE::LoadWide;
+using internal::HWY_NAMESPACE::StoreNarrow;
 
-template <typename T>
-void ForwardRows(int64_t rows, int64_t c, const T* x, const T* w, const T* b, T eps, T* y, T* mean,
-                 T* rstd) {
-  const hn::ScalableTag<T> d;
+// x and y of type T; the parameters and statistics in C = Compute<T> (f32 for bf16).
+template <typename T, typename C = Compute<T>>
+void ForwardRows(int64_t rows, int64_t c, const T* x, const C* w, const C* b, C eps, T* y, C* mean,
+                 C* rstd) {
+  const hn::ScalableTag<C> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t r = 0; r < rows; ++r, x += c, y += c) {
-    const T mu = Accumulate(
-                     c, x, x, [](auto, auto v, auto) { return v; }, [](T v, T) { return v; }) /
-                 static_cast<T>(c);
+    const C mu = Accumulate(
+                     c, x, x, [](auto, auto v, auto) { return v; }, [](C v, C) { return v; }) /
+                 static_cast<C>(c);
     const auto vmu = hn::Set(d, mu);
-    const T var = Accumulate(
+    const C var = Accumulate(
                       c, x, x,
                       [&](auto, auto v, auto) {
                         const auto centered = hn::Sub(v, vmu);
                         return hn::Mul(centered, centered);
                       },
-                      [mu](T v, T) { return (v - mu) * (v - mu); }) /
-                  static_cast<T>(c);
-    const T s = T(1) / std::sqrt(var + eps);
+                      [mu](C v, C) { return (v - mu) * (v - mu); }) /
+                  static_cast<C>(c);
+    const C s = C(1) / std::sqrt(var + eps);
     mean[r] = mu;
     rstd[r] = s;
     const auto vs = hn::Set(d, s);
     int64_t j = 0;
     for (; j + lanes <= c; j += lanes) {
-      auto v = hn::Mul(hn::Mul(hn::Sub(hn::LoadU(d, x + j), vmu), vs), hn::LoadU(d, w + j));
+      auto v = hn::Mul(hn::Mul(hn::Sub(LoadWide(d, x + j), vmu), vs), hn::LoadU(d, w + j));
       if (b) v = hn::Add(v, hn::LoadU(d, b + j));
-      hn::StoreU(v, d, y + j);
+      StoreNarrow(v, d, y + j);
     }
-    for (; j < c; ++j) y[j] = (x[j] - mu) * s * w[j] + (b ? b[j] : T(0));
+    for (; j < c; ++j) y[j] = Convert<T>((Convert<C>(x[j]) - mu) * s * w[j] + (b ? b[j] : C(0)));
   }
 }
 
 // dx for rows [0, rows).
-template <typename T>
-void BackwardInputRows(int64_t rows, int64_t c, const T* x, const T* w, const T* mean,
-                       const T* rstd, const T* dy, T* dx) {
-  const hn::ScalableTag<T> d;
+template <typename T, typename C = Compute<T>>
+void BackwardInputRows(int64_t rows, int64_t c, const T* x, const C* w, const C* mean,
+                       const C* rstd, const T* dy, T* dx) {
+  const hn::ScalableTag<C> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t r = 0; r < rows; ++r, x += c, dy += c, dx += c) {
-    const T mu = mean[r], s = rstd[r];
+    const C mu = mean[r], s = rstd[r];
     const auto vmu = hn::Set(d, mu), vs = hn::Set(d, s);
     // mean_j(g) and mean_j(g xhat), with g = dy w, in one pass.
     auto acc_g = hn::Zero(d), acc_gx = acc_g;
     int64_t i = 0;
     for (; i + lanes <= c; i += lanes) {
-      const auto g = hn::Mul(hn::LoadU(d, dy + i), hn::LoadU(d, w + i));
+      const auto g = hn::Mul(LoadWide(d, dy + i), hn::LoadU(d, w + i));
       acc_g = hn::Add(acc_g, g);
-      acc_gx = hn::MulAdd(g, hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmu), vs), acc_gx);
+      acc_gx = hn::MulAdd(g, hn::Mul(hn::Sub(LoadWide(d, x + i), vmu), vs), acc_gx);
     }
-    T g_mean = hn::GetLane(hn::SumOfLanes(d, acc_g));
-    T gx_mean = hn::GetLane(hn::SumOfLanes(d, acc_gx));
+    C g_mean = hn::GetLane(hn::SumOfLanes(d, acc_g));
+    C gx_mean = hn::GetLane(hn::SumOfLanes(d, acc_gx));
     for (; i < c; ++i) {
-      g_mean += dy[i] * w[i];
-      gx_mean += dy[i] * w[i] * ((x[i] - mu) * s);
+      const C g = Convert<C>(dy[i]) * w[i];
+      g_mean += g;
+      gx_mean += g * ((Convert<C>(x[i]) - mu) * s);
     }
-    g_mean /= static_cast<T>(c);
-    gx_mean /= static_cast<T>(c);
+    g_mean /= static_cast<C>(c);
+    gx_mean /= static_cast<C>(c);
     const auto vg = hn::Set(d, g_mean), vgx = hn::Set(d, gx_mean);
     int64_t j = 0;
     for (; j + lanes <= c; j += lanes) {
-      const auto xhat = hn::Mul(hn::Sub(hn::LoadU(d, x + j), vmu), vs);
-      const auto g = hn::Mul(hn::LoadU(d, dy + j), hn::LoadU(d, w + j));
-      hn::StoreU(hn::Mul(vs, hn::NegMulAdd(xhat, vgx, hn::Sub(g, vg))), d, dx + j);
+      const auto xhat = hn::Mul(hn::Sub(LoadWide(d, x + j), vmu), vs);
+      const auto g = hn::Mul(LoadWide(d, dy + j), hn::LoadU(d, w + j));
+      StoreNarrow(hn::Mul(vs, hn::NegMulAdd(xhat, vgx, hn::Sub(g, vg))), d, dx + j);
     }
     for (; j < c; ++j) {
-      const T xhat = (x[j] - mu) * s;
-      dx[j] = s * ((dy[j] * w[j] - g_mean) - xhat * gx_mean);
+      const C xhat = (Convert<C>(x[j]) - mu) * s;
+      dx[j] = Convert<T>(s * ((Convert<C>(dy[j]) * w[j] - g_mean) - xhat * gx_mean));
     }
   }
 }
@@ -98,10 +103,10 @@ void BackwardInputRows(int64_t rows, int64_t c, const T* x, const T* w, const T*
 // dweight and dbias for columns [begin, end), summing over all rows in order. A block
 // of two vectors of columns keeps its four sums in registers while it walks down the
 // rows.
-template <typename T>
+template <typename T, typename C = Compute<T>>
 void BackwardParamColumns(int64_t rows, int64_t c, int64_t begin, int64_t end, const T* x,
-                          const T* mean, const T* rstd, const T* dy, T* dw, T* db) {
-  const hn::ScalableTag<T> d;
+                          const C* mean, const C* rstd, const T* dy, C* dw, C* db) {
+  const hn::ScalableTag<C> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t j = begin;
   for (; j + 2 * lanes <= end; j += 2 * lanes) {
@@ -110,9 +115,9 @@ void BackwardParamColumns(int64_t rows, int64_t c, int64_t begin, int64_t end, c
       const T* xr = x + r * c + j;
       const T* gr = dy + r * c + j;
       const auto vmu = hn::Set(d, mean[r]), vs = hn::Set(d, rstd[r]);
-      const auto g0 = hn::LoadU(d, gr), g1 = hn::LoadU(d, gr + lanes);
-      w0 = hn::MulAdd(g0, hn::Mul(hn::Sub(hn::LoadU(d, xr), vmu), vs), w0);
-      w1 = hn::MulAdd(g1, hn::Mul(hn::Sub(hn::LoadU(d, xr + lanes), vmu), vs), w1);
+      const auto g0 = LoadWide(d, gr), g1 = LoadWide(d, gr + lanes);
+      w0 = hn::MulAdd(g0, hn::Mul(hn::Sub(LoadWide(d, xr), vmu), vs), w0);
+      w1 = hn::MulAdd(g1, hn::Mul(hn::Sub(LoadWide(d, xr + lanes), vmu), vs), w1);
       b0 = hn::Add(b0, g0);
       b1 = hn::Add(b1, g1);
     }
@@ -124,10 +129,10 @@ void BackwardParamColumns(int64_t rows, int64_t c, int64_t begin, int64_t end, c
     }
   }
   for (; j < end; ++j) {
-    T w = 0, b = 0;
+    C w = 0, b = 0;
     for (int64_t r = 0; r < rows; ++r) {
-      const T g = dy[r * c + j];
-      w += g * ((x[r * c + j] - mean[r]) * rstd[r]);
+      const C g = Convert<C>(dy[r * c + j]);
+      w += g * ((Convert<C>(x[r * c + j]) - mean[r]) * rstd[r]);
       b += g;
     }
     dw[j] = w;
@@ -141,11 +146,12 @@ void BackwardParamColumns(int64_t rows, int64_t c, int64_t begin, int64_t end, c
 // c alone).
 void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                       const void* bias, double eps, void* y, void* mean, void* rstd) {
-  DispatchFloat("layer_norm", dtype, [&](auto type) {
+  DispatchFloatOrBf16("layer_norm", dtype, [&](auto type) {
     using T = decltype(type);
+    using C = Compute<T>;
     ParallelForWork(rows, 2 * c, [&](int64_t b, int64_t e) {
-      ForwardRows(e - b, c, At<T>(x, b * c), At<T>(weight), At<T>(bias), static_cast<T>(eps),
-                  At<T>(y, b * c), At<T>(mean, b), At<T>(rstd, b));
+      ForwardRows(e - b, c, At<T>(x, b * c), At<C>(weight), At<C>(bias), static_cast<C>(eps),
+                  At<T>(y, b * c), At<C>(mean, b), At<C>(rstd, b));
     });
   });
 }
@@ -153,16 +159,17 @@ void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const
 void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
                        const void* mean, const void* rstd, const void* dy, void* dx, void* dweight,
                        void* dbias) {
-  DispatchFloat("layer_norm_backward", dtype, [&](auto type) {
+  DispatchFloatOrBf16("layer_norm_backward", dtype, [&](auto type) {
     using T = decltype(type);
+    using C = Compute<T>;
     ParallelForWork(rows, 2 * c, [&](int64_t b, int64_t e) {
-      BackwardInputRows(e - b, c, At<T>(x, b * c), At<T>(weight), At<T>(mean, b), At<T>(rstd, b),
+      BackwardInputRows(e - b, c, At<T>(x, b * c), At<C>(weight), At<C>(mean, b), At<C>(rstd, b),
                         At<T>(dy, b * c), At<T>(dx, b * c));
     });
     constexpr int64_t kBlock = 64;
     ParallelForWork((c + kBlock - 1) / kBlock, 2 * rows * kBlock, [&](int64_t first, int64_t last) {
       BackwardParamColumns(rows, c, first * kBlock, std::min(c, last * kBlock), At<T>(x),
-                           At<T>(mean), At<T>(rstd), At<T>(dy), At<T>(dweight), At<T>(dbias));
+                           At<C>(mean), At<C>(rstd), At<T>(dy), At<C>(dweight), At<C>(dbias));
     });
   });
 }

@@ -6,8 +6,6 @@
 
 #include <cuda_runtime.h>
 
-#include <type_traits>
-
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
 #include "kernels/softmax.h"
@@ -16,13 +14,10 @@ namespace ember::kernels::cuda {
 namespace {
 
 using internal::BlockReduce;
+using internal::Compute;
 using internal::DispatchFloat;
 using internal::kThreads;
 using internal::RowBlocks;
-
-// The type an element of T is computed in (float for bf16).
-template <typename T>
-using Compute = std::conditional_t<std::is_same_v<T, internal::Bf16>, float, T>;
 
 // The row's maximum m and s = sum_j exp(x_j - m), known to every thread.
 template <typename T, typename C = Compute<T>>

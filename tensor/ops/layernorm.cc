@@ -25,16 +25,19 @@ DType Check(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
 }  // namespace
 
+// The kernels read and write bf16 rows themselves (x, y, dy, dx), with the parameters
+// and statistics in f32; f16 goes through f32.
 LayerNormResult LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   const DType compute = Check(x, weight, bias);
+  const DType rows_dtype = internal::FloatOrBf16DType("layer_norm", x);
   const int64_t c = x.size(-1), rows = c == 0 ? 0 : x.numel() / c;
-  const Tensor in = x.To(compute).Contiguous(), w = weight.To(compute).Contiguous();
+  const Tensor in = x.To(rows_dtype).Contiguous(), w = weight.To(compute).Contiguous();
   const Tensor b = bias.defined() ? bias.To(compute).Contiguous() : Tensor();
   const Device device = x.device();
-  LayerNormResult result{Empty(x.shape(), compute, device), Empty({rows}, compute, device),
+  LayerNormResult result{Empty(x.shape(), rows_dtype, device), Empty({rows}, compute, device),
                          Empty({rows}, compute, device)};
   EMBER_KERNEL(LayerNormForward)
-      .On(device)(compute, rows, c, in.raw_data(), w.raw_data(),
+      .On(device)(rows_dtype, rows, c, in.raw_data(), w.raw_data(),
                   b.defined() ? b.raw_data() : nullptr, eps, result.y.raw_data(),
                   result.mean.raw_data(), result.rstd.raw_data());
   result.y = result.y.To(x.dtype());
@@ -47,14 +50,15 @@ LayerNormGrads LayerNormBackward(const Tensor& x, const Tensor& weight, bool has
   EMBER_CHECK(dy.shape() == x.shape(), "layer_norm_backward: dy of shape ",
               ShapeToString(dy.shape()), " does not match the input's shape ",
               ShapeToString(x.shape()));
+  const DType rows_dtype = internal::FloatOrBf16DType("layer_norm_backward", x);
   const int64_t c = x.size(-1), rows = c == 0 ? 0 : x.numel() / c;
-  const Tensor in = x.To(compute).Contiguous(), w = weight.To(compute).Contiguous();
-  const Tensor g = dy.To(compute).Contiguous();
+  const Tensor in = x.To(rows_dtype).Contiguous(), w = weight.To(compute).Contiguous();
+  const Tensor g = dy.To(rows_dtype).Contiguous();
   const Device device = internal::SameDevice("layer_norm_backward", {x, dy, forward.mean});
-  LayerNormGrads grads{Empty(x.shape(), compute, device), Empty({c}, compute, device),
+  LayerNormGrads grads{Empty(x.shape(), rows_dtype, device), Empty({c}, compute, device),
                        has_bias ? Empty({c}, compute, device) : Tensor()};
   EMBER_KERNEL(LayerNormBackward)
-      .On(device)(compute, rows, c, in.raw_data(), w.raw_data(), forward.mean.raw_data(),
+      .On(device)(rows_dtype, rows, c, in.raw_data(), w.raw_data(), forward.mean.raw_data(),
                   forward.rstd.raw_data(), g.raw_data(), grads.dx.raw_data(),
                   grads.dweight.raw_data(), has_bias ? grads.dbias.raw_data() : nullptr);
   grads.dx = grads.dx.To(x.dtype());

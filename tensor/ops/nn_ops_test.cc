@@ -46,6 +46,23 @@ TEST(LayerNormOpsTest, MatchesPyTorch) {
                    .dbias.defined());
   EXPECT_THAT([&] { LayerNorm(tx, Ones({9}), Tensor()); },
               ThrowsMessage<Error>("layer_norm: weight must be [10] of f32, got [9] of f32"));
+  // bf16 rows (and parameters): the kernel reads and writes them, computing in f32, so
+  // y and dx are the f32 results on the same values rounded once; the statistics f32.
+  const Tensor x16 = tx.To(DType::kBF16), w16 = FromVector(w).To(DType::kBF16),
+               b16 = FromVector(b).To(DType::kBF16),
+               dy16 = FromVector(dy, {2, 2, 10}).To(DType::kBF16);
+  const LayerNormResult f16 = LayerNorm(x16, w16, b16);
+  const LayerNormResult f32 =
+      LayerNorm(x16.To(DType::kF32), w16.To(DType::kF32), b16.To(DType::kF32));
+  EXPECT_EQ(f16.y.dtype(), DType::kBF16);
+  EXPECT_EQ(f16.mean.dtype(), DType::kF32);
+  EXPECT_EQ(f16.y.ToVector<float>(), f32.y.To(DType::kBF16).ToVector<float>());
+  const LayerNormGrads g16 = LayerNormBackward(x16, w16, true, f16, dy16);
+  const LayerNormGrads g32 =
+      LayerNormBackward(x16.To(DType::kF32), w16.To(DType::kF32), true, f32, dy16.To(DType::kF32));
+  EXPECT_EQ(g16.dx.dtype(), DType::kBF16);
+  EXPECT_EQ(g16.dx.ToVector<float>(), g32.dx.To(DType::kBF16).ToVector<float>());
+  EXPECT_EQ(g16.dweight.ToVector<float>(), g32.dweight.To(DType::kBF16).ToVector<float>());
 }
 
 TEST(EmbeddingOpsTest, LooksUpAndScatterAdds) {

@@ -45,21 +45,22 @@ void Map(int64_t n, T* out, const Op& op, const In*... in) {
 }
 
 // sum over j < n of f(d, a[j..], b[j..]) on whole vectors, plus f_scalar(a[j], b[j]) on
-// the tail; two accumulators. (A sum like this is not bit-identical to a scalar loop.)
+// the tail, in Compute<T> (bf16 widened); two accumulators. (A sum like this is not
+// bit-identical to a scalar loop.)
 template <typename T, class F, class FScalar>
-T Accumulate(int64_t n, const T* a, const T* b, const F& f, const FScalar& f_scalar) {
-  const hn::ScalableTag<T> d;
+Compute<T> Accumulate(int64_t n, const T* a, const T* b, const F& f, const FScalar& f_scalar) {
+  using C = Compute<T>;
+  const hn::ScalableTag<C> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   auto s0 = hn::Zero(d), s1 = s0;
   int64_t j = 0;
   for (; j + 2 * lanes <= n; j += 2 * lanes) {
-    s0 = hn::Add(s0, f(d, hn::LoadU(d, a + j), hn::LoadU(d, b + j)));
-    s1 = hn::Add(s1, f(d, hn::LoadU(d, a + j + lanes), hn::LoadU(d, b + j + lanes)));
+    s0 = hn::Add(s0, f(d, LoadWide(d, a + j), LoadWide(d, b + j)));
+    s1 = hn::Add(s1, f(d, LoadWide(d, a + j + lanes), LoadWide(d, b + j + lanes)));
   }
-  for (; j + lanes <= n; j += lanes)
-    s0 = hn::Add(s0, f(d, hn::LoadU(d, a + j), hn::LoadU(d, b + j)));
-  T sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
-  for (; j < n; ++j) sum += f_scalar(a[j], b[j]);
+  for (; j + lanes <= n; j += lanes) s0 = hn::Add(s0, f(d, LoadWide(d, a + j), LoadWide(d, b + j)));
+  C sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+  for (; j < n; ++j) sum += f_scalar(Convert<C>(a[j]), Convert<C>(b[j]));
   return sum;
 }
 

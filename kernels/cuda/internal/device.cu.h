@@ -106,6 +106,10 @@ __device__ To Cast(From value) {
   }
 }
 
+// The type a kernel computes an element of T in: float for bf16, T itself otherwise.
+template <typename T>
+using Compute = std::conditional_t<std::is_same_v<T, Bf16>, float, T>;
+
 // An element as the type a kernel computes it in: bf16 and f16 widened to float (exactly),
 // the others as they are; and a computed value stored as R, rounded once to a half.
 template <typename T>
