@@ -12,11 +12,12 @@
 
 namespace ember::kernels::cpu {
 
-// Causal scaled dot-product attention over `batch` independent heads, f32 or f64, as
-// one fused kernel (flash-attention's equations, Dao et al. 2022). For each head,
-// queries Q [tq, d] are the last tq of the tk positions whose keys K and values V
-// [tk, d] are given (tq < tk when a cache holds the earlier ones), so query i sees
-// the keys j <= i + tk - tq:
+// Causal scaled dot-product attention over `batch` independent heads, f32 or f64 (or
+// bf16 on the CPU: Q, K, V, Y, dY and the gradients bf16, lse f32; scores, softmax and
+// the sums in f32, P and dS rounded to bf16 as the products' operands), as one fused kernel
+// (flash-attention's equations, Dao et al. 2022). For each head, queries Q [tq, d] are the last tq
+// of the tk positions whose keys K and values V [tk, d] are given (tq < tk when a cache holds the
+// earlier ones), so query i sees the keys j <= i + tk - tq:
 //   S = Q K^T / sqrt(d),  P = softmax over each row's visible keys (0 elsewhere),
 //   Y = P V,  lse_i = log sum_{j visible} exp(S_ij).
 // Only lse is saved: the backward recomputes P = exp(S - lse) from Q and K, so the

@@ -23,15 +23,10 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 using internal::HWY_NAMESPACE::LoadWide;
-using internal::HWY_NAMESPACE::StoreNarrow;
 
 // out[i] = bf16(in[i]) for n contiguous floats, rounded as BFloat16::FromFloat.
 void F32ToBf16(int64_t n, const float* in, BFloat16* out) {
-  const hn::ScalableTag<float> df;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) StoreNarrow(hn::LoadU(df, in + i), df, out + i);
-  for (; i < n; ++i) out[i] = BFloat16::FromFloat(in[i]);
+  internal::HWY_NAMESPACE::NarrowRow(n, in, out);
 }
 
 // out[i] = float(in[i]).

@@ -9,10 +9,15 @@
 namespace ember::ops {
 namespace {
 
-// The heads (the product of the leading dimensions) and the compute dtype.
-int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, DType* compute) {
+// The heads (the product of the leading dimensions); the dtype the kernel is given q, k,
+// v and dy in and writes y and the gradients in, and the compute dtype (lse's). The CPU
+// kernels read and write bf16 themselves; CUDA's compute f32 or f64, so bf16 is widened
+// for them.
+int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, DType* kernel,
+              DType* compute) {
   internal::SameDevice(op, {q, k, v});
   *compute = internal::FloatComputeDType(op, q);
+  *kernel = q.dtype() == DType::kBF16 && q.device().is_cpu() ? DType::kBF16 : *compute;
   EMBER_CHECK(q.dim() >= 2 && q.dim() == k.dim() && k.shape() == v.shape() &&
                   std::equal(q.shape().begin(), q.shape().end() - 2, k.shape().begin()) &&
                   q.size(-1) == k.size(-1) && q.size(-2) <= k.size(-2),
@@ -29,17 +34,17 @@ int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
 }  // namespace
 
 CausalAttentionResult CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
-  DType compute;
-  const int64_t heads = Check("causal_attention", q, k, v, &compute);
+  DType kernel, compute;
+  const int64_t heads = Check("causal_attention", q, k, v, &kernel, &compute);
   const int64_t tq = q.size(-2), tk = k.size(-2), d = q.size(-1);
-  const Tensor qc = q.To(compute).Contiguous(), kc = k.To(compute).Contiguous(),
-               vc = v.To(compute).Contiguous();
+  const Tensor qc = q.To(kernel).Contiguous(), kc = k.To(kernel).Contiguous(),
+               vc = v.To(kernel).Contiguous();
   std::vector<int64_t> lse_shape(q.shape().begin(), q.shape().end() - 1);
-  CausalAttentionResult result{Empty(q.shape(), compute, q.device()),
+  CausalAttentionResult result{Empty(q.shape(), kernel, q.device()),
                                Empty(lse_shape, compute, q.device())};
   if (heads > 0 && tq > 0 && d > 0) {
     EMBER_KERNEL(CausalAttentionForward)
-        .On(q.device())(compute, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
+        .On(q.device())(kernel, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
                         result.y.raw_data(), result.lse.raw_data());
   } else {
     result.y.Fill(0);
@@ -52,23 +57,23 @@ CausalAttentionResult CausalAttention(const Tensor& q, const Tensor& k, const Te
 CausalAttentionGrads CausalAttentionBackward(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const CausalAttentionResult& forward,
                                              const Tensor& dy) {
-  DType compute;
-  const int64_t heads = Check("causal_attention_backward", q, k, v, &compute);
+  DType kernel, compute;
+  const int64_t heads = Check("causal_attention_backward", q, k, v, &kernel, &compute);
   EMBER_CHECK(dy.shape() == q.shape() && forward.y.shape() == q.shape(),
               "causal_attention_backward: dy ", ShapeToString(dy.shape()), " and y ",
               ShapeToString(forward.y.shape()), " must have the queries' shape ",
               ShapeToString(q.shape()));
   internal::SameDevice("causal_attention_backward", {q, dy, forward.y, forward.lse});
   const int64_t tq = q.size(-2), tk = k.size(-2), d = q.size(-1);
-  const Tensor qc = q.To(compute).Contiguous(), kc = k.To(compute).Contiguous(),
-               vc = v.To(compute).Contiguous();
-  const Tensor y = forward.y.To(compute).Contiguous(), g = dy.To(compute).Contiguous();
-  CausalAttentionGrads grads{Empty(q.shape(), compute, q.device()),
-                             Empty(k.shape(), compute, q.device()),
-                             Empty(k.shape(), compute, q.device())};
+  const Tensor qc = q.To(kernel).Contiguous(), kc = k.To(kernel).Contiguous(),
+               vc = v.To(kernel).Contiguous();
+  const Tensor y = forward.y.To(kernel).Contiguous(), g = dy.To(kernel).Contiguous();
+  CausalAttentionGrads grads{Empty(q.shape(), kernel, q.device()),
+                             Empty(k.shape(), kernel, q.device()),
+                             Empty(k.shape(), kernel, q.device())};
   if (heads > 0 && tq > 0 && d > 0) {
     EMBER_KERNEL(CausalAttentionBackward)
-        .On(q.device())(compute, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
+        .On(q.device())(kernel, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
                         y.raw_data(), forward.lse.raw_data(), g.raw_data(), grads.dq.raw_data(),
                         grads.dk.raw_data(), grads.dv.raw_data());
   } else {

@@ -74,6 +74,15 @@ void StoreNarrow(hn::Vec<D> v, D d, BFloat16* p) {
              reinterpret_cast<uint16_t*>(p));
 }
 
+// out[i] = bf16(in[i]) for n contiguous floats, rounded as BFloat16::FromFloat.
+inline void NarrowRow(int64_t n, const float* in, BFloat16* out) {
+  const hn::ScalableTag<float> df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) StoreNarrow(hn::LoadU(df, in + i), df, out + i);
+  for (; i < n; ++i) out[i] = BFloat16::FromFloat(in[i]);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace ember::kernels::cpu::internal
 HWY_AFTER_NAMESPACE();
