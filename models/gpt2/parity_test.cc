@@ -141,8 +141,8 @@ TEST_P(Gpt2ParityTest, LossLogitsGradientsAndAdamWMatchPyTorch) {
     }
     const double loss16 = model.Loss(x, y).item<double>();
     EXPECT_NEAR(loss16, ref.at("bf16.loss")[0], 0.01 * ref.at("bf16.loss")[0]);
-    std::cout << "bf16 autocast loss " << loss16 << ", PyTorch's " << ref.at("bf16.loss")[0]
-              << " (" << 100 * std::fabs(loss16 / ref.at("bf16.loss")[0] - 1) << "% apart)\n";
+    std::cout << "bf16 autocast loss " << loss16 << ", PyTorch's " << ref.at("bf16.loss")[0] << " ("
+              << 100 * std::fabs(loss16 / ref.at("bf16.loss")[0] - 1) << "% apart)\n";
     // bf16's rounding shows: not f32's logits.
     EXPECT_NE(got, At(flat, Samples(static_cast<int64_t>(flat.size()))));
   }
