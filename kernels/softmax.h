@@ -16,7 +16,8 @@
 
 namespace ember::kernels::cpu {
 
-// Softmax-family kernels over the rows of contiguous [rows, n] matrices, f32 or f64.
+// Softmax-family kernels over the rows of contiguous [rows, n] matrices, f32, f64 or
+// bf16 (read and written as bf16, computed in f32, each result rounded once).
 // All work from the row maximum m and s = sum_j exp(x_j - m): subtracting m keeps
 // exp from overflowing, and is exact for the entries that carry the probability, so
 // results stay accurate even for logits in the thousands. (log-sum-exp = m + log s.)
@@ -36,9 +37,8 @@ void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, con
 //   loss_r = log-sum-exp_r - x[r, t_r] = (m_r - x[r, t_r]) + log s_r
 // (0 where t_r == ignore_index). logits: [rows, n]; targets: int64 [rows], each in
 // [0, n) or ignore_index (checked by the caller); losses, row_max (m), sum_exp (s):
-// [rows] of dtype, overwritten; the backward pass takes m and s back. dtype bf16 (the
-// two cross-entropy kernels only): logits and dlogits bf16, computed in f32 and rounded
-// once; losses, m, s and grad f32.
+// [rows] of dtype, overwritten; the backward pass takes m and s back. dtype bf16:
+// logits and dlogits bf16; losses, m, s and grad f32.
 void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp);

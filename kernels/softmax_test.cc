@@ -175,6 +175,77 @@ TYPED_TEST(SoftmaxTest, EverythingMatchesTheReference) {
   });
 }
 
+// Softmax and log-softmax, forward and backward, on bf16 rows: each result the f32
+// kernel's on the widened inputs, rounded once to bf16; and the softmax within bf16's
+// rounding of the float64 reference.
+TYPED_TEST(SoftmaxTest, SoftmaxReadsAndWritesBf16) {
+  using B = TypeParam;
+  std::mt19937 rng(42);
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    for (const auto& [rows, n] : std::vector<std::pair<int64_t, int64_t>>{
+             {1, 1}, {3, 7}, {70, 256}, {2, 1024}, {2, 1025}, {5, 50257}}) {
+      const std::vector<BFloat16> x = RandomVector<BFloat16>(rows * n, -8, 8, rng),
+                                  dy = RandomVector<BFloat16>(rows * n, -1, 1, rng);
+      std::vector<float> x32, dy32;
+      for (const BFloat16& v : x) x32.push_back(v.ToFloat());
+      for (const BFloat16& v : dy) dy32.push_back(v.ToFloat());
+      // The four kernels over x and dy of one element type; their outputs as floats.
+      auto run = [&](DType dtype, const auto& hx, const auto& hdy) {
+        using E = std::decay_t<decltype(hx[0])>;
+        const int64_t bytes = rows * n * sizeof(E);
+        const typename B::Buffer bx(hx), bdy(hdy), y(bytes), log_y(bytes), dsoft(bytes),
+            dlog(bytes);
+        B::Softmax(dtype, rows, n, bx.data(), y.data());
+        B::LogSoftmax(dtype, rows, n, bx.data(), log_y.data());
+        // The backwards from the widened forward outputs, on both sides.
+        std::vector<E> hy = y.template ToHost<E>(), hlog = log_y.template ToHost<E>();
+        const typename B::Buffer by(hy), blog(hlog);
+        B::SoftmaxBackward(dtype, rows, n, by.data(), bdy.data(), dsoft.data());
+        B::LogSoftmaxBackward(dtype, rows, n, blog.data(), bdy.data(), dlog.data());
+        std::vector<std::vector<E>> out = {hy, hlog, dsoft.template ToHost<E>(),
+                                           dlog.template ToHost<E>()};
+        return out;
+      };
+      const auto got = run(DType::kBF16, x, dy);
+      // The f32 backwards take the bf16 forward outputs, widened, as theirs.
+      std::vector<float> y16, log16;
+      for (const BFloat16& v : got[0]) y16.push_back(v.ToFloat());
+      for (const BFloat16& v : got[1]) log16.push_back(v.ToFloat());
+      const auto forward32 = run(DType::kF32, x32, dy32);
+      std::vector<float> dsoft32(rows * n), dlog32(rows * n);
+      {
+        const typename B::Buffer by(y16), blog(log16), bdy(dy32), ds(rows * n * 4),
+            dl(rows * n * 4);
+        B::SoftmaxBackward(DType::kF32, rows, n, by.data(), bdy.data(), ds.data());
+        B::LogSoftmaxBackward(DType::kF32, rows, n, blog.data(), bdy.data(), dl.data());
+        dsoft32 = ds.template ToHost<float>();
+        dlog32 = dl.template ToHost<float>();
+      }
+      const std::vector<const std::vector<float>*> want = {&forward32[0], &forward32[1], &dsoft32,
+                                                           &dlog32};
+      const char* names[] = {"softmax", "log_softmax", "softmax backward", "log_softmax backward"};
+      const std::string where =
+          path + ", [" + std::to_string(rows) + ", " + std::to_string(n) + "]";
+      for (size_t o = 0; o < 4; ++o) {
+        for (int64_t i = 0; i < rows * n; ++i) {
+          ASSERT_EQ(got[o][i].bits, BFloat16::FromFloat((*want[o])[i]).bits)
+              << where << " " << names[o] << " " << i << ": " << got[o][i].ToFloat() << " from "
+              << (*want[o])[i];
+        }
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        const std::vector<double> p =
+            ref::Softmax(std::vector<double>(x32.begin() + r * n, x32.begin() + (r + 1) * n));
+        for (int64_t j = 0; j < n; ++j) {
+          ASSERT_LE(std::fabs(got[0][r * n + j].ToFloat() - p[j]),
+                    kBf16Roundoff * p[j] + 1e-5 * (p[j] + 1e-30))
+              << where << " softmax[" << r << ", " << j << "]";
+        }
+      }
+    }
+  });
+}
+
 // Cross entropy on bf16 logits: the f32 kernel's arithmetic on the widened logits, so
 // the losses (f32) are the f32 kernel's exactly and dlogits are its, rounded once to
 // bf16; both against the float64 reference too.

@@ -27,54 +27,68 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using internal::HWY_NAMESPACE::Accumulate;
 using internal::HWY_NAMESPACE::ExpNonPositive;
+using internal::HWY_NAMESPACE::LoadWide;
 using internal::HWY_NAMESPACE::Map;
 using internal::HWY_NAMESPACE::RowMax;
 using internal::HWY_NAMESPACE::SumExp;
 
-// Sum over the row of f(d, x_j) (padded lanes excluded), four accumulators.
+// Sum over the row of f(d, x_j) (padded lanes excluded) in Compute<T>, two
+// accumulators.
 template <typename T, class F>
-T RowSum(const T* x, int64_t n, const F& f) {
-  const hn::ScalableTag<T> d;
+internal::Compute<T> RowSum(const T* x, int64_t n, const F& f) {
+  using C = internal::Compute<T>;
+  const hn::ScalableTag<C> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   auto s0 = hn::Zero(d), s1 = s0;
   int64_t i = 0;
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    s0 = hn::Add(s0, f(d, hn::LoadU(d, x + i)));
-    s1 = hn::Add(s1, f(d, hn::LoadU(d, x + i + lanes)));
+    s0 = hn::Add(s0, f(d, LoadWide(d, x + i)));
+    s1 = hn::Add(s1, f(d, LoadWide(d, x + i + lanes)));
   }
-  for (; i + lanes <= n; i += lanes) s0 = hn::Add(s0, f(d, hn::LoadU(d, x + i)));
-  T sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+  for (; i + lanes <= n; i += lanes) s0 = hn::Add(s0, f(d, LoadWide(d, x + i)));
+  C sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
   if (i < n) {  // the tail: through a padded vector, keeping only the valid lanes
-    HWY_ALIGN T padded[HWY_MAX_BYTES / sizeof(T)] = {};
-    HWY_ALIGN T values[HWY_MAX_BYTES / sizeof(T)];
+    T padded[HWY_MAX_BYTES / sizeof(C)] = {};
+    HWY_ALIGN C values[HWY_MAX_BYTES / sizeof(C)];
     std::copy(x + i, x + n, padded);
-    hn::Store(f(d, hn::Load(d, padded)), d, values);
+    hn::Store(f(d, LoadWide(d, padded)), d, values);
     for (int64_t j = 0; j < n - i; ++j) sum += values[j];
   }
   return sum;
 }
 
-// y = exp(x - m) / sum.
-template <typename T>
+// y = exp(x - m) / sum. f32 and f64 keep the exponentials in y and scale them; bf16
+// computes them again from x, so that each y is rounded once.
+template <typename T, typename C = internal::Compute<T>>
 void SoftmaxRows(int64_t rows, int64_t n, const T* x, T* y) {
   for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
-    const T m = RowMax(x, n);
+    const C m = RowMax(x, n);
     if (std::isinf(m) && m < 0) {  // every entry -inf: no distribution; NaN as PyTorch
-      std::fill(y, y + n, std::numeric_limits<T>::quiet_NaN());
+      std::fill(y, y + n, Convert<T>(std::numeric_limits<C>::quiet_NaN()));
       continue;
     }
-    const T inverse = T(1) / SumExp(x, n, m, y);
-    Map(
-        n, y, [inverse](auto d, auto v) { return hn::Mul(v, hn::Set(d, inverse)); }, y);
+    if constexpr (std::is_same_v<T, C>) {
+      const C inverse = C(1) / SumExp(x, n, m, y);
+      Map(
+          n, y, [inverse](auto d, auto v) { return hn::Mul(v, hn::Set(d, inverse)); }, y);
+    } else {
+      const C inverse = C(1) / SumExp(x, n, m, static_cast<T*>(nullptr));
+      Map(
+          n, y,
+          [m, inverse](auto d, auto v) {
+            return hn::Mul(ExpNonPositive(d, hn::Sub(v, hn::Set(d, m))), hn::Set(d, inverse));
+          },
+          x);
+    }
   }
 }
 
 // y = (x - m) - log(sum).
-template <typename T>
+template <typename T, typename C = internal::Compute<T>>
 void LogSoftmaxRows(int64_t rows, int64_t n, const T* x, T* y) {
   for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
-    const T m = RowMax(x, n);
-    const T log_sum = std::log(SumExp(x, n, m, static_cast<T*>(nullptr)));
+    const C m = RowMax(x, n);
+    const C log_sum = std::log(SumExp(x, n, m, static_cast<T*>(nullptr)));
     Map(
         n, y,
         [m, log_sum](auto d, auto v) {
@@ -84,22 +98,22 @@ void LogSoftmaxRows(int64_t rows, int64_t n, const T* x, T* y) {
   }
 }
 
-template <typename T>
+template <typename T, typename C = internal::Compute<T>>
 void SoftmaxBackwardRows(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
   for (int64_t r = 0; r < rows; ++r, y += n, dy += n, dx += n) {
-    const T dot = Accumulate(
+    const C dot = Accumulate(
         n, dy, y, [](auto, auto g, auto yv) { return hn::Mul(g, yv); },
-        [](T g, T yv) { return g * yv; });  // sum_j dy_j y_j
+        [](C g, C yv) { return g * yv; });  // sum_j dy_j y_j
     Map(
         n, dx, [dot](auto d, auto yv, auto g) { return hn::Mul(yv, hn::Sub(g, hn::Set(d, dot))); },
         y, dy);
   }
 }
 
-template <typename T>
+template <typename T, typename C = internal::Compute<T>>
 void LogSoftmaxBackwardRows(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
   for (int64_t r = 0; r < rows; ++r, y += n, dy += n, dx += n) {
-    const T sum = RowSum(dy, n, [](auto, auto v) { return v; });
+    const C sum = RowSum(dy, n, [](auto, auto v) { return v; });
     Map(
         n, dx,
         [sum](auto d, auto yv, auto g) {
@@ -148,7 +162,7 @@ void CrossEntropyBackwardRows(int64_t rows, int64_t n, const T* x, const int64_t
 // The entry points (see softmax.h): rows split across the pool, each row passed over
 // two or three times.
 void Softmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
-  DispatchFloat("softmax", dtype, [&](auto type) {
+  DispatchFloatOrBf16("softmax", dtype, [&](auto type) {
     using T = decltype(type);
     ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
       SoftmaxRows(e - b, n, At<T>(x, b * n), At<T>(y, b * n));
@@ -157,7 +171,7 @@ void Softmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
 }
 
 void LogSoftmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
-  DispatchFloat("log_softmax", dtype, [&](auto type) {
+  DispatchFloatOrBf16("log_softmax", dtype, [&](auto type) {
     using T = decltype(type);
     ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
       LogSoftmaxRows(e - b, n, At<T>(x, b * n), At<T>(y, b * n));
@@ -167,7 +181,7 @@ void LogSoftmax(DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
 
 void SoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy,
                      void* dx) {
-  DispatchFloat("softmax_backward", dtype, [&](auto type) {
+  DispatchFloatOrBf16("softmax_backward", dtype, [&](auto type) {
     using T = decltype(type);
     ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
       SoftmaxBackwardRows(e - b, n, At<T>(y, b * n), At<T>(dy, b * n), At<T>(dx, b * n));
@@ -177,7 +191,7 @@ void SoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const 
 
 void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy,
                         void* dx) {
-  DispatchFloat("log_softmax_backward", dtype, [&](auto type) {
+  DispatchFloatOrBf16("log_softmax_backward", dtype, [&](auto type) {
     using T = decltype(type);
     ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
       LogSoftmaxBackwardRows(e - b, n, At<T>(y, b * n), At<T>(dy, b * n), At<T>(dx, b * n));

@@ -2,7 +2,7 @@
 // per row for longer ones (grid-stride over rows). Each row's maximum m is exact;
 // s = sum_j exp(x_j - m) and the other row sums accumulate in double (a warp's lanes
 // first sum their 32 or fewer terms in the dtype); elementwise results are computed in
-// the dtype, as on the CPU.
+// the dtype (bf16 in float, rounded once), as on the CPU.
 
 #include <cuda_runtime.h>
 
@@ -15,9 +15,10 @@ namespace {
 
 using internal::BlockReduce;
 using internal::Compute;
-using internal::DispatchFloat;
 using internal::kThreads;
+using internal::Narrow;
 using internal::RowBlocks;
+using internal::Widen;
 
 // The row's maximum m and s = sum_j exp(x_j - m), known to every thread.
 template <typename T, typename C = Compute<T>>
@@ -32,26 +33,31 @@ __device__ void RowMaxAndSum(const T* x, int64_t n, C* m, double* s) {
   *s = BlockReduce(sum, internal::SumOp{}, 0.0);
 }
 
-template <typename T, bool kLog>
+// Elements of T (bf16 widened to float: C), results narrowed to T once.
+template <typename T, bool kLog, typename C = Compute<T>>
 __global__ void SoftmaxKernel(int64_t rows, int64_t n, const T* x, T* y) {
   EMBER_FOR_EACH_ROW(r, rows) {
     const T* xr = x + r * n;
     T* yr = y + r * n;
-    T m;
+    C m;
     double s;
     RowMaxAndSum(xr, n, &m, &s);
     if (kLog) {
-      const T log_s = static_cast<T>(log(s));
-      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) yr[j] = (xr[j] - m) - log_s;
+      const C log_s = static_cast<C>(log(s));
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+        yr[j] = Narrow<T>((Widen(xr[j]) - m) - log_s);
+      }
     } else {
-      const T sum = static_cast<T>(s);
-      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) yr[j] = exp(xr[j] - m) / sum;
+      const C sum = static_cast<C>(s);
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+        yr[j] = Narrow<T>(exp(Widen(xr[j]) - m) / sum);
+      }
     }
   }
 }
 
 // softmax: dx = y (dy - sum_j dy_j y_j); log-softmax: dx = dy - exp(y) sum_j dy_j.
-template <typename T, bool kLog>
+template <typename T, bool kLog, typename C = Compute<T>>
 __global__ void SoftmaxBackwardKernel(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
   EMBER_FOR_EACH_ROW(r, rows) {
     const T* yr = y + r * n;
@@ -59,11 +65,13 @@ __global__ void SoftmaxBackwardKernel(int64_t rows, int64_t n, const T* y, const
     T* dxr = dx + r * n;
     double sum = 0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      sum += kLog ? static_cast<double>(dyr[j]) : static_cast<double>(dyr[j]) * yr[j];
+      const C g = Widen(dyr[j]);
+      sum += kLog ? static_cast<double>(g) : static_cast<double>(g) * Widen(yr[j]);
     }
-    const T total = static_cast<T>(BlockReduce(sum, internal::SumOp{}, 0.0));
+    const C total = static_cast<C>(BlockReduce(sum, internal::SumOp{}, 0.0));
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      dxr[j] = kLog ? dyr[j] - exp(yr[j]) * total : yr[j] * (dyr[j] - total);
+      const C yv = Widen(yr[j]), g = Widen(dyr[j]);
+      dxr[j] = Narrow<T>(kLog ? g - exp(yv) * total : yv * (g - total));
     }
   }
 }
@@ -107,9 +115,10 @@ __device__ T TreeReduce(const T (&v)[K], Op op) {
 // more rows' loads in flight. Log-softmax holds more (two for it), f64 twice as much
 // (no bound).
 template <typename T, bool kLog>
-inline constexpr int kSoftmaxBlocksPerSm = std::is_same_v<T, float> ? (kLog ? 2 : 4) : 1;
+inline constexpr int kSoftmaxBlocksPerSm = std::is_same_v<Compute<T>, float> ? (kLog ? 2 : 4) : 1;
 
-template <typename T, int kPer, bool kLog>
+// The row in registers of C (bf16 widened to float), results narrowed to T once.
+template <typename T, int kPer, bool kLog, typename C = Compute<T>>
 __global__ void __launch_bounds__(kThreads, (kSoftmaxBlocksPerSm<T, kLog>))
     SoftmaxWarpKernel(int64_t rows, int64_t n, const T* x, T* y) {
   const int lane = threadIdx.x % 32;
@@ -117,66 +126,68 @@ __global__ void __launch_bounds__(kThreads, (kSoftmaxBlocksPerSm<T, kLog>))
   for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32; r < rows;
        r += warps) {
     const T* xr = x + r * n;
-    T v[kPer];
+    C v[kPer];
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
       const int64_t j = lane + 32 * i;
-      v[i] = j < n ? xr[j] : T(-INFINITY);
+      v[i] = j < n ? Widen(xr[j]) : C(-INFINITY);
     }
-    const T m = internal::WarpReduce(TreeReduce(v, internal::MaxOp{}), internal::MaxOp{});
+    const C m = internal::WarpReduce(TreeReduce(v, internal::MaxOp{}), internal::MaxOp{});
     double s;
     if constexpr (kLog) {  // keeps x - m, sums its exponentials
-      T e[kPer];
+      C e[kPer];
 #pragma unroll
       for (int i = 0; i < kPer; ++i) {
         v[i] -= m;
-        e[i] = lane + 32 * i < n ? exp(v[i]) : T(0);
+        e[i] = lane + 32 * i < n ? exp(v[i]) : C(0);
       }
       s = static_cast<double>(TreeReduce(e, internal::SumOp{}));
     } else {  // keeps e^(x - m)
 #pragma unroll
-      for (int i = 0; i < kPer; ++i) v[i] = lane + 32 * i < n ? exp(v[i] - m) : T(0);
+      for (int i = 0; i < kPer; ++i) v[i] = lane + 32 * i < n ? exp(v[i] - m) : C(0);
       s = static_cast<double>(TreeReduce(v, internal::SumOp{}));
     }
     s = internal::WarpReduce(s, internal::SumOp{});
-    const T log_s = static_cast<T>(log(s)), total = static_cast<T>(s);
+    const C log_s = static_cast<C>(log(s)), total = static_cast<C>(s);
     T* yr = y + r * n;
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
       const int64_t j = lane + 32 * i;
-      if (j < n) yr[j] = kLog ? v[i] - log_s : v[i] / total;
+      if (j < n) yr[j] = Narrow<T>(kLog ? v[i] - log_s : v[i] / total);
     }
   }
 }
 
-template <typename T, int kPer, bool kLog>
+template <typename T, int kPer, bool kLog, typename C = Compute<T>>
 __global__ void SoftmaxBackwardWarpKernel(int64_t rows, int64_t n, const T* y, const T* dy, T* dx) {
   const int lane = threadIdx.x % 32;
   const int64_t warps = gridDim.x * static_cast<int64_t>(blockDim.x / 32);
   for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32; r < rows;
        r += warps) {
-    T yv[kPer], dyv[kPer];
+    C yv[kPer], dyv[kPer];
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
       const int64_t j = lane + 32 * i;
-      yv[i] = j < n ? y[r * n + j] : T(0);
-      dyv[i] = j < n ? dy[r * n + j] : T(0);
+      yv[i] = j < n ? Widen(y[r * n + j]) : C(0);
+      dyv[i] = j < n ? Widen(dy[r * n + j]) : C(0);
     }
-    T lane_sum;
+    C lane_sum;
     if constexpr (kLog) {
       lane_sum = TreeReduce(dyv, internal::SumOp{});
     } else {
-      T terms[kPer];
+      C terms[kPer];
 #pragma unroll
       for (int i = 0; i < kPer; ++i) terms[i] = dyv[i] * yv[i];
       lane_sum = TreeReduce(terms, internal::SumOp{});
     }
-    const T total =
-        static_cast<T>(internal::WarpReduce(static_cast<double>(lane_sum), internal::SumOp{}));
+    const C total =
+        static_cast<C>(internal::WarpReduce(static_cast<double>(lane_sum), internal::SumOp{}));
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
       const int64_t j = lane + 32 * i;
-      if (j < n) dx[r * n + j] = kLog ? dyv[i] - exp(yv[i]) * total : yv[i] * (dyv[i] - total);
+      if (j < n) {
+        dx[r * n + j] = Narrow<T>(kLog ? dyv[i] - exp(yv[i]) * total : yv[i] * (dyv[i] - total));
+      }
     }
   }
 }
@@ -239,7 +250,7 @@ __global__ void CrossEntropyBackwardKernel(int64_t rows, int64_t n, const T* log
 template <bool kLog>
 void LaunchSoftmax(const char* name, DType dtype, int64_t rows, int64_t n, const void* x, void* y) {
   if (rows == 0 || n == 0) return;
-  DispatchFloat(name, dtype, [&](auto type) {
+  internal::DispatchFloatOrBf16(name, dtype, [&](auto type) {
     using T = decltype(type);
     if (n <= kWarpRowsMax) {
       WithPerLane(n, [&](auto per) {
@@ -258,7 +269,7 @@ template <bool kLog>
 void LaunchSoftmaxBackward(const char* name, DType dtype, int64_t rows, int64_t n, const void* y,
                            const void* dy, void* dx) {
   if (rows == 0 || n == 0) return;
-  DispatchFloat(name, dtype, [&](auto type) {
+  internal::DispatchFloatOrBf16(name, dtype, [&](auto type) {
     using T = decltype(type);
     if (n <= kWarpRowsMax) {
       WithPerLane(n, [&](auto per) {

@@ -15,8 +15,9 @@ using RowsKernel = internal::Kernel<void(DType, int64_t, int64_t, const void*, v
 using RowsBackwardKernel =
     internal::Kernel<void(DType, int64_t, int64_t, const void*, const void*, void*)>;
 
+// The kernels read and write f32, f64 and bf16 (in f32); f16 goes through f32.
 Tensor Forward(const char* op, const Tensor& x, const RowsKernel& kernel) {
-  const DType compute = internal::FloatComputeDType(op, x);
+  const DType compute = internal::FloatOrBf16DType(op, x);
   const Tensor in = x.To(compute).Contiguous();
   const int64_t n = RowLength(x);
   Tensor out = Empty(x.shape(), compute, x.device());
@@ -27,7 +28,7 @@ Tensor Forward(const char* op, const Tensor& x, const RowsKernel& kernel) {
 Tensor Backward(const char* op, const Tensor& y, const Tensor& dy,
                 const RowsBackwardKernel& kernel) {
   const Device device = internal::SameDevice(op, {y, dy});
-  const DType compute = internal::FloatComputeDType(op, y);
+  const DType compute = internal::FloatOrBf16DType(op, y);
   EMBER_CHECK(y.shape() == dy.shape() && y.dtype() == dy.dtype(), op, ": dy (",
               DTypeName(dy.dtype()), ", shape ", ShapeToString(dy.shape()),
               ") does not match the output (", DTypeName(y.dtype()), ", shape ",
