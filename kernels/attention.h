@@ -13,8 +13,9 @@
 namespace ember::kernels::cpu {
 
 // Causal scaled dot-product attention over `batch` independent heads, f32 or f64 (or
-// bf16 on the CPU: Q, K, V, Y, dY and the gradients bf16, lse f32; scores, softmax and
-// the sums in f32, P and dS rounded to bf16 as the products' operands), as one fused kernel
+// bf16, on CUDA for d = 64: Q, K, V, Y, dY and the gradients bf16, lse f32; scores,
+// softmax and the sums in f32, P and dS rounded to bf16 as the products' operands), as
+// one fused kernel
 // (flash-attention's equations, Dao et al. 2022). For each head, queries Q [tq, d] are the last tq
 // of the tk positions whose keys K and values V [tk, d] are given (tq < tk when a cache holds the
 // earlier ones), so query i sees the keys j <= i + tk - tq:

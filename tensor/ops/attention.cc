@@ -10,14 +10,15 @@ namespace ember::ops {
 namespace {
 
 // The heads (the product of the leading dimensions); the dtype the kernel is given q, k,
-// v and dy in and writes y and the gradients in, and the compute dtype (lse's). The CPU
-// kernels read and write bf16 themselves; CUDA's compute f32 or f64, so bf16 is widened
-// for them.
+// v and dy in and writes y and the gradients in, and the compute dtype (lse's). The
+// kernels read and write bf16 themselves (CUDA's for heads of d = 64; other heads are
+// widened for them).
 int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, DType* kernel,
               DType* compute) {
   internal::SameDevice(op, {q, k, v});
   *compute = internal::FloatComputeDType(op, q);
-  *kernel = q.dtype() == DType::kBF16 && q.device().is_cpu() ? DType::kBF16 : *compute;
+  const bool bf16 = q.dtype() == DType::kBF16 && (q.device().is_cpu() || q.size(-1) == 64);
+  *kernel = bf16 ? DType::kBF16 : *compute;
   EMBER_CHECK(q.dim() >= 2 && q.dim() == k.dim() && k.shape() == v.shape() &&
                   std::equal(q.shape().begin(), q.shape().end() - 2, k.shape().begin()) &&
                   q.size(-1) == k.size(-1) && q.size(-2) <= k.size(-2),
