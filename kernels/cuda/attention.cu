@@ -713,6 +713,9 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
   if (dtype == DType::kBF16) {
     EMBER_CHECK(d == internal::kBf16HeadSize, op, ": bf16 heads of d = ", d,
                 " (the CUDA bf16 kernels take d = ", internal::kBf16HeadSize, ")");
+    EMBER_CHECK(Async(internal::kBf16HeadSize, d, {q, k, v, y}), op,
+                ": bf16 q, k, v and y must start on 16-byte boundaries (their rows are read "
+                "and written as 16-byte vectors; a contiguous copy does)");
     internal::Bf16CausalAttentionForward(
         batch, tq, tk, static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k),
         static_cast<const uint16_t*>(v), static_cast<uint16_t*>(y), static_cast<float*>(lse));
@@ -749,6 +752,9 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
   if (dtype == DType::kBF16) {
     EMBER_CHECK(d == internal::kBf16HeadSize, op, ": bf16 heads of d = ", d,
                 " (the CUDA bf16 kernels take d = ", internal::kBf16HeadSize, ")");
+    EMBER_CHECK(Async(internal::kBf16HeadSize, d, {q, k, v, dy, dq, dk, dv}), op,
+                ": bf16 q, k, v, dy and the gradients must start on 16-byte boundaries (their "
+                "rows are read and written as 16-byte vectors; a contiguous copy does)");
     internal::Bf16CausalAttentionBackward(
         batch, tq, tk, static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k),
         static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(y),

@@ -358,8 +358,8 @@ __global__ void __launch_bounds__(kBlockThreads)
         dpt[j][e] = p * (dpt[j][e] - d_tile[col]) * scale;
       }
     }
-    AccumulateTimes(st, dys, dv_acc);   // dV += P^T dY
-    AccumulateTimes(dpt, qs, dk_acc);   // dK += dS^T Q
+    AccumulateTimes(st, dys, dv_acc);  // dV += P^T dY
+    AccumulateTimes(dpt, qs, dk_acc);  // dK += dS^T Q
   }
   const float one[2] = {1.0f, 1.0f};
   StoreRows(dv_acc, one, dv + head * tk * kD, k0 + 16 * warp, tk);
@@ -387,11 +387,11 @@ void Bf16CausalAttentionBackward(int64_t batch, int64_t tq, int64_t tk, const ui
   float* dsum = dsum_block.as<float>();
   if (tq > 0) {
     RowDotKernel<<<Blocks(batch * tq * 32), kThreads>>>(batch * tq, dy, y, dsum);
-    QueryGradKernel<<<batch * Tiles(tq), kBlockThreads>>>(Tiles(tq), tq, tk, q, k, v, lse, dsum,
-                                                           dy, dq);
+    QueryGradKernel<<<batch * Tiles(tq), kBlockThreads>>>(Tiles(tq), tq, tk, q, k, v, lse, dsum, dy,
+                                                          dq);
   }
-  KeyGradKernel<<<batch * Tiles(tk), kBlockThreads>>>(Tiles(tk), tq, tk, q, k, v, lse, dsum, dy,
-                                                       dk, dv);
+  KeyGradKernel<<<batch * Tiles(tk), kBlockThreads>>>(Tiles(tk), tq, tk, q, k, v, lse, dsum, dy, dk,
+                                                      dv);
   EMBER_CUDA_CHECK_LAUNCH(op);
 }
 
