@@ -27,14 +27,70 @@
 #include "tensor/ops/binary.h"
 #include "tensor/ops/cat.h"
 #include "tensor/ops/reduce.h"
+#include "tensor/ops/sampling.h"
 #include "tensor/random.h"
 
 namespace py = pybind11;
+namespace ag = ::ember::autograd;
 
 namespace ember::python {
 namespace {
 
-namespace ag = ::ember::autograd;
+// Where tril (lower) or triu keeps t's entries: column - row <= diagonal (tril) or >=
+// diagonal (triu), over t's last two dimensions; true marks an entry set to 0.
+Tensor TriangleZeros(const Tensor& t, int64_t diagonal, bool lower) {
+  EMBER_CHECK(t.dim() >= 2, lower ? "tril" : "triu", ": expected at least 2 dimensions, got ",
+              t.dim());
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  const Tensor offset = ops::Sub(Arange(cols).View({1, cols}), Arange(rows).View({rows, 1}));
+  return (lower ? ops::Gt(offset, diagonal) : ops::Lt(offset, diagonal)).To(t.device());
+}
+
+// torch.split: equal pieces of split_size (the last may be shorter), or pieces of the
+// given sizes, which must add up to the dimension.
+std::vector<Tensor> SplitTensor(const Tensor& t, const py::object& sizes, int64_t dim) {
+  if (py::isinstance<py::int_>(sizes)) return ag::Split(t, sizes.cast<int64_t>(), dim);
+  const std::vector<int64_t> lengths = sizes.cast<std::vector<int64_t>>();
+  const int64_t d = dim < 0 ? dim + t.dim() : dim;
+  EMBER_CHECK(d >= 0 && d < t.dim(), "split: dimension ", dim, " is out of range for ", t.dim(),
+              " dimensions");
+  int64_t total = 0;
+  for (int64_t n : lengths) total += n;
+  EMBER_CHECK(total == t.size(d), "split: sizes ", absl::StrJoin(lengths, ", "), " add up to ",
+              total, ", not to dimension ", dim, "'s ", t.size(d));
+  std::vector<Tensor> pieces;
+  int64_t start = 0;
+  for (int64_t n : lengths) {
+    pieces.push_back(ag::Narrow(t, d, start, n));
+    start += n;
+  }
+  return pieces;
+}
+
+// torch.topk along the last dimension, largest first: a (values, indices) named tuple.
+py::object TopK(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sorted) {
+  EMBER_CHECK(dim == -1 || dim == t.dim() - 1, "topk: only along the last dimension (dim=-1), not ",
+              dim);
+  EMBER_CHECK(largest && sorted,
+              "topk: only the largest entries, sorted (largest=True, "
+              "sorted=True)");
+  EMBER_CHECK(!(ag::GradModeEnabled() && ag::RequiresGrad(t)),
+              "topk: its values carry no gradient; call it under ember.no_grad()");
+  const ops::TopKResult result = ops::TopK(t, k);
+  static const py::object kType =
+      py::module_::import("collections").attr("namedtuple")("topk", "values indices");
+  return kType(result.values, result.indices);
+}
+
+// torch.multinomial with one sample a row: [..., n] weights give [..., 1] indices.
+Tensor Multinomial(const Tensor& probs, int64_t num_samples, bool replacement) {
+  EMBER_CHECK(num_samples == 1, "multinomial: one sample a row (num_samples=1), not ", num_samples);
+  static_cast<void>(replacement);  // with one sample, with or without is the same draw
+  const Tensor drawn = ops::Multinomial(ag::Detach(probs));
+  std::vector<int64_t> shape(probs.shape().begin(), probs.shape().end() - 1);
+  shape.push_back(1);
+  return drawn.Reshape(shape);
+}
 
 // ---- Arguments ----
 
@@ -602,6 +658,28 @@ void BindTensor(py::module_& m) {
           },
           py::arg("dim") = py::none(), py::arg("keepdim") = false)
       .def(
+          "masked_fill",
+          [](const Tensor& t, const Tensor& mask, const py::object& value) {
+            return ag::MaskedFill(t, mask, ScalarOf(value));
+          },
+          py::arg("mask"), py::arg("value"))
+      .def("split", &SplitTensor, py::arg("split_size_or_sections"), py::arg("dim") = 0)
+      .def("topk", &TopK, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true,
+           py::arg("sorted") = true)
+      .def("multinomial", &Multinomial, py::arg("num_samples"), py::arg("replacement") = false)
+      .def(
+          "tril",
+          [](const Tensor& t, int64_t diagonal) {
+            return ag::MaskedFill(t, TriangleZeros(t, diagonal, true), 0);
+          },
+          py::arg("diagonal") = 0)
+      .def(
+          "triu",
+          [](const Tensor& t, int64_t diagonal) {
+            return ag::MaskedFill(t, TriangleZeros(t, diagonal, false), 0);
+          },
+          py::arg("diagonal") = 0)
+      .def(
           "softmax",
           [](const Tensor& t, int64_t dim) {
             EMBER_CHECK(dim == -1 || dim == t.dim() - 1,
@@ -659,6 +737,30 @@ void BindTensor(py::module_& m) {
       py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("requires_grad") = false);
   m.def("manual_seed", &ManualSeed, py::arg("seed"));
+  m.def(
+      "masked_fill",
+      [](const Tensor& t, const Tensor& mask, const py::object& value) {
+        return ag::MaskedFill(t, mask, ScalarOf(value));
+      },
+      py::arg("input"), py::arg("mask"), py::arg("value"));
+  m.def("split", &SplitTensor, py::arg("tensor"), py::arg("split_size_or_sections"),
+        py::arg("dim") = 0);
+  m.def("topk", &TopK, py::arg("input"), py::arg("k"), py::arg("dim") = -1,
+        py::arg("largest") = true, py::arg("sorted") = true);
+  m.def("multinomial", &Multinomial, py::arg("input"), py::arg("num_samples"),
+        py::arg("replacement") = false);
+  m.def(
+      "tril",
+      [](const Tensor& t, int64_t diagonal) {
+        return ag::MaskedFill(t, TriangleZeros(t, diagonal, true), 0);
+      },
+      py::arg("input"), py::arg("diagonal") = 0);
+  m.def(
+      "triu",
+      [](const Tensor& t, int64_t diagonal) {
+        return ag::MaskedFill(t, TriangleZeros(t, diagonal, false), 0);
+      },
+      py::arg("input"), py::arg("diagonal") = 0);
   m.def("cat", &ag::Cat, py::arg("tensors"), py::arg("dim") = 0);
   m.def("stack", &ag::Stack, py::arg("tensors"), py::arg("dim") = 0);
   m.def("matmul", [](const Tensor& a, const Tensor& b) {

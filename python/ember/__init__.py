@@ -12,12 +12,14 @@ safetensors checkpoints and tokenizer behind the APIs of PyTorch and tiktoken.
 
 from ember import _ember
 from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, float16, float32, float64,
-                          from_numpy, full, int32, int64, is_grad_enabled, load, manual_seed, matmul, no_grad, ones,
-                          rand, randn, save, stack, tensor, uint8, uint16, zeros)
+                          from_numpy, full, int32, int64, is_grad_enabled, load, manual_seed, masked_fill, matmul,
+                          multinomial, no_grad, ones, rand, randn, save, split, stack, tensor, topk, tril, triu,
+                          uint8, uint16, zeros)
 from ember import backends, cuda, nn, optim, tokenizer
 
 __all__ = [
     "Tensor", "arange", "backends", "bfloat16", "bool", "cat", "cuda", "device", "dtype", "float16", "float32",
-    "float64", "from_numpy", "full", "int32", "int64", "is_grad_enabled", "load", "manual_seed", "matmul", "nn",
-    "no_grad", "ones", "optim", "rand", "randn", "save", "stack", "tensor", "tokenizer", "uint8", "uint16", "zeros",
+    "float64", "from_numpy", "full", "int32", "int64", "is_grad_enabled", "load", "manual_seed", "masked_fill",
+    "matmul", "multinomial", "nn", "no_grad", "ones", "optim", "rand", "randn", "save", "split", "stack", "tensor",
+    "tokenizer", "topk", "tril", "triu", "uint8", "uint16", "zeros",
 ]

@@ -132,6 +132,68 @@ class OperatorTest(unittest.TestCase):
         self.assertEqual(ember.stack([t, t], dim=1).shape, (6, 2))
 
 
+class TorchNamesTest(unittest.TestCase):
+    """tril/triu, masked_fill, split, topk and multinomial as PyTorch documents them (the
+    values below are what torch 1.13 gives for the same calls)."""
+
+    def test_tril_and_triu(self):
+        ones = ember.ones(3, 4)
+        self.assertEqual(ember.tril(ones).tolist(),
+                         [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]])
+        self.assertEqual(ones.tril(diagonal=-1).tolist(),
+                         [[0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0]])
+        self.assertEqual(ember.triu(ones, 1).tolist(),
+                         [[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1]])
+        # Over the last two dimensions of a batch, as nanoGPT's causal mask buffer.
+        mask = ember.tril(ember.ones(4, 4)).view(1, 1, 4, 4)
+        self.assertEqual(mask.shape, (1, 1, 4, 4))
+        self.assertEqual(mask[0, 0, 1].tolist(), [1, 1, 0, 0])
+        with self.assertRaisesRegex(ValueError, "tril: expected at least 2 dimensions"):
+            ember.tril(ember.ones(3))
+
+    def test_masked_fill_with_minus_infinity(self):
+        att = ember.zeros(2, 2)
+        mask = ember.tril(ember.ones(2, 2))
+        filled = att.masked_fill(mask == 0, float("-inf"))
+        self.assertEqual(filled.tolist(), [[0, float("-inf")], [0, 0]])
+        self.assertEqual(filled.softmax(dim=-1).tolist(), [[1, 0], [0.5, 0.5]])
+        self.assertEqual(ember.masked_fill(att, mask == 1, 2.5).tolist(), [[2.5, 0], [2.5, 2.5]])
+
+    def test_split(self):
+        t = ember.arange(10).view(2, 5)
+        pieces = t.split(2, dim=1)
+        self.assertEqual([p.shape for p in pieces], [(2, 2), (2, 2), (2, 1)])
+        self.assertEqual(pieces[2].tolist(), [[4], [9]])
+        a, b = ember.split(t, [1, 4], dim=-1)
+        self.assertEqual((a.tolist(), b.tolist()), ([[0], [5]], [[1, 2, 3, 4], [6, 7, 8, 9]]))
+        with self.assertRaisesRegex(ValueError, "add up to 4, not to dimension 1's 5"):
+            t.split([1, 3], dim=1)
+
+    def test_topk_is_a_named_tuple_largest_first(self):
+        logits = ember.tensor([[1.0, 5.0, 3.0, 5.0], [0.0, -1.0, 2.0, 1.0]])
+        values, indices = ember.topk(logits, 2)
+        self.assertEqual(values.tolist(), [[5, 5], [2, 1]])
+        self.assertEqual(indices.tolist(), [[1, 3], [2, 3]])
+        self.assertEqual(logits.topk(1).values.tolist(), [[5], [2]])
+        with self.assertRaisesRegex(ValueError, "only along the last dimension"):
+            logits.topk(1, dim=0)
+        weights = ember.tensor([1.0, 2.0], requires_grad=True)
+        with self.assertRaisesRegex(ValueError, "under ember.no_grad"):
+            weights.topk(1)
+        with ember.no_grad():
+            self.assertEqual(weights.topk(1).indices.tolist(), [1])
+
+    def test_multinomial_one_sample_a_row(self):
+        probs = ember.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
+        drawn = ember.multinomial(probs, num_samples=1)
+        self.assertEqual(drawn.shape, (2, 1))
+        self.assertEqual(drawn.dtype, ember.int64)
+        self.assertEqual(drawn.tolist(), [[1], [2]])
+        self.assertEqual(ember.tensor([0.0, 0.0, 1.0]).multinomial(1).tolist(), [2])
+        with self.assertRaisesRegex(ValueError, "one sample a row"):
+            probs.multinomial(2)
+
+
 class AutogradTest(unittest.TestCase):
     def f(self, x, w):
         return ((x @ w).tanh() * x.sum(dim=1, keepdim=True) - 0.5 / (1 + x * x).sqrt().sum()).mean()
