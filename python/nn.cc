@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -125,6 +126,27 @@ void BindFunctional(py::module_& m) {
         return LastDim(dim, x, "log_softmax"), ag::LogSoftmax(x);
       },
       py::arg("input"), py::arg("dim") = -1);
+  f.def(
+      "scaled_dot_product_attention",
+      [](const Tensor& q, const Tensor& k, const Tensor& v, const py::object& attn_mask,
+         double dropout_p, bool is_causal, const py::object& scale) {
+        // ember's fused causal attention: softmax(q k^T / sqrt(d) + causal mask) v.
+        EMBER_CHECK(is_causal && attn_mask.is_none(),
+                    "scaled_dot_product_attention: only causal attention (is_causal=True, no "
+                    "attn_mask)");
+        EMBER_CHECK(dropout_p == 0.0,
+                    "scaled_dot_product_attention: dropout_p must be 0 (attention dropout is "
+                    "not in ember's fused attention yet), got ",
+                    dropout_p);
+        EMBER_CHECK(scale.is_none() ||
+                        std::abs(scale.cast<double>() * std::sqrt(static_cast<double>(q.size(-1))) -
+                                 1) < 1e-12,
+                    "scaled_dot_product_attention: scale must be 1/sqrt(d) (the default)");
+        py::gil_scoped_release release;
+        return ag::CausalAttention(q, k, v);
+      },
+      py::arg("query"), py::arg("key"), py::arg("value"), py::arg("attn_mask") = py::none(),
+      py::arg("dropout_p") = 0.0, py::arg("is_causal") = false, py::arg("scale") = py::none());
   f.def(
       "dropout",
       [](const Tensor& x, double p, bool training) { return ag::Dropout(x, p, training); },

@@ -36,6 +36,16 @@ namespace ag = ::ember::autograd;
 namespace ember::python {
 namespace {
 
+// In place on a view: refused for a tensor that requires gradients while they are
+// recorded (as PyTorch refuses it for a leaf), fine under no_grad.
+void CheckWritable(const Tensor& t) {
+  if (ag::RequiresGrad(t) && ag::GradModeEnabled()) {
+    throw std::runtime_error(
+        "a tensor that requires grad cannot be written in place while gradients are recorded "
+        "(use `with ember.no_grad():`)");
+  }
+}
+
 // Where tril (lower) or triu keeps t's entries: column - row <= diagonal (tril) or >=
 // diagonal (triu), over t's last two dimensions; true marks an entry set to 0.
 Tensor TriangleZeros(const Tensor& t, int64_t diagonal, bool lower) {
@@ -549,21 +559,29 @@ void BindTensor(py::module_& m) {
       .def("contiguous", [](const Tensor& t) { return ag::Contiguous(t); })
       .def("clone", &ag::Clone)
       .def("__getitem__", &Index)
-      .def("__setitem__", [](const Tensor& t, const py::object& key, const py::object& value) {
-        // In place on a view: refused for a tensor that requires gradients while they are
-        // recorded (as PyTorch refuses it for a leaf), fine under no_grad.
-        if (ag::RequiresGrad(t) && ag::GradModeEnabled()) {
-          throw std::runtime_error(
-              "a tensor that requires grad cannot be written in place while gradients are recorded "
-              "(use `with ember.no_grad():`)");
-        }
-        ag::NoGradGuard plain;
-        const Tensor view = Index(t, key);
-        if (py::isinstance<Tensor>(value)) {
-          view.CopyFrom(value.cast<const Tensor&>().BroadcastTo(view.shape()));
-        } else {
-          view.Fill(ScalarOf(value));
-        }
+      .def("__setitem__",
+           [](const Tensor& t, const py::object& key, const py::object& value) {
+             CheckWritable(t);
+             ag::NoGradGuard plain;
+             const Tensor view = Index(t, key);
+             if (py::isinstance<Tensor>(value)) {
+               view.CopyFrom(value.cast<const Tensor&>().BroadcastTo(view.shape()));
+             } else {
+               view.Fill(ScalarOf(value));
+             }
+           })
+      .def(
+          "copy_",
+          [](const Tensor& t, const Tensor& src) {
+            CheckWritable(t);
+            ag::NoGradGuard plain;
+            t.CopyFrom(src.BroadcastTo(t.shape()));  // src's dtype and device converted
+            return t;
+          },
+          py::arg("src"))
+      .def("t", [](const Tensor& t) {
+        EMBER_CHECK(t.dim() <= 2, "t: expected a tensor of at most 2 dimensions, got ", t.dim());
+        return t.dim() < 2 ? t : ag::Transpose(t, 0, 1);
       });
 
   // Arithmetic, through autograd. Python numbers on either side.

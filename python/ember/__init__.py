@@ -17,6 +17,10 @@ from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, fl
                           uint8, uint16, zeros)
 from ember import backends, cuda, nn, optim, tokenizer
 
+# PyTorch's short names of the dtypes (attributes, left out of __all__: a star import
+# would hide Python's int and float).
+long, int, float, double, half = int64, int32, float32, float64, float16
+
 __all__ = [
     "Tensor", "arange", "backends", "bfloat16", "bool", "cat", "cuda", "device", "dtype", "float16", "float32",
     "float64", "from_numpy", "full", "int32", "int64", "is_grad_enabled", "load", "manual_seed", "masked_fill",

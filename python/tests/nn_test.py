@@ -99,6 +99,90 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual(m(ember.ones(1, 2, dtype=ember.float64)).dtype, ember.float64)
 
 
+class NanoGptNamesTest(unittest.TestCase):
+    """What nanoGPT's model.py builds its GPT from, as PyTorch documents it."""
+
+    def test_module_dict_apply_and_init(self):
+        block = nn.ModuleDict(dict(wte=nn.Embedding(10, 4), h=nn.ModuleList([nn.Linear(4, 4)]),
+                                   ln_f=nn.LayerNorm(4)))
+        self.assertIs(block.wte, block["wte"])
+        self.assertEqual(list(block.keys()), ["wte", "h", "ln_f"])
+        self.assertIn("ln_f", block)
+        self.assertEqual(len(block), 3)
+        self.assertEqual([name for name, _ in block.named_parameters()],
+                         ["wte.weight", "h.0.weight", "h.0.bias", "ln_f.weight", "ln_f.bias"])
+        ember.manual_seed(0)
+        seen = []
+
+        def init(m):
+            seen.append(type(m).__name__)
+            if isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, mean=0.0, std=0.02)
+                nn.init.zeros_(m.bias)
+
+        self.assertIs(block.apply(init), block)
+        # Children first, the module itself last (torch.nn.Module.apply's order).
+        self.assertEqual(seen, ["Embedding", "Linear", "ModuleList", "LayerNorm", "ModuleDict"])
+        self.assertEqual(block.h[0].bias.tolist(), [0, 0, 0, 0])
+        big = ember.zeros(100000)
+        nn.init.normal_(big, mean=1.0, std=0.02)
+        self.assertAlmostEqual(big.mean().item(), 1.0, delta=0.001)
+        self.assertAlmostEqual(math.sqrt(big.var().item()), 0.02, delta=0.001)
+        self.assertTrue(block.h[0].weight.requires_grad)
+
+    def test_buffers(self):
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("bias", ember.tril(ember.ones(3, 3)).view(1, 1, 3, 3))
+                self.register_buffer("scratch", ember.zeros(2), persistent=False)
+                self.proj = nn.Linear(3, 3)
+
+        m = Attention()
+        self.assertEqual(m.bias.shape, (1, 1, 3, 3))
+        self.assertEqual([name for name, _ in m.named_buffers()], ["bias", "scratch"])
+        self.assertEqual(list(m.state_dict()), ["bias", "proj.weight", "proj.bias"])  # torch's order
+        self.assertNotIn("bias", dict(m.named_parameters()))
+        other = Attention()
+        with ember.no_grad():
+            other.bias[...] = 0.0
+        other.load_state_dict(m.state_dict())
+        self.assertEqual(other.bias[0, 0].tolist(), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+        m.to(ember.float64)
+        self.assertEqual(m.bias.dtype, ember.float64)
+        with self.assertRaises(TypeError):
+            m.register_buffer("x", [1, 2])
+
+    def test_scaled_dot_product_attention_is_the_causal_composite(self):
+        ember.manual_seed(1)
+        q, k, v = (ember.randn(2, 3, 5, 8) for _ in range(3))
+        got = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        mask = ember.tril(ember.ones(5, 5)).view(1, 1, 5, 5)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(8))
+        want = att.masked_fill(mask == 0, float("-inf")).softmax(dim=-1) @ v
+        np.testing.assert_allclose(np.array(got.tolist()), np.array(want.tolist()), atol=1e-5)
+        with self.assertRaisesRegex(ValueError, "only causal attention"):
+            F.scaled_dot_product_attention(q, k, v)
+        with self.assertRaisesRegex(ValueError, "dropout_p must be 0"):
+            F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True)
+
+    def test_tensor_names(self):
+        self.assertIs(ember.long, ember.int64)
+        self.assertIs(ember.float, ember.float32)
+        self.assertEqual(ember.arange(0, 3, dtype=ember.long).dtype, ember.int64)
+        w = ember.arange(6.0).view(2, 3)
+        self.assertEqual(w.t().tolist(), [[0, 3], [1, 4], [2, 5]])
+        target = ember.zeros(2, 3)
+        target.copy_(w)
+        self.assertEqual(target.tolist(), w.tolist())
+        p = nn.Parameter(ember.zeros(2, 3))
+        with self.assertRaisesRegex(RuntimeError, "requires grad"):
+            p.copy_(w)
+        with ember.no_grad():
+            p.copy_(w.t().t())
+        self.assertEqual(p.tolist(), w.tolist())
+
+
 class OptimTest(unittest.TestCase):
     def setUp(self):
         self.p = nn.Parameter(ember.tensor([1.0, -2.0, 3.0]))

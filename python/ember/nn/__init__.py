@@ -1,6 +1,6 @@
 """torch.nn in ember: Module (subclass it in Python; attributes that are Parameters or
-Modules register themselves), Parameter, the layers, the losses, Sequential and
-ModuleList. The layers start from the C++ layers' parameters (PyTorch's
+Modules register themselves; register_buffer, apply), Parameter, the layers, the losses,
+Sequential, ModuleList, ModuleDict and init. The layers start from the C++ layers' parameters (PyTorch's
 initialisations) and run ember's autograd functions (nn.functional)."""
 
 from collections import OrderedDict
@@ -8,12 +8,12 @@ from collections import OrderedDict
 import ember
 from ember import _ember
 from ember.nn import functional as F
-from ember.nn import utils
+from ember.nn import init, utils
 
 __all__ = [
     "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
-    "LayerNorm", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleList", "Parameter", "ReLU", "Sequential",
-    "Sigmoid", "Softmax", "Tanh", "functional", "utils",
+    "LayerNorm", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "Parameter", "ReLU",
+    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
 ]
 functional = F
 
@@ -37,12 +37,19 @@ class Module:
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise AttributeError("call super().__init__() before assigning attributes of a Module")
-        for registry in (self._parameters, self._modules):
+        if name in self._buffers and (value is None or isinstance(value, ember.Tensor)) and \
+                not isinstance(value, Parameter):
+            self._buffers[name] = value  # a new value for a registered buffer
+            object.__setattr__(self, name, value)
+            return
+        for registry in (self._parameters, self._modules, self._buffers):
             registry.pop(name, None)
         if isinstance(value, Parameter):
             self._parameters[name] = value
@@ -51,9 +58,56 @@ class Module:
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
-        self._parameters.pop(name, None)
-        self._modules.pop(name, None)
+        for registry in (self._parameters, self._modules, self._buffers):
+            registry.pop(name, None)
         object.__delattr__(self, name)
+
+    def register_buffer(self, name: str, tensor, persistent: bool = True):
+        """A tensor the module keeps that is not a parameter (a mask, running statistics):
+        moved by to(), in state_dict() unless persistent=False."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("call super().__init__() before register_buffer")
+        if tensor is not None and not isinstance(tensor, ember.Tensor):
+            raise TypeError(f"register_buffer: {name} must be a Tensor or None, not {type(tensor).__name__}")
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"register_buffer: {name} is already a parameter or a module")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+        object.__setattr__(self, name, tensor)
+
+    def named_buffers(self, prefix: str = ""):
+        """(dotted name, buffer) of this module and every submodule, depth first."""
+        for name, b in self._buffers.items():
+            if b is not None:
+                yield prefix + name, b
+        for name, m in self._modules.items():
+            yield from m.named_buffers(prefix + name + ".")
+
+    def buffers(self):
+        return [b for _, b in self.named_buffers()]
+
+    def _state(self, prefix: str = ""):
+        """state_dict's entries in PyTorch's order: a module's parameters, its persistent
+        buffers, then its children's."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                yield prefix + name, b
+        for name, m in self._modules.items():
+            yield from m._state(prefix + name + ".")
+
+    def apply(self, fn):
+        """Calls fn on every submodule (children first) and then on this module; returns
+        this module."""
+        for m in self._modules.values():
+            m.apply(fn)
+        fn(self)
+        return self
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
@@ -84,14 +138,16 @@ class Module:
         return list(self._modules.values())
 
     def state_dict(self):
-        """Every parameter by dotted name (sharing memory with the module)."""
-        return OrderedDict((name, p.detach()) for name, p in self.named_parameters())
+        """Every parameter and persistent buffer by dotted name (sharing memory with the
+        module)."""
+        return OrderedDict((name, t.detach()) for name, t in self._state())
 
     def load_state_dict(self, state_dict, strict: bool = True):
-        """Copies each entry into the parameter of that name, in place. Strict: the keys
-        must be exactly the module's; otherwise unknown and missing ones are skipped.
-        A shape mismatch is always a ValueError, and nothing is changed then."""
-        own = dict(self.named_parameters())
+        """Copies each entry into the parameter or persistent buffer of that name, in
+        place. Strict: the keys must be exactly the module's; otherwise unknown and missing
+        ones are skipped. A shape mismatch is always a ValueError, and nothing is changed
+        then."""
+        own = dict(self._state())
         missing = sorted(set(own) - set(state_dict))
         unexpected = sorted(set(state_dict) - set(own))
         if strict and (missing or unexpected):
@@ -114,11 +170,17 @@ class Module:
 
     def to(self, where):
         """Moves (or casts) every parameter in place: the same Parameter objects, as in
-        PyTorch, so an optimizer made before still holds them."""
+        PyTorch, so an optimizer made before still holds them. Buffers move to a device
+        (a dtype casts only floating-point ones, as PyTorch)."""
         for p in self.parameters():
             moved = p.detach().to(where)
             if moved.dtype != p.dtype or moved.device != p.device:
                 p.data = moved
+        for m in self.modules():
+            for name, b in list(m._buffers.items()):
+                if b is None or (isinstance(where, ember.dtype) and not b.dtype.is_floating_point):
+                    continue
+                setattr(m, name, b.to(where))
         return self
 
     def cuda(self, device=None):
@@ -321,6 +383,42 @@ class ModuleList(Module):
 
     def __len__(self):
         return len(self._modules)
+
+
+class ModuleDict(Module):
+    """torch.nn.ModuleDict: modules by name, each also an attribute, in insertion order."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        for name, m in dict(modules or {}).items():
+            self[name] = m
+
+    def __getitem__(self, name):
+        return self._modules[name]
+
+    def __setitem__(self, name, m):
+        setattr(self, name, m)
+
+    def __delitem__(self, name):
+        delattr(self, name)
+
+    def __contains__(self, name):
+        return name in self._modules
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
 
 
 class _Loss(Module):

@@ -2,9 +2,10 @@
 
 from ember._ember.functional import (binary_cross_entropy_with_logits, conv2d, cross_entropy, dropout, embedding,
                                      gelu, layer_norm, linear, log_softmax, max_pool2d, mse_loss, nll_loss, relu,
-                                     sigmoid, softmax, tanh)
+                                     scaled_dot_product_attention, sigmoid, softmax, tanh)
 
 __all__ = [
     "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "embedding", "gelu", "layer_norm",
-    "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh",
+    "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "relu", "scaled_dot_product_attention", "sigmoid",
+    "softmax", "tanh",
 ]
