@@ -286,7 +286,27 @@ int64_t ApplyIndex(Tensor& t, int64_t dim, const py::handle& key) {
     t = ag::Select(t, dim, i < 0 ? i + size : i);
     return dim;
   }
-  throw py::index_error("only integers, slices (:), None and ... are valid indices");
+  if (py::isinstance<py::list>(key)) {
+    // A list of integers picks those entries along the dimension, keeping it: a copy, as
+    // PyTorch's advanced indexing gives.
+    std::vector<Tensor> picked;
+    for (const py::handle item : key.cast<py::list>()) {
+      if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item)) {
+        throw py::index_error("a list index must hold integers");
+      }
+      const int64_t i = item.cast<int64_t>();
+      if (i < -size || i >= size) {
+        throw py::index_error(absl::StrCat("index ", i, " is out of bounds for dimension ", dim,
+                                           " with size ", size));
+      }
+      picked.push_back(ag::Narrow(t, dim, i < 0 ? i + size : i, 1));
+    }
+    t = picked.empty() ? ag::Clone(ag::Narrow(t, dim, 0, 0)) : ag::Cat(picked, dim);
+    return dim + 1;
+  }
+  throw py::index_error(
+      "only integers, slices (:), lists of integers, None and ... are valid "
+      "indices");
 }
 
 Tensor Index(const Tensor& x, const py::object& key) {
@@ -297,8 +317,13 @@ Tensor Index(const Tensor& x, const py::object& key) {
     return t;
   }
   const py::tuple keys = key.cast<py::tuple>();
-  int64_t used = 0;  // dimensions of x the keys name (not None, not ...)
-  for (const py::handle k : keys) used += !k.is_none() && !k.is(py::ellipsis());
+  int64_t used = 0, lists = 0;  // dimensions of x the keys name (not None, not ...)
+  for (const py::handle k : keys) {
+    used += !k.is_none() && !k.is(py::ellipsis());
+    lists += py::isinstance<py::list>(k);
+  }
+  // PyTorch pairs several list indices up element by element; one is all ember takes.
+  if (lists > 1) throw py::index_error("only one list index at a time");
   int64_t dim = 0;
   for (const py::handle k : keys) {
     if (k.is(py::ellipsis())) {
@@ -563,6 +588,18 @@ void BindTensor(py::module_& m) {
            [](const Tensor& t, const py::object& key, const py::object& value) {
              CheckWritable(t);
              ag::NoGradGuard plain;
+             if (py::isinstance<Tensor>(key)) {
+               // A bool mask (broadcast to t): the entries where it is true take the value.
+               const Tensor& mask = key.cast<const Tensor&>();
+               if (mask.dtype() != DType::kBool) {
+                 throw py::index_error("a tensor index must be a bool mask");
+               }
+               const Tensor v = py::isinstance<Tensor>(value)
+                                    ? value.cast<const Tensor&>().To(t.dtype())
+                                    : Full({}, ScalarOf(value), t.dtype()).To(t.device());
+               t.CopyFrom(ops::Where(mask, v, t));
+               return;
+             }
              const Tensor view = Index(t, key);
              if (py::isinstance<Tensor>(value)) {
                view.CopyFrom(value.cast<const Tensor&>().BroadcastTo(view.shape()));

@@ -194,6 +194,36 @@ class TorchNamesTest(unittest.TestCase):
             probs.multinomial(2)
 
 
+class AdvancedIndexTest(unittest.TestCase):
+    """A list of integers as an index (a copy, the dimension kept) and a bool mask on the
+    left of an assignment, as nanoGPT's generate() uses them; values from torch 1.13."""
+
+    def test_a_list_index(self):
+        t = ember.arange(12).view(3, 4)
+        self.assertEqual(t[:, [-1]].tolist(), [[3], [7], [11]])
+        self.assertEqual(t[[0, 2]].tolist(), [[0, 1, 2, 3], [8, 9, 10, 11]])
+        self.assertEqual(t[:, [1, 1]].shape, (3, 2))
+        x = ember.arange(6.0).view(2, 3).detach()
+        x.requires_grad_(True)
+        x[:, [1, 1]].sum().backward()
+        self.assertEqual(x.grad.tolist(), [[0, 2, 0], [0, 2, 0]])
+        with self.assertRaisesRegex(IndexError, "only one list index"):
+            t[[0], [1]]
+        with self.assertRaisesRegex(IndexError, "out of bounds"):
+            t[:, [4]]
+
+    def test_a_bool_mask_assignment(self):
+        logits = ember.tensor([[1.0, 5.0, 3.0], [2.0, 0.0, 4.0]])
+        v, _ = ember.topk(logits, 2)
+        logits[logits < v[:, [-1]]] = -float("Inf")
+        self.assertEqual(logits.tolist(), [[-float("inf"), 5, 3], [2, -float("inf"), 4]])
+        m = ember.zeros(2, 3)
+        m[m == 0] = ember.tensor(2.0)
+        self.assertEqual(m.tolist(), [[2, 2, 2], [2, 2, 2]])
+        with self.assertRaisesRegex(IndexError, "bool mask"):
+            m[ember.zeros(2, 3)] = 1.0
+
+
 class AutogradTest(unittest.TestCase):
     def f(self, x, w):
         return ((x @ w).tanh() * x.sum(dim=1, keepdim=True) - 0.5 / (1 + x * x).sqrt().sum()).mean()
