@@ -265,6 +265,15 @@ class AutogradTest(unittest.TestCase):
         (x * ember.tensor([1.0, 1.0])).backward(ember.tensor([1.0, 0.5]))
         self.assertEqual(x.grad.tolist(), [5.0, 8.5])
 
+        @ember.no_grad()  # as a decorator, as torch.no_grad()
+        def doubled(t):
+            self.assertFalse(ember.is_grad_enabled())
+            return t * 2
+
+        self.assertFalse(doubled(x).requires_grad)
+        self.assertEqual(doubled.__name__, "doubled")
+        self.assertTrue(ember.is_grad_enabled())
+
 
 class ErrorTest(unittest.TestCase):
     def test_errors_are_exceptions_with_embers_message(self):
