@@ -32,6 +32,13 @@ void BindCuda(py::module_& m) {
       py::arg("device"));
   m.def(
       "_cuda_reset_peak", [](int device) { cuda::ResetPeak(device); }, py::arg("device"));
+  m.def(
+      "_cuda_set_device",
+      [](int device) {
+        cuda::CheckDevice(device);
+        cuda::UseDevice(device);
+      },
+      py::arg("device"));
   m.def("_cuda_allow_tf32", &cuda::AllowTf32);
   m.def("_cuda_set_allow_tf32", &cuda::SetAllowTf32, py::arg("allow"));
 }

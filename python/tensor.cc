@@ -401,6 +401,19 @@ class NoGrad {
   std::unique_ptr<ag::NoGradGuard> guard_;
 };
 
+// torch.autocast's scope: bf16 products inside (autograd/autocast.h), or autocast off
+// (f32), from __enter__ to __exit__.
+class Autocast {
+ public:
+  explicit Autocast(DType dtype) : dtype_(dtype) {}
+  void Enter() { guard_ = std::make_unique<ag::AutocastGuard>(dtype_); }
+  void Exit() { guard_.reset(); }
+
+ private:
+  DType dtype_;
+  std::unique_ptr<ag::AutocastGuard> guard_;
+};
+
 }  // namespace
 
 void BindTensor(py::module_& m) {
@@ -792,6 +805,25 @@ void BindTensor(py::module_& m) {
       py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("requires_grad") = false);
   m.def("manual_seed", &ManualSeed, py::arg("seed"));
+  m.def(
+      "_randint",
+      [](int64_t low, int64_t high, const std::vector<int64_t>& shape) {
+        EMBER_CHECK(low < high, "randint: low (", low, ") must be below high (", high, ")");
+        Tensor t = Empty(shape, DType::kI64);
+        int64_t* data = t.data<int64_t>();
+        Generator& gen = DefaultGenerator();
+        const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          data[i] = low + static_cast<int64_t>(gen.NextBelow(range));  // unbiased
+        }
+        return t;
+      },
+      py::arg("low"), py::arg("high"), py::arg("size"));
+  py::class_<Autocast>(m, "_autocast")
+      .def(py::init<DType>(), py::arg("dtype"))
+      .def("__enter__", &Autocast::Enter)
+      .def("__exit__", [](Autocast& a, const py::args&) { a.Exit(); });
+  m.def("_autocast_dtype", &ag::AutocastDType);
   m.def(
       "masked_fill",
       [](const Tensor& t, const Tensor& mask, const py::object& value) {

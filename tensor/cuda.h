@@ -21,6 +21,10 @@ using kernels::cuda::DeviceCount;  // 0 without a GPU, a driver or CUDA support
 inline bool IsAvailable() { return DeviceCount() > 0; }
 using kernels::cuda::DeviceName;   // "NVIDIA H200", as torch.cuda.get_device_name
 using kernels::cuda::Synchronize;  // Synchronize(index = 0)
+// The calling thread's current device (torch.cuda.set_device); CheckDevice says why one
+// is not there.
+using kernels::cuda::CheckDevice;
+using kernels::cuda::UseDevice;
 
 // torch.backends.cuda.matmul.allow_tf32: f32 matmuls on TF32 tensor cores (off by
 // default; runtime.h says what it trades).

@@ -11,13 +11,15 @@ safetensors checkpoints and tokenizer behind the APIs of PyTorch and tiktoken.
 """
 
 import functools as _functools
+import operator as _operator
 
 from ember import _ember
 from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, float16, float32, float64,
                           from_numpy, full, int32, int64, is_grad_enabled, load, manual_seed, masked_fill, matmul,
                           multinomial, ones, rand, randn, save, split, stack, tensor, topk, tril, triu,
                           uint8, uint16, zeros)
-from ember import backends, cuda, nn, optim, tokenizer
+from ember import amp, backends, cuda, nn, optim, tokenizer
+from ember.amp import autocast
 
 
 
@@ -34,13 +36,25 @@ class no_grad(_ember.no_grad):
         return without_grad
 
 
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
+    """torch.randint(low=0, high, size): integers uniform in [low, high), without bias, from
+    the default generator (ember.manual_seed); int64 unless dtype says otherwise."""
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    if high is None:
+        raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
+    t = _ember._randint(_operator.index(low), _operator.index(high), list(size))
+    t = t.to(dtype if dtype is not None else int64)
+    return t.to(device if device is not None else "cpu").requires_grad_(requires_grad)
+
+
 # PyTorch's short names of the dtypes (attributes, left out of __all__: a star import
 # would hide Python's int and float).
 long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
-    "Tensor", "arange", "backends", "bfloat16", "bool", "cat", "cuda", "device", "dtype", "float16", "float32",
-    "float64", "from_numpy", "full", "int32", "int64", "is_grad_enabled", "load", "manual_seed", "masked_fill",
-    "matmul", "multinomial", "nn", "no_grad", "ones", "optim", "rand", "randn", "save", "split", "stack", "tensor",
-    "tokenizer", "topk", "tril", "triu", "uint8", "uint16", "zeros",
+    "Tensor", "amp", "arange", "autocast", "backends", "bfloat16", "bool", "cat", "cuda", "device", "dtype",
+    "float16", "float32", "float64", "from_numpy", "full", "int32", "int64", "is_grad_enabled", "load",
+    "manual_seed", "masked_fill", "matmul", "multinomial", "nn", "no_grad", "ones", "optim", "rand", "randint",
+    "randn", "save", "split", "stack", "tensor", "tokenizer", "topk", "tril", "triu", "uint8", "uint16", "zeros",
 ]

@@ -11,10 +11,17 @@ A build without CUDA sees no devices: is_available() is False, and the calls tha
 device raise ValueError saying that this build has no CUDA support.
 """
 
-from ember import _ember
+import types
 
-__all__ = ["device_count", "empty_cache", "get_device_name", "is_available", "max_memory_allocated",
-           "memory_allocated", "memory_stats", "reset_peak_memory_stats", "synchronize"]
+from ember import _ember
+from ember import amp as _amp
+
+# torch.cuda.amp's names.
+amp = types.SimpleNamespace(GradScaler=_amp.GradScaler, autocast=_amp.autocast)
+
+__all__ = ["amp", "device_count", "empty_cache", "get_device_name", "is_available", "is_bf16_supported",
+           "manual_seed", "max_memory_allocated", "memory_allocated", "memory_stats", "reset_peak_memory_stats",
+           "set_device", "synchronize"]
 
 
 def _index(device):
@@ -73,3 +80,21 @@ def max_memory_allocated(device=None):
 def reset_peak_memory_stats(device=None):
     """Starts max_memory_allocated over from the bytes alive now."""
     _ember._cuda_reset_peak(_index(device))
+
+
+def set_device(device):
+    """Makes the device current for this thread (kernels launch on it, memory comes from
+    it); ember's tensors also carry their device's number, so "cuda:N" still means N."""
+    _ember._cuda_set_device(_index(device))
+
+
+def is_bf16_supported():
+    """Whether a GPU is here that runs bf16: ember's CUDA code is built for sm_80 and later,
+    which all have bf16 tensor cores, so any GPU ember can use does."""
+    return is_available()
+
+
+def manual_seed(seed: int):
+    """Seeds ember's one generator, which the CPU and the GPU draw from alike (as
+    ember.manual_seed)."""
+    _ember.manual_seed(seed)

@@ -183,6 +183,60 @@ class NanoGptNamesTest(unittest.TestCase):
         self.assertEqual(p.tolist(), w.tolist())
 
 
+class TrainingScriptNamesTest(unittest.TestCase):
+    """What nanoGPT's train.py and sample.py call besides the model: randint, autocast,
+    GradScaler, and torch.cuda's and torch.backends' settings."""
+
+    def test_randint(self):
+        ember.manual_seed(3)
+        a = ember.randint(5, 9, (1000,))
+        self.assertEqual((a.shape, a.dtype), ((1000,), ember.int64))
+        self.assertEqual(sorted(set(a.tolist())), [5, 6, 7, 8])  # every value, none outside
+        ember.manual_seed(3)
+        self.assertEqual(ember.randint(5, 9, (1000,)).tolist(), a.tolist())
+        self.assertEqual(ember.randint(3, (2, 2)).shape, (2, 2))  # randint(high, size)
+        self.assertLess(max(ember.randint(3, (50,)).tolist()), 3)
+        with self.assertRaisesRegex(ValueError, "low .* must be below high"):
+            ember.randint(4, 4, (1,))
+
+    def test_autocast(self):
+        x, w = ember.randn(2, 4), ember.randn(4, 3)
+        with ember.autocast(device_type="cpu", dtype=ember.bfloat16):
+            self.assertEqual((x @ w).dtype, ember.bfloat16)
+            with ember.amp.autocast(device_type="cpu", enabled=False):
+                self.assertEqual((x @ w).dtype, ember.float32)
+            self.assertEqual(F.cross_entropy(x @ w, ember.tensor([0, 2])).dtype, ember.float32)
+        self.assertEqual((x @ w).dtype, ember.float32)
+
+        @ember.autocast(device_type="cpu")
+        def product():
+            return x @ w
+
+        self.assertEqual(product().dtype, ember.bfloat16)
+        with self.assertRaisesRegex(ValueError, "no f16 autocast"):
+            ember.autocast(device_type="cuda", dtype=ember.float16)
+
+    def test_grad_scaler_and_settings(self):
+        scaler = ember.cuda.amp.GradScaler(enabled=False)
+        model = nn.Linear(2, 1)
+        opt = ember.optim.SGD(model.parameters(), lr=0.5)
+        loss = model(ember.ones(1, 2)).sum()
+        self.assertIs(scaler.scale(loss), loss)
+        scaler.scale(loss).backward()
+        before = model.bias.item()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        self.assertAlmostEqual(model.bias.item(), before - 0.5, places=6)
+        with self.assertRaisesRegex(ValueError, "f16 loss scaling is not supported"):
+            ember.cuda.amp.GradScaler(enabled=True)
+        self.assertEqual(ember.cuda.is_bf16_supported(), ember.cuda.is_available())
+        ember.backends.cudnn.allow_tf32 = True
+        if not ember.cuda.is_available():
+            with self.assertRaises(ValueError):
+                ember.cuda.set_device("cuda:0")
+
+
 class OptimTest(unittest.TestCase):
     def setUp(self):
         self.p = nn.Parameter(ember.tensor([1.0, -2.0, 3.0]))

@@ -1,5 +1,6 @@
-"""torch.backends' settings that ember has: ember.backends.cuda.matmul.allow_tf32."""
+"""torch.backends' settings: ember.backends.cuda.matmul.allow_tf32, and
+ember.backends.cudnn.allow_tf32 for the scripts that set it."""
 
-from ember.backends import cuda
+from ember.backends import cuda, cudnn
 
-__all__ = ["cuda"]
+__all__ = ["cuda", "cudnn"]
