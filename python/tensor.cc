@@ -531,7 +531,26 @@ void BindTensor(py::module_& m) {
            })
       .def("__bool__", [](const Tensor& t) { return t.item<bool>(); })
       .def("__float__", [](const Tensor& t) { return t.item<double>(); })
-      .def("__int__", [](const Tensor& t) { return t.item<int64_t>(); });
+      .def("__int__", [](const Tensor& t) { return t.item<int64_t>(); })
+      .def("__format__",
+           [](const py::object& self, const py::str& spec) {
+             // As PyTorch: a 0-d tensor formats as its number (f"{loss:.4f}").
+             const Tensor& t = self.cast<const Tensor&>();
+             if (t.dim() == 0)
+               return py::str(
+                   py::module_::import("builtins").attr("format")(self.attr("item")(), spec));
+             return py::str(self);
+           })
+      .def("__index__", [](const Tensor& t) {
+        // An integer tensor of one element as an index (numpy's slices, range), as
+        // PyTorch's; a float one is not an index.
+        if (IsFloatingPoint(t.dtype()) || t.dtype() == DType::kBool || t.numel() != 1) {
+          throw py::type_error(
+              "only integer tensors of a single element can be converted to an "
+              "index");
+        }
+        return t.item<int64_t>();
+      });
 
   // Autograd. Tensor(t) is another handle to t's tensor (for ember.nn.Parameter).
   tensor.def(py::init([](const Tensor& t) { return Tensor(t); }), py::arg("data"))

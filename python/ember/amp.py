@@ -7,6 +7,8 @@ normalisations and losses in f32, f32 parameters), on the CPU and on CUDA alike.
     loss.backward()                      # outside the scope, as in PyTorch
 """
 
+import warnings
+
 from ember import _ember
 
 __all__ = ["GradScaler", "autocast"]
@@ -48,11 +50,15 @@ class GradScaler:
     """torch.amp.GradScaler, for scripts written for f16 training (nanoGPT's train.py makes
     one with enabled=(dtype == 'float16')). bf16's range needs no loss scaling: a disabled
     scaler passes everything through (scale() returns the loss, step() steps the
-    optimizer, unscale_() and update() do nothing), and an enabled one is refused."""
+    optimizer, unscale_() and update() do nothing), and an enabled one is refused on a
+    GPU (without one it disables itself, as PyTorch's does)."""
 
     def __init__(self, device: str = "cuda", init_scale: float = 65536.0, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
-        if enabled:
+        if enabled and _ember._cuda_device_count() == 0:
+            # As PyTorch: without a GPU an enabled scaler disables itself, with a warning.
+            warnings.warn("GradScaler is enabled, but CUDA is not available. Disabling.")
+        elif enabled:
             raise ValueError("GradScaler: f16 loss scaling is not supported; train in bf16 "
                              "(ember.autocast(dtype=ember.bfloat16)), which needs none, and pass enabled=False")
 

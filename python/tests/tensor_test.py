@@ -224,6 +224,17 @@ class AdvancedIndexTest(unittest.TestCase):
             m[ember.zeros(2, 3)] = 1.0
 
 
+class ProtocolTest(unittest.TestCase):
+    def test_index_and_format_as_torch(self):
+        a = np.arange(10)
+        i = ember.tensor(3)
+        self.assertEqual(a[i:i + 2].tolist(), [3, 4])  # __index__: nanoGPT's get_batch
+        with self.assertRaisesRegex(TypeError, "integer tensors of a single element"):
+            a[ember.tensor(1.0):]
+        self.assertEqual(f"{ember.tensor(2.5):.3f}", "2.500")  # a 0-d tensor as its number
+        self.assertEqual(f"{ember.tensor([1.0, 2.0])}", str(ember.tensor([1.0, 2.0])))
+
+
 class AutogradTest(unittest.TestCase):
     def f(self, x, w):
         return ((x @ w).tanh() * x.sum(dim=1, keepdim=True) - 0.5 / (1 + x * x).sqrt().sum()).mean()
