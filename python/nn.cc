@@ -244,7 +244,7 @@ void BindOptim(py::module_& m) {
 
 void BindSafetensors(py::module_& m) {
   m.def(
-      "save",
+      "_save",
       [](const std::map<std::string, Tensor>& tensors, const std::string& path,
          const std::map<std::string, std::string>& metadata) {
         std::map<std::string, Tensor> plain;
@@ -255,14 +255,15 @@ void BindSafetensors(py::module_& m) {
       py::arg("tensors"), py::arg("path"),
       py::arg("metadata") = std::map<std::string, std::string>{});
   m.def(
-      "load",
+      "_load",
       [](const std::string& path) {
         absl::StatusOr<nn::Safetensors> file;
         {
           py::gil_scoped_release release;
           file = nn::LoadSafetensors(path);
         }
-        return ValueOrRaise(std::move(file)).tensors;
+        nn::Safetensors loaded = ValueOrRaise(std::move(file));
+        return py::make_tuple(std::move(loaded.tensors), std::move(loaded.metadata));
       },
       py::arg("path"));
 }

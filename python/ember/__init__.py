@@ -15,11 +15,12 @@ import operator as _operator
 
 from ember import _ember
 from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, float16, float32, float64,
-                          from_numpy, full, int32, int64, is_grad_enabled, load, manual_seed, masked_fill, matmul,
-                          multinomial, ones, rand, randn, save, split, stack, tensor, topk, tril, triu,
-                          uint8, uint16, zeros)
+                          from_numpy, full, int32, int64, is_grad_enabled, manual_seed, masked_fill, matmul,
+                          multinomial, ones, rand, randn, split, stack, tensor, topk, tril, triu, uint8, uint16,
+                          zeros)
 from ember import amp, backends, cuda, nn, optim, tokenizer
 from ember.amp import autocast
+from ember.serialization import load, save
 
 
 

@@ -311,6 +311,42 @@ class CheckpointTest(unittest.TestCase):
             for (name, a), (_, b) in zip(model.named_parameters(), resumed.named_parameters()):
                 self.assertEqual(a.tolist(), b.tolist(), name)
 
+    def test_a_nested_checkpoint_resumes_exactly(self):
+        # nanoGPT's checkpoint: state dicts beside ints, floats, strings, None and dicts.
+        with tempfile.TemporaryDirectory() as tmp:
+            ember.manual_seed(5)
+            model = MLP()
+            opt = ember.optim.AdamW(model.parameters(), lr=0.01)
+            self.run_steps(model, opt, 3)
+            path = os.path.join(tmp, "ckpt.pt")
+            ember.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                        "model_args": {"n_layer": 2, "bias": False, "dropout": 0.0},
+                        "iter_num": 3, "best_val_loss": ember.tensor(1.5), "note": None,
+                        "config": {"dataset": "brown_char", "lr": 1e-3, "betas": (0.9, 0.95), "ids": [1, 2]}},
+                       path)
+            self.run_steps(model, opt, 2)
+
+            checkpoint = ember.load(path, map_location="cpu")
+            self.assertEqual(checkpoint["iter_num"], 3)
+            self.assertEqual(checkpoint["model_args"], {"n_layer": 2, "bias": False, "dropout": 0.0})
+            self.assertEqual(checkpoint["config"]["betas"], (0.9, 0.95))
+            self.assertEqual(checkpoint["config"]["ids"], [1, 2])
+            self.assertIsNone(checkpoint["note"])
+            self.assertEqual(checkpoint["best_val_loss"].item(), 1.5)
+            resumed = MLP()
+            resumed.load_state_dict(checkpoint["model"])
+            resumed_opt = ember.optim.AdamW(resumed.parameters(), lr=0.01)
+            resumed_opt.load_state_dict(checkpoint["optimizer"])
+            self.run_steps(resumed, resumed_opt, 2)
+            for (name, a), (_, b) in zip(model.named_parameters(), resumed.named_parameters()):
+                self.assertEqual(a.tolist(), b.tolist(), name)
+            # A dict of tensors stays a plain safetensors file, as the C++ binaries write.
+            ember.save(model.state_dict(), os.path.join(tmp, "plain.safetensors"))
+            self.assertEqual(sorted(ember.load(os.path.join(tmp, "plain.safetensors"))),
+                             sorted(model.state_dict()))
+            with self.assertRaisesRegex(TypeError, "cannot save a set"):
+                ember.save({"x": {1, 2}}, path)
+
     def test_errors(self):
         with self.assertRaises(FileNotFoundError):
             ember.load("/nowhere/model.safetensors")
