@@ -102,9 +102,13 @@ TYPED_TEST(LayerNormTest, ForwardAndBackwardMatchTheReference) {
   });
 }
 
-// bf16 x and dy, f32 parameters: the statistics and the parameters' gradients are the
-// f32 kernel's on the widened rows exactly, y and dx its results rounded once to bf16;
-// and y against the float64 reference to bf16's rounding.
+// bf16 x and dy, f32 parameters, against the f32 kernel on the widened rows: the
+// statistics and the parameters' gradients within 8 f32 ulps of its (of the terms, for
+// the sums over rows), y and dx within one
+// bf16 ulp of its results rounded once (the same arithmetic; an optimising compiler may
+// contract the scalar tails into FMAs differently in the two instantiations, so not bit
+// for bit: the other families' tables hold the rounding itself to the bit); and y
+// against the float64 reference to bf16's rounding.
 TYPED_TEST(LayerNormTest, Bf16RowsAreTheF32KernelsRoundedOnce) {
   using B = TypeParam;
   std::mt19937 rng(43);
@@ -140,16 +144,29 @@ TYPED_TEST(LayerNormTest, Bf16RowsAreTheF32KernelsRoundedOnce) {
       const auto want = run(DType::kF32, x32, dy32);
       const std::string where =
           path + ", [" + std::to_string(rows) + ", " + std::to_string(c) + "]";
-      for (size_t i = 2; i < got.size(); ++i)
-        EXPECT_EQ(got[i], want[i]) << where << " output " << i;
+      const char* names[] = {"y", "dx", "mean", "rstd", "dweight", "dbias"};
+      for (size_t o = 2; o < got.size(); ++o) {
+        ASSERT_EQ(got[o].size(), want[o].size());
+        for (size_t i = 0; i < got[o].size() / 4; ++i) {
+          float g, f;
+          std::memcpy(&g, got[o].data() + 4 * i, 4);
+          std::memcpy(&f, want[o].data() + 4 * i, 4);
+          // The parameters' gradients are sums over the rows that can cancel: their
+          // bound scales with the terms (each of size about 1), not with the sum.
+          const double scale = o >= 4 ? static_cast<double>(rows) : 1.0;
+          ASSERT_LE(std::fabs(g - f), 8 * 0x1p-24 * (std::fabs(f) + scale))
+              << where << " " << names[o] << " " << i << ": " << g << ", f32 kernel " << f;
+        }
+      }
       for (size_t o = 0; o < 2; ++o) {
         for (int64_t i = 0; i < rows * c; ++i) {
           BFloat16 g;
           float f;
           std::memcpy(&g, got[o].data() + 2 * i, 2);
           std::memcpy(&f, want[o].data() + 4 * i, 4);
-          ASSERT_EQ(g.bits, BFloat16::FromFloat(f).bits)
-              << where << (o == 0 ? " y " : " dx ") << i << ": " << g.ToFloat() << " from " << f;
+          const float rounded = BFloat16::FromFloat(f).ToFloat();
+          ASSERT_LE(std::fabs(g.ToFloat() - rounded), 2 * kBf16Roundoff * std::fabs(rounded))
+              << where << " " << names[o] << " " << i << ": " << g.ToFloat() << " from " << f;
         }
       }
       const std::vector<double> wd(w.begin(), w.end()), bd(b.begin(), b.end());
