@@ -123,9 +123,11 @@ EMBER_AVX512_BF16 void Transpose16(__m512i v[16]) {
 // Pairs [q0, q0 + pairs) of B's depth x columns [0, cols) into panels of kNr columns:
 // packed[(j / kNr) * pairs * kNr + q * kNr + j % kNr] = (B[2 q'][j], B[2 q' + 1][j]),
 // past the matrix zero. A row-major B has a pair's two halves in two rows: interleaved
-// 16 columns at a time. A transposed B (brs == 1: x W^T, W [out, in]) has each pair as
-// one 32-bit word and a column's pairs side by side: 16 columns x 16 pairs loaded and
-// transposed in registers, the edges gathered a pair of 16 columns at a time.
+// 16 columns at a time, each pair of rows read along its length into every panel (a
+// streaming read: B is a weight coming from memory). A transposed B (brs == 1: x W^T,
+// W [out, in]) has each pair as one 32-bit word and a column's pairs side by side:
+// 16 columns x 16 pairs loaded and transposed in registers, the next panel's columns
+// prefetched meanwhile, the edges gathered a pair of 16 columns at a time.
 EMBER_AVX512_BF16 void PackB(const uint16_t* b, int64_t brs, int64_t bcs, int64_t k, int64_t q0,
                              int64_t pairs, int64_t cols, uint32_t* packed) {
   const bool gather = bcs != 1 && brs == 1 && bcs < (int64_t{1} << 30);
@@ -135,17 +137,37 @@ EMBER_AVX512_BF16 void PackB(const uint16_t* b, int64_t brs, int64_t bcs, int64_
                          _mm512_set1_epi32(static_cast<int32_t>(gather ? bcs : 0)));
   // Pairs [0, full) lie wholly inside the matrix.
   const int64_t full = std::clamp<int64_t>((k - 2 * q0) / 2, 0, pairs);
+  int64_t interleaved = 0;  // pairs of a row-major B packed into every panel
+  if (bcs == 1) {
+    for (; interleaved < full; ++interleaved) {
+      const uint16_t* even = b + 2 * (q0 + interleaved) * brs;
+      for (int64_t j0 = 0; j0 < cols; j0 += kNr) {
+        uint32_t* dst = packed + j0 * pairs + interleaved * kNr;
+        for (int64_t v = 0; v < kNv; ++v) {
+          const int64_t j = j0 + v * kLanes;
+          const __mmask16 live = FirstN(cols - j);
+          _mm512_storeu_si512(dst + v * kLanes,
+                              Interleave(_mm256_maskz_loadu_epi16(live, even + j),
+                                         _mm256_maskz_loadu_epi16(live, even + brs + j)));
+        }
+      }
+    }
+  }
   for (int64_t j0 = 0; j0 < cols; j0 += kNr) {
     uint32_t* panel = packed + j0 * pairs;
     const int64_t valid = std::min(kNr, cols - j0);
-    int64_t done = 0;  // pairs packed by transposes
+    int64_t done = interleaved;  // pairs packed already, then by transposes
     if (gather && valid == kNr) {
+      const bool next_full = cols - j0 >= 2 * kNr;
       for (; done + kLanes <= full; done += kLanes) {
         for (int64_t v = 0; v < kNv; ++v) {
           __m512i rows[16];
           const uint16_t* first = b + 2 * (q0 + done) + (j0 + v * kLanes) * bcs;
 #pragma GCC unroll 16
-          for (int r = 0; r < 16; ++r) rows[r] = _mm512_loadu_si512(first + r * bcs);
+          for (int r = 0; r < 16; ++r) {
+            rows[r] = _mm512_loadu_si512(first + r * bcs);
+            if (next_full) _mm_prefetch(first + (r + kNr) * bcs, _MM_HINT_T0);
+          }
           Transpose16(rows);
 #pragma GCC unroll 16
           for (int q = 0; q < 16; ++q) {
@@ -158,15 +180,12 @@ EMBER_AVX512_BF16 void PackB(const uint16_t* b, int64_t brs, int64_t bcs, int64_
       const int64_t p = 2 * (q0 + q);
       const uint16_t* even = b + p * brs + j0 * bcs;
       uint32_t* dst = panel + q * kNr;
-      if (q < full && (bcs == 1 || gather)) {
+      if (q < full && gather) {
         for (int64_t v = 0; v < kNv; ++v) {
           const __mmask16 live = FirstN(valid - v * kLanes);
-          const __m512i words =
-              bcs == 1 ? Interleave(_mm256_maskz_loadu_epi16(live, even + v * kLanes),
-                                    _mm256_maskz_loadu_epi16(live, even + brs + v * kLanes))
-                       : _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, columns_at,
-                                                     even + v * kLanes * bcs, 2);
-          _mm512_storeu_si512(dst + v * kLanes, words);
+          _mm512_storeu_si512(dst + v * kLanes,
+                              _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, columns_at,
+                                                          even + v * kLanes * bcs, 2));
         }
         continue;
       }
