@@ -1,8 +1,8 @@
 // ember's Python extension, `ember._ember`: the C++ objects that the `ember` package
 // (python/ember/) presents in PyTorch's and tiktoken's conventions. tensor.cc binds the
 // tensors and autograd, nn.cc layers, losses, optimizers and checkpoints, cuda.cc the
-// GPUs and their settings, tokenizer.cc the tokenizer; errors are translated in one place (status.h
-// and the translator below).
+// GPUs and their settings, distributed.cc the process group, tokenizer.cc the
+// tokenizer; errors are translated in one place (status.h and the translator below).
 
 #include <pybind11/pybind11.h>
 
@@ -20,6 +20,7 @@ PYBIND11_MODULE(_ember, m) {
   });
   ember::python::BindTensor(m);
   ember::python::BindCuda(m);
+  ember::python::BindDistributed(m);
   ember::python::BindNn(m);
   ember::python::BindTokenizer(m);
 }

@@ -36,6 +36,7 @@ T ValueOrRaise(absl::StatusOr<T> result) {
 }
 
 void BindCuda(pybind11::module_& m);
+void BindDistributed(pybind11::module_& m);
 void BindTokenizer(pybind11::module_& m);
 void BindTensor(pybind11::module_& m);
 void BindNn(pybind11::module_& m);

@@ -233,6 +233,37 @@ Tensor FromBuffer(const py::buffer& array) {
                 strides, dtype);
 }
 
+// ember.autograd.Function's node: `output` (made under no_grad) recorded as op `name`
+// of `inputs`, its gradients from the Python callable backward(grad_output) -> one
+// tensor or None per input. Backward runs without the GIL, and may free the node
+// without it: the callable is called and dropped holding it.
+Tensor RecordPython(const std::string& name, const Tensor& output,
+                    const std::vector<Tensor>& inputs, py::function backward) {
+  auto fn = std::shared_ptr<py::function>(new py::function(std::move(backward)),
+                                          [](py::function* f) {
+                                            py::gil_scoped_acquire gil;
+                                            delete f;
+                                          });
+  const size_t count = inputs.size();
+  // A fresh handle, so that an output that is an input (or shares its handle) is not
+  // given the node in the input's place.
+  return ag::Record(name.c_str(), ag::Detach(output), inputs,
+                    [fn, name, count](const Tensor& grad) {
+                      py::gil_scoped_acquire gil;
+                      const py::object result = (*fn)(grad);
+                      std::vector<Tensor> grads;
+                      for (const py::handle item : result) {
+                        grads.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+                      }
+                      if (grads.size() != count) {
+                        throw py::value_error(absl::StrCat(
+                            name, ".backward returned ", grads.size(),
+                            " gradients for its tensor inputs; expected ", count));
+                      }
+                      return grads;
+                    });
+}
+
 Tensor Finish(Tensor t, const py::object& dtype, const py::object& device, bool requires_grad) {
   if (!dtype.is_none() && t.dtype() != dtype.cast<DType>()) t = t.To(dtype.cast<DType>());
   if (const std::optional<Device> d = DeviceArg(device); d && t.device() != *d) t = t.To(*d);
@@ -641,13 +672,30 @@ void BindTensor(py::module_& m) {
            })
       .def(
           "copy_",
-          [](const Tensor& t, const Tensor& src) {
+          [](const py::object& self, const Tensor& src) {
+            const Tensor& t = self.cast<const Tensor&>();
             CheckWritable(t);
             ag::NoGradGuard plain;
             t.CopyFrom(src.BroadcastTo(t.shape()));  // src's dtype and device converted
-            return t;
+            return self;
           },
           py::arg("src"))
+      .def(
+          "fill_",
+          [](const py::object& self, const py::object& value) {
+            const Tensor& t = self.cast<const Tensor&>();
+            CheckWritable(t);
+            t.Fill(ScalarOf(value));
+            return self;
+          },
+          py::arg("value"))
+      .def("zero_",
+           [](const py::object& self) {
+             const Tensor& t = self.cast<const Tensor&>();
+             CheckWritable(t);
+             t.Fill(0);
+             return self;
+           })
       .def("t", [](const Tensor& t) {
         EMBER_CHECK(t.dim() <= 2, "t: expected a tensor of at most 2 dimensions, got ", t.dim());
         return t.dim() < 2 ? t : ag::Transpose(t, 0, 1);
@@ -873,6 +921,8 @@ void BindTensor(py::module_& m) {
     py::gil_scoped_release release;
     return ag::Matmul(a, b);
   });
+  m.def("_record", &RecordPython, py::arg("name"), py::arg("output"), py::arg("inputs"),
+        py::arg("backward"));
 }
 
 }  // namespace ember::python

@@ -18,10 +18,25 @@ from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, fl
                           from_numpy, full, int32, int64, is_grad_enabled, manual_seed, masked_fill, matmul,
                           multinomial, ones, rand, randn, split, stack, tensor, topk, tril, triu, uint8, uint16,
                           zeros)
-from ember import amp, backends, cuda, nn, optim, tokenizer
+from ember import amp, autograd, backends, cuda, distributed, nn, optim, tokenizer
 from ember.amp import autocast
+from ember.nn import parallel as _parallel
 from ember.serialization import load, save
 
+_core_backward = Tensor.backward
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Tensor.backward(gradient=None, retain_graph=False): accumulates the gradient of
+    this tensor into every leaf's .grad; then DistributedDataParallel's armed wrappers
+    average theirs (as PyTorch's reducer finishes when backward does)."""
+    if create_graph or inputs is not None:
+        raise NotImplementedError("backward: create_graph and inputs are not supported")
+    _core_backward(self, gradient, True if retain_graph else False)
+    _parallel._finish_armed()
+
+
+Tensor.backward = _backward
 
 
 class no_grad(_ember.no_grad):
@@ -54,8 +69,9 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
-    "Tensor", "amp", "arange", "autocast", "backends", "bfloat16", "bool", "cat", "cuda", "device", "dtype",
-    "float16", "float32", "float64", "from_numpy", "full", "int32", "int64", "is_grad_enabled", "load",
-    "manual_seed", "masked_fill", "matmul", "multinomial", "nn", "no_grad", "ones", "optim", "rand", "randint",
-    "randn", "save", "split", "stack", "tensor", "tokenizer", "topk", "tril", "triu", "uint8", "uint16", "zeros",
+    "Tensor", "amp", "arange", "autocast", "autograd", "backends", "bfloat16", "bool", "cat", "cuda", "device",
+    "distributed", "dtype", "float16", "float32", "float64", "from_numpy", "full", "int32", "int64",
+    "is_grad_enabled", "load", "manual_seed", "masked_fill", "matmul", "multinomial", "nn", "no_grad", "ones",
+    "optim", "rand", "randint", "randn", "save", "split", "stack", "tensor", "tokenizer", "topk", "tril",
+    "triu", "uint8", "uint16", "zeros",
 ]

@@ -173,7 +173,7 @@ class NanoGptNamesTest(unittest.TestCase):
         w = ember.arange(6.0).view(2, 3)
         self.assertEqual(w.t().tolist(), [[0, 3], [1, 4], [2, 5]])
         target = ember.zeros(2, 3)
-        target.copy_(w)
+        self.assertIs(target.copy_(w), target)
         self.assertEqual(target.tolist(), w.tolist())
         p = nn.Parameter(ember.zeros(2, 3))
         with self.assertRaisesRegex(RuntimeError, "requires grad"):
@@ -181,6 +181,12 @@ class NanoGptNamesTest(unittest.TestCase):
         with ember.no_grad():
             p.copy_(w.t().t())
         self.assertEqual(p.tolist(), w.tolist())
+        self.assertIs(target.fill_(2.5), target)
+        self.assertEqual(target.tolist(), [[2.5] * 3] * 2)
+        target[0].zero_()  # through a view, into the tensor
+        self.assertEqual(target.tolist(), [[0.0] * 3, [2.5] * 3])
+        with self.assertRaisesRegex(RuntimeError, "requires grad"):
+            p.fill_(1.0)
 
 
 class TrainingScriptNamesTest(unittest.TestCase):

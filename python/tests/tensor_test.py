@@ -286,6 +286,85 @@ class AutogradTest(unittest.TestCase):
         self.assertTrue(ember.is_grad_enabled())
 
 
+class ScaledSoftplus(ember.autograd.Function):
+    """y = log(1 + e^(a x)) / a, as torch.autograd.Function is documented: a tensor and
+    a plain number in, the gradient by hand."""
+
+    @staticmethod
+    def forward(ctx, x, a):
+        ctx.a = a
+        ctx.save_for_backward(x)
+        return (1 + (x * a).exp()).log() / a
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * (x * ctx.a).sigmoid(), None
+
+
+class FunctionTest(unittest.TestCase):
+    def test_a_custom_function_gradient_matches_finite_differences(self):
+        xs = np.array([-2.0, -0.3, 0.0, 0.7, 3.0])
+        x = ember.tensor(xs, requires_grad=True)
+        w = ember.tensor(np.linspace(0.5, 1.5, 5), requires_grad=True)
+        y = ScaledSoftplus.apply(x * w, 1.7)
+        self.assertEqual(y.grad_fn, "ScaledSoftplus")
+        np.testing.assert_allclose(y.detach().numpy(), np.log1p(np.exp(1.7 * xs * w.detach().numpy())) / 1.7,
+                                   rtol=1e-12)
+        (y * y).sum().backward()  # through the function and the ops around it
+        f = lambda v: float(np.sum((np.log1p(np.exp(1.7 * v * w.detach().numpy())) / 1.7) ** 2))
+        numeric = [(f(xs + e) - f(xs - e)) / 2e-6 for e in np.eye(5) * 1e-6]
+        np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-6)
+        self.assertIsNotNone(w.grad)
+
+    def test_apply_records_only_where_a_gradient_is_needed(self):
+        plain = ScaledSoftplus.apply(ember.tensor([1.0]), 2.0)
+        self.assertFalse(plain.requires_grad)
+        x = ember.tensor([1.0], requires_grad=True)
+        with ember.no_grad():
+            self.assertFalse(ScaledSoftplus.apply(x, 2.0).requires_grad)
+        seen = []
+
+        class Identity(ember.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                seen.append(ctx.needs_input_grad)
+                return a  # an input returned as it is: the node goes on a new handle
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2, None
+
+        out = Identity.apply(x, ember.tensor([5.0]))
+        self.assertEqual(seen, [(True, False)])
+        self.assertTrue(x.is_leaf)
+        out.sum().backward()
+        self.assertEqual(x.grad.tolist(), [2.0])
+
+    def test_mistakes_are_named(self):
+        class TwoOutputs(ember.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1, x * 2
+
+        class WrongCount(ember.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, grad
+
+        x = ember.tensor([1.0], requires_grad=True)
+        with self.assertRaisesRegex(NotImplementedError, "one output"):
+            TwoOutputs.apply(x)
+        with self.assertRaisesRegex(ValueError, "returned 2 values for 1 arguments"):
+            WrongCount.apply(x).sum().backward()
+        with self.assertRaisesRegex(TypeError, "save_for_backward takes tensors"):
+            ember.autograd.FunctionCtx(()).save_for_backward(1.0)
+
+
 class ErrorTest(unittest.TestCase):
     def test_errors_are_exceptions_with_embers_message(self):
         with self.assertRaisesRegex(ValueError, r"add: shapes \[2\] and \[3\] cannot be broadcast"):

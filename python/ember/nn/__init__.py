@@ -115,13 +115,24 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
-    def named_parameters(self, prefix: str = ""):
-        """(dotted name, parameter) of this module and every submodule, depth first."""
+    def named_parameters(self, prefix: str = "", remove_duplicate: bool = True):
+        """(dotted name, parameter) of this module and every submodule, depth first; a
+        parameter held under several names (tied weights) once, under its first, unless
+        remove_duplicate=False (as PyTorch)."""
+        seen = set()
+        for name, p in self._named_parameters(prefix):
+            if remove_duplicate:
+                if id(p) in seen:
+                    continue
+                seen.add(id(p))
+            yield name, p
+
+    def _named_parameters(self, prefix):
         for name, p in self._parameters.items():
             if p is not None:
                 yield prefix + name, p
         for name, m in self._modules.items():
-            yield from m.named_parameters(prefix + name + ".")
+            yield from m._named_parameters(prefix + name + ".")
 
     def parameters(self):
         return [p for _, p in self.named_parameters()]
