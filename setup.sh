@@ -13,6 +13,7 @@ packages=(
   libopenblas-dev                                   # a benchmark's comparator
   libopenmpi-dev openmpi-bin                        # distributed/: mpirun -np N
   python3 python3-dev pybind11-dev python3-numpy    # tests, data; python/ (import ember)
+  python3-venv python3-pip                          # pip install ./python (tools/ci/pip_install.sh)
   dataset-fashion-mnist                             # /usr/share/datasets/fashion-mnist
 )
 

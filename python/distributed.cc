@@ -25,20 +25,20 @@ namespace {
 dist::ReduceOp ReduceOpOf(const std::string& op) {
   if (op == "sum") return dist::ReduceOp::kSum;
   if (op == "avg") return dist::ReduceOp::kMean;
-  throw py::value_error("all_reduce: op " + op + " is not supported (ReduceOp.SUM or ReduceOp.AVG)");
+  throw py::value_error("all_reduce: op " + op +
+                        " is not supported (ReduceOp.SUM or ReduceOp.AVG)");
 }
 
 }  // namespace
 
 void BindDistributed(py::module_& m) {
   py::class_<dist::Work, std::shared_ptr<dist::Work>>(m, "_Work")
-      .def(
-          "wait",
-          [](dist::Work& w) {
-            py::gil_scoped_release release;
-            w.Wait();
-            return true;
-          })
+      .def("wait",
+           [](dist::Work& w) {
+             py::gil_scoped_release release;
+             w.Wait();
+             return true;
+           })
       .def("is_completed", &dist::Work::done);
   // The first call chooses the group (MPI_Init under mpirun).
   m.def("_world", [] {
@@ -75,7 +75,7 @@ void BindDistributed(py::module_& m) {
       .def(py::init([](std::vector<Tensor> params, int64_t bucket_bytes) {
              py::gil_scoped_release release;
              return std::make_unique<dist::GradientAverager>(dist::World(), std::move(params),
-                                                            bucket_bytes);
+                                                             bucket_bytes);
            }),
            py::arg("params"), py::arg("bucket_bytes"))
       .def("arm", &dist::GradientAverager::Arm)

@@ -239,29 +239,28 @@ Tensor FromBuffer(const py::buffer& array) {
 // without it: the callable is called and dropped holding it.
 Tensor RecordPython(const std::string& name, const Tensor& output,
                     const std::vector<Tensor>& inputs, py::function backward) {
-  auto fn = std::shared_ptr<py::function>(new py::function(std::move(backward)),
-                                          [](py::function* f) {
-                                            py::gil_scoped_acquire gil;
-                                            delete f;
-                                          });
+  auto fn =
+      std::shared_ptr<py::function>(new py::function(std::move(backward)), [](py::function* f) {
+        py::gil_scoped_acquire gil;
+        delete f;
+      });
   const size_t count = inputs.size();
   // A fresh handle, so that an output that is an input (or shares its handle) is not
   // given the node in the input's place.
-  return ag::Record(name.c_str(), ag::Detach(output), inputs,
-                    [fn, name, count](const Tensor& grad) {
-                      py::gil_scoped_acquire gil;
-                      const py::object result = (*fn)(grad);
-                      std::vector<Tensor> grads;
-                      for (const py::handle item : result) {
-                        grads.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
-                      }
-                      if (grads.size() != count) {
-                        throw py::value_error(absl::StrCat(
-                            name, ".backward returned ", grads.size(),
-                            " gradients for its tensor inputs; expected ", count));
-                      }
-                      return grads;
-                    });
+  return ag::Record(
+      name.c_str(), ag::Detach(output), inputs, [fn, name, count](const Tensor& grad) {
+        py::gil_scoped_acquire gil;
+        const py::object result = (*fn)(grad);
+        std::vector<Tensor> grads;
+        for (const py::handle item : result) {
+          grads.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+        }
+        if (grads.size() != count) {
+          throw py::value_error(absl::StrCat(name, ".backward returned ", grads.size(),
+                                             " gradients for its tensor inputs; expected ", count));
+        }
+        return grads;
+      });
 }
 
 Tensor Finish(Tensor t, const py::object& dtype, const py::object& device, bool requires_grad) {

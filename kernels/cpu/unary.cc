@@ -133,7 +133,8 @@ HWY_INLINE V NormalCdf(D d, V x, V& gauss) {
   const V half = hn::Set(d, 0.5);
   const V sq = hn::Mul(x, x);
   const V hi = hn::Mul(sq, half), lo = hn::Mul(hn::MulSub(x, x, sq), half);
-  const V t = hn::Div(hn::Set(d, 1), hn::MulAdd(hn::Abs(x), hn::Set(d, 0.5 * kSqrtHalf), hn::Set(d, 1)));
+  const V t =
+      hn::Div(hn::Set(d, 1), hn::MulAdd(hn::Abs(x), hn::Set(d, 0.5 * kSqrtHalf), hn::Set(d, 1)));
   V p = hn::Set(d, 0.17087277);
   for (const double c : {-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418,
                          0.37409196, 1.00002368, -1.26551223}) {

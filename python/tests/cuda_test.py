@@ -67,6 +67,42 @@ class CudaTest(unittest.TestCase):
         self.assertIs(model.weight, weight)  # moved in place, as torch's parameters
         self.assertTrue(weight.is_cuda)
 
+    def test_a_training_step_on_the_gpu_under_bf16_autocast_matches_the_cpu(self):
+        """nanoGPT's GPU path: .cuda() model and batch, a forward under bf16 autocast,
+        backward and AdamW; the loss and gradients within bf16's rounding of the same
+        step in f32 on the CPU, the master weights f32 and stepped."""
+        if not ember.cuda.is_available():
+            self.skipTest("no GPU here")
+        import numpy as np
+        import ember.nn as nn
+        import ember.nn.functional as F
+
+        def step(device, autocast):
+            ember.manual_seed(5)
+            model = nn.Sequential(nn.Embedding(50, 64), nn.LayerNorm(64), nn.Linear(64, 256), nn.GELU(),
+                                  nn.Linear(256, 50)).to(device)
+            before = [p.detach().cpu().numpy() for p in model.parameters()]
+            opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
+            ids = ember.tensor(np.arange(64).reshape(4, 16) % 50).to(device)
+            with ember.autocast(device_type=device, dtype=ember.bfloat16, enabled=autocast):
+                logits = model(ids)
+                loss = F.cross_entropy(logits.view(-1, 50), ids.view(-1))
+            loss.backward()
+            grads = [p.grad.cpu().numpy() for p in model.parameters()]
+            opt.step()
+            after = [p.detach().cpu().numpy() for p in model.parameters()]
+            return loss.item(), grads, before, after
+
+        cpu_loss, cpu_grads, _, _ = step("cpu", False)
+        gpu_loss, gpu_grads, before, after = step("cuda", True)
+        self.assertAlmostEqual(gpu_loss, cpu_loss, delta=0.01 * cpu_loss)
+        for got, want in zip(gpu_grads, cpu_grads):
+            self.assertEqual(got.dtype, np.float32)  # gradients reach the f32 masters
+            np.testing.assert_allclose(got, want, rtol=0.05, atol=0.02 * float(np.abs(want).max()))
+        for b, a in zip(before, after):
+            self.assertEqual(a.dtype, np.float32)
+            self.assertGreater(float(np.abs(a - b).max()), 5e-3)  # AdamW's first step: about lr
+
     def test_tf32_is_off_by_default_and_reads_back(self):
         matmul = ember.backends.cuda.matmul
         self.assertFalse(matmul.allow_tf32)

@@ -5,7 +5,8 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer together, every libFuzzer target for
 # a few seconds (tools/ci/fuzz.sh), the CUDA targets built with nvcc (when a toolkit is
 # installed; their tests skip without a GPU), the docs' links and names
-# (tools/ci/docs.sh), the formatting (tools/ci/format.sh), and the consumer workspace in
+# (tools/ci/docs.sh), `pip install ./python` into a new environment
+# (tools/ci/pip_install.sh), the formatting (tools/ci/format.sh), and the consumer workspace in
 # examples/consumer that depends on @ember//tensor and @ember//tokenizer. Ends with one line
 # "components: N passed, M failed" and exits non-zero if anything failed.
 #
@@ -57,6 +58,7 @@ if [ $# -eq 0 ]; then
   else
     echo "SKIP  cuda              (no CUDA toolkit at ${CUDA_PATH:-/usr/local/cuda})"
   fi
+  run pip tools/ci/pip_install.sh
   run docs tools/ci/docs.sh
   run format tools/ci/format.sh
   run consumer bash -c 'cd examples/consumer && bazel test //... && bazel run //:hello'
