@@ -58,16 +58,18 @@ int CountOf(int64_t n, const char* what) {
   return static_cast<int>(n);
 }
 
-class MpiGroup final : public ProcessGroup {
+// The one thread that makes every MPI call (MPI_THREAD_SERIALIZED), for the world and
+// every group split from it, in the order the calls were started.
+class MpiThread {
  public:
-  MpiGroup(int rank, int size) : ProcessGroup(rank, size), thread_([this] { Loop(); }) {}
+  MpiThread() : thread_([this] { Loop(); }) {}
 
-  std::string backend() const override { return "mpi"; }
-
-  void Barrier() override {
-    auto work = std::make_shared<Work>(absl::StrCat("rank ", rank(), ": barrier"));
-    Enqueue(work, [] { Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); });
-    work->Wait();
+  void Enqueue(const std::shared_ptr<Work>& work, std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.emplace_back(work, std::move(fn));
+    }
+    ready_.notify_one();
   }
 
   // Lets the queue drain, then stops the thread (before MPI_Finalize).
@@ -81,103 +83,6 @@ class MpiGroup final : public ProcessGroup {
   }
 
  private:
-  void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input,
-           const Tensor& output, int root) override {
-    if (!input.device().is_cpu()) {
-      RunOnDevice(collective, input, output, root);
-      work->Complete("");
-      return;
-    }
-    // The closures hold the tensors, so their memory lives until the data has moved.
-    switch (collective) {
-      case Collective::kAllReduce: {
-        const MPI_Datatype type = ReductionType(input.dtype());
-        const int64_t n = input.numel(), item = input.itemsize();
-        Enqueue(work, [=] {
-          char* out = static_cast<char*>(output.raw_data());
-          // MPI counts are ints: a larger tensor goes in pieces.
-          for (int64_t begin = 0; begin < n; begin += INT_MAX) {
-            Check(MPI_Allreduce(MPI_IN_PLACE, out + begin * item,
-                                static_cast<int>(std::min<int64_t>(INT_MAX, n - begin)), type,
-                                MPI_SUM, MPI_COMM_WORLD),
-                  "MPI_Allreduce");
-          }
-        });
-        return;
-      }
-      case Collective::kReduceScatter: {
-        const MPI_Datatype type = ReductionType(input.dtype());
-        const int count = CountOf(output.numel(), "reduce-scatter");
-        Enqueue(work, [=] {
-          Check(MPI_Reduce_scatter_block(input.raw_data(), output.raw_data(), count, type, MPI_SUM,
-                                         MPI_COMM_WORLD),
-                "MPI_Reduce_scatter_block");
-        });
-        return;
-      }
-      case Collective::kAllGather: {
-        const int bytes = CountOf(input.numel() * input.itemsize(), "all-gather (bytes)");
-        const bool in_place =
-            input.raw_data() == static_cast<char*>(output.raw_data()) + int64_t{rank()} * bytes;
-        Enqueue(work, [=] {
-          Check(MPI_Allgather(in_place ? MPI_IN_PLACE : input.raw_data(), bytes, MPI_BYTE,
-                              output.raw_data(), bytes, MPI_BYTE, MPI_COMM_WORLD),
-                "MPI_Allgather");
-        });
-        return;
-      }
-      case Collective::kBroadcast: {
-        const int64_t bytes = input.numel() * input.itemsize();
-        Enqueue(work, [=] {
-          char* out = static_cast<char*>(output.raw_data());
-          for (int64_t begin = 0; begin < bytes; begin += INT_MAX) {
-            Check(
-                MPI_Bcast(out + begin, static_cast<int>(std::min<int64_t>(INT_MAX, bytes - begin)),
-                          MPI_BYTE, root, MPI_COMM_WORLD),
-                "MPI_Bcast");
-          }
-        });
-        return;
-      }
-    }
-  }
-
-  void RunOnDevice(Collective collective, const Tensor& input, const Tensor& output, int root) {
-    const int device = input.device().index;
-    if (device_ == nullptr) {
-      device_index_ = device;
-      // NCCL's unique id goes from rank 0 to every rank through MPI, on the thread that
-      // makes every MPI call.
-      device_ = NewNcclCommunicator(rank(), size(), device, [this](void* bytes, size_t n) {
-        auto work = std::make_shared<Work>(absl::StrCat("rank ", rank(), ": NCCL's unique id"));
-        Enqueue(work, [=] {
-          Check(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
-        });
-        work->Wait();
-      });
-    }
-    EMBER_CHECK(device == device_index_, "this rank's NCCL communicator is on cuda:", device_index_,
-                ", not cuda:", device, " (one device per rank)");
-    switch (collective) {
-      case Collective::kAllReduce:
-        return device_->AllReduceSum(output);
-      case Collective::kReduceScatter:
-        return device_->ReduceScatterSum(input, output);
-      case Collective::kAllGather:
-        return device_->AllGather(input, output);
-      case Collective::kBroadcast:
-        return device_->Broadcast(output, root);
-    }
-  }
-
-  void Enqueue(const std::shared_ptr<Work>& work, std::function<void()> fn) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.emplace_back(work, std::move(fn));
-    }
-    ready_.notify_one();
-  }
-
   void Loop() {
     while (true) {
       std::pair<std::shared_ptr<Work>, std::function<void()>> item;
@@ -205,9 +110,137 @@ class MpiGroup final : public ProcessGroup {
   std::condition_variable ready_;
   std::deque<std::pair<std::shared_ptr<Work>, std::function<void()>>> queue_;
   bool stop_ = false;
+  std::thread thread_;  // last: it starts once the rest is built
+};
+
+// A group over one MPI communicator: the world's (MPI_COMM_WORLD) or one split from it.
+class MpiGroup final : public ProcessGroup {
+ public:
+  MpiGroup(int rank, int size, MPI_Comm comm, std::shared_ptr<MpiThread> thread)
+      : ProcessGroup(rank, size), comm_(comm), thread_(std::move(thread)) {}
+
+  std::string backend() const override { return "mpi"; }
+
+  void Barrier() override {
+    auto work = std::make_shared<Work>(absl::StrCat("rank ", rank(), ": barrier"));
+    Enqueue(work, [comm = comm_] { Check(MPI_Barrier(comm), "MPI_Barrier"); });
+    work->Wait();
+  }
+
+  std::unique_ptr<ProcessGroup> Split(int color, int key) override {
+    MPI_Comm sub = MPI_COMM_NULL;
+    int sub_rank = 0, sub_size = 0;
+    auto work =
+        std::make_shared<Work>(absl::StrCat("rank ", rank(), ": split (color ", color, ")"));
+    Enqueue(work, [&, comm = comm_] {
+      Check(MPI_Comm_split(comm, color, key, &sub), "MPI_Comm_split");
+      Check(MPI_Comm_rank(sub, &sub_rank), "MPI_Comm_rank");
+      Check(MPI_Comm_size(sub, &sub_size), "MPI_Comm_size");
+    });
+    work->Wait();
+    return std::make_unique<MpiGroup>(sub_rank, sub_size, sub, thread_);
+  }
+
+  MpiThread& thread() { return *thread_; }
+
+ private:
+  void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input,
+           const Tensor& output, int root) override {
+    if (!input.device().is_cpu()) {
+      RunOnDevice(collective, input, output, root);
+      work->Complete("");
+      return;
+    }
+    // The closures hold the tensors, so their memory lives until the data has moved.
+    switch (collective) {
+      case Collective::kAllReduce: {
+        const MPI_Datatype type = ReductionType(input.dtype());
+        const int64_t n = input.numel(), item = input.itemsize();
+        Enqueue(work, [=, comm = comm_] {
+          char* out = static_cast<char*>(output.raw_data());
+          // MPI counts are ints: a larger tensor goes in pieces.
+          for (int64_t begin = 0; begin < n; begin += INT_MAX) {
+            Check(MPI_Allreduce(MPI_IN_PLACE, out + begin * item,
+                                static_cast<int>(std::min<int64_t>(INT_MAX, n - begin)), type,
+                                MPI_SUM, comm),
+                  "MPI_Allreduce");
+          }
+        });
+        return;
+      }
+      case Collective::kReduceScatter: {
+        const MPI_Datatype type = ReductionType(input.dtype());
+        const int count = CountOf(output.numel(), "reduce-scatter");
+        Enqueue(work, [=, comm = comm_] {
+          Check(MPI_Reduce_scatter_block(input.raw_data(), output.raw_data(), count, type, MPI_SUM,
+                                         comm),
+                "MPI_Reduce_scatter_block");
+        });
+        return;
+      }
+      case Collective::kAllGather: {
+        const int bytes = CountOf(input.numel() * input.itemsize(), "all-gather (bytes)");
+        const bool in_place =
+            input.raw_data() == static_cast<char*>(output.raw_data()) + int64_t{rank()} * bytes;
+        Enqueue(work, [=, comm = comm_] {
+          Check(MPI_Allgather(in_place ? MPI_IN_PLACE : input.raw_data(), bytes, MPI_BYTE,
+                              output.raw_data(), bytes, MPI_BYTE, comm),
+                "MPI_Allgather");
+        });
+        return;
+      }
+      case Collective::kBroadcast: {
+        const int64_t bytes = input.numel() * input.itemsize();
+        Enqueue(work, [=, comm = comm_] {
+          char* out = static_cast<char*>(output.raw_data());
+          for (int64_t begin = 0; begin < bytes; begin += INT_MAX) {
+            Check(
+                MPI_Bcast(out + begin, static_cast<int>(std::min<int64_t>(INT_MAX, bytes - begin)),
+                          MPI_BYTE, root, comm),
+                "MPI_Bcast");
+          }
+        });
+        return;
+      }
+    }
+  }
+
+  void RunOnDevice(Collective collective, const Tensor& input, const Tensor& output, int root) {
+    const int device = input.device().index;
+    if (device_ == nullptr) {
+      device_index_ = device;
+      // NCCL's unique id goes from rank 0 to every rank through MPI, on the thread that
+      // makes every MPI call.
+      device_ = NewNcclCommunicator(rank(), size(), device, [this](void* bytes, size_t n) {
+        auto work = std::make_shared<Work>(absl::StrCat("rank ", rank(), ": NCCL's unique id"));
+        Enqueue(work, [=, comm = comm_] {
+          Check(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, comm), "MPI_Bcast");
+        });
+        work->Wait();
+      });
+    }
+    EMBER_CHECK(device == device_index_, "this rank's NCCL communicator is on cuda:", device_index_,
+                ", not cuda:", device, " (one device per rank)");
+    switch (collective) {
+      case Collective::kAllReduce:
+        return device_->AllReduceSum(output);
+      case Collective::kReduceScatter:
+        return device_->ReduceScatterSum(input, output);
+      case Collective::kAllGather:
+        return device_->AllGather(input, output);
+      case Collective::kBroadcast:
+        return device_->Broadcast(output, root);
+    }
+  }
+
+  void Enqueue(const std::shared_ptr<Work>& work, std::function<void()> fn) {
+    thread_->Enqueue(work, std::move(fn));
+  }
+
+  MPI_Comm comm_;
+  std::shared_ptr<MpiThread> thread_;
   std::unique_ptr<DeviceCommunicator> device_;
   int device_index_ = -1;
-  std::thread thread_;  // last: it starts once the rest is built
 };
 
 MpiGroup* world = nullptr;
@@ -216,7 +249,7 @@ MpiGroup* world = nullptr;
 // once (they may be waiting in a collective this rank will never join).
 void AtExit(int status, void*) {
   if (status == 0) {
-    world->Stop();
+    world->thread().Stop();
     MPI_Finalize();
   } else {
     MPI_Abort(MPI_COMM_WORLD, status);
@@ -241,7 +274,8 @@ std::unique_ptr<ProcessGroup> NewMpiWorld() {
       absl::SimpleAtoi(env, &local) && local > 1) {
     kernels::cpu::SetNumThreads(std::max(1, AvailableCpus() / local));
   }
-  auto group = std::make_unique<MpiGroup>(rank, size);
+  auto group =
+      std::make_unique<MpiGroup>(rank, size, MPI_COMM_WORLD, std::make_shared<MpiThread>());
   world = group.get();
   on_exit(&AtExit, nullptr);
   return group;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The process group under mpirun on this machine (loopback, shared memory): the
-# collectives', data-parallel and ZeRO-1 tests on 2 and 3 ranks, and runs in which one rank dies, stalls or fails,
+# collectives', data-parallel and ZeRO-1 tests on 2 and 3 ranks, the mesh's on 4, and runs in which one
+# rank dies, stalls or fails,
 # each of which must end within seconds with a message, never hang.
 set -uo pipefail
 source base/expect.sh
@@ -19,6 +20,13 @@ for test in process_group_test data_parallel_test zero_test; do
     [ "$failures" -eq 0 ] || { tail -n 40 "$log"; expect_done; }
   done
 done
+
+# A 2 x 2 mesh: each axis' group holds the ranks along it.
+log="$TEST_TMPDIR/mesh_test.4.log"
+"${mpirun[@]}" -np 4 distributed/mesh_test >"$log" 2>&1
+expect "mesh_test on 4 ranks" "0" "$?"
+expect "mesh_test: every rank passed (4)" "4" "$(grep -c '^\[  PASSED  \]' "$log")"
+[ "$failures" -eq 0 ] || { tail -n 40 "$log"; expect_done; }
 
 probe=distributed/collective_probe
 "${mpirun[@]}" -np 2 "$probe" >"$TEST_TMPDIR/ok.log" 2>&1

@@ -29,6 +29,9 @@ class SingleProcessGroup final : public ProcessGroup {
   SingleProcessGroup() : ProcessGroup(0, 1) {}
   std::string backend() const override { return "single"; }
   void Barrier() override {}
+  std::unique_ptr<ProcessGroup> Split(int, int) override {
+    return std::make_unique<SingleProcessGroup>();
+  }
 
  private:
   void Run(const std::shared_ptr<Work>& work, Collective collective, const Tensor& input,

@@ -100,6 +100,11 @@ class ProcessGroup {
   void Broadcast(const Tensor& t, int root = 0) { BroadcastAsync(t, root)->Wait(); }
   // Returns once every rank has called it.
   virtual void Barrier() = 0;
+  // The ranks of this group that pass the same `color`, as a group of their own, ranked
+  // by `key` (ties by rank here), as MPI_Comm_split: a mesh's axes (mesh.h). Every rank
+  // of this group calls it, in its place among the collectives. The new group shares
+  // this one's communication thread and lives until the process ends.
+  virtual std::unique_ptr<ProcessGroup> Split(int color, int key) = 0;
 
   // The sum (or mean) over ranks of one number (a loss, a squared norm), in f64.
   double AllReduce(double value, ReduceOp op = ReduceOp::kSum);

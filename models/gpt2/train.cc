@@ -1,7 +1,7 @@
 // Trains GPT-2 on token shards and prints a sample:
 //
-//   bazel run -c opt //models/gpt2:train                      # the main job: Brown corpus, a few
-//   minutes bazel run -c opt //models/gpt2:train -- --model=small --steps=2000 --batch_size=16
+//   bazel run -c opt //models/gpt2:train    # the main job: Brown corpus, a few minutes
+//   bazel run -c opt //models/gpt2:train -- --model=small --steps=2000 --batch_size=16
 //   bazel run -c opt //models/gpt2:train -- --resume=runs/gpt2/checkpoint.safetensors --steps=600
 //
 // Without --train_data it trains on the Brown corpus tokenized with a byte-level BPE of
@@ -26,6 +26,10 @@
 //
 //   mpirun -np 2 bazel-bin/models/gpt2/train --batch_size=4            # = one process of 8
 //   mpirun -np 2 bazel-bin/models/gpt2/train --batch_size=4 --zero=1   # AdamW's state split
+//
+// --print_shardings prints where each parameter would live on --mesh under
+// --sharding_rules (distributed/sharding.h) and exits; from one process it plans a mesh
+// of any size. Training itself replicates the parameters (data parallel).
 
 #include <algorithm>
 #include <cmath>
@@ -47,7 +51,9 @@
 #include "base/atomic_file.h"
 #include "base/status.h"
 #include "data/windows.h"
+#include "distributed/mesh.h"
 #include "distributed/process_group.h"
+#include "distributed/sharding.h"
 #include "models/common/checkpoints.h"
 #include "models/common/loss_plot.h"
 #include "models/common/precision.h"
@@ -124,6 +130,15 @@ ABSL_FLAG(bool, tf32, true,
           "inputs, f32 sums), as nanoGPT and llm.c's f32 build; --notf32 for full f32");
 ABSL_FLAG(int, zero, kDefaults.zero_stage,
           "1: split AdamW's state across the ranks (ZeRO-1); 0: every rank holds all of it");
+ABSL_FLAG(std::string, mesh, "",
+          "the ranks as a grid of named axes, e.g. data:2,model:2 (default: one data axis over "
+          "every rank); training takes a data axis only: other axes are for --print_shardings");
+ABSL_FLAG(std::string, sharding_rules, "",
+          "logical axis -> mesh axis, e.g. embed=data,mlp=model (default: GPT-2's Megatron "
+          "table, qkv=model,heads=model,mlp=model; add embed=data for FSDP)");
+ABSL_FLAG(bool, print_shardings, false,
+          "print each parameter's shard on --mesh under --sharding_rules and the bytes per rank, "
+          "then exit (from one process: a plan for a mesh of any size)");
 ABSL_FLAG(absl::Duration, dist_timeout, absl::Minutes(10),
           "under mpirun: a rank that waits this long for the others exits, ending the run");
 ABSL_FLAG(std::string, data_order, "random", "random windows, or sequential (llm.c's order)");
@@ -424,6 +439,48 @@ absl::Status Summarize(Trainer& t, const TrainOptions& options, int64_t steps,
                                  {"parameters", t.model().NumParameters()}});
 }
 
+// --mesh and --sharding_rules on this model (its specs alone, on the meta device):
+// printed by rank 0 with --print_shardings; for training, an error unless they leave
+// every parameter whole on a mesh of data ranks (what the trainer does).
+absl::Status CheckMesh(const GPTConfig& config, distributed::ProcessGroup& world) {
+  const std::string spec = absl::GetFlag(FLAGS_mesh);
+  const bool plan = absl::GetFlag(FLAGS_print_shardings);
+  ASSIGN_OR_RETURN(
+      const distributed::Mesh mesh,
+      distributed::Mesh::Layout(spec, plan && world.size() == 1 ? 0 : world.size(), world.rank()));
+  distributed::ShardingRules rules = distributed::ShardingRules::Gpt2(/*fsdp=*/false);
+  if (!absl::GetFlag(FLAGS_sharding_rules).empty()) {
+    ASSIGN_OR_RETURN(rules, distributed::ShardingRules::Parse(absl::GetFlag(FLAGS_sharding_rules)));
+  }
+  const nn::MetaDeviceGuard meta;  // specs only, no memory
+  const GPT model(config);
+  ASSIGN_OR_RETURN(const std::vector<distributed::ParamSharding> shardings,
+                   distributed::Shardings(model, mesh, rules));
+  if (plan) {
+    if (world.rank() == 0) {
+      std::printf("%s", distributed::ShardingsTable(shardings, mesh, rules).c_str());
+    }
+    return absl::OkStatus();
+  }
+  for (const std::string& axis : mesh.axes()) {
+    if (axis != "data" && mesh.size(axis) > 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "train: --mesh=", spec, ": training runs data parallel only (a data axis); its ", axis,
+          " axis is for planning with --print_shardings"));
+    }
+  }
+  for (const distributed::ParamSharding& p : shardings) {
+    if (p.sharded()) {
+      return absl::UnimplementedError(
+          absl::StrCat("train: --sharding_rules=", rules.ToString(), " shard ", p.name,
+                       " on --mesh=", mesh.ToString(),
+                       "; training keeps every parameter whole (data "
+                       "parallel, --zero=1 for AdamW's state): plan with --print_shardings"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // --sample_tokens tokens after <|endoftext|>, on stdout.
 void PrintSample(Trainer& t, const tokenizer::Encoding& encoding, const SamplingOptions& sampling,
                  uint64_t seed) {
@@ -461,6 +518,8 @@ absl::Status Run() {
                                 absl::GetFlag(FLAGS_vocab), absl::GetFlag(FLAGS_vocab_size)},
                                world));
   if (data.encoding) options.vocab = data.vocab;  // for generate and chat, in the checkpoint
+  RETURN_IF_ERROR(CheckMesh(ConfigFromFlags(preset, gpu, data), world));
+  if (absl::GetFlag(FLAGS_print_shardings)) return absl::OkStatus();
   std::vector<const data::TokenShard*> train_shards;
   for (const data::TokenShard& shard : data.train) train_shards.push_back(&shard);
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,

@@ -79,4 +79,13 @@ expect "bad order" "train: --data_order=shuffled: expected random or sequential"
 expect "missing device" "1" "$($train "${common[@]}" --device=cuda:99 2>&1 | grep -c '^train: --device=cuda:99: cuda:99')"
 expect "bad device" "train: --device=gpu: expected cpu, cuda, cuda:N or auto" \
   "$($train "${common[@]}" --device=gpu 2>&1)"
+# A plan from one process: GPT-2's table on a 2 x 2 mesh splits c_fc by its outputs over
+# "model"; with embed=data (FSDP) also by its inputs over "data", a quarter a rank.
+plan="$($train "${common[@]}" --print_shardings --mesh=data:2,model:2 2>/dev/null)"
+expect "plan: tensor parallel" "1" "$(grep -c 'h.0.mlp.c_fc.weight *\[256, 64\] (mlp, embed)  -> \[128, 64\] (model, -)$' <<<"$plan")"
+plan="$($train "${common[@]}" --print_shardings --mesh=data:2,model:2 \
+  --sharding_rules=qkv=model,heads=model,mlp=model,embed=data 2>/dev/null)"
+expect "plan: 2-D" "1" "$(grep -c 'h.0.mlp.c_fc.weight *\[256, 64\] (mlp, embed)  -> \[128, 32\] (model, data)$' <<<"$plan")"
+# (the tiny model's vocabulary, replicated, is half its bytes)
+expect "plan: bytes per rank" "parameters per rank: 6.5 MB of 13.3 MB (0.493)" "$(tail -n 1 <<<"$plan")"
 expect_done

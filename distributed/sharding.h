@@ -1,0 +1,72 @@
+#ifndef EMBER_DISTRIBUTED_SHARDING_H_
+#define EMBER_DISTRIBUTED_SHARDING_H_
+
+// Where each parameter lives on a mesh, from its spec alone (nn/param_spec.h), as
+// nanoGPTJAX's logical_to_sharding(axes, mesh, rules): a table of rules maps each
+// logical axis ("embed", "mlp", ...) to a mesh axis, and a parameter is split along
+// every dimension whose logical axis maps to an axis of the mesh (into that axis' size
+// of equal parts), whole along the others. The same layer code then runs replicated,
+// fully sharded (FSDP: "embed" on "data") or tensor parallel ("mlp", "qkv", "heads" on
+// "model"), or both on a 2-D mesh, by changing the table.
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "distributed/mesh.h"
+#include "nn/module.h"
+#include "nn/param_spec.h"
+
+namespace ember::distributed {
+
+// Logical axis -> mesh axis. A logical axis the table leaves out, or maps to a mesh axis
+// the mesh lacks (or one of size 1), is replicated: one table serves every mesh.
+class ShardingRules {
+ public:
+  ShardingRules() = default;
+  explicit ShardingRules(std::vector<std::pair<std::string, std::string>> rules)
+      : rules_(std::move(rules)) {}
+  // "embed=data,mlp=model" (also "" for no rules: everything replicated).
+  static absl::StatusOr<ShardingRules> Parse(absl::string_view text);
+  // GPT-2's table: Megatron's tensor parallelism on "model" (c_attn and c_fc split
+  // by their outputs, "qkv" and "mlp"; attn.c_proj and mlp.c_proj by their inputs,
+  // "heads" and "mlp"), and with `fsdp` every parameter's "embed" on "data".
+  static ShardingRules Gpt2(bool fsdp);
+
+  // The mesh axis for `logical`, or "" (replicated).
+  std::string MeshAxis(absl::string_view logical) const;
+  // "embed=data,mlp=model".
+  std::string ToString() const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> rules_;
+};
+
+// One parameter on the mesh.
+struct ParamSharding {
+  std::string name;
+  nn::ParamSpec spec;
+  std::vector<std::string> mesh_axes;  // per dimension: the mesh axis it is split along, or ""
+  Shape local_shape;                   // one rank's shard
+
+  bool sharded() const;
+  int64_t local_numel() const { return NumElements(local_shape); }
+};
+
+// Every parameter of `model` (in NamedParameters order) on `mesh` under `rules`, from
+// the specs alone (a meta model's too). An error names the parameter when a dimension
+// does not divide by its mesh axis' size, or when two of its dimensions map to one
+// mesh axis.
+absl::StatusOr<std::vector<ParamSharding>> Shardings(const nn::Module& model, const Mesh& mesh,
+                                                     const ShardingRules& rules);
+
+// The plan as a table, one line per parameter ("h.0.mlp.c_fc.weight  [3072, 768] (mlp,
+// embed)  -> [1536, 768] (model, -)") and the bytes one rank holds against the whole.
+std::string ShardingsTable(const std::vector<ParamSharding>& shardings, const Mesh& mesh,
+                           const ShardingRules& rules);
+
+}  // namespace ember::distributed
+
+#endif  // EMBER_DISTRIBUTED_SHARDING_H_
