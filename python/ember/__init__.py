@@ -18,7 +18,7 @@ from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, fl
                           from_numpy, full, int32, int64, is_grad_enabled, manual_seed, masked_fill, matmul,
                           multinomial, ones, rand, randn, split, stack, tensor, topk, tril, triu, uint8, uint16,
                           zeros)
-from ember import amp, autograd, backends, cuda, distributed, nn, optim, tokenizer
+from ember import amp, autograd, backends, cuda, distributed, nn, optim, tokenizer, utils
 from ember.amp import autocast
 from ember.nn import parallel as _parallel
 from ember.serialization import load, save
@@ -38,6 +38,13 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
 
 Tensor.backward = _backward
 
+from ember import _torch_names  # noqa: E402 (after Tensor's own methods, which it wraps)
+
+for _name, _method in _torch_names.METHODS.items():
+    setattr(Tensor, _name, _method)
+globals().update(_torch_names.FUNCTIONS)
+
+
 
 class no_grad(_ember.no_grad):
     """torch.no_grad: gradient recording off inside `with ember.no_grad():`, or for every
@@ -50,6 +57,10 @@ class no_grad(_ember.no_grad):
                 return fn(*args, **kwargs)
 
         return without_grad
+
+
+class inference_mode(no_grad):
+    """torch.inference_mode: no gradient recording inside (ember's no_grad)."""
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
@@ -69,9 +80,14 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
-    "Tensor", "amp", "arange", "autocast", "autograd", "backends", "bfloat16", "bool", "cat", "cuda", "device",
-    "distributed", "dtype", "float16", "float32", "float64", "from_numpy", "full", "int32", "int64",
-    "is_grad_enabled", "load", "manual_seed", "masked_fill", "matmul", "multinomial", "nn", "no_grad", "ones",
-    "optim", "rand", "randint", "randn", "save", "split", "stack", "tensor", "tokenizer", "topk", "tril",
-    "triu", "uint8", "uint16", "zeros",
+    "Tensor", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
+    "bool", "cat", "chunk", "clone", "cuda", "detach", "device", "distributed", "dtype", "empty", "empty_like",
+    "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like", "ge",
+    "get_default_dtype", "gt", "inference_mode", "int32", "int64", "is_floating_point", "is_grad_enabled",
+    "is_tensor", "le", "linspace", "load", "log", "log_softmax", "lt", "manual_seed", "masked_fill", "matmul",
+    "mean", "mm", "multinomial", "ne", "neg", "nn", "no_grad", "norm", "numel", "ones", "ones_like", "optim",
+    "permute", "rand", "rand_like", "randint", "randn", "randn_like", "reciprocal", "relu", "reshape", "rsqrt",
+    "save", "sigmoid", "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "t", "tanh", "tensor",
+    "tokenizer", "topk", "transpose", "tril", "triu", "uint16", "uint8", "unsqueeze", "utils", "var", "zeros",
+    "zeros_like",
 ]

@@ -12,8 +12,8 @@ from ember.nn import init, utils
 
 __all__ = [
     "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
-    "LayerNorm", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "Parameter", "ReLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
+    "LayerNorm", "LeakyReLU", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "Parameter",
+    "ParameterList", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
 ]
 functional = F
 
@@ -147,6 +147,27 @@ class Module:
 
     def children(self):
         return list(self._modules.values())
+
+    def named_children(self):
+        return list(self._modules.items())
+
+    def requires_grad_(self, requires_grad: bool = True):
+        """Turns gradients on or off for every parameter (freezing a part of a model)."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def float(self):
+        return self.to(ember.float32)
+
+    def double(self):
+        return self.to(ember.float64)
+
+    def half(self):
+        return self.to(ember.float16)
+
+    def bfloat16(self):
+        return self.to(ember.bfloat16)
 
     def state_dict(self):
         """Every parameter and persistent buffer by dotted name (sharing memory with the
@@ -320,6 +341,20 @@ class ReLU(_Activation):
         super().__init__(F.relu)
 
 
+class SiLU(_Activation):
+    def __init__(self):
+        super().__init__(F.silu)
+
+
+class LeakyReLU(_Activation):
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__(lambda x: F.leaky_relu(x, negative_slope))
+        self.negative_slope = negative_slope
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+
 class Tanh(_Activation):
     def __init__(self):
         super().__init__(F.tanh)
@@ -394,6 +429,28 @@ class ModuleList(Module):
 
     def __len__(self):
         return len(self._modules)
+
+
+class ParameterList(Module):
+    """torch.nn.ParameterList: parameters registered under "0", "1", ..."""
+
+    def __init__(self, values=()):
+        super().__init__()
+        for p in values:
+            self.append(p)
+
+    def append(self, value):
+        setattr(self, str(len(self._parameters)), value if isinstance(value, Parameter) else Parameter(value))
+        return self
+
+    def __getitem__(self, i):
+        return list(self._parameters.values())[i]
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __len__(self):
+        return len(self._parameters)
 
 
 class ModuleDict(Module):

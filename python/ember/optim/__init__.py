@@ -1,10 +1,11 @@
 """torch.optim in ember: SGD, RMSprop, Adam and AdamW over the C++ optimizers (the same
 updates, bit for bit, as ember's C++ training). param_groups is a list of dicts, as in
-PyTorch: a scheduler may change a group's "lr" (or "weight_decay") between steps."""
+PyTorch: a scheduler (lr_scheduler) may change a group's "lr" (or "weight_decay") between
+steps."""
 
 from ember import _ember
 
-__all__ = ["Adam", "AdamW", "Optimizer", "RMSprop", "SGD"]
+__all__ = ["Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
 
 
 class Optimizer:
@@ -75,3 +76,6 @@ class AdamW(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
         super().__init__("adamw", params, {"lr": lr, "weight_decay": weight_decay},
                          {"beta1": betas[0], "beta2": betas[1], "eps": eps})
+
+
+from ember.optim import lr_scheduler  # noqa: E402 (it takes the optimizers above)

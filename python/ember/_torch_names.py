@@ -1,0 +1,237 @@
+"""PyTorch's names that ember's ops already compute, composed here: torch.exp(x) as
+x.exp(), zeros_like, the grad-mode switches, Tensor.int()/type_as/view_as/new_zeros,
+the in-place arithmetic (refused on a tensor that requires grad while gradients are
+recorded, as ember's other writes), max/min along a dimension as (values, indices),
+all/any, std, chunk and norm. Attached to the package and to Tensor by ember/__init__.py."""
+
+import collections
+import math
+
+from ember import _ember
+
+Tensor = _ember.Tensor
+
+# torch.max(x, dim) and x.max(dim): the values and where they are (the first, for ties).
+_MaxMin = collections.namedtuple("max_min", ["values", "indices"])
+_core_max, _core_min = Tensor.max, Tensor.min
+
+
+def _max(self, dim=None, keepdim=False):
+    if dim is None:
+        return _core_max(self)
+    return _MaxMin(_core_max(self, dim=dim, keepdim=keepdim), self.argmax(dim=dim, keepdim=keepdim))
+
+
+def _min(self, dim=None, keepdim=False):
+    if dim is None:
+        return _core_min(self)
+    return _MaxMin(_core_min(self, dim=dim, keepdim=keepdim), (-self).argmax(dim=dim, keepdim=keepdim))
+
+
+def _in_place(name, op):
+    def method(self, other):
+        return self.copy_(op(self, other))
+
+    method.__name__ = name
+    method.__doc__ = f"self = self {name[:-1]} other, in place (self's dtype kept); returns self."
+    return method
+
+
+def _reduce_bool(self, dim, keepdim, any_):
+    counts = self.to(_ember.float32).__ne__(0).to(_ember.float32)
+    total = counts.sum() if dim is None else counts.sum(dim=dim, keepdim=keepdim)
+    if any_:
+        return total > 0
+    n = self.numel() if dim is None else self.shape[dim]
+    return total == float(n)
+
+
+def _all(self, dim=None, keepdim=False):
+    """Whether every element is nonzero (along dim), as a bool tensor."""
+    return _reduce_bool(self, dim, keepdim, any_=False)
+
+
+def _any(self, dim=None, keepdim=False):
+    """Whether some element is nonzero (along dim), as a bool tensor."""
+    return _reduce_bool(self, dim, keepdim, any_=True)
+
+
+def _std(self, dim=None, correction=1, keepdim=False, unbiased=None):
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return self.var(dim=dim, correction=correction, keepdim=keepdim).sqrt()
+
+
+def _chunk(self, chunks, dim=0):
+    """At most `chunks` pieces along dim, each ceil(size / chunks) but the last."""
+    if chunks < 1:
+        raise ValueError(f"chunk: expected at least 1 chunk, got {chunks}")
+    return self.split(max(1, math.ceil(self.shape[dim] / chunks)), dim)
+
+
+def _norm(self, p="fro", dim=None, keepdim=False):
+    """The 2-norm (p=2 or "fro") or the 1-norm (p=1) of the elements, or along dim."""
+    if p in ("fro", 2, 2.0):
+        squares = self * self
+        return (squares.sum() if dim is None else squares.sum(dim=dim, keepdim=keepdim)).sqrt()
+    if p in (1, 1.0):
+        return self.abs().sum() if dim is None else self.abs().sum(dim=dim, keepdim=keepdim)
+    raise ValueError(f"norm: p={p!r} is not supported (2, 'fro' or 1)")
+
+
+def _new(fill):
+    def method(self, *size, dtype=None, device=None, requires_grad=False):
+        shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+        return fill(list(shape), dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _ember.full(list(size), fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                       requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    return _ember.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+def _normal_(self, mean=0.0, std=1.0):
+    from ember.nn import init
+    return init.normal_(self, mean, std)
+
+
+def _uniform_(self, a=0.0, b=1.0):
+    from ember.nn import init
+    return init.uniform_(self, a, b)
+
+
+def _log_softmax(self, dim):
+    from ember.nn import functional as F
+    return F.log_softmax(self, dim=dim)
+
+
+METHODS = {
+    "max": _max,
+    "min": _min,
+    "all": _all,
+    "any": _any,
+    "std": _std,
+    "chunk": _chunk,
+    "norm": _norm,
+    "pow": lambda self, exponent: self ** exponent,
+    "eq": lambda self, other: self == other,
+    "ne": lambda self, other: self != other,
+    "lt": lambda self, other: self < other,
+    "le": lambda self, other: self <= other,
+    "gt": lambda self, other: self > other,
+    "ge": lambda self, other: self >= other,
+    "int": lambda self: self.to(_ember.int32),
+    "bool": lambda self: self.to(_ember.bool),
+    "half": lambda self: self.to(_ember.float16),
+    "bfloat16": lambda self: self.to(_ember.bfloat16),
+    "type_as": lambda self, other: self.to(other.dtype),
+    "view_as": lambda self, other: self.view(*other.shape),
+    "reshape_as": lambda self, other: self.reshape(*other.shape),
+    "is_floating_point": lambda self: self.dtype.is_floating_point,
+    "element_size": lambda self: {_ember.float64: 8, _ember.int64: 8, _ember.float32: 4, _ember.int32: 4,
+                                  _ember.float16: 2, _ember.bfloat16: 2, _ember.uint16: 2}.get(self.dtype, 1),
+    "new_zeros": _new(_ember.zeros),
+    "new_ones": _new(_ember.ones),
+    "new_empty": _new(_ember.zeros),
+    "new_full": _new_full,
+    "new_tensor": _new_tensor,
+    "add_": _in_place("add_", lambda a, b: a + b),
+    "sub_": _in_place("sub_", lambda a, b: a - b),
+    "mul_": _in_place("mul_", lambda a, b: a * b),
+    "div_": _in_place("div_", lambda a, b: a / b),
+    "masked_fill_": lambda self, mask, value: self.copy_(_ember.masked_fill(self, mask, value)),
+    "normal_": _normal_,
+    "uniform_": _uniform_,
+    "log_softmax": _log_softmax,
+}
+
+
+def _like(fill):
+    def like(input, *, dtype=None, device=None, requires_grad=False):
+        return fill(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                    requires_grad=requires_grad)
+
+    return like
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _ember.full(list(input.shape), fill_value, dtype=dtype or input.dtype,
+                       device=device or input.device, requires_grad=requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """torch.empty: a tensor of that shape (ember's holds zeros)."""
+    return _ember.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """steps values from start to end, evenly spaced (both ends included)."""
+    if steps < 0:
+        raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    values = [start + i * step for i in range(steps - 1)] + ([end] if steps > 0 else [])
+    return _ember.tensor(values, dtype=dtype or _ember.float32, device=device, requires_grad=requires_grad)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol |other| everywhere (in f64), as torch.allclose."""
+    a, b = input.to(_ember.float64), other.to(_ember.float64)
+    diff, bound = (a - b).abs(), (b.abs() * rtol + atol)
+    ok = diff <= bound
+    if equal_nan:
+        ok = _ember.tensor(ok.numpy() | ((a != a).numpy() & (b != b).numpy()))
+    return bool(_all(ok).item())
+
+
+def mm(input, mat2):
+    """torch.mm: [n, m] @ [m, p]."""
+    if input.dim() != 2 or mat2.dim() != 2:
+        raise ValueError(f"mm: expected 2-D tensors, got {input.dim()}-D and {mat2.dim()}-D")
+    return _ember.matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    """torch.bmm: [b, n, m] @ [b, m, p]."""
+    if input.dim() != 3 or mat2.dim() != 3 or input.shape[0] != mat2.shape[0]:
+        raise ValueError(f"bmm: expected [b, n, m] and [b, m, p], got {tuple(input.shape)} and "
+                         f"{tuple(mat2.shape)}")
+    return _ember.matmul(input, mat2)
+
+
+def _method_as_function(name):
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = name
+    function.__doc__ = f"torch.{name}(input, ...): input.{name}(...)."
+    return function
+
+
+FUNCTIONS = {name: _method_as_function(name) for name in [
+    "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg", "square", "reciprocal", "softmax",
+    "log_softmax", "sum", "mean", "var", "std", "max", "min", "argmax", "flatten", "reshape", "transpose",
+    "permute", "squeeze", "unsqueeze", "clone", "numel", "chunk", "norm", "pow", "eq", "ne", "lt", "le", "gt",
+    "ge", "all", "any", "t", "detach", "is_floating_point"]}
+FUNCTIONS.update({
+    "zeros_like": _like(_ember.zeros),
+    "ones_like": _like(_ember.ones),
+    "rand_like": _like(_ember.rand),
+    "randn_like": _like(_ember.randn),
+    "empty_like": _like(_ember.zeros),
+    "full_like": full_like,
+    "empty": empty,
+    "linspace": linspace,
+    "allclose": allclose,
+    "is_tensor": lambda obj: isinstance(obj, Tensor),
+    "get_default_dtype": lambda: _ember.float32,
+    "mm": mm,
+    "bmm": bmm,
+})

@@ -1,0 +1,5 @@
+"""torch.utils in ember: data (Dataset, TensorDataset, DataLoader)."""
+
+from ember.utils import data
+
+__all__ = ["data"]

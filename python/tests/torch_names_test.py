@@ -1,0 +1,215 @@
+"""The PyTorch names composed in Python (ember/_torch_names.py, nn's activations and
+containers, optim.lr_scheduler, utils.data) against PyTorch's documented behaviour:
+values derived by hand from the documented formulas, gradients against finite
+differences."""
+
+import math
+import unittest
+
+import numpy as np
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.optim import lr_scheduler
+from ember.utils.data import DataLoader, TensorDataset
+
+
+class TensorNamesTest(unittest.TestCase):
+    def test_max_and_min_along_a_dimension_give_values_and_indices(self):
+        x = ember.tensor([[1.0, 5.0, 5.0], [2.0, 0.0, 0.0]])
+        values, indices = x.max(dim=1)
+        self.assertEqual((values.tolist(), indices.tolist()), ([5.0, 2.0], [1, 0]))  # the first of ties
+        m = ember.min(x, dim=1, keepdim=True)
+        self.assertEqual((m.values.tolist(), m.indices.tolist()), ([[1.0], [0.0]], [[0], [1]]))
+        self.assertEqual(x.max().item(), 5.0)
+
+    def test_reductions_and_comparisons(self):
+        x = ember.tensor([[1.0, 2.0], [3.0, 6.0]])
+        self.assertAlmostEqual(x.std().item(), float(np.std([1, 2, 3, 6], ddof=1)), places=6)
+        self.assertAlmostEqual(x.std(unbiased=False).item(), float(np.std([1, 2, 3, 6])), places=6)
+        self.assertAlmostEqual(x.norm().item(), math.sqrt(50), places=5)
+        self.assertEqual(x.norm(p=1, dim=1).tolist(), [3.0, 9.0])
+        self.assertEqual(x.pow(2).tolist(), [[1.0, 4.0], [9.0, 36.0]])
+        self.assertEqual(x.eq(2.0).tolist(), [[False, True], [False, False]])
+        self.assertEqual(x.ge(x.t()).tolist(), [[True, False], [True, True]])
+        self.assertTrue((x > 0).all().item())
+        self.assertFalse((x > 2).all().item())
+        self.assertEqual((x > 2).any(dim=1).tolist(), [False, True])
+        self.assertEqual([c.shape[0] for c in ember.ones(5, 2).chunk(2)], [3, 2])
+
+    def test_dtype_and_shape_helpers(self):
+        x = ember.tensor([1.5, -2.0])
+        self.assertEqual((x.int().dtype, x.int().tolist()), (ember.int32, [1, -2]))
+        self.assertEqual(x.bool().tolist(), [True, True])
+        self.assertEqual(x.half().dtype, ember.float16)
+        self.assertEqual(ember.arange(2).type_as(x).dtype, ember.float32)
+        self.assertEqual(tuple(ember.ones(2, 3).view_as(ember.ones(6)).shape), (6,))
+        new = ember.ones(2, dtype=ember.float64).new_zeros(3, 1)
+        self.assertEqual((tuple(new.shape), new.dtype), ((3, 1), ember.float64))
+        self.assertEqual(x.new_full((2,), 7).tolist(), [7.0, 7.0])
+        self.assertEqual(x.new_tensor([1, 2]).dtype, ember.float32)
+        self.assertTrue(x.is_floating_point() and not ember.arange(2).is_floating_point())
+        self.assertEqual(x.element_size(), 4)
+
+    def test_in_place_arithmetic_returns_self_and_refuses_what_requires_grad(self):
+        x = ember.ones(3)
+        self.assertIs(x.add_(2.0), x)
+        x.mul_(ember.tensor([1.0, 2.0, 3.0])).sub_(1.0).div_(2.0)
+        self.assertEqual(x.tolist(), [1.0, 2.5, 4.0])
+        x.masked_fill_(x > 2, 0.0)
+        self.assertEqual(x.tolist(), [1.0, 0.0, 0.0])
+        w = ember.ones(2, requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, "requires grad"):
+            w.add_(1.0)
+        with ember.no_grad():
+            w.add_(1.0)
+        self.assertEqual(w.tolist(), [2.0, 2.0])
+        ember.manual_seed(0)
+        u = ember.zeros(1000).uniform_(-1.0, 1.0)
+        self.assertTrue(-1.0 <= u.min().item() and u.max().item() < 1.0)
+        self.assertAlmostEqual(ember.zeros(4000).normal_(3.0, 0.5).mean().item(), 3.0, delta=0.05)
+
+    def test_functions_are_the_methods(self):
+        x = ember.tensor([[0.5, 1.0], [2.0, 4.0]])
+        for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "abs", "flatten", "t", "clone"):
+            self.assertEqual(getattr(ember, name)(x).tolist(), getattr(x, name)().tolist(), name)
+        self.assertEqual(ember.sum(x, dim=0).tolist(), [2.5, 5.0])
+        self.assertEqual(ember.transpose(x, 0, 1).tolist(), [[0.5, 2.0], [1.0, 4.0]])
+        np.testing.assert_allclose(ember.softmax(x, dim=1).numpy(), x.softmax(dim=1).numpy())
+        np.testing.assert_allclose(x.log_softmax(dim=1).numpy(), np.log(x.softmax(dim=1).numpy()), rtol=1e-6)
+        self.assertEqual(ember.mm(x, ember.ones(2, 1)).tolist(), [[1.5], [6.0]])
+        self.assertEqual(tuple(ember.bmm(ember.ones(3, 2, 4), ember.ones(3, 4, 5)).shape), (3, 2, 5))
+        with self.assertRaisesRegex(ValueError, "mm: expected 2-D"):
+            ember.mm(ember.ones(2, 2, 2), x)
+        with self.assertRaisesRegex(ValueError, "bmm: expected"):
+            ember.bmm(ember.ones(2, 2, 3), ember.ones(3, 3, 2))
+
+    def test_creation_and_predicates(self):
+        x = ember.ones(2, 3, dtype=ember.float64)
+        for like, value in ((ember.zeros_like, 0.0), (ember.ones_like, 1.0), (ember.empty_like, 0.0)):
+            y = like(x)
+            self.assertEqual((tuple(y.shape), y.dtype, y.tolist()[0][0]), ((2, 3), ember.float64, value))
+        self.assertEqual(ember.full_like(x, 2.5).tolist()[1], [2.5] * 3)
+        self.assertEqual(ember.randn_like(x).dtype, ember.float64)
+        self.assertEqual(tuple(ember.empty(4, 2).shape), (4, 2))
+        np.testing.assert_allclose(ember.linspace(0, 1, 5).numpy(), [0, 0.25, 0.5, 0.75, 1.0])
+        self.assertEqual(ember.linspace(2, 3, 1).tolist(), [3.0])
+        self.assertTrue(ember.allclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 2.0 + 1e-6])))
+        self.assertFalse(ember.allclose(ember.tensor([1.0]), ember.tensor([1.1])))
+        nan = ember.tensor([float("nan")])
+        self.assertFalse(ember.allclose(nan, nan))
+        self.assertTrue(ember.allclose(nan, nan, equal_nan=True))
+        self.assertTrue(ember.is_tensor(x) and not ember.is_tensor([1.0]))
+        self.assertIs(ember.get_default_dtype(), ember.float32)
+        with ember.inference_mode():
+            self.assertFalse(ember.is_grad_enabled())
+        self.assertTrue(ember.is_grad_enabled())
+
+
+class NnNamesTest(unittest.TestCase):
+    def test_activations_match_their_formulas_and_finite_differences(self):
+        xs = np.array([-2.0, -0.5, 0.25, 3.0])
+        for fn, ref in ((F.silu, lambda v: v / (1 + np.exp(-v))),
+                        (lambda t: F.leaky_relu(t, 0.2), lambda v: np.where(v >= 0, v, 0.2 * v))):
+            x = ember.tensor(xs, requires_grad=True)
+            y = fn(x)
+            np.testing.assert_allclose(y.detach().numpy(), ref(xs), rtol=1e-12)
+            y.sum().backward()
+            numeric = (ref(xs + 1e-6) - ref(xs - 1e-6)) / 2e-6
+            np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-6)
+        self.assertEqual(nn.LeakyReLU(0.5)(ember.tensor([-2.0])).tolist(), [-1.0])
+        self.assertEqual(repr(nn.LeakyReLU(0.5)), "LeakyReLU(negative_slope=0.5)")
+        self.assertAlmostEqual(nn.SiLU()(ember.tensor([1.0])).item(), 1 / (1 + math.exp(-1)), places=6)
+
+    def test_one_hot(self):
+        self.assertEqual(F.one_hot(ember.tensor([0, 2]), 3).tolist(), [[1, 0, 0], [0, 0, 1]])
+        self.assertEqual(tuple(F.one_hot(ember.tensor([[1], [3]])).shape), (2, 1, 4))
+        with self.assertRaisesRegex(ValueError, "class values"):
+            F.one_hot(ember.tensor([3]), 3)
+
+    def test_module_helpers_and_parameter_list(self):
+        model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+        self.assertEqual([name for name, _ in model.named_children()], ["0", "1"])
+        self.assertIs(model.requires_grad_(False), model)
+        self.assertFalse(any(p.requires_grad for p in model.parameters()))
+        self.assertEqual(model.double()[0].weight.dtype, ember.float64)
+        params = nn.ParameterList([ember.ones(2), nn.Parameter(ember.zeros(3))])
+        self.assertEqual([n for n, _ in params.named_parameters()], ["0", "1"])
+        self.assertEqual((len(params), tuple(params[1].shape)), (2, (3,)))
+        self.assertTrue(all(isinstance(p, nn.Parameter) for p in params))
+
+
+class LrSchedulerTest(unittest.TestCase):
+    def lrs(self, make, steps, lr=1.0):
+        opt = ember.optim.SGD([nn.Parameter(ember.ones(1))], lr=lr)
+        scheduler = make(opt)
+        out = [opt.param_groups[0]["lr"]]
+        for _ in range(steps):
+            opt.step()
+            scheduler.step()
+            out.append(opt.param_groups[0]["lr"])
+        self.assertEqual(scheduler.get_last_lr(), [out[-1]])
+        return out
+
+    def test_each_schedule_follows_its_formula(self):
+        close = lambda got, want: np.testing.assert_allclose(got, want, rtol=1e-12)
+        close(self.lrs(lambda o: lr_scheduler.StepLR(o, step_size=2, gamma=0.5), 5), [1, 1, .5, .5, .25, .25])
+        close(self.lrs(lambda o: lr_scheduler.MultiStepLR(o, [1, 3], gamma=0.1), 4), [1, .1, .1, .01, .01])
+        close(self.lrs(lambda o: lr_scheduler.ExponentialLR(o, 0.9), 2), [1, .9, .81])
+        close(self.lrs(lambda o: lr_scheduler.LambdaLR(o, lambda e: 1 / (e + 1)), 3), [1, 1 / 2, 1 / 3, 1 / 4])
+        close(self.lrs(lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=4, eta_min=0.1), 4, lr=2.0),
+              [0.1 + 1.9 * (1 + math.cos(math.pi * e / 4)) / 2 for e in range(5)])
+        close(self.lrs(lambda o: lr_scheduler.LinearLR(o, start_factor=0.25, total_iters=3), 4),
+              [0.25, 0.5, 0.75, 1.0, 1.0])
+
+    def test_a_resumed_scheduler_continues(self):
+        opt = ember.optim.SGD([nn.Parameter(ember.ones(1))], lr=1.0)
+        first = lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        first.step()
+        first.step()
+        again = ember.optim.SGD([nn.Parameter(ember.ones(1))], lr=1.0)
+        resumed = lr_scheduler.StepLR(again, step_size=1, gamma=0.5)
+        resumed.load_state_dict(first.state_dict())
+        resumed.step()
+        self.assertEqual(again.param_groups[0]["lr"], 0.125)
+
+
+class DataLoaderTest(unittest.TestCase):
+    def test_batches_collate_as_pytorch(self):
+        data = TensorDataset(ember.arange(10.0).view(5, 2), ember.arange(5))
+        batches = list(DataLoader(data, batch_size=2))
+        self.assertEqual(len(batches), 3)
+        x, y = batches[0]
+        self.assertEqual((x.tolist(), y.tolist()), ([[0.0, 1.0], [2.0, 3.0]], [0, 1]))
+        self.assertEqual(len(DataLoader(data, batch_size=2, drop_last=True)), 2)
+        self.assertEqual(len(list(DataLoader(data, batch_size=2, drop_last=True))), 2)
+
+        class Pairs:
+            def __len__(self):
+                return 3
+
+            def __getitem__(self, i):
+                return {"n": i, "x": float(i) / 2, "a": np.full(2, i, dtype=np.float32)}
+
+        batch = next(iter(DataLoader(Pairs(), batch_size=3)))
+        self.assertEqual((batch["n"].dtype, batch["n"].tolist()), (ember.int64, [0, 1, 2]))
+        self.assertEqual((batch["x"].dtype, batch["x"].tolist()), (ember.float64, [0.0, 0.5, 1.0]))
+        self.assertEqual(batch["a"].tolist(), [[0, 0], [1, 1], [2, 2]])
+
+    def test_shuffle_is_a_permutation_fixed_by_the_seed(self):
+        data = TensorDataset(ember.arange(20))
+        orders = []
+        for _ in range(2):
+            ember.manual_seed(3)
+            orders.append([int(v) for (batch,) in DataLoader(data, batch_size=6, shuffle=True)
+                           for v in batch.tolist()])
+        self.assertEqual(orders[0], orders[1])
+        self.assertEqual(sorted(orders[0]), list(range(20)))
+        self.assertNotEqual(orders[0], list(range(20)))
+        with self.assertRaisesRegex(ValueError, "batch_size"):
+            DataLoader(data, batch_size=0)
+
+
+if __name__ == "__main__":
+    unittest.main()
