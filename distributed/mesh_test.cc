@@ -34,7 +34,7 @@ TEST(MeshTest, LayoutIsRowMajorWithTheLastAxisFastest) {
   EXPECT_EQ(mesh.size("pipe"), 1);
   EXPECT_EQ(Mesh::Layout("", 4)->ToString(), "data:4");
   EXPECT_EQ(Mesh::Layout("data:2,model:4", 0)->size("model"), 4);  // a plan for 8 ranks
-  EXPECT_THROW(mesh.group("data"), Error);  // a layout has no groups
+  EXPECT_THROW(mesh.group("data"), Error);                         // a layout has no groups
 }
 
 TEST(MeshTest, BadSpecsAreNamed) {

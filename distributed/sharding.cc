@@ -89,15 +89,13 @@ std::string ShardingsTable(const std::vector<ParamSharding>& shardings, const Me
                            const ShardingRules& rules) {
   size_t width = 0;
   for (const ParamSharding& p : shardings) width = std::max(width, p.name.size());
-  std::string table =
-      absl::StrCat("mesh ", mesh.ToString(), ", rules ", rules.ToString(), "\n");
+  std::string table = absl::StrCat("mesh ", mesh.ToString(), ", rules ", rules.ToString(), "\n");
   int64_t whole = 0, local = 0;
   for (const ParamSharding& p : shardings) {
     const std::string logical = absl::StrJoin(p.spec.axes, ", ");
-    const std::string placed = absl::StrJoin(p.mesh_axes, ", ", [](std::string* out,
-                                                                  const std::string& a) {
-      out->append(a.empty() ? "-" : a);
-    });
+    const std::string placed = absl::StrJoin(
+        p.mesh_axes, ", ",
+        [](std::string* out, const std::string& a) { out->append(a.empty() ? "-" : a); });
     absl::StrAppendFormat(&table, "  %-*s  %s (%s)  -> %s (%s)\n", static_cast<int>(width), p.name,
                           ShapeToString(p.spec.shape), logical, ShapeToString(p.local_shape),
                           placed);

@@ -10,11 +10,11 @@
 // "model"), or both on a 2-D mesh, by changing the table.
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "distributed/mesh.h"
 #include "nn/module.h"
 #include "nn/param_spec.h"
