@@ -53,6 +53,7 @@ std::unordered_map<Node*, int> CountDependencies(Node* root) {
 }  // namespace
 
 bool GradModeEnabled() { return grad_mode_enabled; }
+void SetGradModeEnabled(bool enabled) { grad_mode_enabled = enabled; }
 
 namespace {
 // The tensor core's view check (tensor/tensor.h), installed before main: this file is

@@ -61,8 +61,10 @@ namespace autograd {
 
 // ---- Grad mode ----
 
-// Whether differentiable functions record (thread-local; on by default).
+// Whether differentiable functions record (thread-local; on by default), and setting
+// it from here on (torch.set_grad_enabled called as a function; scopes use the guard).
 bool GradModeEnabled();
+void SetGradModeEnabled(bool enabled);
 
 // Turns recording off for its scope on this thread, as torch.no_grad().
 class NoGradGuard {

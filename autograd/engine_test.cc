@@ -53,6 +53,14 @@ TEST(EngineTest, OnlyBranchesThatNeedGradientsAreRecorded) {
     EXPECT_FALSE(RequiresGrad(w * 2));
   }
   EXPECT_TRUE(GradModeEnabled());
+  SetGradModeEnabled(false);  // from here on, until set again; a guard restores what it found
+  EXPECT_FALSE(RequiresGrad(w * 2));
+  {
+    NoGradGuard no_grad;
+  }
+  EXPECT_FALSE(GradModeEnabled());
+  SetGradModeEnabled(true);
+  EXPECT_TRUE(RequiresGrad(w * 2));
   EXPECT_FALSE(RequiresGrad(Detach(d)));
   EXPECT_EQ(Detach(d).raw_data(), d.raw_data());  // same storage
 }

@@ -890,6 +890,7 @@ void BindTensor(py::module_& m) {
       .def("__enter__", &Autocast::Enter)
       .def("__exit__", [](Autocast& a, const py::args&) { a.Exit(); });
   m.def("_autocast_dtype", &ag::AutocastDType);
+  m.def("_set_grad_enabled", &ag::SetGradModeEnabled, py::arg("enabled"));
   m.def(
       "masked_fill",
       [](const Tensor& t, const Tensor& mask, const py::object& value) {

@@ -59,6 +59,43 @@ class no_grad(_ember.no_grad):
         return without_grad
 
 
+class set_grad_enabled:
+    """torch.set_grad_enabled(mode): gradient recording on or off from the call on (as a
+    function), or inside `with ember.set_grad_enabled(mode):` (the previous mode back
+    after it)."""
+
+    def __init__(self, mode):
+        self._previous = is_grad_enabled()
+        _ember._set_grad_enabled(True if mode else False)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _ember._set_grad_enabled(self._previous)
+
+
+class enable_grad:
+    """torch.enable_grad: gradient recording on inside (within a no_grad region too), as a
+    context manager or a decorator."""
+
+    def __enter__(self):
+        self._previous = is_grad_enabled()
+        _ember._set_grad_enabled(True)
+        return self
+
+    def __exit__(self, *exc):
+        _ember._set_grad_enabled(self._previous)
+
+    def __call__(self, fn):
+        @_functools.wraps(fn)
+        def with_grad(*args, **kwargs):
+            with enable_grad():
+                return fn(*args, **kwargs)
+
+        return with_grad
+
+
 class inference_mode(no_grad):
     """torch.inference_mode: no gradient recording inside (ember's no_grad)."""
 
@@ -82,12 +119,12 @@ long, int, float, double, half = int64, int32, float32, float64, float16
 __all__ = [
     "Tensor", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
     "bool", "cat", "chunk", "clone", "cuda", "detach", "device", "distributed", "dtype", "empty", "empty_like",
-    "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like", "ge",
-    "get_default_dtype", "gt", "inference_mode", "int32", "int64", "is_floating_point", "is_grad_enabled",
+    "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like",
+    "ge", "get_default_dtype", "gt", "inference_mode", "int32", "int64", "is_floating_point", "is_grad_enabled",
     "is_tensor", "le", "linspace", "load", "log", "log_softmax", "lt", "manual_seed", "masked_fill", "matmul",
     "mean", "mm", "multinomial", "ne", "neg", "nn", "no_grad", "norm", "numel", "ones", "ones_like", "optim",
     "permute", "rand", "rand_like", "randint", "randn", "randn_like", "reciprocal", "relu", "reshape", "rsqrt",
-    "save", "sigmoid", "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "t", "tanh", "tensor",
-    "tokenizer", "topk", "transpose", "tril", "triu", "uint16", "uint8", "unsqueeze", "utils", "var", "zeros",
-    "zeros_like",
+    "save", "set_grad_enabled", "sigmoid", "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "t",
+    "tanh", "tensor", "tokenizer", "topk", "transpose", "tril", "triu", "uint16", "uint8", "unsqueeze", "utils",
+    "var", "zeros", "zeros_like",
 ]

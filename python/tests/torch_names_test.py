@@ -106,6 +106,29 @@ class TensorNamesTest(unittest.TestCase):
             self.assertFalse(ember.is_grad_enabled())
         self.assertTrue(ember.is_grad_enabled())
 
+    def test_grad_mode_switches(self):
+        x = ember.ones(2, requires_grad=True)
+        with ember.no_grad():
+            with ember.enable_grad():
+                self.assertTrue((x * 2).requires_grad)
+            self.assertFalse((x * 2).requires_grad)
+        with ember.set_grad_enabled(False):
+            self.assertFalse((x * 2).requires_grad)
+        self.assertTrue(ember.is_grad_enabled())
+        try:
+            ember.set_grad_enabled(False)  # as a function: from here on
+            self.assertFalse(ember.is_grad_enabled())
+        finally:
+            ember.set_grad_enabled(True)
+        self.assertTrue((x * 2).requires_grad)
+
+        @ember.enable_grad()
+        def doubled(t):
+            return t * 2
+
+        with ember.no_grad():
+            self.assertTrue(doubled(x).requires_grad)
+
 
 class NnNamesTest(unittest.TestCase):
     def test_activations_match_their_formulas_and_finite_differences(self):
