@@ -55,9 +55,7 @@ TEST(EngineTest, OnlyBranchesThatNeedGradientsAreRecorded) {
   EXPECT_TRUE(GradModeEnabled());
   SetGradModeEnabled(false);  // from here on, until set again; a guard restores what it found
   EXPECT_FALSE(RequiresGrad(w * 2));
-  {
-    NoGradGuard no_grad;
-  }
+  { NoGradGuard no_grad; }
   EXPECT_FALSE(GradModeEnabled());
   SetGradModeEnabled(true);
   EXPECT_TRUE(RequiresGrad(w * 2));
