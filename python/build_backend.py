@@ -80,9 +80,11 @@ def _check_loads(files):
         probe = subprocess.run([sys.executable, "-c", "import ember"], cwd=tmp, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     if probe.returncode != 0:
-        raise RuntimeError(f"ember: {sys.executable} (Python {sys.version.split()[0]}) cannot load the module, "
-                           "which is built for Debian's python3; install into an environment of that "
-                           "Python (python3 -m venv on /usr/bin/python3).\n" + probe.stdout[-2000:])
+        last = probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else "no output"
+        raise RuntimeError(f"ember: {sys.executable} (Python {sys.version.split()[0]}) cannot import the package "
+                           f"built here: {last}. The module is built for Debian's python3: install into an "
+                           "environment of that Python (python3 -m venv on /usr/bin/python3).\n"
+                           + probe.stdout[-2000:])
 
 
 def _record_line(arcname, data):

@@ -185,9 +185,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol |other| everywhere (in f64), as torch.allclose."""
     a, b = input.to(_ember.float64), other.to(_ember.float64)
     diff, bound = (a - b).abs(), (b.abs() * rtol + atol)
-    ok = diff <= bound
-    if equal_nan:
-        ok = _ember.tensor(ok.numpy() | ((a != a).numpy() & (b != b).numpy()))
+    ok = (diff <= bound).to(_ember.float32)
+    if equal_nan:  # NaN != NaN: where both are NaN counts as close
+        ok = ok + (a != a).to(_ember.float32) * (b != b).to(_ember.float32)
     return bool(_all(ok).item())
 
 

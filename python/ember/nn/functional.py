@@ -29,10 +29,10 @@ def one_hot(tensor, num_classes=-1):
     the largest entry + 1)."""
     if tensor.dtype not in (ember.int64, ember.int32):
         raise ValueError(f"one_hot: expected an integer tensor, got {tensor.dtype}")
-    values = tensor.numpy() if tensor.device.type == "cpu" else tensor.cpu().numpy()
-    if values.size and (values.min() < 0 or (num_classes >= 0 and values.max() >= num_classes)):
-        raise ValueError(f"one_hot: class values must lie in [0, {num_classes}), got "
-                         f"[{values.min()}, {values.max()}]")
-    n = int(values.max()) + 1 if num_classes < 0 and values.size else max(num_classes, 0)
+    values = tensor.reshape(-1).tolist()
+    low, high = (min(values), max(values)) if values else (0, -1)
+    if values and (low < 0 or (num_classes >= 0 and high >= num_classes)):
+        raise ValueError(f"one_hot: class values must lie in [0, {num_classes}), got [{low}, {high}]")
+    n = high + 1 if num_classes < 0 else num_classes
     classes = ember.arange(n, dtype=ember.int64).to(tensor.device)
     return (tensor.to(ember.int64).unsqueeze(-1) == classes).to(ember.int64)

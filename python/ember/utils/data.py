@@ -3,9 +3,10 @@ and a DataLoader that batches it (shuffled from ember's default generator, so
 ember.manual_seed fixes the order) and collates as PyTorch's default_collate does:
 tensors stacked, Python ints and floats as int64 and float64 tensors, NumPy arrays
 through from_numpy, tuples, lists and dicts element by element. The batches are made in
-the calling process (num_workers is accepted; no worker processes are started)."""
+the calling process (num_workers is accepted; no worker processes are started). NumPy
+is not needed (arrays are collated when the caller has it)."""
 
-import numpy as np
+import sys
 
 import ember
 
@@ -39,7 +40,8 @@ def default_collate(batch):
     first = batch[0]
     if isinstance(first, ember.Tensor):
         return ember.stack(list(batch))
-    if isinstance(first, np.ndarray):
+    np = sys.modules.get("numpy")  # a NumPy array comes from a caller that imported it
+    if np is not None and isinstance(first, np.ndarray):
         return ember.stack([ember.from_numpy(np.ascontiguousarray(a)) for a in batch])
     if isinstance(first, bool):
         return ember.tensor(list(batch), dtype=ember.bool)
@@ -72,10 +74,12 @@ class DataLoader:
 
     def __iter__(self):
         n = len(self.dataset)
-        order = np.argsort(ember.rand(n, dtype=ember.float64).numpy(), kind="stable") if self.shuffle and n \
-            else np.arange(n)
+        order = list(range(n))
+        if self.shuffle and n:
+            keys = ember.rand(n, dtype=ember.float64).tolist()
+            order.sort(key=keys.__getitem__)
         for start in range(0, n, self.batch_size):
             indices = order[start:start + self.batch_size]
             if self.drop_last and len(indices) < self.batch_size:
                 return
-            yield self.collate_fn([self.dataset[int(i)] for i in indices])
+            yield self.collate_fn([self.dataset[i] for i in indices])
