@@ -622,6 +622,19 @@ void BindTensor(py::module_& m) {
            [](const Tensor& t, const py::args& shape) { return ag::View(t, ShapeArg(shape)); })
       .def("reshape",
            [](const Tensor& t, const py::args& shape) { return ag::Reshape(t, ShapeArg(shape)); })
+      .def("expand",
+           [](const Tensor& t, const py::args& sizes) {
+             // torch.Tensor.expand: -1 keeps a dimension's size (aligned from the right).
+             std::vector<int64_t> shape = ShapeArg(sizes);
+             const int64_t lead = static_cast<int64_t>(shape.size()) - t.dim();
+             for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+               if (shape[d] != -1) continue;
+               EMBER_CHECK(d >= lead, "expand: -1 is not allowed for a new leading dimension (", d,
+                           ")");
+               shape[d] = t.size(d - lead);
+             }
+             return ag::Expand(t, shape);
+           })
       .def("permute",
            [](const Tensor& t, const py::args& dims) { return ag::Permute(t, ShapeArg(dims)); })
       .def("transpose",
@@ -921,6 +934,11 @@ void BindTensor(py::module_& m) {
     py::gil_scoped_release release;
     return ag::Matmul(a, b);
   });
+  m.def("where", &ag::Where, py::arg("condition"), py::arg("input"), py::arg("other"));
+  m.def("maximum", py::overload_cast<const Tensor&, const Tensor&>(&ag::Maximum), py::arg("input"),
+        py::arg("other"));
+  m.def("minimum", py::overload_cast<const Tensor&, const Tensor&>(&ag::Minimum), py::arg("input"),
+        py::arg("other"));
   m.def("_record", &RecordPython, py::arg("name"), py::arg("output"), py::arg("inputs"),
         py::arg("backward"));
 }

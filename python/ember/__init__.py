@@ -118,13 +118,13 @@ long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
     "Tensor", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
-    "bool", "cat", "chunk", "clone", "cuda", "detach", "device", "distributed", "dtype", "empty", "empty_like",
-    "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like",
-    "ge", "get_default_dtype", "gt", "inference_mode", "int32", "int64", "is_floating_point", "is_grad_enabled",
-    "is_tensor", "le", "linspace", "load", "log", "log_softmax", "lt", "manual_seed", "masked_fill", "matmul",
-    "mean", "mm", "multinomial", "ne", "neg", "nn", "no_grad", "norm", "numel", "ones", "ones_like", "optim",
-    "permute", "rand", "rand_like", "randint", "randn", "randn_like", "reciprocal", "relu", "reshape", "rsqrt",
-    "save", "set_grad_enabled", "sigmoid", "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "t",
-    "tanh", "tensor", "tokenizer", "topk", "transpose", "tril", "triu", "uint16", "uint8", "unsqueeze", "utils",
-    "var", "zeros", "zeros_like",
+    "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "detach", "device", "distributed", "dtype",
+    "empty", "empty_like", "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy",
+    "full", "full_like", "ge", "get_default_dtype", "gt", "inference_mode", "int32", "int64",
+    "is_floating_point", "is_grad_enabled", "is_tensor", "le", "linspace", "load", "log", "log_softmax", "lt",
+    "manual_seed", "masked_fill", "matmul", "maximum", "mean", "minimum", "mm", "multinomial", "ne", "neg",
+    "nn", "no_grad", "norm", "numel", "ones", "ones_like", "optim", "permute", "rand", "rand_like", "randint",
+    "randn", "randn_like", "reciprocal", "relu", "reshape", "rsqrt", "save", "set_grad_enabled", "sigmoid",
+    "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "t", "tanh", "tensor", "tokenizer", "topk",
+    "transpose", "tril", "triu", "uint16", "uint8", "unsqueeze", "utils", "var", "where", "zeros", "zeros_like",
 ]

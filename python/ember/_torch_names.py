@@ -1,5 +1,5 @@
 """PyTorch's names that ember's ops already compute, composed here: torch.exp(x) as
-x.exp(), zeros_like, the grad-mode switches, Tensor.int()/type_as/view_as/new_zeros,
+x.exp(), zeros_like, where/clamp/repeat, Tensor.int()/type_as/view_as/new_zeros,
 the in-place arithmetic (refused on a tensor that requires grad while gradients are
 recorded, as ember's other writes), max/min along a dimension as (values, indices),
 all/any, std, chunk and norm. Attached to the package and to Tensor by ember/__init__.py."""
@@ -17,15 +17,56 @@ _core_max, _core_min = Tensor.max, Tensor.min
 
 
 def _max(self, dim=None, keepdim=False):
+    if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
+        return _ember.maximum(self, dim)
     if dim is None:
         return _core_max(self)
     return _MaxMin(_core_max(self, dim=dim, keepdim=keepdim), self.argmax(dim=dim, keepdim=keepdim))
 
 
 def _min(self, dim=None, keepdim=False):
+    if isinstance(dim, Tensor):
+        return _ember.minimum(self, dim)
     if dim is None:
         return _core_min(self)
     return _MaxMin(_core_min(self, dim=dim, keepdim=keepdim), (-self).argmax(dim=dim, keepdim=keepdim))
+
+
+def _as_tensor(value, like):
+    return value if isinstance(value, Tensor) else _ember.full([], value, dtype=like.dtype, device=like.device)
+
+
+def where(condition, input, other):
+    """condition ? input : other, broadcast (numbers as tensors of the other operand's
+    dtype); the gradient flows to each where it was chosen."""
+    like = input if isinstance(input, Tensor) else other
+    return _ember.where(condition, _as_tensor(input, like), _as_tensor(other, like))
+
+
+def _clamp(self, min=None, max=None):
+    """min <= x <= max elementwise; the gradient passes where x lies within (bounds
+    included), as PyTorch's; NaN stays NaN."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    out = self
+    if min is not None:
+        out = where(out < _as_tensor(min, self), _as_tensor(min, self), out)
+    if max is not None:
+        out = where(out > _as_tensor(max, self), _as_tensor(max, self), out)
+    return out
+
+
+def _repeat(self, *sizes):
+    """The tensor tiled sizes[d] times along each dimension (leading sizes add
+    dimensions), as torch.Tensor.repeat."""
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    if len(sizes) < self.dim():
+        raise ValueError(f"repeat: {len(sizes)} sizes for a tensor of {self.dim()} dimensions")
+    shape = (1,) * (len(sizes) - self.dim()) + tuple(self.shape)
+    # [.., 1, s, ..] expanded to [.., r, s, ..] and merged: copy r of dimension d is outer.
+    spread = self.reshape(*[v for s in shape for v in (1, s)])
+    tiled = spread.expand(*[v for r, s in zip(sizes, shape) for v in (r, s)])
+    return tiled.reshape(*[r * s for r, s in zip(sizes, shape)])
 
 
 def _in_place(name, op):
@@ -114,6 +155,11 @@ def _log_softmax(self, dim):
 
 
 METHODS = {
+    "clamp": _clamp,
+    "clip": _clamp,
+    "clamp_min": lambda self, min: _clamp(self, min=min),
+    "clamp_max": lambda self, max: _clamp(self, max=max),
+    "repeat": _repeat,
     "max": _max,
     "min": _min,
     "all": _all,
@@ -219,7 +265,7 @@ FUNCTIONS = {name: _method_as_function(name) for name in [
     "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg", "square", "reciprocal", "softmax",
     "log_softmax", "sum", "mean", "var", "std", "max", "min", "argmax", "flatten", "reshape", "transpose",
     "permute", "squeeze", "unsqueeze", "clone", "numel", "chunk", "norm", "pow", "eq", "ne", "lt", "le", "gt",
-    "ge", "all", "any", "t", "detach", "is_floating_point"]}
+    "ge", "all", "any", "t", "detach", "is_floating_point", "clamp", "clip"]}
 FUNCTIONS.update({
     "zeros_like": _like(_ember.zeros),
     "ones_like": _like(_ember.ones),
@@ -228,6 +274,9 @@ FUNCTIONS.update({
     "empty_like": _like(_ember.zeros),
     "full_like": full_like,
     "empty": empty,
+    "where": where,
+    "maximum": _ember.maximum,
+    "minimum": _ember.minimum,
     "linspace": linspace,
     "allclose": allclose,
     "is_tensor": lambda obj: isinstance(obj, Tensor),

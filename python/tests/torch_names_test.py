@@ -85,6 +85,41 @@ class TensorNamesTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "bmm: expected"):
             ember.bmm(ember.ones(2, 2, 3), ember.ones(3, 3, 2))
 
+    def test_clamp_where_and_their_gradients(self):
+        x = ember.tensor([-2.0, -1.0, 0.5, 1.0, 3.0], requires_grad=True)
+        y = x.clamp(-1.0, 1.0)
+        self.assertEqual(y.tolist(), [-1.0, -1.0, 0.5, 1.0, 1.0])
+        y.sum().backward()
+        self.assertEqual(x.grad.tolist(), [0.0, 1.0, 1.0, 1.0, 0.0])  # the bounds pass it, as PyTorch's
+        self.assertEqual(ember.clamp(ember.tensor([5.0, -5.0]), max=2.0).tolist(), [2.0, -5.0])
+        self.assertEqual(ember.tensor([0.5, 3.0]).clip(min=1.0).tolist(), [1.0, 3.0])
+        self.assertTrue(math.isnan(ember.tensor([float("nan")]).clamp(0.0, 1.0).item()))
+        with self.assertRaisesRegex(ValueError, "at least one"):
+            x.clamp()
+        a = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = ember.where(a > 1.5, a * 2, 0.0)
+        self.assertEqual(w.tolist(), [0.0, 4.0, 6.0])
+        w.sum().backward()
+        self.assertEqual(a.grad.tolist(), [0.0, 2.0, 2.0])
+        b = ember.tensor([3.0, 1.0])
+        self.assertEqual(ember.maximum(ember.tensor([1.0, 5.0]), b).tolist(), [3.0, 5.0])
+        self.assertEqual(ember.max(ember.tensor([1.0, 5.0]), b).tolist(), [3.0, 5.0])  # elementwise form
+        self.assertEqual(ember.minimum(ember.tensor([1.0, 5.0]), b).tolist(), [1.0, 1.0])
+
+    def test_expand_and_repeat(self):
+        x = ember.tensor([[1.0], [2.0]], requires_grad=True)
+        e = x.expand(2, 3)
+        self.assertEqual(e.tolist(), [[1.0] * 3, [2.0] * 3])
+        self.assertEqual(tuple(x.expand(4, -1, 3).shape), (4, 2, 3))
+        (e * ember.tensor([1.0, 2.0, 3.0])).sum().backward()
+        self.assertEqual(x.grad.tolist(), [[6.0], [6.0]])  # summed over the broadcast
+        m = np.arange(6).reshape(2, 3)
+        for sizes in ((2, 1), (1, 3), (2, 2, 1)):
+            got = ember.tensor(m).repeat(*sizes)
+            self.assertEqual(got.tolist(), np.tile(m, sizes).tolist(), sizes)
+        with self.assertRaisesRegex(ValueError, "repeat"):
+            ember.ones(2, 2).repeat(2)
+
     def test_creation_and_predicates(self):
         x = ember.ones(2, 3, dtype=ember.float64)
         for like, value in ((ember.zeros_like, 0.0), (ember.ones_like, 1.0), (ember.empty_like, 0.0)):
