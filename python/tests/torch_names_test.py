@@ -180,6 +180,23 @@ class NnNamesTest(unittest.TestCase):
         self.assertEqual(repr(nn.LeakyReLU(0.5)), "LeakyReLU(negative_slope=0.5)")
         self.assertAlmostEqual(nn.SiLU()(ember.tensor([1.0])).item(), 1 / (1 + math.exp(-1)), places=6)
 
+    def test_losses_and_normalisations_follow_their_formulas(self):
+        p, y = np.array([0.2, 0.9, 0.0, 0.6]), np.array([0.0, 1.0, 1.0, 1.0])
+        logs = np.maximum(np.log(np.where(y == 1, p, 1 - p)), -100)  # PyTorch clamps each log at -100
+        self.assertAlmostEqual(F.binary_cross_entropy(ember.tensor(p), ember.tensor(y)).item(), -logs.mean())
+        self.assertEqual(F.binary_cross_entropy(ember.tensor(p), ember.tensor(y), reduction="none").shape[0], 4)
+        x = np.array([[3.0, 4.0], [0.0, 0.0]])
+        np.testing.assert_allclose(F.normalize(ember.tensor(x)).numpy(), [[0.6, 0.8], [0.0, 0.0]])
+        self.assertEqual(F.pad(ember.ones(1, 2), (1, 2)).tolist(), [[0.0, 1.0, 1.0, 0.0, 0.0]])
+        self.assertEqual(F.pad(ember.ones(1, 1), (0, 0, 1, 0), value=5.0).tolist(), [[5.0], [1.0]])
+        self.assertEqual(F.pad(ember.arange(5.0).view(1, 5), (-1, -2)).tolist(), [[1.0, 2.0]])
+        v = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]])
+        want = v / np.sqrt((v * v).mean(axis=1, keepdims=True) + 1e-6) * np.array([1.0, 2.0, 3.0])
+        norm = nn.RMSNorm(3, eps=1e-6, dtype=ember.float64)
+        with ember.no_grad():
+            norm.weight.copy_(ember.tensor([1.0, 2.0, 3.0]))
+        np.testing.assert_allclose(norm(ember.tensor(v)).detach().numpy(), want, rtol=1e-12)
+
     def test_one_hot(self):
         self.assertEqual(F.one_hot(ember.tensor([0, 2]), 3).tolist(), [[1, 0, 0], [0, 0, 1]])
         self.assertEqual(tuple(F.one_hot(ember.tensor([[1], [3]])).shape), (2, 1, 4))

@@ -12,8 +12,9 @@ from ember.nn import init, utils
 
 __all__ = [
     "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
-    "LayerNorm", "LeakyReLU", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "Parameter",
-    "ParameterList", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
+    "LayerNorm", "LeakyReLU", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList",
+    "Parameter", "ParameterList", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh",
+    "functional", "init", "utils",
 ]
 functional = F
 
@@ -283,6 +284,22 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class RMSNorm(Module):
+    """torch.nn.RMSNorm: x / sqrt(mean(x^2) + eps) * weight over the last dimensions."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True, dtype=ember.float32):
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.weight = Parameter(ember.ones(*self.normalized_shape, dtype=dtype)) if elementwise_affine else None
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
 
 
 class Conv2d(Module):
