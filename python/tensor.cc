@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "autograd/autograd.h"
+#include "kernels/cpu/thread_pool.h"
 #include "python/status.h"
 #include "tensor/creation.h"
 #include "tensor/ops/binary.h"
@@ -904,6 +905,17 @@ void BindTensor(py::module_& m) {
       .def("__exit__", [](Autocast& a, const py::args&) { a.Exit(); });
   m.def("_autocast_dtype", &ag::AutocastDType);
   m.def("_set_grad_enabled", &ag::SetGradModeEnabled, py::arg("enabled"));
+  m.def("get_num_threads", &kernels::cpu::NumThreads,
+        "Threads of the CPU kernels' pool (EMBER_NUM_THREADS, else the usable CPUs).");
+  m.def(
+      "set_num_threads",
+      [](int n) {
+        if (n < 1) throw py::value_error("set_num_threads: expected at least 1 thread");
+        kernels::cpu::SetNumThreads(n);
+      },
+      py::arg("num_threads"),
+      "Replaces the CPU kernels' pool by one of num_threads threads (not while another "
+      "Python thread runs ember's kernels).");
   m.def(
       "masked_fill",
       [](const Tensor& t, const Tensor& mask, const py::object& value) {

@@ -15,7 +15,8 @@ import operator as _operator
 
 from ember import _ember
 from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, float16, float32, float64,
-                          from_numpy, full, int32, int64, is_grad_enabled, manual_seed, masked_fill, matmul,
+                          from_numpy, full, get_num_threads, int32, int64, is_grad_enabled, manual_seed,
+                          masked_fill, matmul, set_num_threads,
                           multinomial, ones, rand, randn, split, stack, tensor, topk, tril, triu, uint8, uint16,
                           zeros)
 from ember import amp, autograd, backends, cuda, distributed, nn, optim, tokenizer, utils
@@ -120,11 +121,12 @@ __all__ = [
     "Tensor", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
     "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "detach", "device", "distributed", "dtype",
     "empty", "empty_like", "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy",
-    "full", "full_like", "ge", "get_default_dtype", "gt", "inference_mode", "int32", "int64",
+    "full", "full_like", "ge", "get_default_dtype", "get_num_threads", "gt", "inference_mode", "int32", "int64",
     "is_floating_point", "is_grad_enabled", "is_tensor", "le", "linspace", "load", "log", "log_softmax", "lt",
     "manual_seed", "masked_fill", "matmul", "maximum", "mean", "minimum", "mm", "multinomial", "ne", "neg",
     "nn", "no_grad", "norm", "numel", "ones", "ones_like", "optim", "permute", "rand", "rand_like", "randint",
-    "randn", "randn_like", "reciprocal", "relu", "reshape", "rsqrt", "save", "set_grad_enabled", "sigmoid",
-    "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "t", "tanh", "tensor", "tokenizer", "topk",
-    "transpose", "tril", "triu", "uint16", "uint8", "unsqueeze", "utils", "var", "where", "zeros", "zeros_like",
+    "randn", "randn_like", "reciprocal", "relu", "reshape", "rsqrt", "save", "set_grad_enabled",
+    "set_num_threads", "sigmoid", "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "t", "tanh",
+    "tensor", "tokenizer", "topk", "transpose", "tril", "triu", "uint16", "uint8", "unsqueeze", "utils", "var",
+    "where", "zeros", "zeros_like",
 ]

@@ -1,5 +1,6 @@
 """PyTorch's names that ember's ops already compute, composed here: torch.exp(x) as
-x.exp(), zeros_like, where/clamp/repeat, Tensor.int()/type_as/view_as/new_zeros,
+x.exp(), zeros_like, where/clamp/repeat, sum/max/min of integer tensors,
+Tensor.int()/type_as/view_as/new_zeros,
 the in-place arithmetic (refused on a tensor that requires grad while gradients are
 recorded, as ember's other writes), max/min along a dimension as (values, indices),
 all/any, std, chunk and norm. Attached to the package and to Tensor by ember/__init__.py."""
@@ -16,20 +17,43 @@ _MaxMin = collections.namedtuple("max_min", ["values", "indices"])
 _core_max, _core_min = Tensor.max, Tensor.min
 
 
+_core_sum = Tensor.sum
+_INTEGERS = (_ember.int64, _ember.int32, _ember.uint8, _ember.uint16)
+
+
+def _through_f64(core, self, **kwargs):
+    """An integer tensor's reduction, computed in f64 (exact for |values| < 2^53) and
+    returned in `dtype`: the tensor's own (max, min), int64 for sum, as PyTorch's."""
+    return core(self.to(_ember.float64), **kwargs)
+
+
+def _sum(self, dim=None, keepdim=False):
+    if self.dtype in _INTEGERS or self.dtype == _ember.bool:
+        return _through_f64(_core_sum, self, dim=dim, keepdim=keepdim).to(_ember.int64)
+    return _core_sum(self, dim=dim, keepdim=keepdim)
+
+
 def _max(self, dim=None, keepdim=False):
     if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
         return _ember.maximum(self, dim)
+    core = _core_max
+    if self.dtype in _INTEGERS:
+        core = lambda t, **kw: _through_f64(_core_max, t, **kw).to(self.dtype)  # noqa: E731
     if dim is None:
-        return _core_max(self)
-    return _MaxMin(_core_max(self, dim=dim, keepdim=keepdim), self.argmax(dim=dim, keepdim=keepdim))
+        return core(self)
+    return _MaxMin(core(self, dim=dim, keepdim=keepdim), self.argmax(dim=dim, keepdim=keepdim))
 
 
 def _min(self, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return _ember.minimum(self, dim)
+    core = _core_min
+    if self.dtype in _INTEGERS:
+        core = lambda t, **kw: _through_f64(_core_min, t, **kw).to(self.dtype)  # noqa: E731
     if dim is None:
-        return _core_min(self)
-    return _MaxMin(_core_min(self, dim=dim, keepdim=keepdim), (-self).argmax(dim=dim, keepdim=keepdim))
+        return core(self)
+    negated = -(self.to(_ember.float64) if self.dtype in _INTEGERS else self)
+    return _MaxMin(core(self, dim=dim, keepdim=keepdim), negated.argmax(dim=dim, keepdim=keepdim))
 
 
 def _as_tensor(value, like):
@@ -155,6 +179,7 @@ def _log_softmax(self, dim):
 
 
 METHODS = {
+    "sum": _sum,
     "clamp": _clamp,
     "clip": _clamp,
     "clamp_min": lambda self, min: _clamp(self, min=min),

@@ -24,6 +24,31 @@ class TensorNamesTest(unittest.TestCase):
         self.assertEqual((m.values.tolist(), m.indices.tolist()), ([[1.0], [0.0]], [[0], [1]]))
         self.assertEqual(x.max().item(), 5.0)
 
+    def test_integer_reductions_keep_integers(self):
+        x = ember.tensor([[3, -7, 2], [9, 0, 9]])
+        self.assertEqual((x.sum().dtype, x.sum().item()), (ember.int64, 16))
+        self.assertEqual(x.sum(dim=1).tolist(), [-2, 18])
+        self.assertEqual(((x > 0).sum().dtype, (x > 0).sum().item()), (ember.int64, 4))
+        self.assertEqual((x.max().dtype, x.max().item(), x.min().item()), (ember.int64, 9, -7))
+        values, indices = x.max(dim=1)
+        self.assertEqual((values.tolist(), indices.tolist()), ([3, 9], [0, 0]))
+        m = ember.min(x, dim=1)
+        self.assertEqual((m.values.tolist(), m.indices.tolist()), ([-7, 0], [1, 1]))
+        big = ember.tensor([2**40 + 1, 3])
+        self.assertEqual(big.sum().item(), 2**40 + 4)  # exact below 2^53
+
+    def test_the_thread_count_reads_back(self):
+        n = ember.get_num_threads()
+        self.assertGreaterEqual(n, 1)
+        try:
+            ember.set_num_threads(1)
+            self.assertEqual(ember.get_num_threads(), 1)
+            self.assertEqual((ember.ones(64, 64) @ ember.ones(64, 64)).sum().item(), 64.0 ** 3)
+        finally:
+            ember.set_num_threads(n)
+        with self.assertRaisesRegex(ValueError, "at least 1"):
+            ember.set_num_threads(0)
+
     def test_reductions_and_comparisons(self):
         x = ember.tensor([[1.0, 2.0], [3.0, 6.0]])
         self.assertAlmostEqual(x.std().item(), float(np.std([1, 2, 3, 6], ddof=1)), places=6)
