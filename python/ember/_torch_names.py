@@ -1,9 +1,10 @@
 """PyTorch's names that ember's ops already compute, composed here: torch.exp(x) as
-x.exp(), zeros_like, where/clamp/repeat, sum/max/min of integer tensors,
-Tensor.int()/type_as/view_as/new_zeros,
-the in-place arithmetic (refused on a tensor that requires grad while gradients are
-recorded, as ember's other writes), max/min along a dimension as (values, indices),
-all/any, std, chunk and norm. Attached to the package and to Tensor by ember/__init__.py."""
+x.exp() (and the other unary ops, reductions and views as functions), zeros_like and
+the other creators, where/clamp/repeat, max/min along a dimension as (values, indices),
+sum/max/min of integer tensors, all/any, std, chunk, norm, the dtype and shape helpers,
+and the in-place arithmetic (refused on a tensor that requires grad while gradients are
+recorded, as ember's other writes). Attached to the package and to Tensor by
+ember/__init__.py."""
 
 import collections
 import math
@@ -14,31 +15,28 @@ Tensor = _ember.Tensor
 
 # torch.max(x, dim) and x.max(dim): the values and where they are (the first, for ties).
 _MaxMin = collections.namedtuple("max_min", ["values", "indices"])
-_core_max, _core_min = Tensor.max, Tensor.min
-
-
-_core_sum = Tensor.sum
+_core_max, _core_min, _core_sum = Tensor.max, Tensor.min, Tensor.sum
 _INTEGERS = (_ember.int64, _ember.int32, _ember.uint8, _ember.uint16)
 
 
-def _through_f64(core, self, **kwargs):
-    """An integer tensor's reduction, computed in f64 (exact for |values| < 2^53) and
-    returned in `dtype`: the tensor's own (max, min), int64 for sum, as PyTorch's."""
-    return core(self.to(_ember.float64), **kwargs)
+def _integer_reduction(core, dtype):
+    """core (a floating-point reduction) for an integer tensor: computed in f64, exact
+    for |values| < 2^53, the result in `dtype` (PyTorch's: the tensor's own for max and
+    min, int64 for sum)."""
+    return lambda t, **kwargs: core(t.to(_ember.float64), **kwargs).to(dtype)
 
 
 def _sum(self, dim=None, keepdim=False):
+    core = _core_sum
     if self.dtype in _INTEGERS or self.dtype == _ember.bool:
-        return _through_f64(_core_sum, self, dim=dim, keepdim=keepdim).to(_ember.int64)
-    return _core_sum(self, dim=dim, keepdim=keepdim)
+        core = _integer_reduction(_core_sum, _ember.int64)
+    return core(self, dim=dim, keepdim=keepdim)
 
 
 def _max(self, dim=None, keepdim=False):
     if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
         return _ember.maximum(self, dim)
-    core = _core_max
-    if self.dtype in _INTEGERS:
-        core = lambda t, **kw: _through_f64(_core_max, t, **kw).to(self.dtype)  # noqa: E731
+    core = _integer_reduction(_core_max, self.dtype) if self.dtype in _INTEGERS else _core_max
     if dim is None:
         return core(self)
     return _MaxMin(core(self, dim=dim, keepdim=keepdim), self.argmax(dim=dim, keepdim=keepdim))
@@ -47,12 +45,11 @@ def _max(self, dim=None, keepdim=False):
 def _min(self, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return _ember.minimum(self, dim)
-    core = _core_min
-    if self.dtype in _INTEGERS:
-        core = lambda t, **kw: _through_f64(_core_min, t, **kw).to(self.dtype)  # noqa: E731
+    integer = self.dtype in _INTEGERS
+    core = _integer_reduction(_core_min, self.dtype) if integer else _core_min
     if dim is None:
         return core(self)
-    negated = -(self.to(_ember.float64) if self.dtype in _INTEGERS else self)
+    negated = -(self.to(_ember.float64) if integer else self)  # min's first index: -x's argmax
     return _MaxMin(core(self, dim=dim, keepdim=keepdim), negated.argmax(dim=dim, keepdim=keepdim))
 
 
