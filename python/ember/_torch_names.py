@@ -53,6 +53,29 @@ def _min(self, dim=None, keepdim=False):
     return _MaxMin(core(self, dim=dim, keepdim=keepdim), negated.argmax(dim=dim, keepdim=keepdim))
 
 
+_core_to = Tensor.to
+
+
+def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False):
+    """torch.Tensor.to: to a device, a dtype, both (either order), or another tensor's.
+    non_blocking is accepted as the hint it is: ember's host <-> GPU copies are ordered
+    with the host, large ones staged through pinned buffers."""
+    targets = [t for a in args for t in ((a.device, a.dtype) if isinstance(a, Tensor) else (a,))]
+    out = self
+    for target in targets + [t for t in (device, dtype) if t is not None]:
+        out = _core_to(out, target)
+    unchanged = out.dtype == self.dtype and str(out.device) == str(self.device)  # the same memory
+    return out.clone() if copy and unchanged else out
+
+
+def _pin_memory(self):
+    """The tensor itself: ember stages large host <-> GPU copies through pinned buffers
+    of its own (kernels/cuda/copy.h), so a tensor needs no pinned copy to move fast."""
+    if self.is_cuda:
+        raise ValueError("pin_memory: the tensor is on a GPU already; only CPU tensors can be pinned")
+    return self
+
+
 def _as_tensor(value, like):
     return value if isinstance(value, Tensor) else _ember.full([], value, dtype=like.dtype, device=like.device)
 
@@ -176,6 +199,8 @@ def _log_softmax(self, dim):
 
 
 METHODS = {
+    "to": _to,
+    "pin_memory": _pin_memory,
     "sum": _sum,
     "clamp": _clamp,
     "clip": _clamp,

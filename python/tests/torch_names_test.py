@@ -77,6 +77,18 @@ class TensorNamesTest(unittest.TestCase):
         self.assertTrue(x.is_floating_point() and not ember.arange(2).is_floating_point())
         self.assertEqual(x.element_size(), 4)
 
+    def test_to_takes_pytorchs_forms(self):
+        x = ember.tensor([1.5, 2.5])
+        self.assertEqual(x.to("cpu", ember.float64).dtype, ember.float64)
+        self.assertEqual(x.to(ember.float64, non_blocking=True).dtype, ember.float64)
+        self.assertEqual(x.to(device="cpu", dtype=ember.int32).tolist(), [1, 2])
+        self.assertEqual(x.to(ember.arange(2)).dtype, ember.int64)  # another tensor's dtype and device
+        copied = x.to("cpu", copy=True)
+        copied.fill_(0.0)
+        self.assertEqual(x.tolist(), [1.5, 2.5])
+        self.assertIs(x.pin_memory(), x)  # nanoGPT's x.pin_memory().to(device, non_blocking=True)
+        self.assertEqual(x.pin_memory().to("cpu", non_blocking=True).tolist(), [1.5, 2.5])
+
     def test_in_place_arithmetic_returns_self_and_refuses_what_requires_grad(self):
         x = ember.ones(3)
         self.assertIs(x.add_(2.0), x)
@@ -207,7 +219,8 @@ class NnNamesTest(unittest.TestCase):
 
     def test_losses_and_normalisations_follow_their_formulas(self):
         p, y = np.array([0.2, 0.9, 0.0, 0.6]), np.array([0.0, 1.0, 1.0, 1.0])
-        logs = np.maximum(np.log(np.where(y == 1, p, 1 - p)), -100)  # PyTorch clamps each log at -100
+        with np.errstate(divide="ignore"):  # log 0 = -inf, which PyTorch clamps at -100
+            logs = np.maximum(np.log(np.where(y == 1, p, 1 - p)), -100)
         self.assertAlmostEqual(F.binary_cross_entropy(ember.tensor(p), ember.tensor(y)).item(), -logs.mean())
         self.assertEqual(F.binary_cross_entropy(ember.tensor(p), ember.tensor(y), reduction="none").shape[0], 4)
         x = np.array([[3.0, 4.0], [0.0, 0.0]])
