@@ -12,11 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "autograd/engine.h"
 #include "distributed/process_group.h"
 #include "distributed/sharding.h"
 #include "nn/layers.h"
 #include "nn/module.h"
 #include "tensor/creation.h"
+#include "tensor/random.h"
 
 namespace ember::distributed {
 namespace {
@@ -147,6 +149,60 @@ TEST(ShardingTest, ErrorsNameTheParameter) {
   EXPECT_EQ(ShardingRules::Parse("embed=data,embed=model").status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ShardingRules::Parse("embed=")->MeshAxis("embed"), "");  // replicated
+}
+
+// A fused projection (q, k and v side by side: 3 parts along "qkv") and an MLP weight.
+class Fused : public nn::Module {
+ public:
+  explicit Fused(Generator& gen) {
+    RegisterModule("c_attn", std::make_shared<nn::Linear>(8, 24, true, gen));
+    RegisterModule("c_fc", std::make_shared<nn::Linear>(8, 16, false, gen));
+    SetAxes("c_attn.weight", {"qkv", "embed"}, {3, 1});
+    SetAxes("c_attn.bias", {"qkv"}, {3});
+    SetAxes("c_fc.weight", {"mlp", "embed"});
+    for (const auto& [name, spec] : NamedParameterSpecs())
+      SetInitializer(name, nn::Initializer::Normal(0, 1));
+  }
+  Tensor Forward(const Tensor& x) override { return x; }
+  std::string ToString() const override { return "Fused"; }
+};
+
+// On whatever world this runs in (a 2 x 2 mesh on 4 ranks): each rank's shard drawn
+// from the spec is the whole tensor's slice (q, k and v each split by the model axis),
+// and gathering the shards gives back the whole tensor, bit for bit.
+TEST(ShardingTest, DrawSliceAndGatherAgreeWithTheWholeTensor) {
+  ProcessGroup& world = World();
+  const Mesh mesh = *Mesh::Create(world.size() == 4 ? "data:2,model:2" : "", world);
+  Generator whole_gen(7), gen(7);
+  std::shared_ptr<Fused> whole, meta;
+  {
+    const nn::MetaDeviceGuard guard;  // declared, then drawn from the specs
+    whole = std::make_shared<Fused>(whole_gen);
+    meta = std::make_shared<Fused>(gen);
+  }
+  nn::Materialize(*whole, Device::Cpu(), whole_gen);
+  const std::vector<ParamSharding> shardings =
+      *Shardings(*meta, mesh, ShardingRules::Gpt2(/*fsdp=*/true));
+  const auto params = whole->NamedParameters();
+  for (size_t i = 0; i < shardings.size(); ++i) {
+    const Tensor drawn = shardings[i].Draw(mesh, gen);
+    const Tensor sliced = shardings[i].Slice(params[i].second, mesh);
+    EXPECT_EQ(drawn.shape(), shardings[i].local_shape) << shardings[i].name;
+    EXPECT_EQ(drawn.ToVector<float>(), sliced.ToVector<float>()) << shardings[i].name;
+    EXPECT_EQ(shardings[i].Gather(drawn, mesh).ToVector<float>(),
+              params[i].second.ToVector<float>())
+        << shardings[i].name;
+  }
+  EXPECT_EQ(gen.offset(), whole_gen.offset());
+  if (world.size() == 4) {
+    // Rank (data 1, model 1) holds c_attn's rows 4-7 of q, of k and of v, columns 4-7.
+    const Tensor w = autograd::Detach(params[0].second);
+    const Tensor local = shardings[0].Slice(w, mesh);
+    if (mesh.coordinate("model") == 1 && mesh.coordinate("data") == 1) {
+      EXPECT_EQ(local.Narrow(0, 4, 4).ToVector<float>(),
+                w.Narrow(0, 12, 4).Narrow(1, 4, 4).Contiguous().ToVector<float>());
+    }
+  }
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "autograd/engine.h"
+#include "base/error.h"
+#include "tensor/creation.h"
 
 namespace ember::distributed {
 
@@ -56,6 +59,66 @@ bool ParamSharding::sharded() const {
                      [](const std::string& a) { return !a.empty(); });
 }
 
+Tensor ParamSharding::Slice(const Tensor& whole, const Mesh& mesh) const {
+  EMBER_CHECK(whole.shape() == spec.shape, name, ": slicing a tensor of shape ",
+              ShapeToString(whole.shape()), ", not ", ShapeToString(spec.shape));
+  const autograd::NoGradGuard values;  // of a parameter too
+  Tensor out = whole;
+  for (size_t d = 0; d < mesh_axes.size(); ++d) {
+    if (mesh_axes[d].empty()) continue;
+    const std::vector<Tensor> views =
+        nn::ShardViews(out, static_cast<int>(d), spec.parts_of(d), mesh.size(mesh_axes[d]),
+                       mesh.coordinate(mesh_axes[d]));
+    Shape shape = out.shape();
+    shape[d] /= mesh.size(mesh_axes[d]);
+    const Tensor cut = Empty(shape, out.dtype(), out.device());
+    const int64_t piece = views.front().size(static_cast<int64_t>(d));
+    for (size_t p = 0; p < views.size(); ++p)
+      cut.Narrow(static_cast<int64_t>(d), static_cast<int64_t>(p) * piece, piece)
+          .CopyFrom(views[p]);
+    out = cut;
+  }
+  return out.Contiguous();
+}
+
+Tensor ParamSharding::Gather(const Tensor& shard, const Mesh& mesh) const {
+  EMBER_CHECK(shard.shape() == local_shape, name, ": gathering a shard of shape ",
+              ShapeToString(shard.shape()), ", not ", ShapeToString(local_shape));
+  const autograd::NoGradGuard values;  // of a parameter too
+  Tensor out = shard.Contiguous();
+  for (size_t d = 0; d < mesh_axes.size(); ++d) {
+    if (mesh_axes[d].empty()) continue;
+    ProcessGroup& group = mesh.group(mesh_axes[d]);
+    const int64_t n = group.size(), numel = out.numel();
+    const Tensor gathered = Empty({n * numel}, out.dtype(), out.device());
+    group.AllGather(out.View({numel}), gathered);
+    Shape shape = out.shape();
+    shape[d] *= n;
+    const Tensor whole = Empty(shape, out.dtype(), out.device());
+    for (int64_t k = 0; k < n; ++k) {
+      const Tensor piece = gathered.Narrow(0, k * numel, numel).View(out.shape());
+      const std::vector<Tensor> views =
+          nn::ShardViews(whole, static_cast<int>(d), spec.parts_of(d), n, k);
+      const int64_t rows = views.front().size(static_cast<int64_t>(d));
+      for (size_t p = 0; p < views.size(); ++p)
+        views[p].CopyFrom(
+            piece.Narrow(static_cast<int64_t>(d), static_cast<int64_t>(p) * rows, rows));
+    }
+    out = whole;
+  }
+  return out;
+}
+
+Tensor ParamSharding::Draw(const Mesh& mesh, Generator& gen) const {
+  std::vector<int64_t> split(mesh_axes.size(), 1), coord(mesh_axes.size(), 0);
+  for (size_t d = 0; d < mesh_axes.size(); ++d) {
+    if (mesh_axes[d].empty()) continue;
+    split[d] = mesh.size(mesh_axes[d]);
+    coord[d] = mesh.coordinate(mesh_axes[d]);
+  }
+  return nn::DrawShard(spec, split, coord, gen);
+}
+
 absl::StatusOr<std::vector<ParamSharding>> Shardings(const nn::Module& model, const Mesh& mesh,
                                                      const ShardingRules& rules) {
   std::vector<ParamSharding> out;
@@ -71,11 +134,12 @@ absl::StatusOr<std::vector<ParamSharding>> Shardings(const nn::Module& model, co
               " both map to mesh axis ", axis, " under the rules ", rules.ToString()));
         }
       }
-      const int parts = mesh.size(axis);
-      if (spec.shape[d] % parts != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            name, " ", spec.ToString(), ": its ", spec.axes[d], " axis (", spec.shape[d],
-            ") does not split into ", parts, " equal parts along mesh axis ", axis));
+      const int64_t parts = mesh.size(axis), fused = spec.parts_of(d);
+      if (spec.shape[d] % (parts * fused) != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, " ", spec.ToString(), ": its ", spec.axes[d], " axis (",
+                         spec.shape[d], fused > 1 ? absl::StrCat(" in ", fused, " parts") : "",
+                         ") does not split into ", parts, " equal parts along mesh axis ", axis));
       }
       p.mesh_axes[d] = axis;
       p.local_shape[d] = spec.shape[d] / parts;

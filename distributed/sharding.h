@@ -53,12 +53,24 @@ struct ParamSharding {
 
   bool sharded() const;
   int64_t local_numel() const { return NumElements(local_shape); }
+
+  // This rank's shard of the whole tensor: along each split dimension its mesh axis'
+  // coordinate-th share (of each of the spec's parts there); a contiguous copy of the
+  // values (no gradient flows through it, nor through Gather).
+  Tensor Slice(const Tensor& whole, const Mesh& mesh) const;
+  // The whole tensor from every rank's shard (this rank's in `shard`): an all-gather
+  // along each split dimension over its mesh axis' group, so collective over those.
+  Tensor Gather(const Tensor& shard, const Mesh& mesh) const;
+  // This rank's shard with the values the spec's initializer gives the whole tensor
+  // there, made in the shard's memory only (nn::DrawShard; gen advances as it would for
+  // the whole tensor). On the CPU.
+  Tensor Draw(const Mesh& mesh, Generator& gen) const;
 };
 
 // Every parameter of `model` (in NamedParameters order) on `mesh` under `rules`, from
 // the specs alone (a meta model's too). An error names the parameter when a dimension
-// does not divide by its mesh axis' size, or when two of its dimensions map to one
-// mesh axis.
+// (each of its parts) does not divide by its mesh axis' size, or when two of its
+// dimensions map to one mesh axis.
 absl::StatusOr<std::vector<ParamSharding>> Shardings(const nn::Module& model, const Mesh& mesh,
                                                      const ShardingRules& rules);
 

@@ -54,15 +54,33 @@ ParamSpec& Module::Spec(const std::string& name) {
   EMBER_THROW("no parameter named ", name);
 }
 
+Tensor Module::operator()(const Tensor& input) {
+  const Tensor output = Forward(pre_hook_ ? pre_hook_(input) : input);
+  return post_hook_ ? post_hook_(output) : output;
+}
+
+void Module::SetForwardHooks(ForwardHook pre, ForwardHook post) {
+  pre_hook_ = std::move(pre);
+  post_hook_ = std::move(post);
+}
+
 void Module::SetInitializer(const std::string& name, const Initializer& init) {
   Spec(name).init = init;
 }
 
-void Module::SetAxes(const std::string& name, std::vector<std::string> axes) {
+void Module::SetAxes(const std::string& name, std::vector<std::string> axes,
+                     std::vector<int64_t> parts) {
   ParamSpec& spec = Spec(name);
   EMBER_CHECK(axes.size() == spec.shape.size(), "parameter ", name, ": ", axes.size(),
               " axis names for ", spec.shape.size(), " dimensions");
+  EMBER_CHECK(parts.empty() || parts.size() == spec.shape.size(), "parameter ", name, ": ",
+              parts.size(), " part counts for ", spec.shape.size(), " dimensions");
+  for (size_t d = 0; d < parts.size(); ++d) {
+    EMBER_CHECK(parts[d] >= 1 && spec.shape[d] % parts[d] == 0, "parameter ", name, ": ",
+                spec.shape[d], " rows of dimension ", d, " are not ", parts[d], " equal parts");
+  }
   spec.axes = std::move(axes);
+  spec.parts = std::move(parts);
 }
 
 void Materialize(Module& module, Device device, Generator& gen, const Sharding* sharding) {
@@ -72,30 +90,25 @@ void Materialize(Module& module, Device device, Generator& gen, const Sharding* 
               sharding ? sharding->world : 0);
   const std::vector<std::pair<std::string, Tensor>> params = module.NamedParameters();
   const std::vector<std::pair<std::string, ParamSpec>> specs = module.NamedParameterSpecs();
-  // Each parameter's sharded axis (-1: none), all checked before anything is made.
-  std::vector<int> axes(params.size(), -1);
-  for (size_t i = 0; sharding != nullptr && i < params.size(); ++i) {
-    const ParamSpec& spec = specs[i].second;
-    for (size_t d = 0; d < spec.axes.size(); ++d) {
-      if (spec.axes[d] == sharding->axis) axes[i] = static_cast<int>(d);
-    }
-    EMBER_CHECK(axes[i] < 0 || spec.shape[axes[i]] % sharding->world == 0,
-                "materialize: ", specs[i].first, "'s axis ", sharding->axis, " has ",
-                axes[i] < 0 ? 0 : spec.shape[axes[i]], " rows, which do not split into ",
-                sharding->world, " equal shards");
-  }
+  // Each parameter's split per dimension, all checked before anything is made.
+  std::vector<std::vector<int64_t>> splits(params.size()), coords(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamSpec& spec = specs[i].second;
-    const int axis = axes[i];
-    Shape shape = spec.shape;
-    int64_t begin = 0;
-    if (axis >= 0) {
-      shape[axis] /= sharding->world;
-      begin = sharding->rank * shape[axis];
+    splits[i].assign(spec.shape.size(), 1);
+    coords[i].assign(spec.shape.size(), 0);
+    for (size_t d = 0; sharding != nullptr && d < spec.axes.size(); ++d) {
+      if (spec.axes[d] != sharding->axis) continue;
+      EMBER_CHECK(
+          spec.shape[d] % (spec.parts_of(d) * sharding->world) == 0,
+          "materialize: ", specs[i].first, "'s axis ", sharding->axis, " has ", spec.shape[d],
+          " rows, which do not split into ", sharding->world, " equal shards",
+          spec.parts_of(d) > 1 ? absl::StrCat(" in each of ", spec.parts_of(d), " parts") : "");
+      splits[i][d] = sharding->world;
+      coords[i][d] = sharding->rank;
     }
-    const Tensor values = Empty(shape, spec.dtype);
-    spec.init.Fill(values, spec.shape, axis, begin, gen);
-    params[i].second.SetData(values.To(device));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    params[i].second.SetData(DrawShard(specs[i].second, splits[i], coords[i], gen).To(device));
     autograd::ZeroGrad(params[i].second);  // a gradient of the old tensor means nothing now
   }
 }

@@ -15,6 +15,7 @@
 // parameter on a device, whole or one rank's shard along a logical axis.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,7 +37,16 @@ class Module {
 
   // The layer's computation (autograd functions, so it records for backward).
   virtual Tensor Forward(const Tensor& input) = 0;
-  Tensor operator()(const Tensor& input) { return Forward(input); }
+  // Forward between the forward hooks, if any: post(Forward(pre(input))).
+  Tensor operator()(const Tensor& input);
+
+  // As torch.nn.Module's forward pre-hook and forward hook, run by operator() (a model
+  // calls the submodules that may be wrapped, GPT-2's blocks, through it): `pre` may
+  // replace the input and `post` the output, with a node of its own for backward, say.
+  // Fully sharded training gathers a block's weights in `pre` and frees them in `post`.
+  // One of each per module; empty functions remove them.
+  using ForwardHook = std::function<Tensor(const Tensor&)>;
+  void SetForwardHooks(ForwardHook pre, ForwardHook post);
   // The class name and configuration, as PyTorch's repr: "Linear(in_features=4, ...)".
   virtual std::string ToString() const = 0;
 
@@ -46,9 +56,11 @@ class Module {
   std::vector<std::pair<std::string, ParamSpec>> NamedParameterSpecs() const;
   // Changes the spec of parameter `name` (dotted, as NamedParameters names it): how it
   // is drawn by the next Materialize, and the logical names of its axes (one per
-  // dimension). A model sets these for its layers (GPT-2's init, its axis names).
+  // dimension, and optionally the parts along each: ParamSpec's). A model sets these for
+  // its layers (GPT-2's init, its axis names).
   void SetInitializer(const std::string& name, const Initializer& init);
-  void SetAxes(const std::string& name, std::vector<std::string> axes);
+  void SetAxes(const std::string& name, std::vector<std::string> axes,
+               std::vector<int64_t> parts = {});
   std::vector<Tensor> Parameters() const;
   std::vector<std::pair<std::string, Tensor>> NamedBuffers() const;
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& Children() const {
@@ -108,6 +120,7 @@ class Module {
   std::vector<ParamSpec> specs_;  // parameters_[i]'s
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  ForwardHook pre_hook_, post_hook_;
   bool training_ = true;
 };
 
@@ -136,8 +149,9 @@ struct Sharding {
 // Makes every parameter of `module` on `device` from its spec, drawing from gen in
 // NamedParameters() order (the same numbers for the same seed whatever the device), in
 // place (the handles stay the same). With a sharding, a parameter that has the axis
-// gets only this rank's rows of it along that axis, with the numbers of the whole
-// tensor's slice (the axis' size must divide by the world); one without it is whole.
+// gets only this rank's rows of it along that axis (of each of its parts, ParamSpec's),
+// with the numbers of the whole tensor's slice (the axis' size must divide by the world);
+// one without it is whole.
 // Buffers are left as they are.
 void Materialize(Module& module, Device device, Generator& gen, const Sharding* sharding = nullptr);
 

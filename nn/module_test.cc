@@ -60,6 +60,29 @@ TEST(ModuleTest, ZeroGradForgetsEveryGradient) {
   for (const Tensor& p : mlp->Parameters()) EXPECT_FALSE(ag::Grad(p).defined());
 }
 
+TEST(ModuleTest, ForwardHooksRunAroundForwardThroughTheCallOperator) {
+  Generator gen(4);
+  Linear linear(2, 2, false, gen);
+  const Tensor x = Ones({1, 2});
+  const std::vector<float> plain = linear(x).ToVector<float>();
+  std::string calls;
+  linear.SetForwardHooks(
+      [&](const Tensor& in) {
+        calls += "pre ";
+        return ag::Mul(in, 2.0);
+      },
+      [&](const Tensor& out) {
+        calls += "post";
+        return ag::Add(out, 1.0);
+      });
+  const std::vector<float> hooked = linear(x).ToVector<float>();
+  EXPECT_EQ(calls, "pre post");
+  for (size_t i = 0; i < plain.size(); ++i) EXPECT_FLOAT_EQ(hooked[i], 2 * plain[i] + 1);
+  EXPECT_EQ(linear.Forward(x).ToVector<float>(), plain);  // Forward itself runs no hook
+  linear.SetForwardHooks(nullptr, nullptr);
+  EXPECT_EQ(linear(x).ToVector<float>(), plain);
+}
+
 // Module::To keeps the same tensor handles (a layer's members, an optimizer's list)
 // and their requires_grad; moving to where they are is a no-op.
 TEST(ModuleTest, ToMovesEveryParameterInPlace) {

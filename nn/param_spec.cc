@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/error.h"
+#include "tensor/creation.h"
 
 namespace ember::nn {
 
@@ -84,8 +85,73 @@ void Initializer::Fill(const Tensor& out, IntSpan whole, int axis, int64_t begin
 }
 
 std::string ParamSpec::ToString() const {
-  return absl::StrCat(ShapeToString(shape), " ", DTypeName(dtype), " (", absl::StrJoin(axes, ", "),
+  std::vector<std::string> names;
+  for (size_t d = 0; d < axes.size(); ++d)
+    names.push_back(parts_of(d) > 1 ? absl::StrCat(axes[d], "*", parts_of(d)) : axes[d]);
+  return absl::StrCat(ShapeToString(shape), " ", DTypeName(dtype), " (", absl::StrJoin(names, ", "),
                       ") ", init.ToString());
+}
+
+std::vector<Tensor> ShardViews(const Tensor& t, int dim, int64_t parts, int64_t n, int64_t k) {
+  const int64_t part = t.size(dim) / parts;
+  EMBER_CHECK(parts >= 1 && n >= 1 && k >= 0 && k < n && t.size(dim) % parts == 0 && part % n == 0,
+              "shard ", k, " of ", n, ": dimension ", dim, " of ", ShapeToString(t.shape()),
+              " is not ", parts, " part(s) that split into ", n, " equal shards");
+  std::vector<Tensor> views;
+  for (int64_t p = 0; p < parts; ++p)
+    views.push_back(t.Narrow(dim, p * part + k * (part / n), part / n));
+  return views;
+}
+
+Tensor DrawShard(const ParamSpec& spec, IntSpan split, IntSpan coord, Generator& gen) {
+  const int dims = static_cast<int>(spec.shape.size());
+  EMBER_CHECK(static_cast<int>(split.size()) == dims && static_cast<int>(coord.size()) == dims,
+              "draw shard: ", split.size(), " splits for the ", dims, " dimensions of ",
+              ShapeToString(spec.shape));
+  Shape shape = spec.shape;
+  std::vector<int> sharded;
+  for (int d = 0; d < dims; ++d) {
+    if (split[d] == 1) continue;
+    EMBER_CHECK(spec.shape[d] % (spec.parts_of(d) * split[d]) == 0, "draw shard: dimension ", d,
+                " of ", ShapeToString(spec.shape), " is not ", spec.parts_of(d),
+                " part(s) that split into ", split[d], " equal shards");
+    shape[d] /= split[d];
+    sharded.push_back(d);
+  }
+  if (sharded.empty()) {
+    const Tensor out = Empty(shape, spec.dtype);
+    spec.init.Fill(out, spec.shape, -1, 0, gen);
+    return out;
+  }
+  // The first sharded dimension's rows are drawn, a part at a time (each draw starts
+  // from the same generator state and leaves it where the whole tensor would); the
+  // others are cut from them.
+  const int a = sharded.front();
+  Shape rows_shape = spec.shape;
+  rows_shape[a] = shape[a];
+  Tensor rows = Empty(rows_shape, spec.dtype);
+  const int64_t parts = spec.parts_of(a), part = spec.shape[a] / parts, piece = part / split[a];
+  const uint64_t start = gen.offset();
+  for (int64_t p = 0; p < parts; ++p) {
+    gen.set_offset(start);
+    Shape piece_shape = rows_shape;
+    piece_shape[a] = piece;
+    const Tensor values = parts == 1 ? rows : Empty(piece_shape, spec.dtype);
+    spec.init.Fill(values, spec.shape, a, p * part + coord[a] * piece, gen);
+    if (parts > 1) rows.Narrow(a, p * piece, piece).CopyFrom(values);
+  }
+  for (size_t i = 1; i < sharded.size(); ++i) {
+    const int d = sharded[i];
+    const std::vector<Tensor> views = ShardViews(rows, d, spec.parts_of(d), split[d], coord[d]);
+    Shape cut = rows.shape();
+    cut[d] /= split[d];
+    const Tensor out = Empty(cut, spec.dtype);
+    for (size_t p = 0; p < views.size(); ++p)
+      out.Narrow(d, static_cast<int64_t>(p) * views[p].size(d), views[p].size(d))
+          .CopyFrom(views[p]);
+    rows = out;
+  }
+  return rows;
 }
 
 }  // namespace ember::nn

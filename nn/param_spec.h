@@ -49,12 +49,30 @@ struct ParamSpec {
   DType dtype = DType::kF32;
   Initializer init = Initializer::Zeros();
   std::vector<std::string> axes;  // a logical name per dimension
+  // Per dimension (empty: 1 each), how many tensors lie side by side along it: c_attn's
+  // output is q, k and v, 3 parts, and a shard along it takes its share of each part
+  // (the same heads of q, k and v), as Megatron splits a fused projection.
+  std::vector<int64_t> parts;
+
+  int64_t parts_of(size_t dim) const { return parts.empty() ? 1 : parts[dim]; }
 
   int64_t numel() const { return NumElements(shape); }
   int64_t nbytes() const { return numel() * ItemSize(dtype); }
-  // "[768, 3072] f32 (embed, mlp) normal(0, 0.02)".
+  // "[768, 3072] f32 (embed, mlp) normal(0, 0.02)"; a dimension of parts "qkv*3".
   std::string ToString() const;
 };
+
+// The views of `t` that shard k of n along dimension `dim` covers, when that dimension
+// is `parts` tensors side by side: the k-th n-th of each part, in order (one view when
+// parts is 1). A shard is their concatenation along `dim`.
+std::vector<Tensor> ShardViews(const Tensor& t, int dim, int64_t parts, int64_t n, int64_t k);
+
+// One shard of a parameter made from its spec: along each dimension d, split[d] equal
+// shards (of each of its parts), of which this is coord[d]; the values are the whole
+// tensor's there, drawn from gen as drawing the whole tensor would draw them (and gen
+// ends where that would leave it), though only this shard's memory is made. A contiguous
+// CPU tensor.
+Tensor DrawShard(const ParamSpec& spec, IntSpan split, IntSpan coord, Generator& gen);
 
 }  // namespace ember::nn
 

@@ -110,6 +110,36 @@ TEST(ParamSpecTest, ShardsAreTheWholeTensorsSlices) {
   }
 }
 
+// A fused projection's shards (3 parts along dimension 0, as c_attn's q, k and v) split
+// along both dimensions at once: shard (i, j) holds the i-th half of each part's rows
+// and the j-th third of the columns, with the whole tensor's numbers.
+TEST(ParamSpecTest, ShardsOfPartsAlongTwoDimensions) {
+  ParamSpec spec{{12, 6}, DType::kF32, Initializer::Normal(0, 1), {"qkv", "embed"}, {3, 1}};
+  EXPECT_EQ(spec.ToString(), "[12, 6] f32 (qkv*3, embed) normal(0, 1)");
+  Generator whole_gen(5);
+  const Tensor whole = DrawShard(spec, {1, 1}, {0, 0}, whole_gen);
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 3; ++j) {
+      Generator gen(5);
+      const Tensor shard = DrawShard(spec, {2, 3}, {i, j}, gen);
+      EXPECT_EQ(gen.offset(), whole_gen.offset());
+      ASSERT_EQ(shard.shape(), (Shape{6, 2}));
+      std::vector<Tensor> rows;
+      for (int64_t part = 0; part < 3; ++part)
+        rows.push_back(whole.Narrow(0, part * 4 + i * 2, 2).Narrow(1, j * 2, 2));
+      EXPECT_EQ(Values(shard), Values(ops::Cat(rows, 0))) << i << ", " << j;
+      const std::vector<Tensor> views = ShardViews(whole, 0, 3, 2, i);
+      ASSERT_EQ(views.size(), 3u);
+      EXPECT_EQ(Values(views[2].Contiguous()), Values(whole.Narrow(0, 8 + i * 2, 2).Contiguous()));
+    }
+  }
+  EXPECT_THAT(
+      [&] {
+        DrawShard(spec, {3, 1}, {0, 0}, whole_gen);
+      },
+      ThrowsMessage<Error>(HasSubstr("is not 3 part(s) that split into 3 equal shards")));
+}
+
 TEST(ParamSpecTest, MistakesAreErrorsNamingTheParameter) {
   Generator gen(0);
   MetaDeviceGuard guard;

@@ -152,6 +152,19 @@ Storage Storage::Allocate(int64_t nbytes, Device device) {
   return Storage(nbytes, GetAllocator(device));
 }
 
+void Storage::Release() const {
+  EMBER_CHECK(impl_ != nullptr && impl_->allocator != nullptr,
+              "Storage::Release: only an allocator's storage can be released");
+  impl_->allocator->Deallocate(impl_->data, impl_->nbytes);
+  impl_->data = nullptr;
+}
+
+void Storage::Restore() const {
+  EMBER_CHECK(impl_ != nullptr && impl_->allocator != nullptr,
+              "Storage::Restore: only an allocator's storage can be restored");
+  if (impl_->data == nullptr) impl_->data = impl_->allocator->Allocate(impl_->nbytes);
+}
+
 Storage Storage::Borrow(void* data, int64_t nbytes, Device device, std::shared_ptr<void> owner) {
   EMBER_CHECK(nbytes >= 0 && (data != nullptr || nbytes == 0), "Storage::Borrow: ", nbytes,
               data == nullptr ? " bytes at a null pointer" : " bytes");

@@ -105,6 +105,16 @@ class Storage {
   Device device() const { return impl_ ? impl_->device : Device::Cpu(); }
   // Number of Storage handles sharing this buffer.
   long use_count() const { return impl_.use_count(); }
+
+  // Frees the buffer but keeps the storage, its size and every tensor on it, as
+  // PyTorch's storage.resize_(0): fully sharded training frees a layer's gathered weights
+  // while the graph still holds views of them, and Restore() allocates the same number
+  // of bytes again (contents undefined) before it gathers them back, so those views read
+  // the gathered weights in backward. A tensor on a released storage throws when its
+  // data is asked for. Only for storage an allocator made.
+  void Release() const;
+  void Restore() const;
+  bool released() const { return impl_ != nullptr && impl_->data == nullptr && impl_->nbytes > 0; }
   bool is_same(const Storage& other) const { return impl_ == other.impl_; }
 
  private:

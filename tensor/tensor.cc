@@ -133,6 +133,8 @@ int64_t Tensor::stride(int64_t dim) const {
 bool Tensor::is_contiguous() const { return IsContiguous(shape(), strides()); }
 
 void* Tensor::raw_data() const {
+  EMBER_CHECK(!storage().released(), "a tensor of shape ", ShapeToString(shape()),
+              " whose memory was released (a fully sharded layer's weights, outside its use)");
   return static_cast<char*>(storage().data()) + offset_elements() * itemsize();
 }
 

@@ -12,6 +12,7 @@
 namespace ember {
 namespace {
 
+using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 
 TEST(TensorTest, Metadata) {
@@ -215,6 +216,25 @@ TEST(TensorTest, MemoryIsReturnedWhenTheLastViewGoes) {
     EXPECT_EQ(cpu.live_bytes(), live + 256 * 256 * 4);  // the view keeps it alive
   }
   EXPECT_EQ(cpu.live_bytes(), live);
+}
+
+// Fully sharded training frees a layer's weights while autograd holds views of them,
+// and gathers them back into the same storage before backward reads those views.
+TEST(TensorTest, ReleasedStorageFreesItsMemoryAndRestoresUnderEveryView) {
+  CpuAllocator& cpu = GetCpuAllocator();
+  const int64_t live = cpu.live_bytes();
+  const Tensor t = Zeros({64, 64});
+  const Tensor row = t.Select(0, 5);  // a view, as a node saves it
+  t.storage().Release();
+  EXPECT_TRUE(row.storage().released());
+  EXPECT_EQ(cpu.live_bytes(), live);
+  EXPECT_EQ(t.storage().nbytes(), 64 * 64 * 4);
+  EXPECT_THAT([&] { row.data<float>(); },
+              ThrowsMessage<Error>(HasSubstr("tensor of shape [64] whose memory was released")));
+  t.storage().Restore();
+  EXPECT_EQ(cpu.live_bytes(), live + 64 * 64 * 4);
+  t.Fill(2);
+  EXPECT_EQ(row.at<float>({7}), 2.0f);  // the old view sees the new memory
 }
 
 }  // namespace

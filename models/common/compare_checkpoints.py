@@ -1,10 +1,12 @@
 """Compares two safetensors checkpoints tensor by tensor: the relative difference
 |a - b| / |b| (L2 norms) of each, or for the tensors whose names contain --absolute
-the largest absolute difference max|a_i - b_i|. Prints each one above the tolerance and
+the largest absolute difference max|a_i - b_i| (against --absolute_tolerance, by default
+--tolerance). Prints each one above its tolerance and
 exits 1 if there is one (or the keys differ). For the trainers' resume and
 data-parallel tests; standard library only.
 
     compare_checkpoints.py A B [--tolerance 1e-5] [--prefix optimizer.] [--absolute NAME]
+        [--absolute_tolerance 1e-4]
 """
 import argparse
 import array
@@ -39,6 +41,7 @@ def main():
     parser.add_argument("--tolerance", type=float, default=1e-5)
     parser.add_argument("--prefix", default="", help="compare only the keys that start with this")
     parser.add_argument("--absolute", default=None, help="tensors whose names contain this: absolute differences")
+    parser.add_argument("--absolute_tolerance", type=float, default=None, help="their tolerance (default: --tolerance)")
     args = parser.parse_args()
     a, b = read(args.a), read(args.b)
     keys_a = sorted(k for k in a if k.startswith(args.prefix))
@@ -50,11 +53,13 @@ def main():
     for key in keys_a:
         if args.absolute is not None and args.absolute in key:
             diff, kind = max(abs(x - y) for x, y in zip(a[key], b[key])), "absolute"
+            tolerance = args.tolerance if args.absolute_tolerance is None else args.absolute_tolerance
         else:
+            tolerance = args.tolerance
             norm = math.sqrt(sum(y * y for y in b[key])) or 1.0
             diff, kind = math.sqrt(sum((x - y) ** 2 for x, y in zip(a[key], b[key]))) / norm, "relative"
             worst = max(worst, diff)
-        if diff > args.tolerance:
+        if diff > tolerance:
             print("%s: %s difference %.3g" % (key, kind, diff))
             bad += 1
     print("%d tensors, largest relative difference %.3g" % (len(keys_a), worst))

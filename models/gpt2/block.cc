@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "distributed/tensor_parallel.h"
 #include "tensor/creation.h"
 
 namespace ember::models::gpt2 {
@@ -20,8 +21,21 @@ Mlp::Mlp(int64_t dim, int64_t hidden, double dropout, Generator& gen)
       c_proj_(RegisterModule("c_proj", std::make_shared<nn::Linear>(hidden, dim, true, gen))),
       dropout_(RegisterModule("dropout", std::make_shared<nn::Dropout>(dropout, gen))) {}
 
+namespace {
+
+// c_proj(x), or, tensor parallel, the sum over the group of this rank's share of it and
+// then the bias (which every rank holds whole).
+Tensor RowParallel(const nn::Linear& c_proj, const Tensor& x, distributed::ProcessGroup* tp) {
+  if (tp == nullptr) return ag::Linear(x, c_proj.weight(), c_proj.bias());
+  return distributed::FromTensorParallel(ag::Linear(x, c_proj.weight(), Tensor()), *tp) +
+         c_proj.bias();
+}
+
+}  // namespace
+
 Tensor Mlp::Forward(const Tensor& x) {
-  return dropout_->Forward(c_proj_->Forward(ag::GeluTanh(c_fc_->Forward(x))));
+  const Tensor in = tp_ != nullptr ? distributed::ToTensorParallel(x, *tp_) : x;
+  return dropout_->Forward(RowParallel(*c_proj_, ag::GeluTanh(c_fc_->Forward(in)), tp_));
 }
 
 std::string Mlp::ToString() const {
@@ -43,15 +57,19 @@ Tensor CausalSelfAttention::Forward(const Tensor& x, AttentionCache* cache) {
   EMBER_CHECK(x.dim() == 3 && x.size(2) == dim_, "CausalSelfAttention(", dim_,
               "): input must be [batch, time, ", dim_, "], got ", ShapeToString(x.shape()));
   const int64_t batch = x.size(0), time = x.size(1);
-  const std::vector<Tensor> qkv = ag::Split(c_attn_->Forward(x), dim_, -1);
-  auto heads = [&](const Tensor& t) {  // [B, T, C] -> [B, heads, T, C / heads]
-    return ag::Transpose(ag::View(t, {batch, time, heads_, dim_ / heads_}), 1, 2);
+  // This rank's heads (all of them unless tensor parallel): c_attn's rows are theirs.
+  const int64_t width = c_attn_->weight().size(0) / 3, head_dim = dim_ / heads_;
+  const int64_t local_heads = width / head_dim;
+  const Tensor in = tp_ != nullptr ? distributed::ToTensorParallel(x, *tp_) : x;
+  const std::vector<Tensor> qkv = ag::Split(c_attn_->Forward(in), width, -1);
+  auto heads = [&](const Tensor& t) {  // [B, T, width] -> [B, local heads, T, C / heads]
+    return ag::Transpose(ag::View(t, {batch, time, local_heads, head_dim}), 1, 2);
   };
   Tensor k = heads(qkv[1]), v = heads(qkv[2]);
   if (cache != nullptr) {
     if (!cache->k.defined()) {
-      cache->k = Empty({batch, heads_, cache->capacity, dim_ / heads_}, x.dtype(), x.device());
-      cache->v = Empty({batch, heads_, cache->capacity, dim_ / heads_}, x.dtype(), x.device());
+      cache->k = Empty({batch, local_heads, cache->capacity, head_dim}, x.dtype(), x.device());
+      cache->v = Empty({batch, local_heads, cache->capacity, head_dim}, x.dtype(), x.device());
     }
     EMBER_CHECK(cache->k.size(0) == batch && cache->k.dtype() == x.dtype(),
                 "CausalSelfAttention: a cache of ", cache->k.size(0), " sequences (",
@@ -67,8 +85,8 @@ Tensor CausalSelfAttention::Forward(const Tensor& x, AttentionCache* cache) {
     v = cache->v.Slice(2, 0, end);
   }
   const Tensor y = ag::CausalAttention(heads(qkv[0]), k, v);
-  const Tensor merged = ag::Reshape(ag::Transpose(y, 1, 2), {batch, time, dim_});
-  return dropout_->Forward(c_proj_->Forward(merged));
+  const Tensor merged = ag::Reshape(ag::Transpose(y, 1, 2), {batch, time, width});
+  return dropout_->Forward(RowParallel(*c_proj_, merged, tp_));
 }
 
 std::string CausalSelfAttention::ToString() const {
@@ -89,6 +107,11 @@ Tensor Block::Forward(const Tensor& x, AttentionCache* cache) {
   return h + mlp_->Forward(ln_2_->Forward(h));
 }
 
+void Block::SetTensorParallel(distributed::ProcessGroup* group) {
+  attn_->SetTensorParallel(group);
+  mlp_->SetTensorParallel(group);
+}
+
 std::string Block::ToString() const {
   return absl::StrCat("Block(", attn_->ToString(), ", ", mlp_->ToString(), ")");
 }
@@ -99,7 +122,7 @@ void SetGpt2Specs(nn::Module& model, int64_t layers) {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> kAxes = {
       {"wte.weight", {"vocab", "embed"}},
       {"wpe.weight", {"positions", "embed"}},
-      {"attn.c_attn.weight", {"qkv", "embed"}},
+      {"attn.c_attn.weight", {"qkv", "embed"}},  // q, k and v: 3 parts along "qkv"
       {"attn.c_attn.bias", {"qkv"}},
       {"attn.c_proj.weight", {"embed", "heads"}},
       {"mlp.c_fc.weight", {"mlp", "embed"}},
@@ -120,7 +143,14 @@ void SetGpt2Specs(nn::Module& model, int64_t layers) {
     for (const auto& [suffix, named] : kAxes) {
       if (absl::EndsWith(name, suffix)) axes = named;
     }
-    model.SetAxes(name, axes);
+    const bool fused =
+        absl::EndsWith(name, "attn.c_attn.weight") || absl::EndsWith(name, "attn.c_attn.bias");
+    std::vector<int64_t> parts;
+    if (fused) {
+      parts.assign(axes.size(), 1);
+      parts[0] = 3;
+    }
+    model.SetAxes(name, axes, parts);
   }
 }
 

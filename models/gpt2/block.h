@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "distributed/process_group.h"
 #include "nn/layers.h"
 #include "nn/module.h"
 #include "tensor/random.h"
@@ -17,15 +18,24 @@
 namespace ember::models::gpt2 {
 
 // GPT-2's feed-forward block: c_proj(gelu_tanh(c_fc(x))), then dropout.
+//
+// Tensor parallel (SetTensorParallel, Megatron's split): each rank of the group holds
+// its share of the hidden units, c_fc's rows ("mlp") and c_proj's columns, and the
+// partial products of c_proj are summed over the group before its bias
+// (distributed/tensor_parallel.h).
 class Mlp : public nn::Module {
  public:
   Mlp(int64_t dim, int64_t hidden, double dropout = 0, Generator& gen = DefaultGenerator());
   Tensor Forward(const Tensor& x) override;
   std::string ToString() const override;
+  // The group this layer's shares are spread over (null: whole on this rank). The
+  // parameters must be this rank's shares (distributed::ParamSharding).
+  void SetTensorParallel(distributed::ProcessGroup* group) { tp_ = group; }
 
  private:
   std::shared_ptr<nn::Linear> c_fc_, c_proj_;
   std::shared_ptr<nn::Dropout> dropout_;
+  distributed::ProcessGroup* tp_ = nullptr;
 };
 
 // What causal self-attention keeps of the positions it has seen, so that each new token
@@ -42,6 +52,10 @@ struct AttentionCache {
 // Causal multi-head self-attention on x [B, T, C]: one fused projection c_attn to q, k, v
 // [B, heads, T, C / heads], causal attention, heads merged, the output projection c_proj,
 // then dropout (on the residual branch, as nanoGPT's resid_dropout).
+//
+// Tensor parallel, each rank of the group computes its share of the heads: c_attn's
+// rows of q, k and v for them ("qkv", 3 parts), c_proj's columns ("heads"), and c_proj's
+// partial products are summed over the group before its bias.
 class CausalSelfAttention : public nn::Module {
  public:
   CausalSelfAttention(int64_t dim, int64_t heads, double dropout = 0,
@@ -51,11 +65,13 @@ class CausalSelfAttention : public nn::Module {
   // their queries attend to every position so far.
   Tensor Forward(const Tensor& x, AttentionCache* cache);
   std::string ToString() const override;
+  void SetTensorParallel(distributed::ProcessGroup* group) { tp_ = group; }  // as Mlp's
 
  private:
   int64_t dim_, heads_;
   std::shared_ptr<nn::Linear> c_attn_, c_proj_;
   std::shared_ptr<nn::Dropout> dropout_;
+  distributed::ProcessGroup* tp_ = nullptr;
 };
 
 // GPT-2's pre-LayerNorm transformer block:
@@ -66,6 +82,8 @@ class Block : public nn::Module {
   Tensor Forward(const Tensor& x) override;
   Tensor Forward(const Tensor& x, AttentionCache* cache);  // see CausalSelfAttention
   std::string ToString() const override;
+  // Its attention and MLP split over `group` (null: whole), as theirs.
+  void SetTensorParallel(distributed::ProcessGroup* group);
 
  private:
   // In PyTorch's registration order (the order of NamedParameters).

@@ -122,7 +122,7 @@ Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
   const Tensor pos = Arange(start, start + t).To(ids.device());
   Tensor x = drop_->Forward(wte_->Forward(ids) + wpe_->Forward(pos));
   for (int64_t i = 0; i < config_.n_layer; ++i) {
-    x = blocks_[i]->Forward(x, cache != nullptr ? &cache->layers[i] : nullptr);
+    x = cache != nullptr ? blocks_[i]->Forward(x, &cache->layers[i]) : (*blocks_[i])(x);
   }
   // The head shares wte: logits = x wte^T (one Linear node: wte's gradient comes out
   // [V, C], not as a transposed view to copy).
@@ -138,6 +138,10 @@ Tensor GPT::Loss(const Tensor& ids, const Tensor& targets) {
   const Tensor logits = Forward(ids);
   const int64_t v = config_.vocab_size;
   return ag::CrossEntropy(ag::Reshape(logits, {-1, v}), targets.Reshape({-1}));
+}
+
+void GPT::SetTensorParallel(distributed::ProcessGroup* group) {
+  for (const std::shared_ptr<Block>& block : blocks_) block->SetTensorParallel(group);
 }
 
 std::string GPT::ToString() const { return absl::StrCat("GPT(", config_.ToString(), ")"); }

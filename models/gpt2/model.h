@@ -78,6 +78,13 @@ class GPT : public nn::Module {
   std::string ToString() const override;
   const GPTConfig& config() const { return config_; }
 
+  // Tensor parallel over `group` (null: whole): every block's attention heads and MLP
+  // split as Block's. The blocks' parameters must be this rank's shares of them.
+  void SetTensorParallel(distributed::ProcessGroup* group);
+  // The blocks, for wrapping (fully sharded training's hooks); Forward calls each through
+  // its operator() (forward hooks) unless it runs with a cache.
+  const std::vector<std::shared_ptr<Block>>& blocks() const { return blocks_; }
+
  private:
   GPTConfig config_;
   std::shared_ptr<nn::Embedding> wte_, wpe_;

@@ -31,6 +31,8 @@
 // --sharding_rules (distributed/sharding.h) and exits; from one process it plans a mesh
 // of any size. Training itself replicates the parameters (data parallel).
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -132,10 +134,15 @@ ABSL_FLAG(int, zero, kDefaults.zero_stage,
           "1: split AdamW's state across the ranks (ZeRO-1); 0: every rank holds all of it");
 ABSL_FLAG(std::string, mesh, "",
           "the ranks as a grid of named axes, e.g. data:2,model:2 (default: one data axis over "
-          "every rank); training takes a data axis only: other axes are for --print_shardings");
+          "every rank): the data axis' ranks split the batch, the model axis' split each "
+          "block's heads and MLP (tensor parallel)");
+ABSL_FLAG(bool, fsdp, false,
+          "fully sharded data parallel: the data axis' ranks also split the parameters, their "
+          "gradients and AdamW's state (ZeRO-3), gathering a block's weights while it computes");
 ABSL_FLAG(std::string, sharding_rules, "",
-          "logical axis -> mesh axis, e.g. embed=data,mlp=model (default: GPT-2's Megatron "
-          "table, qkv=model,heads=model,mlp=model; add embed=data for FSDP)");
+          "with --print_shardings: logical axis -> mesh axis, e.g. embed=data,mlp=model "
+          "(default: what training uses, GPT-2's Megatron table qkv=model,heads=model,mlp=model, "
+          "and embed=data with --fsdp)");
 ABSL_FLAG(bool, print_shardings, false,
           "print each parameter's shard on --mesh under --sharding_rules and the bytes per rank, "
           "then exit (from one process: a plan for a mesh of any size)");
@@ -203,6 +210,8 @@ absl::StatusOr<TrainOptions> TrainOptionsFromFlags(Device device) {
   options.sequential = order == "sequential";
   options.device = device;
   options.zero_stage = absl::GetFlag(FLAGS_zero);
+  options.mesh = absl::GetFlag(FLAGS_mesh);
+  options.fsdp = absl::GetFlag(FLAGS_fsdp);
   ASSIGN_OR_RETURN(options.dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
   return options;
 }
@@ -293,7 +302,14 @@ class RunRecord {
 void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data, int world_size,
                bool resumed) {
   const bool gpu = !options.device.is_cpu();
-  const std::string ranks = world_size > 1 ? absl::StrCat(world_size, " ranks x ") : "";
+  const distributed::Mesh& mesh = t.mesh();
+  const bool plain = mesh.size("model") == 1 && !t.fsdp();
+  const std::string ranks = world_size == 1 ? ""
+                            : plain         ? absl::StrCat(world_size, " ranks x ")
+                                    : absl::StrCat(world_size, " ranks (mesh ", mesh.ToString(),
+                                                   t.fsdp() ? ", FSDP" : "", ") x ");
+  const std::string batch_ranks =
+      mesh.size("data") > 1 ? absl::StrCat(mesh.size("data"), " data ranks x ") : "";
   std::fprintf(
       stderr,
       "train: %s on %s%s%s%s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of "
@@ -302,12 +318,12 @@ void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data
       options.dtype == DType::kBF16 ? " (bf16 autocast)"
       : gpu                         ? (cuda::AllowTf32() ? " (TF32 matmuls)" : " (f32 matmuls)")
                                     : "",
-      options.zero_stage == 1 ? " (ZeRO-1)" : "", t.model().NumParameters() / 1e6,
+      options.zero_stage == 1 ? " (ZeRO-1)" : "", t.model().config().NumParameters() / 1e6,
       static_cast<long long>(data.train_tokens()), data.train_pattern.c_str(),
       data.train.size() > 1 ? absl::StrCat(": ", data.train.size(), " shards").c_str() : "",
       resumed ? absl::StrCat("; resuming at step ", t.step()).c_str() : "",
       static_cast<long long>(options.steps), static_cast<long long>(options.grad_accum),
-      ranks.c_str(), static_cast<long long>(options.batch_size),
+      plain ? ranks.c_str() : batch_ranks.c_str(), static_cast<long long>(options.batch_size),
       static_cast<long long>(options.seq_len));
 }
 
@@ -327,9 +343,19 @@ struct Validation {
 // What a run sums as it goes.
 struct RunTotals {
   double train_seconds = 0, comm_seconds = 0, comm_wait = 0;  // the last two: all-reduces
+  // This rank's tensor memory after the last step (parameters, gradients, AdamW's state)
+  // and at its peak while training (activations too), before any checkpoint's gathering.
+  int64_t live_bytes = 0, peak_bytes = 0;
   double last_loss = std::nan("");
   std::pair<double, double> val{std::nan(""), std::nan("")};  // the last validation's
 };
+
+// The tensor memory on `device`: live and peak bytes.
+std::pair<int64_t, int64_t> TensorMemory(Device device) {
+  if (device.is_cpu()) return {GetCpuAllocator().live_bytes(), GetCpuAllocator().peak_bytes()};
+  const auto stats = cuda::GetMemoryStats(device.index);
+  return {stats.live_bytes, stats.peak_bytes};
+}
 
 // Steps `t` to options.steps: progress, validation every --val_every steps (and at the
 // end), a record row a step, checkpoints every --checkpoint_every steps. A stop signal
@@ -340,7 +366,7 @@ absl::StatusOr<bool> TrainSteps(Trainer& t, const TrainOptions& options,
   const bool lead = world.rank() == 0;
   const int64_t first = t.step();
   const int64_t tokens_per_step =
-      options.grad_accum * world.size() * options.batch_size * options.seq_len;
+      options.grad_accum * t.mesh().size("data") * options.batch_size * options.seq_len;
   const int64_t val_every = std::max<int64_t>(1, absl::GetFlag(FLAGS_val_every));
   const double none = std::nan("");
   CatchStopSignals();
@@ -387,6 +413,17 @@ absl::StatusOr<bool> TrainSteps(Trainer& t, const TrainOptions& options,
     }
   }
   if (lead) EndProgress();
+  std::tie(totals.live_bytes, totals.peak_bytes) = TensorMemory(options.device);
+  if (world.size() > 1) {
+    // Each rank's own: sharded runs differ in what they hold.
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    std::fprintf(stderr,
+                 "train: rank %d: tensor memory %.1f MB after the last step (parameters, "
+                 "gradients, AdamW's state), %.1f MB at its peak; peak RSS %.0f MB\n",
+                 world.rank(), totals.live_bytes / 1e6, totals.peak_bytes / 1e6,
+                 usage.ru_maxrss * 1024 / 1e6);
+  }
   return false;
 }
 
@@ -395,20 +432,19 @@ absl::StatusOr<bool> TrainSteps(Trainer& t, const TrainOptions& options,
 // the tokens against its dense bf16 peak; not reported for a GPU mfu.h does not know.
 absl::Status Summarize(Trainer& t, const TrainOptions& options, int64_t steps,
                        const RunTotals& totals, const std::string& checkpoint,
-                       const std::string& out_dir, int world_size) {
+                       const std::string& out_dir, int data_ranks) {
+  const int world_size = distributed::World().size();
   const int64_t tokens_per_step =
-      options.grad_accum * world_size * options.batch_size * options.seq_len;
+      options.grad_accum * data_ranks * options.batch_size * options.seq_len;
   const double train_seconds = totals.train_seconds;
   const double tokens_per_second = train_seconds > 0 ? steps * tokens_per_step / train_seconds : 0;
-  const int64_t peak = options.device.is_cpu()
-                           ? GetCpuAllocator().peak_bytes()
-                           : cuda::GetMemoryStats(options.device.index).peak_bytes;
+  const int64_t peak = totals.peak_bytes;
   double mfu = std::nan("");
   std::string mfu_text;
   if (!options.device.is_cpu()) {
     const std::string name = cuda::DeviceName(options.device.index);
     if (const double peak_flops = Bf16PeakFlops(name); peak_flops > 0) {
-      mfu = FlopsPerToken(t.model().NumParameters(), t.model().config(), options.seq_len) *
+      mfu = FlopsPerToken(t.model().config().NumParameters(), t.model().config(), options.seq_len) *
             tokens_per_second / static_cast<double>(world_size) / peak_flops;
       mfu_text = absl::StrFormat(", MFU %.1f%% (of the %s's bf16 peak)", 100 * mfu, name);
     }
@@ -436,19 +472,19 @@ absl::Status Summarize(Trainer& t, const TrainOptions& options, int64_t steps,
                                  {"train_seconds", train_seconds},
                                  {"peak_memory_bytes", peak},
                                  {"steps", t.step()},
-                                 {"parameters", t.model().NumParameters()}});
+                                 {"live_memory_bytes", totals.live_bytes},
+                                 {"parameters", t.model().config().NumParameters()}});
 }
 
-// --mesh and --sharding_rules on this model (its specs alone, on the meta device):
-// printed by rank 0 with --print_shardings; for training, an error unless they leave
-// every parameter whole on a mesh of data ranks (what the trainer does).
-absl::Status CheckMesh(const GPTConfig& config, distributed::ProcessGroup& world) {
+// --print_shardings: the plan of --mesh under --sharding_rules (default: the table
+// training uses, with --fsdp's embed=data) for this model (its specs alone, on the meta
+// device), printed by rank 0.
+absl::Status PrintShardings(const GPTConfig& config, distributed::ProcessGroup& world) {
   const std::string spec = absl::GetFlag(FLAGS_mesh);
-  const bool plan = absl::GetFlag(FLAGS_print_shardings);
   ASSIGN_OR_RETURN(
       const distributed::Mesh mesh,
-      distributed::Mesh::Layout(spec, plan && world.size() == 1 ? 0 : world.size(), world.rank()));
-  distributed::ShardingRules rules = distributed::ShardingRules::Gpt2(/*fsdp=*/false);
+      distributed::Mesh::Layout(spec, world.size() == 1 ? 0 : world.size(), world.rank()));
+  distributed::ShardingRules rules = distributed::ShardingRules::Gpt2(absl::GetFlag(FLAGS_fsdp));
   if (!absl::GetFlag(FLAGS_sharding_rules).empty()) {
     ASSIGN_OR_RETURN(rules, distributed::ShardingRules::Parse(absl::GetFlag(FLAGS_sharding_rules)));
   }
@@ -456,28 +492,8 @@ absl::Status CheckMesh(const GPTConfig& config, distributed::ProcessGroup& world
   const GPT model(config);
   ASSIGN_OR_RETURN(const std::vector<distributed::ParamSharding> shardings,
                    distributed::Shardings(model, mesh, rules));
-  if (plan) {
-    if (world.rank() == 0) {
-      std::printf("%s", distributed::ShardingsTable(shardings, mesh, rules).c_str());
-    }
-    return absl::OkStatus();
-  }
-  for (const std::string& axis : mesh.axes()) {
-    if (axis != "data" && mesh.size(axis) > 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          "train: --mesh=", spec, ": training runs data parallel only (a data axis); its ", axis,
-          " axis is for planning with --print_shardings"));
-    }
-  }
-  for (const distributed::ParamSharding& p : shardings) {
-    if (p.sharded()) {
-      return absl::UnimplementedError(
-          absl::StrCat("train: --sharding_rules=", rules.ToString(), " shard ", p.name,
-                       " on --mesh=", mesh.ToString(),
-                       "; training keeps every parameter whole (data "
-                       "parallel, --zero=1 for AdamW's state): plan with --print_shardings"));
-    }
-  }
+  if (world.rank() == 0)
+    std::printf("%s", distributed::ShardingsTable(shardings, mesh, rules).c_str());
   return absl::OkStatus();
 }
 
@@ -518,8 +534,14 @@ absl::Status Run() {
                                 absl::GetFlag(FLAGS_vocab), absl::GetFlag(FLAGS_vocab_size)},
                                world));
   if (data.encoding) options.vocab = data.vocab;  // for generate and chat, in the checkpoint
-  RETURN_IF_ERROR(CheckMesh(ConfigFromFlags(preset, gpu, data), world));
-  if (absl::GetFlag(FLAGS_print_shardings)) return absl::OkStatus();
+  if (absl::GetFlag(FLAGS_print_shardings)) {
+    return PrintShardings(ConfigFromFlags(preset, gpu, data), world);
+  }
+  if (!absl::GetFlag(FLAGS_sharding_rules).empty()) {
+    return absl::InvalidArgumentError(
+        "--sharding_rules is for planning with --print_shardings; training shards GPT-2 by its "
+        "own table (--mesh's model axis, and --fsdp for the data axis)");
+  }
   std::vector<const data::TokenShard*> train_shards;
   for (const data::TokenShard& shard : data.train) train_shards.push_back(&shard);
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
@@ -531,12 +553,12 @@ absl::Status Run() {
 
   const int64_t first = t.step();
   ASSIGN_OR_RETURN(RunRecord record, RunRecord::Open(out_dir, first, lead));
-  const int64_t rows_per_step = world.size() * options.batch_size;
+  const int64_t rows_per_step = t.mesh().size("data") * options.batch_size;
   record.curves().tokens_per_step =
       static_cast<double>(options.grad_accum * rows_per_step * options.seq_len);
   record.curves().title = absl::StrFormat(
       "GPT-2, %lld layers x %lld, %.2fM parameters", static_cast<long long>(cfg.n_layer),
-      static_cast<long long>(cfg.n_embd), t.model().NumParameters() / 1e6);
+      static_cast<long long>(cfg.n_embd), cfg.NumParameters() / 1e6);
   const Validation validate{
       data, data.val ? std::min(options.val_batches,
                                 data::WindowCount(*data.val, options.seq_len) / rows_per_step) *
@@ -570,9 +592,12 @@ absl::Status Run() {
   RETURN_IF_ERROR(t.SaveCheckpoint(checkpoint));
   if (!lead) return absl::OkStatus();
   RETURN_IF_ERROR(
-      Summarize(t, options, t.step() - first, totals, checkpoint, out_dir, world.size()));
-  if (absl::GetFlag(FLAGS_sample_tokens) > 0 && data.encoding &&
-      cfg.vocab_size == data.encoding->n_vocab()) {
+      Summarize(t, options, t.step() - first, totals, checkpoint, out_dir, t.mesh().size("data")));
+  if (absl::GetFlag(FLAGS_sample_tokens) > 0 && t.sharded()) {
+    std::fprintf(stderr, "train: no sample from a sharded model: generate --checkpoint=%s\n",
+                 checkpoint.c_str());
+  } else if (absl::GetFlag(FLAGS_sample_tokens) > 0 && data.encoding &&
+             cfg.vocab_size == data.encoding->n_vocab()) {
     PrintSample(t, *data.encoding, sampling, options.seed);
   }
   return absl::OkStatus();

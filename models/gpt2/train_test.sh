@@ -33,7 +33,7 @@ print(len(rows), ",".join(rows[0]), [r["step"] for r in rows if r["val_loss"] is
 expect "metrics.jsonl" "9 step,loss,val_loss,val_bpb,lr,grad_norm,tokens_per_second,seconds [0, 4, 8]" "$jsonl"
 expect "step 0's row" "True None" "$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r["val_bpb"] > 0, r["loss"])' "$out/metrics.jsonl")"
 keys="$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$out/m.json")"
-expect "metrics keys" "mfu parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_bpb val_loss" "$keys"
+expect "metrics keys" "live_memory_bytes mfu parameters peak_memory_bytes steps tokens_per_second train_loss train_seconds val_bpb val_loss" "$keys"
 # MFU is a GPU's share of its bf16 peak: null on the CPU.
 expect "mfu on the CPU" "None" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mfu"])' "$out/m.json")"
 # Bits per byte: the validation loss in bits over the bytes of its 2 x 4 x 16 targets
@@ -88,4 +88,12 @@ plan="$($train "${common[@]}" --print_shardings --mesh=data:2,model:2 \
 expect "plan: 2-D" "1" "$(grep -c 'h.0.mlp.c_fc.weight *\[256, 64\] (mlp, embed)  -> \[128, 32\] (model, data)$' <<<"$plan")"
 # (the tiny model's vocabulary, replicated, is half its bytes)
 expect "plan: bytes per rank" "parameters per rank: 6.5 MB of 13.3 MB (0.493)" "$(tail -n 1 <<<"$plan")"
+expect "plan: --fsdp is that table" "$plan" \
+  "$($train "${common[@]}" --print_shardings --mesh=data:2,model:2 --fsdp 2>/dev/null)"
+expect "rules are for planning" "train: --sharding_rules is for planning with --print_shardings; training shards GPT-2 by its own table (--mesh's model axis, and --fsdp for the data axis)" \
+  "$($train "${common[@]}" --sharding_rules=mlp=model 2>&1 | tail -1)"
+expect "training knows data and model" "1" \
+  "$($train "${common[@]}" --mesh=pipe:1 2>&1 | grep -c 'training knows the axes data and model, not pipe')"
+expect "a mesh must fit the ranks" "1" \
+  "$($train "${common[@]}" --mesh=model:2 2>&1 | grep -c 'mesh model:2 has 2 ranks, but the world has 1 (mpirun -np 2)')"
 expect_done

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
@@ -15,6 +16,8 @@
 #include "data/windows.h"
 #include "models/gpt2/weights.h"
 #include "nn/safetensors.h"
+#include "tensor/creation.h"
+#include "tensor/ops/reduce.h"
 
 namespace ember::models::gpt2 {
 namespace ag = autograd;
@@ -91,7 +94,26 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     return absl::InvalidArgumentError(
         absl::StrCat("zero stage ", options.zero_stage, ": expected 0 or 1"));
   }
-  const int ranks = distributed::World().size();
+  // Every mesh has a data axis (of 1 when the spec leaves it out) and a model axis.
+  distributed::ProcessGroup& world = distributed::World();
+  std::string spec = options.mesh.empty() ? absl::StrCat("data:", world.size()) : options.mesh;
+  ASSIGN_OR_RETURN(const distributed::Mesh layout, distributed::Mesh::Layout(spec, world.size()));
+  for (const std::string& axis : layout.axes()) {
+    if (axis != "data" && axis != "model") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mesh=", spec, ": training knows the axes data and model, not ", axis,
+                       " (other axes are for planning with --print_shardings)"));
+    }
+  }
+  if (!layout.has("data")) absl::StrAppend(&spec, ",data:1");
+  if (!layout.has("model")) absl::StrAppend(&spec, ",model:1");
+  if (options.zero_stage == 1 && (layout.size("model") > 1 || options.fsdp)) {
+    return absl::InvalidArgumentError(
+        "--zero=1 splits AdamW's state of a model every rank holds whole; with a model axis "
+        "or --fsdp the parameters are sharded already (FSDP shards the state with them)");
+  }
+  ASSIGN_OR_RETURN(distributed::Mesh mesh, distributed::Mesh::Create(spec, world));
+  const int ranks = mesh.size("data");
   const int64_t rows = options.batch_size * ranks;  // the global batch
   std::vector<const data::TokenShard*> shards = train;
   shards.push_back(val);
@@ -105,17 +127,16 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     }
     RETURN_IF_ERROR(shard->CheckVocabulary(cfg.vocab_size));
   }
-  std::unique_ptr<Trainer> trainer(new Trainer(cfg, options, std::move(train), val));
+  std::unique_ptr<Trainer> trainer(
+      new Trainer(cfg, options, std::move(train), val, std::move(mesh)));
+  RETURN_IF_ERROR(trainer->Shard());
   if (weights) {
-    if (absl::Status s = trainer->model_->LoadStateDict(weights->state); !s.ok()) {
+    if (absl::Status s = trainer->LoadState(*weights, resume); !s.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(checkpoint, " (", weights->format, "): ", s.message()));
     }
   }
   if (resume && weights) {
-    if (absl::Status s = trainer->optimizer_->LoadStateDict(weights->optimizer); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(checkpoint, ": ", s.message()));
-    }
     // The data position and the schedule count global batches: the saved run's shape
     // must be this one's (old checkpoints, without it, were one process's).
     if (weights->metadata.count("world_size") > 0) {
@@ -143,48 +164,163 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     trainer->step_ = static_cast<int64_t>(*step);
     trainer->micro_batches_ = static_cast<int64_t>(*micro);
     trainer->data_gen_.set_offset(*data_offset);
-    trainer->model_gen_.set_offset(*model_offset + DropoutStreamOffset(trainer->world_.rank()));
+    trainer->model_gen_.set_offset(*model_offset + DropoutStreamOffset(trainer->data_rank_));
   }
   // Every rank starts from rank 0's weights, as DistributedDataParallel does (they are
   // equal already when made from one seed or file; this makes sure).
-  if (trainer->world_.size() > 1) {
+  if (trainer->world_.size() > 1 && !trainer->sharded()) {
     for (const Tensor& p : trainer->model_->Parameters()) trainer->world_.Broadcast(p, 0);
   }
   return trainer;
 }
 
+namespace {
+
+// GPT-2 made on the meta device when its parameters will be sharded (Trainer::Shard
+// draws them), on the CPU otherwise.
+std::shared_ptr<GPT> MakeModel(const GPTConfig& config, const TrainOptions& options,
+                               const distributed::Mesh& mesh, Generator& gen) {
+  if (mesh.size("model") > 1 || (options.fsdp && mesh.size("data") > 1)) {
+    const nn::MetaDeviceGuard meta;
+    return std::make_shared<GPT>(config, gen);
+  }
+  return std::make_shared<GPT>(config, gen);
+}
+
+}  // namespace
+
 Trainer::Trainer(const GPTConfig& config, const TrainOptions& options,
-                 std::vector<const data::TokenShard*> train, const data::TokenShard* val)
+                 std::vector<const data::TokenShard*> train, const data::TokenShard* val,
+                 distributed::Mesh mesh)
     : options_(options),
       model_gen_(options.seed),
-      model_(std::make_shared<GPT>(config, model_gen_)),
+      model_(MakeModel(config, options, mesh, model_gen_)),
       train_(std::move(train)),
       val_(val),
       world_(distributed::World()),
+      mesh_(std::move(mesh)),
+      data_ranks_(mesh_.size("data")),
+      data_rank_(mesh_.coordinate("data")),
       schedule_(
           optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
-      data_gen_(options.seed + 1) {
-  model_->To(options.device);
-  model_gen_.set_offset(model_gen_.offset() + DropoutStreamOffset(world_.rank()));
+      data_gen_(options.seed + 1) {}
+
+absl::Status Trainer::Shard() {
+  const bool sharded = model_->Parameters().front().device() == Device::Meta();
+  if (sharded) {
+    ASSIGN_OR_RETURN(
+        shardings_,
+        distributed::Shardings(*model_, mesh_, distributed::ShardingRules::Gpt2(options_.fsdp)));
+  } else {
+    model_->To(options_.device);
+  }
+  const std::vector<std::pair<std::string, Tensor>> params = model_->NamedParameters();
+  // FSDP's units: the root (embeddings, final LayerNorm), then a block each.
+  std::vector<std::vector<distributed::FullyShardedData::Param>> units(model_->blocks().size() + 1);
+  for (size_t i = 0; i < shardings_.size(); ++i) {
+    const distributed::ParamSharding& sharding = shardings_[i];
+    const Tensor& param = params[i].second;
+    const Tensor local = sharding.Draw(mesh_, model_gen_).To(options_.device);
+    int dim = -1;
+    Shape shape = sharding.local_shape;  // the model's tensor: whole along "data"
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (sharding.mesh_axes[d] == "data") {
+        dim = static_cast<int>(d);
+        shape[d] = sharding.spec.shape[d];
+      }
+    }
+    if (dim < 0) {
+      param.SetData(local);
+      steps_.push_back(param);
+    } else {
+      param.SetData(Empty(shape, local.dtype(), options_.device));
+      param.storage().Release();  // FSDP gathers it when it is used
+      steps_.push_back(ag::SetRequiresGrad(local));
+    }
+    // "h.<block>." names a block's parameter; the rest are the root's.
+    size_t unit = 0;
+    if (absl::StartsWith(params[i].first, "h.")) {
+      unit = 1 + std::stoul(params[i].first.substr(2, params[i].first.find('.', 2) - 2));
+    }
+    units[unit].push_back({param, dim, dim < 0 ? 1 : sharding.spec.parts_of(dim),
+                           dim < 0 ? Tensor() : steps_.back()});
+  }
+  // Rank r's dropout draws from its own stream (the model axis' ranks share one: their
+  // activations are the same); initialisation, before it, is the same on every rank.
+  model_gen_.set_offset(model_gen_.offset() + DropoutStreamOffset(data_rank_));
+  if (mesh_.size("model") > 1) model_->SetTensorParallel(&mesh_.group("model"));
+  distributed::ProcessGroup& data = mesh_.group("data");
+  if (sharded && options_.fsdp && data_ranks_ > 1) {
+    std::vector<nn::Module*> blocks;
+    for (const std::shared_ptr<Block>& b : model_->blocks()) blocks.push_back(b.get());
+    fsdp_ = std::make_unique<distributed::FullyShardedData>(data, std::move(units), blocks);
+  }
   // nanoGPT's groups: weight decay on every parameter of two or more dimensions.
+  const std::vector<Tensor> stepped = sharded ? steps_ : model_->Parameters();
   std::vector<Tensor> decay, no_decay;
-  for (const Tensor& p : model_->Parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  std::vector<size_t> no_decay_index;
+  for (size_t i = 0; i < stepped.size(); ++i) {
+    if (stepped[i].dim() >= 2) {
+      decay.push_back(stepped[i]);
+      optimizer_order_.push_back(i);
+    } else {
+      no_decay.push_back(stepped[i]);
+      no_decay_index.push_back(i);
+    }
+  }
+  optimizer_order_.insert(optimizer_order_.end(), no_decay_index.begin(), no_decay_index.end());
   optim::AdamOptions adam;
-  adam.beta1 = options.beta1, adam.beta2 = options.beta2;
-  std::vector<optim::ParamGroup> groups = {{decay, options.lr, options.weight_decay},
-                                           {no_decay, options.lr, 0.0}};
-  if (options.zero_stage == 1) {
-    zero_ = std::make_unique<distributed::ZeroAdamW>(world_, std::move(groups), adam);
+  adam.beta1 = options_.beta1, adam.beta2 = options_.beta2;
+  std::vector<optim::ParamGroup> groups = {{decay, options_.lr, options_.weight_decay},
+                                           {no_decay, options_.lr, 0.0}};
+  if (options_.zero_stage == 1) {
+    zero_ = std::make_unique<distributed::ZeroAdamW>(data, std::move(groups), adam);
   } else {
     optimizer_ = optim::AdamW(std::move(groups), adam);
-    if (world_.size() > 1)
-      averager_ = std::make_unique<distributed::GradientAverager>(world_, model_->Parameters());
+    if (data_ranks_ > 1 && !fsdp_)
+      averager_ = std::make_unique<distributed::GradientAverager>(data, model_->Parameters());
   }
   model_->Train();
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::LoadState(const Weights& weights, bool optimizer) {
+  if (!sharded()) {
+    RETURN_IF_ERROR(model_->LoadStateDict(weights.state));
+    return optimizer ? optimizer_->LoadStateDict(weights.optimizer) : absl::OkStatus();
+  }
+  // Every parameter whole, then this rank's shard of it (and of AdamW's moments).
+  const ag::NoGradGuard no_grad;
+  for (const distributed::ParamSharding& s : shardings_) {
+    const auto it = weights.state.find(s.name);
+    if (it == weights.state.end()) return absl::InvalidArgumentError("missing " + s.name);
+    if (it->second.shape() != s.spec.shape) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(s.name, " is ", ShapeToString(it->second.shape()), ", the model's ",
+                       ShapeToString(s.spec.shape)));
+    }
+  }
+  if (weights.state.size() != shardings_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        weights.state.size(), " tensors for the model's ", shardings_.size(), " parameters"));
+  }
+  for (size_t i = 0; i < shardings_.size(); ++i) {
+    const Tensor whole = weights.state.at(shardings_[i].name).To(DType::kF32).To(options_.device);
+    steps_[i].CopyFrom(shardings_[i].Slice(whole, mesh_));
+  }
+  if (fsdp_) fsdp_->ShardsUpdated();
+  if (!optimizer) return absl::OkStatus();
+  std::map<std::string, Tensor> local;
+  for (const auto& [key, t] : weights.optimizer) {
+    const distributed::ParamSharding* s = MomentSharding(key);
+    local[key] =
+        s != nullptr && t.shape() == s->spec.shape ? s->Slice(t.To(options_.device), mesh_) : t;
+  }
+  return optimizer_->LoadStateDict(local);
 }
 
 std::pair<Tensor, Tensor> Trainer::NextBatch() {
-  const int64_t b = options_.batch_size, t = options_.seq_len, n = world_.size(), r = world_.rank();
+  const int64_t b = options_.batch_size, t = options_.seq_len, n = data_ranks_, r = data_rank_;
   EMBER_CHECK(!train_.empty(), "Trainer: no training shard");
   // Sequential: global batch k of a shard reads its tokens [k B N T, (k+1) B N T + 1),
   // of which this rank's rows are its batch k N + r of B; the shards follow one another,
@@ -223,6 +359,7 @@ StepResult Trainer::Step() {
   const double lr = schedule_(step_);
   for (optim::ParamGroup& g : zero_ ? zero_->param_groups() : optimizer_->param_groups()) g.lr = lr;
   model_->ZeroGrad();
+  if (fsdp_) fsdp_->ZeroGrad();
   double loss_sum = 0;
   for (int64_t m = 0; m < options_.grad_accum; ++m) {
     const auto [x, y] = NextBatch();
@@ -230,12 +367,14 @@ StepResult Trainer::Step() {
     Tensor loss;
     {
       const ag::AutocastGuard autocast(options_.dtype);
+      if (fsdp_) fsdp_->BeginForward();
       loss = model_->Loss(x, y);
     }
     loss_sum += loss.item<double>();
     // Across ranks, the last micro-batch's backward sends the gradients as they finish.
     if (averager_ && m + 1 == options_.grad_accum) averager_->Arm();
     ag::Backward(ag::Div(loss, static_cast<double>(options_.grad_accum)));
+    if (fsdp_) fsdp_->EndBackward();
   }
   StepResult result;
   // The norm is wanted either way; an infinite limit measures without clipping.
@@ -250,8 +389,9 @@ StepResult Trainer::Step() {
       result.comm_wait_seconds = averager_->stats().wait_seconds;
     }
     // Clipping folded into the update: AdamW reads each gradient scaled, in its one pass.
-    result.grad_norm = optim::GradNorm(model_->Parameters());
+    result.grad_norm = sharded() ? GlobalGradNorm() : optim::GradNorm(model_->Parameters());
     optimizer_->Step(optim::ClipFactor(result.grad_norm, max_norm));
+    if (fsdp_) fsdp_->ShardsUpdated();
   }
   result.loss = world_.AllReduce(loss_sum / static_cast<double>(options_.grad_accum),
                                  distributed::ReduceOp::kMean);
@@ -261,16 +401,42 @@ StepResult Trainer::Step() {
   return result;
 }
 
+const distributed::ParamSharding* Trainer::MomentSharding(const std::string& key) const {
+  size_t index = 0;
+  if (!(absl::EndsWith(key, ".exp_avg") || absl::EndsWith(key, ".exp_avg_sq")) ||
+      !absl::SimpleAtoi(key.substr(0, key.find('.')), &index) || index >= optimizer_order_.size()) {
+    return nullptr;
+  }
+  return &shardings_[optimizer_order_[index]];
+}
+
+double Trainer::GlobalGradNorm() {
+  // A shard split along axes of sizes n1, n2, ... has world / (n1 n2 ...) copies (the
+  // ranks that differ along the other axes), so each rank weighs its sum by the inverse.
+  double sum = 0;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Tensor grad = ag::Grad(steps_[i]);
+    if (!grad.defined()) continue;
+    double split = 1;
+    for (const std::string& axis : shardings_[i].mesh_axes) {
+      if (!axis.empty()) split *= mesh_.size(axis);
+    }
+    sum += ops::SumOfSquares(grad) * split / world_.size();
+  }
+  return std::sqrt(world_.AllReduce(sum));
+}
+
 double Trainer::ValidationLoss() {
   if (val_ == nullptr) return std::nan("");
   ag::NoGradGuard no_grad;
   const ag::AutocastGuard autocast(options_.dtype);
   model_->Eval();
-  const int64_t b = options_.batch_size, t = options_.seq_len, n = world_.size();
+  const int64_t b = options_.batch_size, t = options_.seq_len, n = data_ranks_;
   const int64_t batches = std::min(options_.val_batches, data::WindowCount(*val_, t) / (b * n));
   double sum = 0;
   for (int64_t k = 0; k < batches; ++k) {
-    const data::Batch batch = data::SequentialBatch(*val_, k * n + world_.rank(), b, t);
+    const data::Batch batch = data::SequentialBatch(*val_, k * n + data_rank_, b, t);
+    if (fsdp_) fsdp_->BeginForward();
     sum += model_->Loss(batch.x.To(options_.device), batch.y.To(options_.device)).item<double>();
   }
   model_->Train();
@@ -279,10 +445,22 @@ double Trainer::ValidationLoss() {
 }
 
 absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
-  std::map<std::string, Tensor> tensors = model_->StateDict();
-  // ZeRO's state comes from every rank: all of them gather it.
-  for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict())
-    tensors[kOptimizerPrefix + key] = t;
+  std::map<std::string, Tensor> tensors;
+  // ZeRO's state, and sharded parameters and state, come from every rank: all of them
+  // gather it (rank 0 writes it).
+  if (sharded()) {
+    const ag::NoGradGuard no_grad;
+    for (size_t i = 0; i < shardings_.size(); ++i)
+      tensors[shardings_[i].name] = shardings_[i].Gather(steps_[i], mesh_);
+    for (const auto& [key, t] : optimizer_->StateDict()) {
+      const distributed::ParamSharding* s = MomentSharding(key);
+      tensors[kOptimizerPrefix + key] = s != nullptr ? s->Gather(t, mesh_) : t;
+    }
+  } else {
+    tensors = model_->StateDict();
+    for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict())
+      tensors[kOptimizerPrefix + key] = t;
+  }
   std::map<std::string, std::string> metadata = {
       {"format", kCheckpointFormat},
       {"config", ConfigJson(model_->config())},
@@ -290,8 +468,9 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
       {"micro_batches", absl::StrCat(micro_batches_)},
       {"data_generator_offset", absl::StrCat(data_gen_.offset())},
       {"model_generator_offset",
-       absl::StrCat(model_gen_.offset() - DropoutStreamOffset(world_.rank()))},
-      {"world_size", absl::StrCat(world_.size())},
+       absl::StrCat(model_gen_.offset() - DropoutStreamOffset(data_rank_))},
+      // The data axis' ranks: each reads its own rows (the model axis' share them).
+      {"world_size", absl::StrCat(data_ranks_)},
       {"batch_size", absl::StrCat(options_.batch_size)},
   };
   if (!options_.vocab.empty()) metadata["vocab"] = options_.vocab;

@@ -21,6 +21,17 @@
 // steps. Dropout draws from a stream of its own on each rank. Checkpoints hold the whole
 // state; rank 0 writes them, and a run resumes on any number of ranks whose global batch
 // is the saved one's.
+//
+// Sharded (TrainOptions::mesh, distributed/mesh.h): the ranks form a mesh of a "data"
+// axis, whose ranks split the batch as above, and a "model" axis, whose ranks share one
+// batch and split every block's attention heads and MLP (tensor parallel,
+// distributed/tensor_parallel.h). With `fsdp` the data axis also splits the parameters
+// along their "embed" dimension (distributed/fsdp.h: each rank holds its shards, their
+// gradients and AdamW's state, and gathers a block's weights while it computes). Where
+// each parameter lives comes from its spec under ShardingRules::Gpt2(fsdp); each rank
+// draws only its shards, with the numbers one process would draw. Checkpoints gather
+// every parameter and AdamW's state whole, so a run saved on one mesh resumes on
+// another, or in one process.
 
 #include <cstdint>
 #include <memory>
@@ -30,9 +41,13 @@
 #include "absl/status/statusor.h"
 #include "data/shards.h"
 #include "distributed/data_parallel.h"
+#include "distributed/fsdp.h"
+#include "distributed/mesh.h"
 #include "distributed/process_group.h"
+#include "distributed/sharding.h"
 #include "distributed/zero.h"
 #include "models/gpt2/model.h"
+#include "models/gpt2/weights.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
 #include "tensor/random.h"
@@ -57,6 +72,10 @@ struct TrainOptions {
   int64_t val_batches = 8;        // validation windows: the first val_batches x batch_size
   Device device = Device::Cpu();  // where the model, its gradients and AdamW's state live
   int zero_stage = 0;             // 1: AdamW's state split across the ranks (ZeRO-1)
+  // The ranks' mesh: "data:N,model:M" (either axis may be left out; "" is data parallel
+  // over every rank), and whether its data axis shards the parameters (FSDP).
+  std::string mesh;
+  bool fsdp = false;
   // The products' dtype: kBF16 runs each forward and its loss under autocast
   // (autograd/autocast.h); the parameters, their gradients and AdamW stay f32.
   DType dtype = DType::kF32;
@@ -102,14 +121,34 @@ class Trainer {
   absl::Status SaveCheckpoint(const std::string& path) const;
 
   int64_t step() const { return step_; }
+  // The model: whole on this rank unless sharded(), when its blocks hold this rank's
+  // shares (tensor parallel) or nothing between uses (FSDP); generating then needs the
+  // checkpoint.
   GPT& model() { return *model_; }
+  bool sharded() const { return !shardings_.empty(); }
+  const distributed::Mesh& mesh() const { return mesh_; }
+  // FSDP's figures (null without it).
+  const distributed::FullyShardedData* fsdp() const { return fsdp_.get(); }
   const TrainOptions& options() const { return options_; }
 
  private:
   Trainer(const GPTConfig& config, const TrainOptions& options,
-          std::vector<const data::TokenShard*> train, const data::TokenShard* val);
+          std::vector<const data::TokenShard*> train, const data::TokenShard* val,
+          distributed::Mesh mesh);
+  // The sharded model: shardings_, this rank's shards drawn into the model (or, under
+  // FSDP, into shards of its own), tensor parallelism and FSDP set up.
+  absl::Status Shard();
   // The next micro-batch's inputs and targets.
   std::pair<Tensor, Tensor> NextBatch();
+  // Whole parameters (and AdamW's whole state, with `optimizer`) into this rank's
+  // shards; errors name the checkpoint's problem.
+  absl::Status LoadState(const Weights& weights, bool optimizer);
+  // sqrt of the sum over every distinct element of the gradients (a shard counted once
+  // over the ranks that hold copies of it).
+  double GlobalGradNorm();
+  // For an optimizer state key "<i>.exp_avg" or "<i>.exp_avg_sq", the sharding of its
+  // parameter (optimizer index i counts the weight-decay group's first); null otherwise.
+  const distributed::ParamSharding* MomentSharding(const std::string& key) const;
 
   TrainOptions options_;
   Generator model_gen_;  // initialisation, then dropout; outlives the model
@@ -117,6 +156,12 @@ class Trainer {
   std::vector<const data::TokenShard*> train_;
   const data::TokenShard* val_;
   distributed::ProcessGroup& world_;
+  distributed::Mesh mesh_;
+  int data_ranks_, data_rank_;  // the data axis: how many batches, and which is this rank's
+  std::vector<distributed::ParamSharding> shardings_;  // sharded: every parameter's
+  std::vector<Tensor> steps_;            // sharded: what the optimizer steps, per parameter
+  std::vector<size_t> optimizer_order_;  // the optimizer's parameter i is parameter [i]
+  std::unique_ptr<distributed::FullyShardedData> fsdp_;
   std::unique_ptr<optim::Optimizer> optimizer_;              // without ZeRO
   std::unique_ptr<distributed::ZeroAdamW> zero_;             // with ZeRO-1
   std::unique_ptr<distributed::GradientAverager> averager_;  // several ranks, without ZeRO
