@@ -57,7 +57,22 @@ absl::Status CreateDirectories(const std::string& dir) {
 }
 
 absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::Span<const absl::string_view> pieces) {
+                                 const std::function<std::optional<absl::string_view>()>& next) {
+  // Writes every piece to fd; after a failed write, only drains next() (errno kept for
+  // the message: what next() does may change it).
+  auto write_all = [&next](int fd) {
+    bool ok = true;
+    int error = 0;
+    while (const std::optional<absl::string_view> piece = next()) {
+      if (ok && !(ok = WriteAll(fd, *piece))) error = errno;
+    }
+    if (!ok) errno = error;
+    return ok;
+  };
+  auto drain = [&next] {
+    while (next()) {
+    }
+  };
   // A device or a pipe (--save_checkpoint=/dev/null, a FIFO) is written to, not replaced:
   // renaming a file over /dev/null would put a checkpoint where every program's discarded
   // output goes.
@@ -65,21 +80,22 @@ absl::Status WriteFileAtomically(const std::string& path,
   if (::stat(path.c_str(), &st) == 0 &&
       (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoError("open", path);
-    bool ok = true;
-    for (absl::string_view piece : pieces) {
-      if (!(ok = WriteAll(fd, piece))) break;
+    if (fd < 0) {
+      const absl::Status status = ErrnoError("open", path);
+      drain();
+      return status;
     }
-    ok = ::close(fd) == 0 && ok;
-    return ok ? absl::OkStatus() : ErrnoError("write", path);
+    const bool ok = write_all(fd);
+    return ::close(fd) == 0 && ok ? absl::OkStatus() : ErrnoError("write", path);
   }
   std::string temp = absl::StrCat(path, kAtomicTempInfix, "XXXXXX");
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) return ErrnoError("create a temporary file beside", path);
-  bool ok = true;
-  for (absl::string_view piece : pieces) {
-    if (!(ok = WriteAll(fd, piece))) break;
+  if (fd < 0) {
+    const absl::Status status = ErrnoError("create a temporary file beside", path);
+    drain();
+    return status;
   }
+  bool ok = write_all(fd);
   // mkstemp makes the file 0600; what ember writes is as readable as any file the user makes.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -92,6 +108,15 @@ absl::Status WriteFileAtomically(const std::string& path,
   absl::Status status = ErrnoError("write", path);
   ::unlink(temp.c_str());
   return status;
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::Span<const absl::string_view> pieces) {
+  size_t i = 0;
+  return WriteFileAtomically(path, [&]() -> std::optional<absl::string_view> {
+    if (i == pieces.size()) return std::nullopt;
+    return pieces[i++];
+  });
 }
 
 }  // namespace ember

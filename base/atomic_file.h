@@ -1,6 +1,8 @@
 #ifndef EMBER_BASE_ATOMIC_FILE_H_
 #define EMBER_BASE_ATOMIC_FILE_H_
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -35,6 +37,14 @@ absl::Status WriteFileAtomically(const std::string& path,
 inline absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
   return WriteFileAtomically(path, absl::MakeConstSpan(&contents, 1));
 }
+
+// The same, with the pieces made one at a time, so that a file larger than the memory
+// at hand can be written (a sharded checkpoint, gathered a tensor at a time): next()
+// returns the next piece, valid until the following call, or nullopt after the last. It
+// is called to the end even after a write has failed, so that a writer whose pieces
+// come from collectives stays in step with the ranks that make them with it.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::function<std::optional<absl::string_view>()>& next);
 
 // Creates `dir` and its missing parents, as `mkdir -p`: a folder a binary writes to
 // (--out_dir). An error names the folder and the system's reason.

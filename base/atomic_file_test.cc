@@ -43,6 +43,27 @@ TEST(AtomicFile, WritesThePiecesInOrderAndReplacesTheOldFile) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
+// Pieces made one at a time: each is written before the next is asked for; after a
+// failed write (/dev/full: no space) the rest are still asked for (a writer whose
+// pieces come from collectives stays in step with the other ranks), and the error says why.
+TEST(AtomicFile, PiecesMadeOneAtATimeAreAllAskedForEvenAfterAFailure) {
+  const std::string path = FreshDir("streamed") + "/a.txt";
+  int asked = 0;
+  std::string piece;
+  auto next = [&]() -> std::optional<absl::string_view> {
+    if (asked == 3) return std::nullopt;
+    piece = std::string(1, static_cast<char>('a' + asked++));  // overwrites the last one
+    return absl::string_view(piece);
+  };
+  ASSERT_TRUE(WriteFileAtomically(path, next).ok());
+  EXPECT_EQ(Read(path), "abc");
+  asked = 0;
+  const absl::Status full = WriteFileAtomically("/dev/full", next);
+  EXPECT_EQ(asked, 3);
+  EXPECT_EQ(full.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(full.message()), HasSubstr("cannot write /dev/full: No space left"));
+}
+
 TEST(AtomicFile, GetsTheUsersUsualPermissions) {
   const std::string path = FreshDir("mode") + "/a.txt";
   const mode_t old = ::umask(022);

@@ -197,44 +197,54 @@ void FullyShardedData::Reduce(size_t u) {
   }
   for (const Param& p : unit.params) ag::ZeroGrad(p.param);
   Release(u);
+  // The unit reduced before this one has had a unit's backward to finish: fold it in now,
+  // so that at most two units' whole gradients are in flight, not the model's.
+  if (in_flight_ >= 0) Complete(static_cast<size_t>(in_flight_));
+  in_flight_ = static_cast<int>(u);
+}
+
+void FullyShardedData::Complete(size_t u) {
+  Unit& unit = units_[u];
+  if (unit.scatter) {
+    unit.scatter->Wait();
+    unit.scatter.reset();
+    unit.shard_grads =
+        unit.grads_started ? ops::Add(unit.shard_grads, unit.scatter_output) : unit.scatter_output;
+    for (size_t i = 0; i < unit.params.size(); ++i) {
+      const Param& p = unit.params[i];
+      if (p.dim < 0) continue;
+      p.shard.autograd_meta()->grad =
+          unit.shard_grads.Narrow(0, unit.offsets[i], p.shard.numel()).View(p.shard.shape());
+    }
+    unit.scatter_input = unit.scatter_output = Tensor();
+  }
+  if (unit.all_reduce) {
+    unit.all_reduce->Wait();
+    unit.all_reduce.reset();
+    // A whole parameter's gradient is the mean so far: the next micro-batch's backward
+    // adds its own to it, and the mean of that sum over ranks is this mean plus the mean
+    // of theirs.
+    int64_t offset = 0;
+    for (const Param& p : unit.params) {
+      if (p.dim >= 0) continue;
+      p.param.autograd_meta()->grad =
+          unit.whole_grads.Narrow(0, offset, p.param.numel()).View(p.param.shape());
+      offset += p.param.numel();
+    }
+    unit.whole_grads = Tensor();
+  }
+  unit.grads_started = true;
 }
 
 void FullyShardedData::EndBackward() {
   ag::NoGradGuard no_grad;
   for (size_t u = units_.size(); u-- > 0;) Reduce(u);
-  for (Unit& unit : units_) {
-    if (unit.scatter) {
-      unit.scatter->Wait();
-      unit.scatter.reset();
-      unit.shard_grads = unit.grads_started ? ops::Add(unit.shard_grads, unit.scatter_output)
-                                            : unit.scatter_output;
-      for (size_t i = 0; i < unit.params.size(); ++i) {
-        const Param& p = unit.params[i];
-        if (p.dim < 0) continue;
-        p.shard.autograd_meta()->grad =
-            unit.shard_grads.Narrow(0, unit.offsets[i], p.shard.numel()).View(p.shard.shape());
-      }
-      unit.scatter_input = unit.scatter_output = Tensor();
-    }
-    if (unit.all_reduce) {
-      unit.all_reduce->Wait();
-      unit.all_reduce.reset();
-      // A whole parameter's gradient is the mean so far: the next micro-batch's
-      // backward adds its own to it, and the mean of that sum over ranks is this mean
-      // plus the mean of theirs.
-      int64_t offset = 0;
-      for (const Param& p : unit.params) {
-        if (p.dim >= 0) continue;
-        p.param.autograd_meta()->grad =
-            unit.whole_grads.Narrow(0, offset, p.param.numel()).View(p.param.shape());
-        offset += p.param.numel();
-      }
-      unit.whole_grads = Tensor();
-    }
-    unit.grads_started = true;
-    unit.reduced = false;
-    unit.pending = static_cast<int>(unit.params.size());
+  for (size_t u = 0; u < units_.size(); ++u) {
+    Complete(u);
+    units_[u].reduced = false;
+    units_[u].pending = static_cast<int>(units_[u].params.size());
   }
+  in_flight_ = -1;
   for (size_t u = 1; u < units_.size(); ++u) Release(u);
 }
 
@@ -246,6 +256,7 @@ void FullyShardedData::ZeroGrad() {
     }
     unit.shard_grads = Tensor();
     unit.grads_started = false;
+    unit.reduced = false;
   }
   gathered_bytes_ = reduced_bytes_ = 0;
 }

@@ -21,7 +21,8 @@
 // released storage, tensor/storage.h), so the views autograd saved in forward read the
 // gathered weights again in backward. Memory per rank: 1/N of the sharded parameters,
 // their gradients and AdamW's state, plus the root and at most a few units gathered
-// (the one computing, the one prefetched, one whose gradients are in flight).
+// (the one computing, the one prefetched) and two units' whole gradients (a unit's
+// reduction is waited for when the next one's starts).
 //
 //   FullyShardedData fsdp(mesh.group("data"), units, modules);
 //   fsdp.ZeroGrad();
@@ -97,6 +98,9 @@ class FullyShardedData {
   void EnsureGathered(size_t u);
   void Release(size_t u);
   void Reduce(size_t u);
+  // Waits for unit u's reductions (if any are in flight), adds them to the shards' and
+  // whole parameters' gradients, and frees their buffers.
+  void Complete(size_t u);
   Tensor Before(size_t u, const Tensor& x);
   Tensor After(size_t u, const Tensor& y);
 
@@ -104,6 +108,7 @@ class FullyShardedData {
   std::vector<Unit> units_;
   std::vector<nn::Module*> modules_;
   bool root_current_ = false;
+  int in_flight_ = -1;  // the unit whose reductions were started last and not completed
   int64_t gathered_bytes_ = 0, reduced_bytes_ = 0;
 };
 

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/atomic_file.h"
+#include "base/error.h"
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 
@@ -266,26 +267,22 @@ absl::StatusOr<Safetensors> LoadSafetensors(const std::string& path) {
   return result;
 }
 
-absl::Status SaveSafetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+absl::Status SaveSafetensors(const std::string& path,
+                             const std::map<std::string, TensorLayout>& layout,
+                             const std::function<Tensor(const std::string&)>& make,
                              const std::map<std::string, std::string>& metadata) {
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
-  std::vector<Tensor> contiguous;
   uint64_t offset = 0;
-  for (const auto& [name, tensor] : tensors) {
+  for (const auto& [name, info] : layout) {
     if (name == "__metadata__") {
       return absl::InvalidArgumentError("a tensor cannot be named __metadata__ in safetensors");
     }
-    if (!tensor.defined()) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' is undefined"));
-    }
-    const uint64_t nbytes = static_cast<uint64_t>(tensor.numel() * tensor.itemsize());
-    header[name] = {{"dtype", SafetensorsDTypeName(tensor.dtype())},
-                    {"shape", std::vector<int64_t>(tensor.shape().begin(), tensor.shape().end())},
+    const uint64_t nbytes = static_cast<uint64_t>(NumElements(info.shape) * ItemSize(info.dtype));
+    header[name] = {{"dtype", SafetensorsDTypeName(info.dtype)},
+                    {"shape", std::vector<int64_t>(info.shape.begin(), info.shape.end())},
                     {"data_offsets", {offset, offset + nbytes}}};
     offset += nbytes;
-    contiguous.push_back(
-        tensor.To(Device::Cpu()).Contiguous());  // a GPU tensor is copied to the host
   }
   std::string text;
   try {
@@ -297,12 +294,37 @@ absl::Status SaveSafetensors(const std::string& path, const std::map<std::string
   char length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
 
-  std::vector<absl::string_view> pieces = {absl::string_view(length, 8), text};
-  for (const Tensor& t : contiguous) {
-    pieces.emplace_back(static_cast<const char*>(t.raw_data()),
-                        static_cast<size_t>(t.numel() * t.itemsize()));
+  // The length, the header, then each tensor as make() gives it (on the host).
+  int piece = -2;
+  auto next = layout.begin();
+  Tensor current;
+  return WriteFileAtomically(path, [&]() -> std::optional<absl::string_view> {
+    ++piece;
+    if (piece == -1) return absl::string_view(length, 8);
+    if (piece == 0) return absl::string_view(text);
+    if (next == layout.end()) return std::nullopt;
+    const auto& [name, info] = *next++;
+    current = make(name);
+    EMBER_CHECK(current.defined() && current.shape() == info.shape && current.dtype() == info.dtype,
+                "safetensors: tensor '", name, "' is not the ", ShapeToString(info.shape), " ",
+                DTypeName(info.dtype), " laid out for ", path);
+    current = current.To(Device::Cpu()).Contiguous();  // a GPU tensor is copied to the host
+    return absl::string_view(static_cast<const char*>(current.raw_data()),
+                             static_cast<size_t>(current.numel() * current.itemsize()));
+  });
+}
+
+absl::Status SaveSafetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                             const std::map<std::string, std::string>& metadata) {
+  std::map<std::string, TensorLayout> layout;
+  for (const auto& [name, tensor] : tensors) {
+    if (!tensor.defined()) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' is undefined"));
+    }
+    layout[name] = {tensor.shape(), tensor.dtype()};
   }
-  return WriteFileAtomically(path, pieces);
+  return SaveSafetensors(
+      path, layout, [&tensors](const std::string& name) { return tensors.at(name); }, metadata);
 }
 
 }  // namespace ember::nn

@@ -15,6 +15,7 @@
 // checks everything the reference reader checks, so a malformed or hostile file is an
 // InvalidArgument naming the problem, never a crash or a read outside the file.
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -33,6 +34,19 @@ struct Safetensors {
 // to `path` through a temporary file in the same folder that is renamed into place,
 // so an existing file is replaced whole or not at all.
 absl::Status SaveSafetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                             const std::map<std::string, std::string>& metadata = {});
+
+// The same, for tensors made one at a time, so that only one of them is in memory at
+// once (a sharded model's, each gathered from every rank): `layout` gives each
+// tensor's shape and dtype, and make(name) returns it (with those; on any device),
+// called once per name in name order, even after a write has failed.
+struct TensorLayout {
+  Shape shape;
+  DType dtype = DType::kF32;
+};
+absl::Status SaveSafetensors(const std::string& path,
+                             const std::map<std::string, TensorLayout>& layout,
+                             const std::function<Tensor(const std::string&)>& make,
                              const std::map<std::string, std::string>& metadata = {});
 
 // Memory-maps `path` and copies each tensor out of it.

@@ -108,6 +108,32 @@ TEST(Safetensors, WritesThePaddedLayoutOfTheFormat) {
   EXPECT_EQ(second, 2.0f);
 }
 
+// A file written a tensor at a time (a sharded checkpoint's gathers) is the same file,
+// asking for each tensor once, in name order; a tensor that is not its layout's is a bug.
+TEST(Safetensors, TensorsMadeOneAtATimeWriteTheSameFile) {
+  Generator gen(4);
+  const std::map<std::string, Tensor> tensors = {{"b", Randn({3, 2}, gen)},
+                                                 {"a", Arange(0, 5).To(DType::kI64)}};
+  const std::string whole = TempDir() + "/whole.safetensors",
+                    streamed = TempDir() + "/streamed.safetensors";
+  ASSERT_TRUE(SaveSafetensors(whole, tensors, {{"step", "3"}}).ok());
+  std::vector<std::string> asked;
+  const std::map<std::string, TensorLayout> layout = {{"a", {{5}, DType::kI64}},
+                                                      {"b", {{3, 2}, DType::kF32}}};
+  ASSERT_TRUE(SaveSafetensors(streamed, layout,
+                              [&](const std::string& name) {
+                                asked.push_back(name);
+                                return tensors.at(name);
+                              },
+                              {{"step", "3"}})
+                  .ok());
+  EXPECT_EQ(asked, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(ReadFile(streamed), ReadFile(whole));
+  EXPECT_THROW(
+      SaveSafetensors(streamed, layout, [&](const std::string&) { return tensors.at("b"); }),
+      Error);
+}
+
 TEST(Safetensors, ModuleStateDictRoundTrips) {
   Generator gen(1);
   Linear a(4, 3, true, gen), b(4, 3, true, gen);

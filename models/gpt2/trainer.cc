@@ -445,22 +445,6 @@ double Trainer::ValidationLoss() {
 }
 
 absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
-  std::map<std::string, Tensor> tensors;
-  // ZeRO's state, and sharded parameters and state, come from every rank: all of them
-  // gather it (rank 0 writes it).
-  if (sharded()) {
-    const ag::NoGradGuard no_grad;
-    for (size_t i = 0; i < shardings_.size(); ++i)
-      tensors[shardings_[i].name] = shardings_[i].Gather(steps_[i], mesh_);
-    for (const auto& [key, t] : optimizer_->StateDict()) {
-      const distributed::ParamSharding* s = MomentSharding(key);
-      tensors[kOptimizerPrefix + key] = s != nullptr ? s->Gather(t, mesh_) : t;
-    }
-  } else {
-    tensors = model_->StateDict();
-    for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict())
-      tensors[kOptimizerPrefix + key] = t;
-  }
   std::map<std::string, std::string> metadata = {
       {"format", kCheckpointFormat},
       {"config", ConfigJson(model_->config())},
@@ -474,8 +458,43 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
       {"batch_size", absl::StrCat(options_.batch_size)},
   };
   if (!options_.vocab.empty()) metadata["vocab"] = options_.vocab;
-  const absl::Status status =
-      world_.rank() == 0 ? nn::SaveSafetensors(path, tensors, metadata) : absl::OkStatus();
+  absl::Status status;
+  if (sharded()) {
+    // Every tensor gathered whole from the ranks that hold its shards, one at a time as
+    // rank 0 writes it (every rank takes part in each gather, in the file's order), so
+    // no rank ever holds more than one whole tensor of it.
+    const ag::NoGradGuard no_grad;
+    const std::map<std::string, Tensor> state = optimizer_->StateDict();
+    std::map<std::string, nn::TensorLayout> layout;
+    for (const distributed::ParamSharding& s : shardings_)
+      layout[s.name] = {s.spec.shape, DType::kF32};
+    for (const auto& [key, t] : state) {
+      const distributed::ParamSharding* s = MomentSharding(key);
+      layout[kOptimizerPrefix + key] = {s != nullptr ? s->spec.shape : t.shape(), t.dtype()};
+    }
+    auto make = [&](const std::string& name) {
+      if (absl::StartsWith(name, kOptimizerPrefix)) {
+        const std::string key = name.substr(std::string(kOptimizerPrefix).size());
+        const distributed::ParamSharding* s = MomentSharding(key);
+        return s != nullptr ? s->Gather(state.at(key), mesh_) : state.at(key);
+      }
+      for (size_t i = 0; i < shardings_.size(); ++i) {
+        if (shardings_[i].name == name) return shardings_[i].Gather(steps_[i], mesh_);
+      }
+      EMBER_THROW("checkpoint: no tensor ", name);
+    };
+    if (world_.rank() == 0) {
+      status = nn::SaveSafetensors(path, layout, make, metadata);
+    } else {
+      for (const auto& entry : layout) make(entry.first);
+    }
+  } else {
+    // ZeRO's state comes from every rank: all of them gather it.
+    std::map<std::string, Tensor> tensors = model_->StateDict();
+    for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict())
+      tensors[kOptimizerPrefix + key] = t;
+    if (world_.rank() == 0) status = nn::SaveSafetensors(path, tensors, metadata);
+  }
   if (world_.AllReduce(status.ok() ? 0.0 : 1.0) > 0 && status.ok()) {
     return absl::InternalError(
         absl::StrCat("rank 0 could not write ", path, " (its message says why)"));
