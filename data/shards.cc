@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -53,22 +54,49 @@ absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t voc
   auto bad = [&](int64_t offset, absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": at byte ", offset, ": ", what));
   };
-  if (bytes < static_cast<size_t>(kShardHeaderBytes)) {
+  if (bytes == 0) {
     close(fd);
-    return bad(static_cast<int64_t>(bytes),
-               absl::StrCat("truncated: the file has ", bytes, " bytes, the header alone ",
-                            kShardHeaderBytes));
+    return bad(0, "empty: neither an llm.c shard nor headerless uint16 tokens");
   }
   void* map = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
   close(fd);
   if (map == MAP_FAILED) return Errno("cannot map", path);
   TokenShard shard(path, map, bytes, nullptr, 0);  // unmaps on every return below
+  const auto* data = static_cast<const unsigned char*>(map);
+  int32_t magic = 0;
+  if (bytes >= sizeof(magic)) std::memcpy(&magic, data, sizeof(magic));
+  if (magic != kShardMagic) {
+    // Headerless uint16 tokens (nanoGPT's train.bin), unless the bytes say otherwise.
+    if (bytes % 2 != 0) {
+      return bad(static_cast<int64_t>(bytes) - 1,
+                 absl::StrCat("neither an llm.c shard (no magic number ", kShardMagic,
+                              " at its start) nor headerless uint16 tokens (", bytes,
+                              " bytes, an odd number)"));
+    }
+    const size_t look = std::min<size_t>(bytes, 512);
+    const bool text = std::all_of(data, data + look, [](unsigned char c) {
+      return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' || c == '\r';
+    });
+    if (text) {
+      return bad(0,
+                 "text, not tokens: tokenize it first (tools/tokenize), or pass it as "
+                 "text where a binary takes text");
+    }
+    shard.tokens_ = reinterpret_cast<const uint16_t*>(data);
+    shard.size_ = static_cast<int64_t>(bytes / 2);
+    shard.header_bytes_ = 0;
+    if (vocab_size > 0) {
+      RETURN_IF_ERROR(shard.CheckVocabulary(vocab_size));
+    }
+    return shard;
+  }
+  if (bytes < static_cast<size_t>(kShardHeaderBytes)) {
+    return bad(static_cast<int64_t>(bytes),
+               absl::StrCat("truncated: the file has ", bytes, " bytes, the header alone ",
+                            kShardHeaderBytes));
+  }
   int32_t header[3];
   std::memcpy(header, map, sizeof(header));
-  if (header[0] != kShardMagic) {
-    return bad(0, absl::StrCat("wrong magic number ", header[0], " (a token shard starts with ",
-                               kShardMagic, ")"));
-  }
   if (header[1] != kShardVersion) {
     return bad(
         4, absl::StrCat("version ", header[1], ", expected ", kShardVersion, " (uint16 tokens)"));
@@ -91,7 +119,7 @@ absl::StatusOr<TokenShard> TokenShard::Open(const std::string& path, int64_t voc
 absl::Status TokenShard::CheckVocabulary(int64_t vocab_size) const {
   for (int64_t i = 0; i < size_; ++i) {
     if (tokens_[i] >= vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat(path_, ": at byte ", kShardHeaderBytes + 2 * i,
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": at byte ", header_bytes_ + 2 * i,
                                                      ": token ", tokens_[i], " (token ", i,
                                                      ") is beyond the vocabulary of ", vocab_size));
     }
@@ -113,6 +141,7 @@ TokenShard& TokenShard::operator=(TokenShard&& other) noexcept {
     map_bytes_ = std::exchange(other.map_bytes_, 0);
     tokens_ = std::exchange(other.tokens_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    header_bytes_ = other.header_bytes_;
   }
   return *this;
 }

@@ -3,7 +3,8 @@
 
 // Token shards in llm.c's format, which nanoGPT-style tools read too: a header of 256
 // little-endian int32 (magic 20240520, version 1, the token count, then zeros), then
-// the tokens as little-endian uint16. Shards are read memory-mapped.
+// the tokens as little-endian uint16; or nanoGPT's (and SciCore's) headerless files,
+// the uint16 tokens alone. Shards are read memory-mapped.
 
 #include <cstdint>
 #include <string>
@@ -23,9 +24,12 @@ absl::Status WriteTokenShard(const std::string& path, absl::Span<const uint16_t>
 
 class TokenShard {
  public:
-  // Checks the header against the file: size, magic, version, and that the count
-  // matches the bytes that follow; with vocab_size > 0 also that every token is below
-  // it. Each failure is an InvalidArgument naming the file and the byte offset.
+  // A file that starts with llm.c's magic is an llm.c shard: its header is checked
+  // against the file (size, version, and that the count matches the bytes that follow).
+  // Any other is read as headerless uint16 tokens, if it can be: an even number of
+  // bytes, at least one token, and not text (a start of printable ASCII only: tokenize
+  // it first). With vocab_size > 0, every token must be below it. Each failure is an
+  // InvalidArgument naming the file and the byte offset.
   static absl::StatusOr<TokenShard> Open(const std::string& path, int64_t vocab_size = 0);
 
   TokenShard(TokenShard&& other) noexcept;
@@ -41,6 +45,8 @@ class TokenShard {
   // The tokens, little-endian uint16 in the mapped file (x86 and ARM read them as is).
   const uint16_t* tokens() const { return tokens_; }
   const std::string& path() const { return path_; }
+  // Whether the file is headerless (nanoGPT's) rather than llm.c's.
+  bool headerless() const { return header_bytes_ == 0; }
 
  private:
   TokenShard(std::string path, void* map, size_t map_bytes, const uint16_t* tokens, int64_t size);
@@ -50,6 +56,7 @@ class TokenShard {
   size_t map_bytes_ = 0;
   const uint16_t* tokens_ = nullptr;
   int64_t size_ = 0;
+  int64_t header_bytes_ = kShardHeaderBytes;  // where the tokens start in the file
 };
 
 }  // namespace ember::data

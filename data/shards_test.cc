@@ -51,16 +51,44 @@ TEST(ShardsTest, LlmcLayoutByteForByte) {
   EXPECT_EQ(std::vector<uint16_t>(shard.tokens(), shard.tokens() + shard.size()), tokens);
 }
 
+// nanoGPT's train.bin: the uint16 tokens alone, as numpy's tofile writes them.
+TEST(ShardsTest, HeaderlessTokensAreReadAsNanoGptWritesThem) {
+  const std::vector<uint16_t> tokens = {50256, 15496, 11, 995, 0, 13};
+  WriteBytes(Temp("nanogpt.bin"),
+             std::string(reinterpret_cast<const char*>(tokens.data()), 2 * tokens.size()));
+  const absl::StatusOr<TokenShard> shard = TokenShard::Open(Temp("nanogpt.bin"), 50257);
+  ASSERT_TRUE(shard.ok()) << shard.status();
+  EXPECT_TRUE(shard->headerless());
+  EXPECT_EQ(std::vector<uint16_t>(shard->tokens(), shard->tokens() + shard->size()), tokens);
+  EXPECT_THAT(Message(Temp("nanogpt.bin"), 50000),
+              HasSubstr("nanogpt.bin: at byte 0: token 50256 (token 0) is beyond the vocabulary"));
+  ASSERT_TRUE(WriteTokenShard(Temp("llmc.bin"), tokens).ok());
+  EXPECT_FALSE(TokenShard::Open(Temp("llmc.bin"))->headerless());
+}
+
 TEST(ShardsTest, MalformedShardsNameTheOffset) {
   ASSERT_TRUE(WriteTokenShard(Temp("good.bin"), std::vector<uint16_t>{1, 2, 3}).ok());
   const std::string good = ReadAll(Temp("good.bin"));
   WriteBytes(Temp("short.bin"), good.substr(0, 100));
   EXPECT_THAT(Message(Temp("short.bin")),
               HasSubstr("short.bin: at byte 100: truncated: the file has 100 bytes"));
+  // Without the magic a file is headerless tokens: a broken header reads as tokens
+  // (the vocabulary check then finds them, as any reader with a vocabulary does).
   std::string magic = good;
   magic[0] = 1;
   WriteBytes(Temp("magic.bin"), magic);
-  EXPECT_THAT(Message(Temp("magic.bin")), HasSubstr("at byte 0: wrong magic number 20240385"));
+  EXPECT_TRUE(TokenShard::Open(Temp("magic.bin"))->headerless());
+  EXPECT_THAT(Message(Temp("magic.bin"), 50257),
+              HasSubstr("at byte 0: token 55297 (token 0) is beyond the vocabulary of 50257"));
+  WriteBytes(Temp("odd.bin"), std::string("\x01\x00\x02", 3));
+  EXPECT_THAT(Message(Temp("odd.bin")),
+              HasSubstr("odd.bin: at byte 2: neither an llm.c shard (no magic number 20240520 at "
+                        "its start) nor headerless uint16 tokens (3 bytes, an odd number)"));
+  WriteBytes(Temp("text.bin"), "Hello, world.\n");
+  EXPECT_THAT(Message(Temp("text.bin")),
+              HasSubstr("text.bin: at byte 0: text, not tokens: tokenize it first"));
+  WriteBytes(Temp("empty.bin"), "");
+  EXPECT_THAT(Message(Temp("empty.bin")), HasSubstr("at byte 0: empty"));
   std::string version = good;
   version[4] = 2;
   WriteBytes(Temp("version.bin"), version);

@@ -83,9 +83,9 @@ ABSL_FLAG(std::string, init_from, "",
 ABSL_FLAG(std::string, resume, "",
           "continue this ember checkpoint's run exactly (to --steps); latest: the newest "
           "checkpoint in --out_dir");
-ABSL_FLAG(
-    std::string, train_data, "",
-    "training token shards: a file or a glob (default: the Brown corpus in --vocab's tokens)");
+ABSL_FLAG(std::string, train_data, "",
+          "training token shards, llm.c's or headerless uint16 (nanoGPT's train.bin): a file or a "
+          "glob (default: the Brown corpus in --vocab's tokens)");
 ABSL_FLAG(std::string, vocab, "",
           "the data's tokens: brown (a byte-level BPE of --vocab_size trained on the Brown "
           "corpus's training split, "

@@ -96,4 +96,18 @@ expect "training knows data and model" "1" \
   "$($train "${common[@]}" --mesh=pipe:1 2>&1 | grep -c 'training knows the axes data and model, not pipe')"
 expect "a mesh must fit the ranks" "1" \
   "$($train "${common[@]}" --mesh=model:2 2>&1 | grep -c 'mesh model:2 has 2 ranks, but the world has 1 (mpirun -np 2)')"
+# nanoGPT's headerless train.bin (uint16 ids alone) trains as llm.c's shard of the same ids.
+python3 - "$TEST_TMPDIR/train.bin" "$TEST_TMPDIR/headerless.bin" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(data[1024:])
+PY
+$train "${common[@]}" --model=tiny --seq_len=16 --steps=2 --warmup_steps=1 --sample_tokens=0 \
+  --data_order=sequential --out_dir="$TEST_TMPDIR/llmc" 2>"$TEST_TMPDIR/llmc.log"
+$train "${common[@]}" --model=tiny --seq_len=16 --steps=2 --warmup_steps=1 --sample_tokens=0 \
+  --data_order=sequential --train_data="$TEST_TMPDIR/headerless.bin" --out_dir="$TEST_TMPDIR/bare" \
+  2>"$TEST_TMPDIR/bare.log"
+expect "headerless tokens train" "0" "$?"
+expect "... to llm.c's numbers" "$(grep -o 'loss [0-9.]*' "$TEST_TMPDIR/llmc.log" | tail -1)" \
+  "$(grep -o 'loss [0-9.]*' "$TEST_TMPDIR/bare.log" | tail -1)"
 expect_done
