@@ -219,14 +219,22 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen) {
 
 // One node: the fused kernel keeps each query's log-sum-exp, and its backward recomputes
 // the probabilities (tensor/ops/attention.h).
-Tensor CausalAttention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in) {
+Tensor CausalAttention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, double dropout,
+                       Generator& gen) {
   const Tensor q = internal::ForProduct(q_in), k = internal::ForProduct(k_in),
                v = internal::ForProduct(v_in);
   // The kernel reads contiguous heads: copied once here (heads are usually strided views
   // of one qkv projection) and kept for the backward.
   const Tensor qc = Detach(q).Contiguous(), kc = Detach(k).Contiguous(),
                vc = Detach(v).Contiguous();
-  ops::CausalAttentionResult result = WithoutGrad([&] { return ops::CausalAttention(qc, kc, vc); });
+  kernels::AttentionDropout mask{dropout, gen.seed(), gen.offset()};
+  if (dropout > 0) {  // the words Rand([..., Tq, Tk]) in f32 would draw
+    int64_t weights = k.size(-2);
+    for (int64_t i = 0; i + 1 < q.dim(); ++i) weights *= q.size(i);
+    gen.set_offset(gen.offset() + static_cast<uint64_t>(weights));
+  }
+  ops::CausalAttentionResult result =
+      WithoutGrad([&] { return ops::CausalAttention(qc, kc, vc, mask); });
   if (!ShouldRecord({q, k, v})) return result.y;
   const Tensor y = result.y;
   result.y = Detach(y);  // the node holds y's values, not y (whose node it is: a cycle)

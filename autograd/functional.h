@@ -62,7 +62,12 @@ Tensor Dropout(const Tensor& x, double p, bool training, Generator& gen = Defaul
 // positions' keys and values, as a key/value cache holds them), so query i, at position
 // Tk - Tq + i, attends to keys j <= Tk - Tq + i. One fused node (kernels/attention.h);
 // autograd's tests check it against the composite of Matmul, MaskedFill and Softmax.
-Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v);
+// With dropout > 0 the attention weights are dropped out (zeroed with probability
+// `dropout`, the rest scaled by 1 / (1 - dropout)) inside the fused kernel, the mask
+// drawn from gen as Rand([..., Tq, Tk]) in f32 would draw it (gen advances as much), so
+// the composite with Dropout after the Softmax gives the same numbers.
+Tensor CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v, double dropout = 0,
+                       Generator& gen = DefaultGenerator());
 
 }  // namespace ember::autograd
 

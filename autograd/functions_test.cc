@@ -345,6 +345,23 @@ TEST(FunctionsTest, CausalAttention) {
                Error);  // more queries than keys
 }
 
+// Dropout on the attention weights, against float64 finite differences with the mask
+// fixed (the generator restarted for every evaluation).
+TEST(FunctionsTest, CausalAttentionWithDropout) {
+  Check("causal_attention, dropout 0.3",
+        [](const auto& in) {
+          Generator gen(21);
+          return CausalAttention(in[0], in[1], in[2], 0.3, gen);
+        },
+        {Leaf({2, 6, 3}), Leaf({2, 6, 3}), Leaf({2, 6, 3})});
+  // The generator moves past the weights' words, as Rand([2, 6, 6]) would.
+  Generator gen(21), twin(21);
+  CausalAttention(Leaf({2, 6, 3}), Leaf({2, 6, 3}), Leaf({2, 6, 3}), 0.3, gen);
+  Rand({2, 6, 6}, twin);
+  EXPECT_EQ(gen.offset(), twin.offset());
+  EXPECT_THROW(CausalAttention(Leaf({1, 2, 2}), Leaf({1, 2, 2}), Leaf({1, 2, 2}), 1.5), Error);
+}
+
 // The fused node against the composite it replaced, softmax(q k^T / sqrt(d) + mask) v
 // from Matmul, MaskedFill and Softmax, on strided heads as GPT-2's attention makes
 // them ([B, T, H, d] transposed): outputs and all three gradients.
@@ -373,6 +390,39 @@ TEST(FunctionsTest, CausalAttentionEqualsTheComposite) {
       EXPECT_LT(ops::Max(ops::Abs(ops::Sub(results[1][i], results[0][i]))).item<double>(), 1e-12)
           << "output " << i << " with tq=" << tq << ", tk=" << tk;
     }
+  }
+}
+
+// With dropout: the composite drops the softmax's weights with the mask Rand draws in f32
+// from the same generator state (kernels/attention.h), and the fused node matches it.
+TEST(FunctionsTest, CausalAttentionWithDropoutEqualsTheComposite) {
+  const double p = 0.25;
+  auto composite = [p](const Tensor& q, const Tensor& k, const Tensor& v, Generator& gen) {
+    const int64_t tq = q.size(-2), tk = k.size(-2);
+    const Tensor scores = Mul(Matmul(q, Transpose(k, -2, -1)), 1.0 / std::sqrt(double(q.size(-1))));
+    const Tensor rows = ops::Add(Arange(tq), tk - tq).View({tq, 1}),
+                 cols = Arange(tk).View({1, tk});
+    const Tensor weights = Softmax(MaskedFill(scores, ops::Gt(cols, rows), -INFINITY));
+    const Tensor keep = ops::Div(ops::Ge(Rand(weights.shape(), gen), p).To(DType::kF64), 1 - p);
+    return Matmul(Mul(weights, keep), v);
+  };
+  const Tensor q = Leaf({2, 3, 9, 5}, -2, 2), k = Leaf({2, 3, 12, 5}, -2, 2),
+               v = Leaf({2, 3, 12, 5});
+  const Tensor g = Uniform({2, 3, 9, 5}, -1, 1, Gen(), DType::kF64);
+  std::vector<Tensor> results[2];
+  uint64_t offsets[2];
+  for (int fused = 0; fused < 2; ++fused) {
+    for (const Tensor& t : {q, k, v}) ZeroGrad(t);
+    Generator gen(33);
+    const Tensor y = fused ? CausalAttention(q, k, v, p, gen) : composite(q, k, v, gen);
+    Backward(y, g);
+    results[fused] = {Detach(y), Grad(q).Clone(), Grad(k).Clone(), Grad(v).Clone()};
+    offsets[fused] = gen.offset();
+  }
+  EXPECT_EQ(offsets[0], offsets[1]);
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    EXPECT_LT(ops::Max(ops::Abs(ops::Sub(results[1][i], results[0][i]))).item<double>(), 1e-12)
+        << "output " << i;
   }
 }
 

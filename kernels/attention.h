@@ -10,6 +10,24 @@
 // twins at the end.
 #define EMBER_ATTENTION_KERNELS(X) X(CausalAttentionForward) X(CausalAttentionBackward)
 
+namespace ember::kernels {
+
+// Dropout on the attention weights, as scaled_dot_product_attention's dropout_p:
+//   Y = (P * M) V,  M_ij = [u_ij >= p] / (1 - p)  (0 everywhere when p = 1),
+// u_ij uniform in [0, 1) from Philox's stream of `seed` (kernels/philox.h) at word
+// offset + (b tq + i) tk + j for head b, query i, key j, with 24 bits: the numbers
+// tensor/random.h's Rand draws for an f32 tensor [batch, tq, tk] from that offset, so the
+// CPU and CUDA make the same mask, and so does the composite softmax, dropout, matmul
+// drawing from the same generator. lse stays the undropped softmax's; the backward
+// takes dV = (P * M)^T dY and dP = (dY V^T) * M, and the rest as below (D_i = dY_i . Y_i
+// holds with the dropped Y). p = 0: no dropout, nothing drawn.
+struct AttentionDropout {
+  double p = 0;
+  uint64_t seed = 0, offset = 0;
+};
+
+}  // namespace ember::kernels
+
 namespace ember::kernels::cpu {
 
 // Causal scaled dot-product attention over `batch` independent heads, f32 or f64 (or
@@ -29,11 +47,14 @@ namespace ember::kernels::cpu {
 // contiguous, outputs overwritten. Work goes in blocks of query rows whose keys stop at
 // the block's last visible one (the masked triangle is mostly skipped), one head per
 // thread: each head's sums run in one order whatever the thread count.
+// With dropout (above) the backward is given the forward's.
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
-                            const void* q, const void* k, const void* v, void* y, void* lse);
+                            const void* q, const void* k, const void* v, void* y, void* lse,
+                            const AttentionDropout& dropout);
 void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
                              const void* q, const void* k, const void* v, const void* y,
-                             const void* lse, const void* dy, void* dq, void* dk, void* dv);
+                             const void* lse, const void* dy, void* dq, void* dk, void* dv,
+                             const AttentionDropout& dropout);
 
 }  // namespace ember::kernels::cpu
 

@@ -17,6 +17,7 @@
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cuda/internal/backends.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/philox.h"
 #include "kernels/reference/attention.h"
 #include "kernels/testing.h"
 
@@ -45,7 +46,8 @@ struct Outputs {
 
 // q and k uniform in [-spread, spread], v and dy in [-1, 1]; forward and backward.
 template <typename B, typename T>
-Outputs<T> Attend(const Shape& s, double spread, std::mt19937& rng) {
+Outputs<T> Attend(const Shape& s, double spread, std::mt19937& rng,
+                  const AttentionDropout& dropout = {}) {
   Outputs<T> r;
   r.q = RandomVector<T>(s.batch * s.tq * s.d, -spread, spread, rng);
   r.k = RandomVector<T>(s.batch * s.tk * s.d, -spread, spread, rng);
@@ -55,9 +57,10 @@ Outputs<T> Attend(const Shape& s, double spread, std::mt19937& rng) {
   const typename B::Buffer q(r.q), k(r.k), v(r.v), dy(r.dy), y(q_bytes),
       lse(s.batch * s.tq * sizeof(T)), dq(q_bytes), dk(k_bytes), dv(k_bytes);
   B::CausalAttentionForward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, q.data(), k.data(), v.data(),
-                            y.data(), lse.data());
+                            y.data(), lse.data(), dropout);
   B::CausalAttentionBackward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, q.data(), k.data(), v.data(),
-                             y.data(), lse.data(), dy.data(), dq.data(), dk.data(), dv.data());
+                             y.data(), lse.data(), dy.data(), dq.data(), dk.data(), dv.data(),
+                             dropout);
   r.y = y.template ToHost<T>();
   r.lse = lse.template ToHost<T>();
   r.dq = dq.template ToHost<T>();
@@ -71,17 +74,31 @@ struct Errors {
   double y = 0, dq = 0;
 };
 
+// Head b's dropout mask [tq, tk] from attention.h's definition (Philox words read here,
+// not through the kernels): 0 or 1 / (1 - p).
+std::vector<double> MaskOf(const AttentionDropout& dropout, const Shape& s, int64_t b) {
+  std::vector<double> mask(s.tq * s.tk);
+  PhiloxStream stream(dropout.seed);
+  for (int64_t i = 0; i < s.tq * s.tk; ++i) {
+    const uint32_t word = stream.Word(dropout.offset + static_cast<uint64_t>(b * s.tq * s.tk + i));
+    mask[i] = (word >> 8) * 0x1p-24 >= dropout.p ? 1 / (1 - dropout.p) : 0.0;
+  }
+  return mask;
+}
+
 template <typename B, typename T>
-Errors Check(const std::string& path, const Shape& s, double spread, double tol,
-             std::mt19937& rng) {
-  const Outputs<T> r = Attend<B, T>(s, spread, rng);
+Errors Check(const std::string& path, const Shape& s, double spread, double tol, std::mt19937& rng,
+             const AttentionDropout& dropout = {}) {
+  const Outputs<T> r = Attend<B, T>(s, spread, rng, dropout);
   Errors errors;
   for (int64_t b = 0; b < s.batch; ++b) {
     auto head = [&](const std::vector<T>& x, int64_t t) {
       return std::vector<double>(x.begin() + b * t * s.d, x.begin() + (b + 1) * t * s.d);
     };
     const ref::AttentionHead h{s.tq, s.tk, s.d, head(r.q, s.tq), head(r.k, s.tk), head(r.v, s.tk)};
-    const ref::AttentionOutput want = ref::CausalAttention(h, head(r.dy, s.tq));
+    const std::vector<double> mask = MaskOf(dropout, s, b);
+    const ref::AttentionOutput want =
+        ref::CausalAttention(h, head(r.dy, s.tq), dropout.p > 0 ? &mask : nullptr);
     const std::string where = std::string(DTypeName(kDTypeOf<T>)) + " on " + path +
                               ", tq=" + std::to_string(s.tq) + " tk=" + std::to_string(s.tk) +
                               " d=" + std::to_string(s.d) + ", head " + std::to_string(b);
@@ -112,6 +129,20 @@ TYPED_TEST(CausalAttentionTest, MatchesTheReference) {
     using T = decltype(type);
     const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
     for (const Shape& s : kShapes) Check<TypeParam, T>(path, s, 1.0, tol, rng);
+  });
+}
+
+// Dropout on the weights: every path against the reference with the mask attention.h
+// defines (so the CPU and CUDA draw the same one), p = 0.3 and, dropping all, 1.
+TYPED_TEST(CausalAttentionTest, DropoutMatchesTheReferenceWithItsMask) {
+  std::mt19937 rng(53);
+  cuda::internal::ForEachPathAndFloat<TypeParam>([&](const std::string& path, auto type) {
+    using T = decltype(type);
+    const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
+    for (const Shape& s : {Shape{2, 7, 12, 8}, Shape{2, 60, 70, 33}, Shape{2, 128, 128, 32}}) {
+      Check<TypeParam, T>(path, s, 1.0, tol, rng, {0.3, 1234, 77});
+    }
+    Check<TypeParam, T>(path, {2, 5, 5, 4}, 1.0, tol, rng, {1.0, 9, 0});
   });
 }
 
@@ -161,10 +192,10 @@ TEST(CausalAttentionCpuTest, Bf16IsWithinBf16sRounding) {
       std::vector<BFloat16> y(q.size()), dq(q.size()), dk(k.size()), dv(k.size());
       std::vector<float> lse(s.batch * s.tq);
       cpu::CausalAttentionForward(DType::kBF16, s.batch, s.tq, s.tk, s.d, q.data(), k.data(),
-                                  v.data(), y.data(), lse.data());
+                                  v.data(), y.data(), lse.data(), {});
       cpu::CausalAttentionBackward(DType::kBF16, s.batch, s.tq, s.tk, s.d, q.data(), k.data(),
                                    v.data(), y.data(), lse.data(), dy.data(), dq.data(), dk.data(),
-                                   dv.data());
+                                   dv.data(), {});
       for (int64_t b = 0; b < s.batch; ++b) {
         auto head = [&](const std::vector<BFloat16>& x, int64_t t) {
           std::vector<double> out;

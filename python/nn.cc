@@ -134,16 +134,13 @@ void BindFunctional(py::module_& m) {
         EMBER_CHECK(is_causal && attn_mask.is_none(),
                     "scaled_dot_product_attention: only causal attention (is_causal=True, no "
                     "attn_mask)");
-        EMBER_CHECK(dropout_p == 0.0,
-                    "scaled_dot_product_attention: dropout_p must be 0 (attention dropout is "
-                    "not in ember's fused attention yet), got ",
-                    dropout_p);
         EMBER_CHECK(scale.is_none() ||
                         std::abs(scale.cast<double>() * std::sqrt(static_cast<double>(q.size(-1))) -
                                  1) < 1e-12,
                     "scaled_dot_product_attention: scale must be 1/sqrt(d) (the default)");
         py::gil_scoped_release release;
-        return ag::CausalAttention(q, k, v);
+        return ag::CausalAttention(q, k, v, dropout_p);  // dropout in the kernel, from the
+                                                         // default generator (manual_seed's)
       },
       py::arg("query"), py::arg("key"), py::arg("value"), py::arg("attn_mask") = py::none(),
       py::arg("dropout_p") = 0.0, py::arg("is_causal") = false, py::arg("scale") = py::none());

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/internal/dispatch.h"
 #include "kernels/matmul.h"
+#include "kernels/philox.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -41,12 +42,26 @@ using internal::HWY_NAMESPACE::SumExp;
 // 52% but GEMMs too thin to run at speed).
 constexpr int64_t kBlockRows = 48;
 
-// One head's matrices (see attention.h for the shapes).
+// One head's matrices (see attention.h for the shapes), and where its dropout mask
+// starts in the stream (head b: offset + b tq tk).
 template <typename T>
 struct Head {
   int64_t tq, tk, d;
   const T *q, *k, *v;
+  uint64_t mask_offset = 0;
 };
+
+// Query i's mask over its first `visible` keys (attention.h's M), into mask.
+template <typename C>
+void DropoutMask(const AttentionDropout& dropout, uint64_t row_offset, int64_t visible,
+                 std::vector<C>& mask) {
+  mask.resize(static_cast<size_t>(visible));
+  const C keep = dropout.p >= 1 ? C(0) : C(1 / (1 - dropout.p));
+  PhiloxStream stream(dropout.seed);
+  for (int64_t j = 0; j < visible; ++j) {
+    mask[j] = stream.Uniform(row_offset + static_cast<uint64_t>(j), 24) >= dropout.p ? keep : C(0);
+  }
+}
 
 // C [m, n] (+)= A B with the sums in C's type Compute<T>: the dtype's GEMM, or for bf16
 // operands GemmBf16F32 (f32 C, never rounded).
@@ -76,11 +91,12 @@ const T* AsOperand(const Compute<T>* x, int64_t count, std::vector<T>& narrow) {
 // Scores and probabilities in C = Compute<T>; bf16 products take bf16 operands (P and dS
 // rounded once, as flash attention does) and sum in f32.
 template <typename T, typename C = Compute<T>>
-void ForwardHead(const Head<T>& h, T* y, C* lse) {
+void ForwardHead(const Head<T>& h, T* y, C* lse, const AttentionDropout& dropout) {
   const C scale = C(1) / std::sqrt(C(h.d));
   const int64_t past = h.tk - h.tq;
   thread_local std::vector<C> scores;  // [kBlockRows, tk]: S, then P, in place
   thread_local std::vector<T> narrow;  // P as bf16
+  thread_local std::vector<C> mask;
   scores.resize(static_cast<size_t>(kBlockRows * h.tk));
   C* s = scores.data();
   for (int64_t i0 = 0; i0 < h.tq; i0 += kBlockRows) {
@@ -99,6 +115,10 @@ void ForwardHead(const Head<T>& h, T* y, C* lse) {
           visible, row, [inverse](auto d, auto e) { return hn::Mul(e, hn::Set(d, inverse)); }, row);
       std::fill(row + visible, row + keys, C(0));
       lse[i0 + r] = m + std::log(sum);
+      if (dropout.p > 0) {  // P * M
+        DropoutMask(dropout, h.mask_offset + static_cast<uint64_t>((i0 + r) * h.tk), visible, mask);
+        for (int64_t j = 0; j < visible; ++j) row[j] *= mask[j];
+      }
     }
     // Y[i0:i0+rows] = P V[0:keys].
     const T* p = AsOperand<T>(s, rows * keys, narrow);
@@ -107,12 +127,14 @@ void ForwardHead(const Head<T>& h, T* y, C* lse) {
 }
 
 template <typename T, typename C = Compute<T>>
-void BackwardHead(const Head<T>& h, const T* y, const C* lse, const T* dy, T* dq, T* dk, T* dv) {
+void BackwardHead(const Head<T>& h, const T* y, const C* lse, const T* dy, T* dq, T* dk, T* dv,
+                  const AttentionDropout& dropout) {
   constexpr bool kBf16 = std::is_same_v<T, BFloat16>;
   const C scale = C(1) / std::sqrt(C(h.d));
   const int64_t past = h.tk - h.tq;
   thread_local std::vector<C> scratch;  // P and dP (then dS), each [kBlockRows, tk]
   thread_local std::vector<T> p_narrow, ds_narrow;
+  thread_local std::vector<C> mask;
   // dK and dV summed over the blocks below: in place for f32 and f64, in f32 for bf16
   // (rounded once at the end).
   thread_local std::vector<C> sums;
@@ -153,6 +175,10 @@ void BackwardHead(const Head<T>& h, const T* y, const C* lse, const T* dy, T* dq
       const C dot = Accumulate(
           h.d, dy_block + r * h.d, y_row, [](auto, auto a, auto b) { return hn::Mul(a, b); },
           [](C a, C b) { return a * b; });  // D = dY . Y
+      if (dropout.p > 0) {                  // dP = (dY V^T) * M
+        DropoutMask(dropout, h.mask_offset + static_cast<uint64_t>((i0 + r) * h.tk), visible, mask);
+        for (int64_t j = 0; j < visible; ++j) ds_row[j] *= mask[j];
+      }
       // dS / sqrt(d) = P (dP - D) / sqrt(d): the scale of both dQ and dK, applied once.
       Map(
           visible, ds_row,
@@ -160,6 +186,9 @@ void BackwardHead(const Head<T>& h, const T* y, const C* lse, const T* dy, T* dq
             return hn::Mul(hn::Mul(pv, hn::Sub(g, hn::Set(d, dot))), hn::Set(d, scale));
           },
           p_row, ds_row);
+      if (dropout.p > 0) {  // dV's operand: P * M
+        for (int64_t j = 0; j < visible; ++j) p_row[j] *= mask[j];
+      }
       std::fill(p_row + visible, p_row + keys, C(0));
       std::fill(ds_row + visible, ds_row + keys, C(0));
     }
@@ -182,16 +211,29 @@ inline int64_t HeadWork(int64_t tq, int64_t tk, int64_t d, int64_t gemms) {
   return gemms * tq * tk * d / 8;
 }
 
+// Head b's matrices and mask.
+template <typename T>
+Head<T> HeadOf(int64_t b, int64_t tq, int64_t tk, int64_t d, const void* q, const void* k,
+               const void* v, const AttentionDropout& dropout) {
+  return {tq,
+          tk,
+          d,
+          At<T>(q, b * tq * d),
+          At<T>(k, b * tk * d),
+          At<T>(v, b * tk * d),
+          dropout.offset + static_cast<uint64_t>(b * tq * tk)};
+}
+
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
-                            const void* q, const void* k, const void* v, void* y, void* lse) {
+                            const void* q, const void* k, const void* v, void* y, void* lse,
+                            const AttentionDropout& dropout) {
   DispatchFloatOrBf16("causal_attention", dtype, [&](auto type) {
     using T = decltype(type);
     using C = Compute<T>;
     ParallelForWork(batch, HeadWork(tq, tk, d, 2), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        const Head<T> h{
-            tq, tk, d, At<T>(q, b * tq * d), At<T>(k, b * tk * d), At<T>(v, b * tk * d)};
-        ForwardHead(h, At<T>(y, b * tq * d), At<C>(lse, b * tq));
+        ForwardHead(HeadOf<T>(b, tq, tk, d, q, k, v, dropout), At<T>(y, b * tq * d),
+                    At<C>(lse, b * tq), dropout);
       }
     });
   });
@@ -199,16 +241,16 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
 
 void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
                              const void* q, const void* k, const void* v, const void* y,
-                             const void* lse, const void* dy, void* dq, void* dk, void* dv) {
+                             const void* lse, const void* dy, void* dq, void* dk, void* dv,
+                             const AttentionDropout& dropout) {
   DispatchFloatOrBf16("causal_attention_backward", dtype, [&](auto type) {
     using T = decltype(type);
     using C = Compute<T>;
     ParallelForWork(batch, HeadWork(tq, tk, d, 5), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        const Head<T> h{
-            tq, tk, d, At<T>(q, b * tq * d), At<T>(k, b * tk * d), At<T>(v, b * tk * d)};
-        BackwardHead(h, At<T>(y, b * tq * d), At<C>(lse, b * tq), At<T>(dy, b * tq * d),
-                     At<T>(dq, b * tq * d), At<T>(dk, b * tk * d), At<T>(dv, b * tk * d));
+        BackwardHead(HeadOf<T>(b, tq, tk, d, q, k, v, dropout), At<T>(y, b * tq * d),
+                     At<C>(lse, b * tq), At<T>(dy, b * tq * d), At<T>(dq, b * tq * d),
+                     At<T>(dk, b * tk * d), At<T>(dv, b * tk * d), dropout);
       }
     });
   });
@@ -225,15 +267,17 @@ HWY_EXPORT(CausalAttentionForward);
 HWY_EXPORT(CausalAttentionBackward);
 
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
-                            const void* q, const void* k, const void* v, void* y, void* lse) {
-  HWY_DYNAMIC_DISPATCH(CausalAttentionForward)(dtype, batch, tq, tk, d, q, k, v, y, lse);
+                            const void* q, const void* k, const void* v, void* y, void* lse,
+                            const AttentionDropout& dropout) {
+  HWY_DYNAMIC_DISPATCH(CausalAttentionForward)(dtype, batch, tq, tk, d, q, k, v, y, lse, dropout);
 }
 
 void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
                              const void* q, const void* k, const void* v, const void* y,
-                             const void* lse, const void* dy, void* dq, void* dk, void* dv) {
+                             const void* lse, const void* dy, void* dq, void* dk, void* dv,
+                             const AttentionDropout& dropout) {
   HWY_DYNAMIC_DISPATCH(CausalAttentionBackward)
-  (dtype, batch, tq, tk, d, q, k, v, y, lse, dy, dq, dk, dv);
+  (dtype, batch, tq, tk, d, q, k, v, y, lse, dy, dq, dk, dv, dropout);
 }
 
 }  // namespace ember::kernels::cpu

@@ -143,9 +143,9 @@ void BM_CausalAttention(benchmark::State& state) {
   std::vector<float> y(n), lse(heads * t), dq(n), dk(n), dv(n);
   for (auto _ : state) {
     CausalAttentionForward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), y.data(),
-                           lse.data());
+                           lse.data(), {});
     CausalAttentionBackward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), y.data(),
-                            lse.data(), dy.data(), dq.data(), dk.data(), dv.data());
+                            lse.data(), dy.data(), dq.data(), dk.data(), dv.data(), {});
   }
   state.counters["GFLOP/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * 6 * heads * t * t * d,

@@ -35,6 +35,7 @@
 #include "kernels/cuda/internal/check.h"
 #include "kernels/cuda/internal/device.cu.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/philox.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -163,6 +164,18 @@ __device__ void Axpy(T w, const T* b, T (&o)[kD]) {
 // where they would run on a few SMs while the rest sit idle.
 __device__ int64_t LastFirst(int64_t tiles) { return tiles - 1 - blockIdx.x % tiles; }
 
+// attention.h's dropout factor M_ij of head `head`, query i, key j: the same Philox word
+// the CPU kernel reads (one Philox block a call: dropout runs these plain kernels only).
+template <typename T>
+__device__ T DropoutFactor(const AttentionDropout& dropout, int64_t head, int64_t tq, int64_t tk,
+                           int64_t i, int64_t j) {
+  if (dropout.p <= 0) return T(1);
+  PhiloxStream stream(dropout.seed);
+  const double u =
+      stream.Uniform(dropout.offset + static_cast<uint64_t>((head * tq + i) * tk + j), 24);
+  return u >= dropout.p && dropout.p < 1 ? T(1 / (1 - dropout.p)) : T(0);
+}
+
 template <typename T, int kD>
 __device__ void StoreRow(const T (&v)[kD], int64_t row, int64_t rows, int64_t d, T* m) {
   if (row >= rows) return;
@@ -177,7 +190,7 @@ __device__ void StoreRow(const T (&v)[kD], int64_t row, int64_t rows, int64_t d,
 template <typename T, int kD>
 __global__ void __launch_bounds__(kRows)
     ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
-                  const T* v, T* y, T* lse, bool async) {
+                  const T* v, T* y, T* lse, bool async, AttentionDropout dropout) {
   extern __shared__ __align__(128) unsigned char shared[];
   constexpr int kStage = 2 * kCols * kD;
   const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kRows, offset = tk - tq;
@@ -215,8 +228,9 @@ __global__ void __launch_bounds__(kRows)
 #pragma unroll
     for (int c = 0; c < kCols; ++c) {
       const T p = exp(s[c] - m_new);
-      l += p;
-      Axpy(p, vs + c * kD, o);
+      l += p;  // the undropped softmax's sum; o takes P * M
+      Axpy(dropout.p > 0 ? p * DropoutFactor<T>(dropout, head, tq, tk, i, k0 + c) : p, vs + c * kD,
+           o);
     }
     m = m_new;
   });
@@ -447,7 +461,8 @@ __global__ void RowDotKernel(int64_t rows, int64_t d, const T* dy, const T* y, T
 template <typename T, int kD>
 __global__ void __launch_bounds__(kRows)
     QueryGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
-                    const T* v, const T* lse, const T* dsum, const T* dy, T* dq, bool async) {
+                    const T* v, const T* lse, const T* dsum, const T* dy, T* dq, bool async,
+                    AttentionDropout dropout) {
   extern __shared__ __align__(128) unsigned char shared[];
   constexpr int kStage = 2 * kCols * kD;
   const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kRows, offset = tk - tq;
@@ -474,7 +489,10 @@ __global__ void __launch_bounds__(kRows)
     for (int c = 0; c < kCols; ++c) {
       const bool seen = i < tq && k0 + c < tk && k0 + c <= i + offset;
       const T p = seen ? exp(Dot(qi, ks + c * kD) * scale - lse_i) : T(0);
-      const T ds = seen ? p * (Dot(dyi, vs + c * kD) - d_i) * scale : T(0);
+      const T dp = seen && dropout.p > 0
+                       ? Dot(dyi, vs + c * kD) * DropoutFactor<T>(dropout, head, tq, tk, i, k0 + c)
+                       : Dot(dyi, vs + c * kD);
+      const T ds = seen ? p * (dp - d_i) * scale : T(0);
       Axpy(ds, ks + c * kD, dqi);
     }
   });
@@ -487,7 +505,8 @@ __global__ void __launch_bounds__(kRows)
 template <typename T, int kD, bool kValues>
 __global__ void __launch_bounds__(kRows)
     KeyGradKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
-                  const T* v, const T* lse, const T* dsum, const T* dy, T* out, bool async) {
+                  const T* v, const T* lse, const T* dsum, const T* dy, T* out, bool async,
+                  AttentionDropout dropout) {
   extern __shared__ __align__(128) unsigned char shared[];
   constexpr int kStage = 2 * kCols * kD + 2 * kCols;  // Q, dY tiles, their lse and D
   const int64_t head = blockIdx.x / tiles, k0 = blockIdx.x % tiles * kRows, offset = tk - tq;
@@ -520,10 +539,12 @@ __global__ void __launch_bounds__(kRows)
     for (int c = 0; c < kCols; ++c) {
       const bool seen = i0 + c < tq && j < tk && j <= i0 + c + offset;
       const T p = seen ? exp(Dot(kj, qs + c * kD) * scale - lses[c]) : T(0);
+      const T mask =
+          seen && dropout.p > 0 ? DropoutFactor<T>(dropout, head, tq, tk, i0 + c, j) : T(1);
       if constexpr (kValues) {
-        Axpy(p, dys + c * kD, acc);
+        Axpy(p * mask, dys + c * kD, acc);  // dV = (P * M)^T dY
       } else {
-        const T ds = seen ? p * (Dot(vj, dys + c * kD) - ds_of[c]) * scale : T(0);
+        const T ds = seen ? p * (Dot(vj, dys + c * kD) * mask - ds_of[c]) * scale : T(0);
         Axpy(ds, qs + c * kD, acc);
       }
     }
@@ -707,9 +728,12 @@ void VisitHeadSize(const char* op, int64_t d, Fn&& fn) {
 }  // namespace
 
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
-                            const void* q, const void* k, const void* v, void* y, void* lse) {
+                            const void* q, const void* k, const void* v, void* y, void* lse,
+                            const AttentionDropout& dropout) {
   if (batch == 0 || tq == 0) return;
   const char* op = "causal_attention";
+  EMBER_CHECK(dropout.p == 0 || dtype != DType::kBF16, op,
+              ": attention dropout runs on f32 or f64 heads on CUDA (tensor/ops widens bf16 ones)");
   if (dtype == DType::kBF16) {
     EMBER_CHECK(d == internal::kBf16HeadSize, op, ": bf16 heads of d = ", d,
                 " (the CUDA bf16 kernels take d = ", internal::kBf16HeadSize, ")");
@@ -721,7 +745,8 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
         static_cast<const uint16_t*>(v), static_cast<uint16_t*>(y), static_cast<float*>(lse));
     return;
   }
-  if (dtype == DType::kF32 && d == kTcD && AllowTf32() && Async(kTcD, d, {q, k, v})) {
+  if (dtype == DType::kF32 && d == kTcD && AllowTf32() && dropout.p == 0 &&
+      Async(kTcD, d, {q, k, v})) {
     AllowShared(op, Tf32ForwardKernel, kTcShared, d);
     const int64_t tiles = (tq + kTcRows - 1) / kTcRows;
     Tf32ForwardKernel<<<batch * tiles, kTcThreads, kTcShared>>>(
@@ -738,7 +763,8 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
       AllowShared(op, ForwardKernel<T, kD>, shared, d);
       ForwardKernel<T, kD><<<batch * Tiles(tq), kRows, shared>>>(
           Tiles(tq), tq, tk, d, static_cast<const T*>(q), static_cast<const T*>(k),
-          static_cast<const T*>(v), static_cast<T*>(y), static_cast<T*>(lse), Async(kD, d, {k, v}));
+          static_cast<const T*>(v), static_cast<T*>(y), static_cast<T*>(lse), Async(kD, d, {k, v}),
+          dropout);
     });
   });
   EMBER_CUDA_CHECK_LAUNCH(op);
@@ -746,9 +772,12 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
 
 void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
                              const void* q, const void* k, const void* v, const void* y,
-                             const void* lse, const void* dy, void* dq, void* dk, void* dv) {
+                             const void* lse, const void* dy, void* dq, void* dk, void* dv,
+                             const AttentionDropout& dropout) {
   if (batch == 0 || tk == 0) return;
   const char* op = "causal_attention_backward";
+  EMBER_CHECK(dropout.p == 0 || dtype != DType::kBF16, op,
+              ": attention dropout runs on f32 or f64 heads on CUDA (tensor/ops widens bf16 ones)");
   if (dtype == DType::kBF16) {
     EMBER_CHECK(d == internal::kBf16HeadSize, op, ": bf16 heads of d = ", d,
                 " (the CUDA bf16 kernels take d = ", internal::kBf16HeadSize, ")");
@@ -778,7 +807,8 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
             batch * tq, d, gt, static_cast<const T*>(y), dsum);
       }
       if constexpr (std::is_same_v<T, float>) {
-        if (d == kTcD && AllowTf32() && Async(kTcD, d, {q, k, v, dy, dq, dk, dv})) {
+        if (d == kTcD && AllowTf32() && dropout.p == 0 &&
+            Async(kTcD, d, {q, k, v, dy, dq, dk, dv})) {
           AllowShared(op, Tf32QueryGradKernel, kTcGradShared, d);
           AllowShared(op, Tf32KeyGradKernel, kTcGradShared, d);
           const int64_t q_tiles = (tq + kTcRows - 1) / kTcRows,
@@ -797,16 +827,16 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
         AllowShared(op, QueryGradKernel<T, kD>, dq_shared, d);
         QueryGradKernel<T, kD><<<batch * Tiles(tq), kRows, dq_shared>>>(
             Tiles(tq), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dq),
-            Async(kD, d, {k, v}));
+            Async(kD, d, {k, v}), dropout);
       }
       const int64_t kv_shared = 2 * (2 * kCols * kD + 2 * kCols) * static_cast<int64_t>(sizeof(T));
       AllowShared(op, KeyGradKernel<T, kD, true>, kv_shared, d);
       AllowShared(op, KeyGradKernel<T, kD, false>, kv_shared, d);
       const bool async = Async(kD, d, {q, dy});
       KeyGradKernel<T, kD, true><<<batch * Tiles(tk), kRows, kv_shared>>>(
-          Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dv), async);
+          Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dv), async, dropout);
       KeyGradKernel<T, kD, false><<<batch * Tiles(tk), kRows, kv_shared>>>(
-          Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dk), async);
+          Tiles(tk), tq, tk, d, qt, kt, vt, lt, dsum, gt, static_cast<T*>(dk), async, dropout);
     });
   });
   EMBER_CUDA_CHECK_LAUNCH(op);

@@ -254,7 +254,7 @@ void BM_AttentionForward(benchmark::State& state) {
   SetAllowTf32(state.range(0) == 1);
   TimeOnGpu(state, [&] {
     CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
-                           lse.get());
+                           lse.get(), {});
   });
   SetAllowTf32(false);
   SetFlops(state, 2.0 * kHeads * kT * kT * kD);
@@ -266,11 +266,11 @@ void BM_AttentionBackward(benchmark::State& state) {
   const int64_t n = kHeads * kT * kD;
   Floats q(n), k(n), v(n), y(n), lse(kHeads * kT), dy(n), dq(n), dk(n), dv(n);
   CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
-                         lse.get());
+                         lse.get(), {});
   SetAllowTf32(state.range(0) == 1);
   TimeOnGpu(state, [&] {
     CausalAttentionBackward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
-                            lse.get(), dy.get(), dq.get(), dk.get(), dv.get());
+                            lse.get(), dy.get(), dq.get(), dk.get(), dv.get(), {});
   });
   SetAllowTf32(false);
   SetFlops(state, 4.0 * kHeads * kT * kT * kD);

@@ -36,8 +36,11 @@ inline std::vector<double> AttentionScores(const AttentionHead& h, int64_t i) {
   return s;
 }
 
-// The forward, and the gradients for an upstream gradient dy [tq, d].
-inline AttentionOutput CausalAttention(const AttentionHead& h, const std::vector<double>& dy) {
+// The forward, and the gradients for an upstream gradient dy [tq, d]. With a dropout
+// mask [tq, tk] (attention.h's M: 0 or 1 / (1 - p)), Y = (P * M) V: the gradient flows
+// through M's factors into softmax's Jacobian.
+inline AttentionOutput CausalAttention(const AttentionHead& h, const std::vector<double>& dy,
+                                       const std::vector<double>* mask = nullptr) {
   AttentionOutput out{std::vector<double>(h.tq * h.d, 0.0), std::vector<double>(h.tq, 0.0),
                       std::vector<double>(h.tq * h.d, 0.0), std::vector<double>(h.tk * h.d, 0.0),
                       std::vector<double>(h.tk * h.d, 0.0)};
@@ -47,10 +50,11 @@ inline AttentionOutput CausalAttention(const AttentionHead& h, const std::vector
     out.lse[i] = LogSumExp(s);
     std::vector<double> dp(s.size(), 0.0);
     for (size_t j = 0; j < s.size(); ++j) {
+      const double m = mask != nullptr ? (*mask)[i * h.tk + j] : 1.0;
       for (int64_t c = 0; c < h.d; ++c) {
-        out.y[i * h.d + c] += p[j] * h.v[j * h.d + c];
-        dp[j] += dy[i * h.d + c] * h.v[j * h.d + c];
-        out.dv[j * h.d + c] += p[j] * dy[i * h.d + c];
+        out.y[i * h.d + c] += p[j] * m * h.v[j * h.d + c];
+        dp[j] += dy[i * h.d + c] * h.v[j * h.d + c] * m;
+        out.dv[j * h.d + c] += p[j] * m * dy[i * h.d + c];
       }
     }
     const std::vector<double> ds = SoftmaxBackward(s, dp);

@@ -42,8 +42,11 @@ std::string Mlp::ToString() const {
   return absl::StrCat("MLP(c_fc=", c_fc_->ToString(), ", c_proj=", c_proj_->ToString(), ")");
 }
 
-CausalSelfAttention::CausalSelfAttention(int64_t dim, int64_t heads, double dropout, Generator& gen)
-    : dim_(dim), heads_(heads) {
+CausalSelfAttention::CausalSelfAttention(int64_t dim, int64_t heads, double dropout, Generator& gen,
+                                         double attn_dropout)
+    : dim_(dim), heads_(heads), attn_dropout_(attn_dropout), gen_(gen) {
+  EMBER_CHECK(attn_dropout >= 0 && attn_dropout < 1, "CausalSelfAttention: attn_dropout ",
+              attn_dropout, " is not in [0, 1)");
   EMBER_CHECK(heads > 0 && dim % heads == 0, "CausalSelfAttention: ", heads,
               " heads do not divide dimension ", dim);
   c_attn_ = RegisterModule("c_attn", std::make_shared<nn::Linear>(dim, 3 * dim, true, gen));
@@ -84,7 +87,20 @@ Tensor CausalSelfAttention::Forward(const Tensor& x, AttentionCache* cache) {
     k = cache->k.Slice(2, 0, end);
     v = cache->v.Slice(2, 0, end);
   }
-  const Tensor y = ag::CausalAttention(heads(qkv[0]), k, v);
+  const Tensor q = heads(qkv[0]);
+  const double p = is_training() && cache == nullptr ? attn_dropout_ : 0;
+  Tensor y;
+  if (p > 0 && tp_ != nullptr) {
+    // Each rank its part of the stream: rank r's masks start r x (its weights) words in,
+    // and the stream moves past all ranks' (the heads of one process).
+    const uint64_t start = gen_.offset(),
+                   words = static_cast<uint64_t>(batch * local_heads * time * k.size(2));
+    gen_.set_offset(start + static_cast<uint64_t>(tp_->rank()) * words);
+    y = ag::CausalAttention(q, k, v, p, gen_);
+    gen_.set_offset(start + static_cast<uint64_t>(tp_->size()) * words);
+  } else {
+    y = ag::CausalAttention(q, k, v, p, gen_);
+  }
   const Tensor merged = ag::Reshape(ag::Transpose(y, 1, 2), {batch, time, width});
   return dropout_->Forward(RowParallel(*c_proj_, merged, tp_));
 }
@@ -93,10 +109,10 @@ std::string CausalSelfAttention::ToString() const {
   return absl::StrCat("CausalSelfAttention(dim=", dim_, ", heads=", heads_, ")");
 }
 
-Block::Block(int64_t dim, int64_t heads, double dropout, Generator& gen)
+Block::Block(int64_t dim, int64_t heads, double dropout, Generator& gen, double attn_dropout)
     : ln_1_(RegisterModule("ln_1", std::make_shared<nn::LayerNorm>(dim))),
-      attn_(
-          RegisterModule("attn", std::make_shared<CausalSelfAttention>(dim, heads, dropout, gen))),
+      attn_(RegisterModule(
+          "attn", std::make_shared<CausalSelfAttention>(dim, heads, dropout, gen, attn_dropout))),
       ln_2_(RegisterModule("ln_2", std::make_shared<nn::LayerNorm>(dim))),
       mlp_(RegisterModule("mlp", std::make_shared<Mlp>(dim, 4 * dim, dropout, gen))) {}
 

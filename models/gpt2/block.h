@@ -56,10 +56,15 @@ struct AttentionCache {
 // Tensor parallel, each rank of the group computes its share of the heads: c_attn's
 // rows of q, k and v for them ("qkv", 3 parts), c_proj's columns ("heads"), and c_proj's
 // partial products are summed over the group before its bias.
+//
+// attn_dropout drops out the attention weights inside the fused kernel while training
+// (SciCore's and nanoGPT's attn_dropout), from gen's stream. Tensor parallel, each rank
+// draws its heads' masks from its own part of the stream (independent of the other
+// ranks', not the masks one process would draw).
 class CausalSelfAttention : public nn::Module {
  public:
   CausalSelfAttention(int64_t dim, int64_t heads, double dropout = 0,
-                      Generator& gen = DefaultGenerator());
+                      Generator& gen = DefaultGenerator(), double attn_dropout = 0);
   Tensor Forward(const Tensor& x) override;
   // x holds the T positions after the cache's: their keys and values join the cache and
   // their queries attend to every position so far.
@@ -69,6 +74,8 @@ class CausalSelfAttention : public nn::Module {
 
  private:
   int64_t dim_, heads_;
+  double attn_dropout_;
+  Generator& gen_;
   std::shared_ptr<nn::Linear> c_attn_, c_proj_;
   std::shared_ptr<nn::Dropout> dropout_;
   distributed::ProcessGroup* tp_ = nullptr;
@@ -78,7 +85,8 @@ class CausalSelfAttention : public nn::Module {
 //   x = x + attn(ln_1(x));  x = x + mlp(ln_2(x)).
 class Block : public nn::Module {
  public:
-  Block(int64_t dim, int64_t heads, double dropout = 0, Generator& gen = DefaultGenerator());
+  Block(int64_t dim, int64_t heads, double dropout = 0, Generator& gen = DefaultGenerator(),
+        double attn_dropout = 0);
   Tensor Forward(const Tensor& x) override;
   Tensor Forward(const Tensor& x, AttentionCache* cache);  // see CausalSelfAttention
   std::string ToString() const override;

@@ -16,6 +16,7 @@
 #include "tensor/creation.h"
 #include "tensor/ops/reduce.h"
 #include "tensor/ops/testing.h"
+#include "tensor/random.h"
 
 namespace ember::models::gpt2 {
 namespace {
@@ -59,6 +60,32 @@ TEST(BlockTest, HasGpt2sParameterCount) {
   Block block(16, 4);
   // GPT-2's block of width C: 12 C^2 + 13 C parameters.
   EXPECT_EQ(block.NumParameters(), 12 * 16 * 16 + 13 * 16);
+}
+
+// Attention dropout acts while training only, drawn from the block's generator: the same
+// seed gives the same output, eval mode the undropped one. (Its mask and gradients are
+// autograd's and the kernels' tests.)
+TEST(BlockTest, AttentionDropoutWhileTrainingOnly) {
+  Generator init(3);
+  const Tensor x = Randn({2, 8, 16}, init);
+  auto run = [&](bool training, uint64_t seed) {
+    Generator gen(seed);
+    Block block(16, 4, /*dropout=*/0, gen, /*attn_dropout=*/0.5);
+    block.Train(training);
+    const ag::NoGradGuard no_grad;
+    return block.Forward(x).ToVector<float>();
+  };
+  Generator plain_gen(7);
+  Block plain(16, 4, 0, plain_gen);
+  std::vector<float> whole;
+  {
+    const ag::NoGradGuard no_grad;
+    whole = plain.Forward(x).ToVector<float>();
+  }
+  EXPECT_EQ(run(false, 7), whole);  // eval: no dropout
+  EXPECT_EQ(run(true, 7), run(true, 7));
+  EXPECT_NE(run(true, 7), whole);
+  EXPECT_THROW(Block(16, 4, 0, plain_gen, 1.0), Error);
 }
 
 TEST(BlockTest, Gpt2InitScalesResidualProjections) {

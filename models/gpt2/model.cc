@@ -62,9 +62,12 @@ absl::Status GPTConfig::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("GPTConfig.n_embd = ", n_embd, " is not divisible by n_head = ", n_head));
   }
-  if (!(dropout >= 0 && dropout < 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("GPTConfig.dropout = ", dropout, " is not in [0, 1)"));
+  for (const auto& [field, value] :
+       {std::pair<const char*, double>{"dropout", dropout}, {"attn_dropout", attn_dropout}}) {
+    if (!(value >= 0 && value < 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GPTConfig.", field, " = ", value, " is not in [0, 1)"));
+    }
   }
   return absl::OkStatus();
 }
@@ -82,7 +85,8 @@ int64_t GPTConfig::NumParameters() const {
 std::string GPTConfig::ToString() const {
   return absl::StrCat("GPTConfig(vocab_size=", vocab_size, ", block_size=", block_size,
                       ", n_layer=", n_layer, ", n_head=", n_head, ", n_embd=", n_embd,
-                      ", dropout=", dropout, ")");
+                      ", dropout=", dropout,
+                      attn_dropout > 0 ? absl::StrCat(", attn_dropout=", attn_dropout) : "", ")");
 }
 
 GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
@@ -100,7 +104,8 @@ GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
     drop_ = RegisterModule("drop", std::make_shared<nn::Dropout>(config.dropout, gen));
     h_ = RegisterModule("h", std::make_shared<nn::Sequential>());
     for (int64_t i = 0; i < config.n_layer; ++i) {
-      blocks_.push_back(std::make_shared<Block>(config.n_embd, config.n_head, config.dropout, gen));
+      blocks_.push_back(std::make_shared<Block>(config.n_embd, config.n_head, config.dropout, gen,
+                                                config.attn_dropout));
       h_->Append(blocks_.back());
     }
     ln_f_ = RegisterModule("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd));

@@ -35,6 +35,7 @@ struct GPTConfig {
   int64_t n_head = 12;
   int64_t n_embd = 768;
   double dropout = 0.0;
+  double attn_dropout = 0.0;  // on the attention weights, in the fused kernel
 
   // gpt2 (124M), gpt2-medium (350M), gpt2-large (774M), gpt2-xl (1558M): OpenAI's
   // sizes; "small" (6 layers, 6 heads, 384 dims, 256 positions) and "demo" (3 layers,
@@ -43,7 +44,7 @@ struct GPTConfig {
   static std::vector<std::string> PresetNames();
 
   // InvalidArgument naming the field for a size below 1, n_embd not divisible by
-  // n_head, or dropout outside [0, 1).
+  // n_head, or dropout or attn_dropout outside [0, 1).
   absl::Status Validate() const;
   std::string ToString() const;
   // The model's parameters (the output layer shares wte's): V C + B C + L (12 C^2 +

@@ -118,6 +118,9 @@ ABSL_FLAG(double, grad_clip, kDefaults.grad_clip,
           "clip the gradients' joint norm to this (0: off)");
 ABSL_FLAG(std::optional<double>, dropout, std::nullopt,
           "dropout of a fresh model (default: 0 on a CPU, 0.2 on a GPU)");
+ABSL_FLAG(double, attn_dropout, 0,
+          "dropout on the attention weights (in the fused attention kernel), for a fresh model "
+          "or --init_from");
 ABSL_FLAG(int64_t, n_layer, 0, "a fresh model's blocks (0: the preset's)");
 ABSL_FLAG(int64_t, n_head, 0, "a fresh model's attention heads (0: the preset's)");
 ABSL_FLAG(int64_t, n_embd, 0, "a fresh model's width (0: the preset's)");
@@ -220,6 +223,7 @@ absl::StatusOr<TrainOptions> TrainOptionsFromFlags(Device device) {
 // data's vocabulary.
 GPTConfig ConfigFromFlags(GPTConfig preset, bool gpu, const TrainingData& data) {
   preset.dropout = MainJobFlag(FLAGS_dropout, gpu, &MainJob::dropout);
+  preset.attn_dropout = absl::GetFlag(FLAGS_attn_dropout);
   if (data.encoding) preset.vocab_size = data.encoding->n_vocab();
   for (const auto& [flag, field] : {std::pair{&FLAGS_n_layer, &preset.n_layer},
                                     {&FLAGS_n_head, &preset.n_head},

@@ -59,7 +59,10 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
                        "'s); --resume needs one that train wrote, --init_from takes "
                        "any"));
     }
-    if (!resume) w.config.dropout = config.dropout;
+    if (!resume) {
+      w.config.dropout = config.dropout;
+      w.config.attn_dropout = config.attn_dropout;
+    }
     cfg = w.config;
     weights = std::move(w);
   }

@@ -149,10 +149,11 @@ absl::StatusOr<Weights> ReadHuggingFace(const nn::Safetensors& file,
 }  // namespace
 
 std::string ConfigJson(const GPTConfig& c) {
-  return nlohmann::json{{"vocab_size", c.vocab_size}, {"block_size", c.block_size},
-                        {"n_layer", c.n_layer},       {"n_head", c.n_head},
-                        {"n_embd", c.n_embd},         {"dropout", c.dropout}}
-      .dump();
+  nlohmann::json j{{"vocab_size", c.vocab_size}, {"block_size", c.block_size},
+                   {"n_layer", c.n_layer},       {"n_head", c.n_head},
+                   {"n_embd", c.n_embd},         {"dropout", c.dropout}};
+  if (c.attn_dropout > 0) j["attn_dropout"] = c.attn_dropout;  // older readers need not know it
+  return j.dump();
 }
 
 absl::StatusOr<GPTConfig> ParseConfigJson(const std::string& text, const std::string& path) {
@@ -162,6 +163,7 @@ absl::StatusOr<GPTConfig> ParseConfigJson(const std::string& text, const std::st
     c.vocab_size = j.at("vocab_size"), c.block_size = j.at("block_size"),
     c.n_layer = j.at("n_layer");
     c.n_head = j.at("n_head"), c.n_embd = j.at("n_embd"), c.dropout = j.at("dropout");
+    if (j.contains("attn_dropout")) c.attn_dropout = j.at("attn_dropout");
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": the checkpoint's config is malformed: ", e.what()));
@@ -208,6 +210,7 @@ absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<GPT>> GptFromWeights(Weights w, const std::string& path) {
   w.config.dropout = 0;
+  w.config.attn_dropout = 0;
   // A config that asks for more parameters than the file holds is refused before the
   // model takes its memory.
   int64_t held = 0;

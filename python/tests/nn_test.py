@@ -163,8 +163,16 @@ class NanoGptNamesTest(unittest.TestCase):
         np.testing.assert_allclose(np.array(got.tolist()), np.array(want.tolist()), atol=1e-5)
         with self.assertRaisesRegex(ValueError, "only causal attention"):
             F.scaled_dot_product_attention(q, k, v)
-        with self.assertRaisesRegex(ValueError, "dropout_p must be 0"):
-            F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True)
+        # dropout_p drops the weights with the mask rand(..., 5, 5) >= p draws after the
+        # same seed (float32), scaling the rest by 1 / (1 - p).
+        ember.manual_seed(5)
+        got = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True)
+        ember.manual_seed(5)
+        keep = (ember.rand(2, 3, 5, 5) >= 0.5).to(ember.float32) * 2.0
+        weights = att.masked_fill(mask == 0, float("-inf")).softmax(dim=-1)
+        np.testing.assert_allclose(np.array(got.tolist()), np.array(((weights * keep) @ v).tolist()),
+                                   atol=1e-5)
+        self.assertFalse(np.allclose(np.array(got.tolist()), np.array(want.tolist()), atol=1e-3))
 
     def test_tensor_names(self):
         self.assertIs(ember.long, ember.int64)

@@ -13,11 +13,15 @@ namespace {
 // v and dy in and writes y and the gradients in, and the compute dtype (lse's). The
 // kernels read and write bf16 themselves (CUDA's for heads of d = 64; other heads are
 // widened for them).
-int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, DType* kernel,
-              DType* compute) {
+// (CUDA's bf16 kernels have no dropout: those heads are widened too.)
+int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
+              const kernels::AttentionDropout& dropout, DType* kernel, DType* compute) {
   internal::SameDevice(op, {q, k, v});
   *compute = internal::FloatComputeDType(op, q);
-  const bool bf16 = q.dtype() == DType::kBF16 && (q.device().is_cpu() || q.size(-1) == 64);
+  EMBER_CHECK(dropout.p >= 0 && dropout.p <= 1, op, ": dropout probability must be in [0, 1], got ",
+              dropout.p);
+  const bool bf16 =
+      q.dtype() == DType::kBF16 && (q.device().is_cpu() || (q.size(-1) == 64 && dropout.p == 0));
   *kernel = bf16 ? DType::kBF16 : *compute;
   EMBER_CHECK(q.dim() >= 2 && q.dim() == k.dim() && k.shape() == v.shape() &&
                   std::equal(q.shape().begin(), q.shape().end() - 2, k.shape().begin()) &&
@@ -34,19 +38,20 @@ int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
 
 }  // namespace
 
-CausalAttentionResult CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
+CausalAttentionResult CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                      const kernels::AttentionDropout& dropout) {
   DType kernel, compute;
-  const int64_t heads = Check("causal_attention", q, k, v, &kernel, &compute);
+  const int64_t heads = Check("causal_attention", q, k, v, dropout, &kernel, &compute);
   const int64_t tq = q.size(-2), tk = k.size(-2), d = q.size(-1);
   const Tensor qc = q.To(kernel).Contiguous(), kc = k.To(kernel).Contiguous(),
                vc = v.To(kernel).Contiguous();
   std::vector<int64_t> lse_shape(q.shape().begin(), q.shape().end() - 1);
   CausalAttentionResult result{Empty(q.shape(), kernel, q.device()),
-                               Empty(lse_shape, compute, q.device())};
+                               Empty(lse_shape, compute, q.device()), dropout};
   if (heads > 0 && tq > 0 && d > 0) {
     EMBER_KERNEL(CausalAttentionForward)
         .On(q.device())(kernel, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
-                        result.y.raw_data(), result.lse.raw_data());
+                        result.y.raw_data(), result.lse.raw_data(), dropout);
   } else {
     result.y.Fill(0);
     result.lse.Fill(0);
@@ -59,7 +64,8 @@ CausalAttentionGrads CausalAttentionBackward(const Tensor& q, const Tensor& k, c
                                              const CausalAttentionResult& forward,
                                              const Tensor& dy) {
   DType kernel, compute;
-  const int64_t heads = Check("causal_attention_backward", q, k, v, &kernel, &compute);
+  const int64_t heads =
+      Check("causal_attention_backward", q, k, v, forward.dropout, &kernel, &compute);
   EMBER_CHECK(dy.shape() == q.shape() && forward.y.shape() == q.shape(),
               "causal_attention_backward: dy ", ShapeToString(dy.shape()), " and y ",
               ShapeToString(forward.y.shape()), " must have the queries' shape ",
@@ -76,7 +82,7 @@ CausalAttentionGrads CausalAttentionBackward(const Tensor& q, const Tensor& k, c
     EMBER_KERNEL(CausalAttentionBackward)
         .On(q.device())(kernel, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
                         y.raw_data(), forward.lse.raw_data(), g.raw_data(), grads.dq.raw_data(),
-                        grads.dk.raw_data(), grads.dv.raw_data());
+                        grads.dk.raw_data(), grads.dv.raw_data(), forward.dropout);
   } else {
     for (Tensor* t : {&grads.dq, &grads.dk, &grads.dv}) t->Fill(0);
   }
