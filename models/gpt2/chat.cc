@@ -1,4 +1,5 @@
-// Talks with a GPT-2 in the "User: ... / Bot: ..." format, one line per turn:
+// Talks with a GPT-2 in the "User: ... / Bot: ..." format (conversations.h's, which
+// train --conversations fine-tunes a model on), one line per turn:
 //
 //   bazel run -c opt //models/gpt2:chat -- --checkpoint=/data/gpt2_124M.bin
 //   echo "What is the capital of France?" | bazel run -c opt //models/gpt2:chat
@@ -25,6 +26,7 @@
 #include "base/status.h"
 #include "models/common/precision.h"
 #include "models/common/run_log.h"
+#include "models/gpt2/conversations.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
 #include "tensor/cuda.h"
@@ -86,7 +88,7 @@ absl::Status Run() {
   std::string line;
   while (std::fputs("User: ", stdout), std::fflush(stdout),
          std::getline(std::cin, line) && !line.empty()) {
-    const std::string asked = absl::StrCat("User: ", line, "\nBot:");
+    const std::string asked = UserTurn(line);
     // The conversation that fits: the system line, the newest turns, this question,
     // and room for a reply. A question too long by itself keeps its last tokens.
     std::vector<int64_t> question = encode(asked);
@@ -138,6 +140,7 @@ absl::Status Run() {
     while (!shown.empty() && (shown.back() == '\n' || shown.back() == ' ')) shown.pop_back();
     std::printf("\n");
     // What was shown may hold bytes a sampled token left invalid; the history is text.
+    // The reply as shown (from the space after "Bot:"), and the turn's "\n" (BotTurn's).
     turns.push_back(encode(asked + tokenizer::ToValidUtf8(shown) + "\n"));
   }
   std::printf("\n");

@@ -48,8 +48,9 @@ struct TrainingData {
   // The vocabulary, for the Brown corpus always; for shards of your own only for bits per
   // byte and the sample, so a GPT-2 vocabulary that is not installed leaves it out.
   std::optional<tokenizer::Encoding> encoding;
-  std::string train_pattern;  // the flag, or the Brown shard made
+  std::string train_pattern;  // the flag, or the Brown shard made (or --conversations' file)
   std::vector<data::TokenShard> train;
+  int64_t conversations = 0;  // with --conversations, how many (and no shards)
   std::optional<data::TokenShard> val;
 
   int64_t train_tokens() const;

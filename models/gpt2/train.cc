@@ -64,7 +64,9 @@
 #include "models/gpt2/mfu.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/sample.h"
+#include "models/gpt2/text_stream.h"
 #include "models/gpt2/trainer.h"
+#include "models/gpt2/weights.h"
 #include "nlohmann/json.hpp"
 #include "tensor/cuda.h"
 #include "tensor/storage.h"
@@ -86,6 +88,10 @@ ABSL_FLAG(std::string, resume, "",
 ABSL_FLAG(std::string, train_data, "",
           "training token shards, llm.c's or headerless uint16 (nanoGPT's train.bin): a file or a "
           "glob (default: the Brown corpus in --vocab's tokens)");
+ABSL_FLAG(std::string, conversations, "",
+          "fine-tune on these conversations instead of token shards: JSON lines of "
+          "{\"messages\": [{\"role\", \"content\"}, ...]} (conversations.h), the loss on the "
+          "bot's turns only; the tokenizer is --vocab, else the --init_from checkpoint's");
 ABSL_FLAG(std::string, vocab, "",
           "the data's tokens: brown (a byte-level BPE of --vocab_size trained on the Brown "
           "corpus's training split, "
@@ -248,6 +254,29 @@ absl::StatusOr<std::pair<std::string, bool>> StartFromFlags(const std::string& o
   return std::pair{resume.empty() ? init_from : resume, !resume.empty()};
 }
 
+// --conversations: read with the tokenizer of --vocab, else of the checkpoint the run
+// starts from (its "vocab" metadata), else GPT-2's; no token shards.
+absl::StatusOr<TrainingData> PrepareConversations(const std::string& checkpoint,
+                                                  std::vector<Conversation>* conversations) {
+  if (!absl::GetFlag(FLAGS_train_data).empty()) {
+    return absl::InvalidArgumentError("give --conversations or --train_data, not both");
+  }
+  TrainingData data;
+  data.vocab = absl::GetFlag(FLAGS_vocab);
+  if (data.vocab.empty() && !checkpoint.empty()) {
+    ASSIGN_OR_RETURN(const Weights weights, ReadWeights(checkpoint));
+    const auto named = weights.metadata.find("vocab");
+    if (named != weights.metadata.end()) data.vocab = named->second;
+  }
+  if (data.vocab.empty()) data.vocab = "gpt2";
+  ASSIGN_OR_RETURN(tokenizer::Encoding encoding, LoadVocab(data.vocab));
+  data.train_pattern = absl::GetFlag(FLAGS_conversations);
+  ASSIGN_OR_RETURN(*conversations, ReadConversations(data.train_pattern, encoding));
+  data.conversations = static_cast<int64_t>(conversations->size());
+  data.encoding = std::move(encoding);
+  return data;
+}
+
 // Rank 0's record of a run in out_dir: each step as a row of metrics.csv and a line of
 // metrics.jsonl with the same keys (NaN: an empty field, a JSON null), so that anything
 // can plot them, and loss.svg, the curves so far. Step 0 holds the first validation
@@ -316,14 +345,17 @@ void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data
       mesh.size("data") > 1 ? absl::StrCat(mesh.size("data"), " data ranks x ") : "";
   std::fprintf(
       stderr,
-      "train: %s on %s%s%s%s, %.2fM parameters; %lld training tokens (%s%s)%s; %lld steps of "
+      "train: %s on %s%s%s%s, %.2fM parameters; %s (%s%s)%s; %lld steps of "
       "%lld x %s%lld x %lld tokens\n",
       t.model().config().ToString().c_str(), ranks.c_str(), options.device.ToString().c_str(),
       options.dtype == DType::kBF16 ? " (bf16 autocast)"
       : gpu                         ? (cuda::AllowTf32() ? " (TF32 matmuls)" : " (f32 matmuls)")
                                     : "",
       options.zero_stage == 1 ? " (ZeRO-1)" : "", t.model().config().NumParameters() / 1e6,
-      static_cast<long long>(data.train_tokens()), data.train_pattern.c_str(),
+      (data.conversations > 0 ? absl::StrCat(data.conversations, " conversations")
+                              : absl::StrCat(data.train_tokens(), " training tokens"))
+          .c_str(),
+      data.train_pattern.c_str(),
       data.train.size() > 1 ? absl::StrCat(": ", data.train.size(), " shards").c_str() : "",
       resumed ? absl::StrCat("; resuming at step ", t.step()).c_str() : "",
       static_cast<long long>(options.steps), static_cast<long long>(options.grad_accum),
@@ -533,10 +565,14 @@ absl::Status Run() {
   sampling.top_k = absl::GetFlag(FLAGS_top_k);
   RETURN_IF_ERROR(sampling.Validate());
   if (lead) RETURN_IF_ERROR(CreateDirectories(out_dir));
-  ASSIGN_OR_RETURN(const TrainingData data,
-                   PrepareData({absl::GetFlag(FLAGS_train_data), absl::GetFlag(FLAGS_val_data),
-                                absl::GetFlag(FLAGS_vocab), absl::GetFlag(FLAGS_vocab_size)},
-                               world));
+  std::vector<Conversation> conversations;
+  ASSIGN_OR_RETURN(
+      const TrainingData data,
+      absl::GetFlag(FLAGS_conversations).empty()
+          ? PrepareData({absl::GetFlag(FLAGS_train_data), absl::GetFlag(FLAGS_val_data),
+                         absl::GetFlag(FLAGS_vocab), absl::GetFlag(FLAGS_vocab_size)},
+                        world)
+          : PrepareConversations(start.first, &conversations));
   if (data.encoding) options.vocab = data.vocab;  // for generate and chat, in the checkpoint
   if (absl::GetFlag(FLAGS_print_shardings)) {
     return PrintShardings(ConfigFromFlags(preset, gpu, data), world);
@@ -550,7 +586,8 @@ absl::Status Run() {
   for (const data::TokenShard& shard : data.train) train_shards.push_back(&shard);
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                    Trainer::Create(ConfigFromFlags(preset, gpu, data), options, train_shards,
-                                   data.val ? &*data.val : nullptr, start.first, start.second));
+                                   data.val ? &*data.val : nullptr, start.first, start.second,
+                                   conversations.empty() ? nullptr : &conversations));
   Trainer& t = *trainer;
   const GPTConfig& cfg = t.model().config();
   if (lead) PrintPlan(t, options, data, world.size(), start.second);

@@ -41,12 +41,10 @@ uint64_t DropoutStreamOffset(int rank) { return static_cast<uint64_t>(rank) << 4
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config,
-                                                         const TrainOptions& options,
-                                                         std::vector<const data::TokenShard*> train,
-                                                         const data::TokenShard* val,
-                                                         const std::string& checkpoint,
-                                                         bool resume) {
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
+    const GPTConfig& config, const TrainOptions& options,
+    std::vector<const data::TokenShard*> train, const data::TokenShard* val,
+    const std::string& checkpoint, bool resume, const std::vector<Conversation>* conversations) {
   // --resume: an ember checkpoint, with the optimizer state and the run's position;
   // --init_from: the weights and config of any file ReadWeights reads.
   GPTConfig cfg = config;
@@ -130,8 +128,22 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const GPTConfig& config
     }
     RETURN_IF_ERROR(shard->CheckVocabulary(cfg.vocab_size));
   }
+  if (conversations != nullptr) {
+    for (const Conversation& c : *conversations) {
+      for (const int64_t token : c.tokens) {
+        if (token < 0 || token >= cfg.vocab_size) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "a conversation's token ", token, " is beyond the model's vocabulary of ",
+              cfg.vocab_size, " (the conversations must be encoded with the model's tokenizer)"));
+        }
+      }
+    }
+  } else if (train.empty()) {
+    return absl::InvalidArgumentError("Trainer: no training shards and no conversations");
+  }
   std::unique_ptr<Trainer> trainer(
       new Trainer(cfg, options, std::move(train), val, std::move(mesh)));
+  trainer->conversations_ = conversations;
   RETURN_IF_ERROR(trainer->Shard());
   if (weights) {
     if (absl::Status s = trainer->LoadState(*weights, resume); !s.ok()) {
@@ -322,7 +334,33 @@ absl::Status Trainer::LoadState(const Weights& weights, bool optimizer) {
   return optimizer_->LoadStateDict(local);
 }
 
+std::pair<Tensor, Tensor> Trainer::NextConversations() {
+  const int64_t b = options_.batch_size, t = options_.seq_len, n = data_ranks_, r = data_rank_;
+  const int64_t count = static_cast<int64_t>(conversations_->size());
+  Tensor x = Empty({b, t}, DType::kI64), y = Empty({b, t}, DType::kI64);
+  int64_t* xs = x.data<int64_t>();
+  int64_t* ys = y.data<int64_t>();
+  // Every rank draws the global batch's rows and keeps its own.
+  for (int64_t row = 0; row < n * b; ++row) {
+    const int64_t pick =
+        options_.sequential
+            ? (micro_batches_ * n * b + row) % count
+            : static_cast<int64_t>(data_gen_.NextBelow(static_cast<uint64_t>(count)));
+    if (row / b != r) continue;
+    const Conversation& c = (*conversations_)[pick];
+    const int64_t length = static_cast<int64_t>(c.tokens.size());
+    const int64_t pad = c.tokens.back();  // <|endoftext|>, which every conversation ends with
+    for (int64_t i = 0; i < t; ++i) {
+      xs[(row % b) * t + i] = i < length ? c.tokens[i] : pad;
+      ys[(row % b) * t + i] = i + 1 < length && c.trained[i + 1] ? c.tokens[i + 1] : -100;
+    }
+  }
+  ++micro_batches_;
+  return {x.To(options_.device), y.To(options_.device)};
+}
+
 std::pair<Tensor, Tensor> Trainer::NextBatch() {
+  if (conversations_ != nullptr) return NextConversations();
   const int64_t b = options_.batch_size, t = options_.seq_len, n = data_ranks_, r = data_rank_;
   EMBER_CHECK(!train_.empty(), "Trainer: no training shard");
   // Sequential: global batch k of a shard reads its tokens [k B N T, (k+1) B N T + 1),

@@ -46,6 +46,7 @@
 #include "distributed/process_group.h"
 #include "distributed/sharding.h"
 #include "distributed/zero.h"
+#include "models/gpt2/conversations.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/weights.h"
 #include "optim/optimizer.h"
@@ -105,12 +106,17 @@ class Trainer {
   // then the next (a shard's last partial batch skipped), back to the first after the
   // last; in the random order each batch comes from one shard, drawn in proportion to
   // its windows. Validation uses the val shard's first windows.
-  static absl::StatusOr<std::unique_ptr<Trainer>> Create(const GPTConfig& config,
-                                                         const TrainOptions& options,
-                                                         std::vector<const data::TokenShard*> train,
-                                                         const data::TokenShard* val,
-                                                         const std::string& checkpoint = "",
-                                                         bool resume = false);
+  //
+  // With conversations (conversations.h) instead of training shards, each row of a batch
+  // is one conversation (drawn at random, or in the file's order when sequential), cut
+  // to seq_len + 1 tokens or padded with <|endoftext|>, and the loss is the mean over
+  // the bot's tokens only (every other target is ignore_index). They must outlive the
+  // trainer.
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(
+      const GPTConfig& config, const TrainOptions& options,
+      std::vector<const data::TokenShard*> train, const data::TokenShard* val,
+      const std::string& checkpoint = "", bool resume = false,
+      const std::vector<Conversation>* conversations = nullptr);
 
   StepResult Step();
   // The mean loss over the validation windows (no gradients): the first val_batches
@@ -140,6 +146,8 @@ class Trainer {
   absl::Status Shard();
   // The next micro-batch's inputs and targets.
   std::pair<Tensor, Tensor> NextBatch();
+  // The same from the conversations.
+  std::pair<Tensor, Tensor> NextConversations();
   // Whole parameters (and AdamW's whole state, with `optimizer`) into this rank's
   // shards; errors name the checkpoint's problem.
   absl::Status LoadState(const Weights& weights, bool optimizer);
@@ -155,6 +163,7 @@ class Trainer {
   std::shared_ptr<GPT> model_;
   std::vector<const data::TokenShard*> train_;
   const data::TokenShard* val_;
+  const std::vector<Conversation>* conversations_ = nullptr;
   distributed::ProcessGroup& world_;
   distributed::Mesh mesh_;
   int data_ranks_, data_rank_;  // the data axis: how many batches, and which is this rank's
