@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "distributed/tensor_parallel.h"
 #include "tensor/creation.h"
+#include "tensor/ops/binary.h"
 
 namespace ember::models::gpt2 {
 
@@ -105,6 +106,20 @@ Tensor CausalSelfAttention::Forward(const Tensor& x, AttentionCache* cache) {
   return dropout_->Forward(RowParallel(*c_proj_, merged, tp_));
 }
 
+Tensor CausalSelfAttention::Weights(const Tensor& x) {
+  const ag::NoGradGuard values;
+  const int64_t batch = x.size(0), time = x.size(1);
+  const int64_t width = c_attn_->weight().size(0) / 3, head_dim = dim_ / heads_;
+  const std::vector<Tensor> qkv = ag::Split(c_attn_->Forward(x), width, -1);
+  auto heads = [&](const Tensor& t) {
+    return ag::Transpose(ag::View(t, {batch, time, width / head_dim, head_dim}), 1, 2);
+  };
+  const Tensor scores = ag::Mul(ag::Matmul(heads(qkv[0]), ag::Transpose(heads(qkv[1]), -2, -1)),
+                                1.0 / std::sqrt(static_cast<double>(head_dim)));
+  const Tensor rows = Arange(time).View({time, 1}), cols = Arange(time).View({1, time});
+  return ag::Softmax(ag::MaskedFill(scores.To(DType::kF32), ops::Gt(cols, rows), -INFINITY));
+}
+
 std::string CausalSelfAttention::ToString() const {
   return absl::StrCat("CausalSelfAttention(dim=", dim_, ", heads=", heads_, ")");
 }
@@ -121,6 +136,11 @@ Tensor Block::Forward(const Tensor& x) { return Forward(x, nullptr); }
 Tensor Block::Forward(const Tensor& x, AttentionCache* cache) {
   const Tensor h = x + attn_->Forward(ln_1_->Forward(x), cache);
   return h + mlp_->Forward(ln_2_->Forward(h));
+}
+
+Tensor Block::AttentionWeights(const Tensor& x) {
+  const ag::NoGradGuard values;
+  return attn_->Weights(ln_1_->Forward(x));
 }
 
 void Block::SetTensorParallel(distributed::ProcessGroup* group) {

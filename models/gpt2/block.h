@@ -71,6 +71,9 @@ class CausalSelfAttention : public nn::Module {
   Tensor Forward(const Tensor& x, AttentionCache* cache);
   std::string ToString() const override;
   void SetTensorParallel(distributed::ProcessGroup* group) { tp_ = group; }  // as Mlp's
+  // The attention weights softmax(q k^T / sqrt(d), causal) of x [B, T, C]: [B, heads, T,
+  // T], rows summing to 1, zero above the diagonal (values, no graph; for pictures).
+  Tensor Weights(const Tensor& x);
 
  private:
   int64_t dim_, heads_;
@@ -90,6 +93,8 @@ class Block : public nn::Module {
   Tensor Forward(const Tensor& x) override;
   Tensor Forward(const Tensor& x, AttentionCache* cache);  // see CausalSelfAttention
   std::string ToString() const override;
+  // Its attention's weights on x (CausalSelfAttention::Weights of ln_1(x)).
+  Tensor AttentionWeights(const Tensor& x);
   // Its attention and MLP split over `group` (null: whole), as theirs.
   void SetTensorParallel(distributed::ProcessGroup* group);
 

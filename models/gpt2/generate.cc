@@ -11,8 +11,11 @@
 // the most likely token), --top_k, --top_p, --seed. A key/value cache makes each new
 // token cost one position (--kv_cache=false runs the whole window every token, for
 // comparison: the same tokens while the text fits the context window). Stops after
-// --max_tokens or at <|endoftext|>; the speed goes to stderr.
+// --max_tokens or at <|endoftext|>; the speed goes to stderr. --attention_svg=FILE draws
+// the prompt's attention weights first, a heat map per layer and head
+// (attention_map.h).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -24,8 +27,10 @@
 #include "base/status.h"
 #include "models/common/precision.h"
 #include "models/common/run_log.h"
+#include "models/gpt2/attention_map.h"
 #include "models/gpt2/sample.h"
 #include "models/gpt2/text_stream.h"
+#include "tensor/creation.h"
 #include "tensor/cuda.h"
 
 ABSL_FLAG(std::string, checkpoint, "",
@@ -43,6 +48,9 @@ ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
 ABSL_FLAG(bool, kv_cache, true,
           "keep keys and values of past positions (false: rerun the window every token)");
 ABSL_FLAG(bool, stop_at_eot, true, "stop at <|endoftext|>");
+ABSL_FLAG(std::string, attention_svg, "",
+          "write the prompt's attention weights here as SVG heat maps, one per layer and head "
+          "(its last block_size tokens)");
 
 namespace ember::models::gpt2 {
 namespace {
@@ -71,6 +79,23 @@ absl::Status Run() {
   std::fprintf(stderr, "generate: %s (%.1fM parameters) from %s; a prompt of %zu tokens\n",
                model.config().ToString().c_str(), model.NumParameters() / 1e6, path.c_str(),
                prompt.size());
+  if (const std::string svg = absl::GetFlag(FLAGS_attention_svg); !svg.empty()) {
+    const int64_t t =
+        std::min<int64_t>(static_cast<int64_t>(prompt.size()), model.config().block_size);
+    const std::vector<int64_t> window(prompt.end() - t, prompt.end());
+    std::vector<Tensor> weights = model.AttentionWeights(FromVector(window, {1, t}).To(device));
+    for (Tensor& w : weights) w = w.Select(0, 0);
+    std::vector<std::string> labels;
+    for (const int64_t id : window) {
+      absl::StatusOr<std::string> text = gpt2.Decode({static_cast<tokenizer::Rank>(id)});
+      labels.push_back(text.ok() ? *text : "?");
+    }
+    RETURN_IF_ERROR(WriteAttentionMapSvg(svg, weights, labels));
+    std::fprintf(stderr,
+                 "generate: wrote the attention of %lld tokens (%zu layers x %lld heads) to %s\n",
+                 static_cast<long long>(t), weights.size(),
+                 static_cast<long long>(weights.front().size(0)), svg.c_str());
+  }
   const autograd::AutocastGuard autocast(dtype);  // the weights cast once, for every token
   Generator gen(absl::GetFlag(FLAGS_seed));
   Sampler sampler(model, sampling, gen, absl::GetFlag(FLAGS_kv_cache));

@@ -134,6 +134,20 @@ Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
   return ag::Linear(ln_f_->Forward(x), wte_->weight(), Tensor());
 }
 
+std::vector<Tensor> GPT::AttentionWeights(const Tensor& ids) {
+  const ag::NoGradGuard values;
+  EMBER_CHECK(ids.dim() == 2 && ids.size(1) <= config_.block_size,
+              "GPT: attention weights of ids [batch, time <= ", config_.block_size, "], got ",
+              ShapeToString(ids.shape()));
+  Tensor x = wte_->Forward(ids) + wpe_->Forward(Arange(0, ids.size(1)).To(ids.device()));
+  std::vector<Tensor> weights;
+  for (const std::shared_ptr<Block>& block : blocks_) {
+    weights.push_back(block->AttentionWeights(x));
+    x = block->Forward(x);
+  }
+  return weights;
+}
+
 KVCache GPT::NewCache() const {
   return KVCache{std::vector<AttentionCache>(static_cast<size_t>(config_.n_layer),
                                              AttentionCache(config_.block_size))};

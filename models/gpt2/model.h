@@ -73,6 +73,10 @@ class GPT : public nn::Module {
   // last T rows of Forward on the whole sequence. For inference (no gradients).
   Tensor Forward(const Tensor& ids, KVCache* cache);
   KVCache NewCache() const;
+  // Each layer's attention weights over ids [B, T] (T <= block_size): [B, heads, T, T]
+  // per layer, softmax(q k^T / sqrt(d), causal) (values, for pictures: generate
+  // --attention_svg).
+  std::vector<Tensor> AttentionWeights(const Tensor& ids);
   // The mean next-token cross entropy of Forward(ids) against targets [B, T].
   Tensor Loss(const Tensor& ids, const Tensor& targets);
 
