@@ -126,8 +126,6 @@ TEST(ConversationsTest, TheLossIgnoresTheUsersTurns) {
   const StepResult step = trainer->Step();
   EXPECT_NEAR(step.loss, want_bot, 1e-6);
   EXPECT_GT(std::fabs(want_all - want_bot), 1e-3);
-  EXPECT_THAT(std::string(Trainer::Create(tiny, options, {}, nullptr).status().message()),
-              HasSubstr("no training shards and no conversations"));
 }
 
 }  // namespace

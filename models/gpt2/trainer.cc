@@ -138,8 +138,6 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
         }
       }
     }
-  } else if (train.empty()) {
-    return absl::InvalidArgumentError("Trainer: no training shards and no conversations");
   }
   std::unique_ptr<Trainer> trainer(
       new Trainer(cfg, options, std::move(train), val, std::move(mesh)));
