@@ -1,6 +1,11 @@
 #include "nn/spec.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -8,7 +13,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "autograd/autograd.h"
 #include "base/error.h"
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "nn/registry.h"
 
@@ -80,6 +87,336 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJsonFile(const std::st
   absl::StatusOr<std::shared_ptr<Sequential>> model = SequentialFromJson(text.str(), gen);
   if (!model.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", model.status().message()));
+  return model;
+}
+
+namespace {
+
+// Paddle's fully connected layer over several inputs: y = sum_k x_k W_k^T + b.
+class FullyConnected : public Module {
+ public:
+  FullyConnected(const std::vector<int64_t>& in_sizes, int64_t size, bool bias, Generator& gen)
+      : in_sizes_(in_sizes), size_(size) {
+    for (size_t k = 0; k < in_sizes.size(); ++k) {
+      // nn.Linear's initialisation for each input's matrix.
+      const double bound = 1 / std::sqrt(static_cast<double>(in_sizes[k]));
+      weights_.push_back(RegisterParameter(
+          absl::StrCat("weight_", k),
+          {{size, in_sizes[k]}, DType::kF32, Initializer::Uniform(-bound, bound), {}}, gen));
+    }
+    if (bias) {
+      const double bound = 1 / std::sqrt(static_cast<double>(in_sizes.front()));
+      bias_ = RegisterParameter(
+          "bias", {{size}, DType::kF32, Initializer::Uniform(-bound, bound), {}}, gen);
+    }
+  }
+  Tensor Forward(const Tensor& x) override { return Forward(std::vector<Tensor>{x}); }
+  Tensor Forward(const std::vector<Tensor>& xs) {
+    Tensor y;
+    for (size_t k = 0; k < xs.size(); ++k) {
+      const Tensor term = autograd::Linear(xs[k], weights_[k], k == 0 ? bias_ : Tensor());
+      y = k == 0 ? term : autograd::Add(y, term);
+    }
+    return y;
+  }
+  std::string ToString() const override {
+    return absl::StrCat("FullyConnected(in_sizes=[", absl::StrJoin(in_sizes_, ", "),
+                        "], size=", size_, ", bias=", bias_.defined() ? "True" : "False", ")");
+  }
+
+ private:
+  std::vector<int64_t> in_sizes_;
+  int64_t size_;
+  std::vector<Tensor> weights_;
+  Tensor bias_;
+};
+
+// The network GraphFromJson builds: its layers in an order where each comes after its
+// inputs.
+class GraphNet : public Module {
+ public:
+  struct Node {
+    std::string name, type, activation;
+    std::vector<std::string> inputs;
+    std::shared_ptr<Module> layer;  // null for Add and Concat
+  };
+  GraphNet(std::vector<Node> nodes, std::string output)
+      : nodes_(std::move(nodes)), output_(std::move(output)) {
+    for (const Node& n : nodes_) {
+      if (n.layer) RegisterModule(n.name, n.layer);
+    }
+  }
+
+  Tensor Forward(const Tensor& x) override {
+    std::map<std::string, Tensor> values = {{"input", x}};
+    for (const Node& n : nodes_) {
+      std::vector<Tensor> in;
+      for (const std::string& name : n.inputs) in.push_back(values.at(name));
+      Tensor y;
+      try {
+        if (n.type == "Add") {
+          y = in[0];
+          for (size_t k = 1; k < in.size(); ++k) y = autograd::Add(y, in[k]);
+        } else if (n.type == "Concat") {
+          y = autograd::Cat(in, -1);
+        } else if (n.type == "FullyConnected") {
+          y = static_cast<FullyConnected&>(*n.layer).Forward(in);
+        } else {
+          y = (*n.layer)(in[0]);
+        }
+        y = Activate(n.activation, y);
+      } catch (const Error& e) {  // a shape the spec could not check: say which layer
+        EMBER_THROW("layer ", n.name, " (", n.type, "): ", e.what());
+      }
+      values[n.name] = y;
+    }
+    return values.at(output_);
+  }
+  std::string ToString() const override {
+    std::vector<std::string> lines;
+    for (const Node& n : nodes_) {
+      lines.push_back(absl::StrCat("  (", n.name, "): ", n.layer ? n.layer->ToString() : n.type,
+                                   " <- ", absl::StrJoin(n.inputs, ", "),
+                                   n.activation.empty() ? "" : absl::StrCat(", ", n.activation)));
+    }
+    return absl::StrCat("Graph(\n", absl::StrJoin(lines, "\n"), "\n) -> ", output_);
+  }
+
+  static Tensor Activate(const std::string& name, const Tensor& x) {
+    if (name.empty()) return x;
+    if (name == "relu") return autograd::Relu(x);
+    if (name == "tanh") return autograd::Tanh(x);
+    if (name == "sigmoid") return autograd::Sigmoid(x);
+    if (name == "gelu") return autograd::GeluErf(x);  // PyTorch's default, exact
+    return autograd::Mul(x, autograd::Sigmoid(x));    // "silu", checked when built
+  }
+
+ private:
+  std::vector<Node> nodes_;
+  std::string output_;
+};
+
+// The output size a registered layer gives for an input of `in` (-1: unknown).
+int64_t SizeAfter(const std::string& type, const nlohmann::json& layer, int64_t in) {
+  if (type == "Linear") return layer.value("out_features", int64_t{-1});
+  if (type == "Embedding") return layer.value("embedding_dim", int64_t{-1});
+  static const std::set<std::string> kKeep = {"ReLU",     "Tanh",    "Sigmoid",   "GELU",
+                                              "SiLU",     "Dropout", "LayerNorm", "LeakyReLU",
+                                              "Identity", "Softmax", "RMSNorm"};
+  return kKeep.count(type) > 0 ? in : -1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Generator& gen) {
+  nlohmann::json spec;
+  try {
+    spec = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("network spec is not valid JSON: ", e.what()));
+  }
+  if (!spec.is_object() || !spec.contains("layers") || !spec["layers"].is_array() ||
+      spec["layers"].empty()) {
+    return absl::InvalidArgumentError(
+        "network spec must be an object {\"layers\": [{\"name\": ..., \"type\": ...}, ...]}");
+  }
+  for (const auto& [key, value] : spec.items()) {
+    if (key != "layers" && key != "output" && key != "input_size") {
+      return absl::InvalidArgumentError(absl::StrCat("network spec: unknown key \"", key, "\""));
+    }
+  }
+  const nlohmann::json& layers = spec["layers"];
+  // Names, inputs and each layer's spec, checked before anything is built.
+  std::map<std::string, size_t> index;
+  std::vector<std::vector<std::string>> inputs(layers.size());
+  std::vector<std::string> names;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const nlohmann::json& layer = layers[i];
+    if (!layer.is_object() || !layer.contains("name") || !layer["name"].is_string() ||
+        !layer.contains("type") || !layer["type"].is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("network spec layer ", i,
+                       " must be an object with a \"name\" and a \"type\", got ", layer.dump()));
+    }
+    const std::string name = layer["name"];
+    if (name == "input" || !index.emplace(name, i).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("network spec layer ", i, ": the name \"", name, "\" is ",
+                       name == "input" ? "the network's input's" : "taken by an earlier layer"));
+    }
+    names.push_back(name);
+    if (layer.contains("inputs")) {
+      if (!layer["inputs"].is_array() || layer["inputs"].empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("layer ", name, ": \"inputs\" must be a list of layer names"));
+      }
+      for (const nlohmann::json& in : layer["inputs"]) {
+        if (!in.is_string()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("layer ", name, ": \"inputs\" must be a list of layer names"));
+        }
+        inputs[i].push_back(in);
+      }
+    } else {
+      inputs[i].push_back(i == 0 ? "input" : names[i - 1]);
+    }
+  }
+  for (size_t i = 0; i < layers.size(); ++i) {
+    for (const std::string& in : inputs[i]) {
+      if (in != "input" && index.count(in) == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("layer ", names[i], ": unknown input \"", in, "\""));
+      }
+    }
+  }
+  // Depth-first topological order; a layer met again while its inputs are being visited
+  // closes a cycle.
+  std::vector<int> state(layers.size(), 0);  // 0 new, 1 visiting, 2 done
+  std::vector<size_t> order, path;
+  std::function<absl::Status(size_t)> visit = [&](size_t i) -> absl::Status {
+    if (state[i] == 2) return absl::OkStatus();
+    if (state[i] == 1) {
+      std::vector<std::string> cycle;
+      for (auto it = std::find(path.begin(), path.end(), i); it != path.end(); ++it)
+        cycle.push_back(names[*it]);
+      cycle.push_back(names[i]);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "layer ", names[i], ": its inputs form a cycle, ", absl::StrJoin(cycle, " <- ")));
+    }
+    state[i] = 1;
+    path.push_back(i);
+    for (const std::string& in : inputs[i]) {
+      if (in != "input") RETURN_IF_ERROR(visit(index.at(in)));
+    }
+    path.pop_back();
+    state[i] = 2;
+    order.push_back(i);
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < layers.size(); ++i) RETURN_IF_ERROR(visit(i));
+  const std::string output = spec.value("output", names.back());
+  if (index.count(output) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("network spec: unknown output \"", output, "\""));
+  }
+
+  // Build in that order, following sizes.
+  std::map<std::string, int64_t> sizes = {{"input", spec.value("input_size", int64_t{-1})}};
+  std::vector<GraphNet::Node> nodes;
+  int64_t budget = LayerArgs::kMaxParameters;
+  for (const size_t i : order) {
+    nlohmann::json layer = layers[i];
+    GraphNet::Node node{names[i], layer["type"], layer.value("activation", std::string()),
+                        inputs[i], nullptr};
+    auto bad = [&](absl::string_view what) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("layer ", node.name, " (", node.type, "): ", what));
+    };
+    static const std::set<std::string> kActivations = {"relu", "tanh", "sigmoid", "gelu", "silu"};
+    if (!node.activation.empty() && kActivations.count(node.activation) == 0) {
+      return bad(absl::StrCat("activation \"", node.activation,
+                              "\" (known: relu, tanh, sigmoid, gelu, silu)"));
+    }
+    std::vector<int64_t> in_sizes;
+    for (const std::string& in : node.inputs) in_sizes.push_back(sizes.at(in));
+    int64_t size = -1;
+    for (const char* key : {"name", "inputs", "activation"}) layer.erase(key);
+    if (node.type == "Add" || node.type == "Concat") {
+      if (layer.size() != 1) return bad("takes \"inputs\" only");
+      const bool known =
+          std::none_of(in_sizes.begin(), in_sizes.end(), [](int64_t s) { return s < 0; });
+      if (node.type == "Add") {
+        for (size_t k = 1; known && k < in_sizes.size(); ++k) {
+          if (in_sizes[k] != in_sizes[0]) {
+            return bad(absl::StrCat("its inputs ", node.inputs[0], " (", in_sizes[0], ") and ",
+                                    node.inputs[k], " (", in_sizes[k], ") differ in size"));
+          }
+        }
+        size = in_sizes[0];
+      } else if (known) {
+        size = 0;
+        for (const int64_t s : in_sizes) size += s;
+      }
+    } else if (node.type == "FullyConnected") {
+      for (size_t k = 0; k < in_sizes.size(); ++k) {
+        if (in_sizes[k] < 1) {
+          return bad(absl::StrCat("the size of its input ", node.inputs[k],
+                                  " is not known (give input_size, or a layer of known size)"));
+        }
+      }
+      if (!layer.contains("size") || !layer["size"].is_number_integer() || layer["size"] < 1) {
+        return bad("needs \"size\", a positive integer");
+      }
+      for (const auto& [key, value] : layer.items()) {
+        if (key != "type" && key != "size" && key != "bias") {
+          return bad(absl::StrCat("unknown argument \"", key, "\""));
+        }
+      }
+      size = layer["size"];
+      node.layer = std::make_shared<FullyConnected>(in_sizes, size, layer.value("bias", true), gen);
+    } else {
+      const LayerFactory* factory = FindLayer(node.type);
+      if (factory == nullptr) {
+        return bad(absl::StrCat("unknown type (known: Add, Concat, FullyConnected, ",
+                                absl::StrJoin(RegisteredLayers(), ", "), ")"));
+      }
+      if (node.inputs.size() != 1) return bad("takes one input");
+      if (node.type == "Linear" && in_sizes[0] > 0 &&
+          layer.value("in_features", int64_t{-1}) != in_sizes[0]) {
+        return bad(absl::StrCat("in_features ", layer.value("in_features", int64_t{-1}),
+                                ", but its input ", node.inputs[0], " has size ", in_sizes[0]));
+      }
+      const LayerArgs args(layer, gen, budget);
+      LayerOr built = absl::InternalError("");
+      try {
+        built = (*factory)(args);
+      } catch (const Error& e) {
+        built = absl::InvalidArgumentError(e.what());
+      }
+      if (!built.ok()) return bad(built.status().message());
+      if (const std::vector<std::string> unread = args.Unread(); !unread.empty()) {
+        return bad(absl::StrCat("unknown argument \"", absl::StrJoin(unread, "\", \""), "\""));
+      }
+      node.layer = *std::move(built);
+      size = SizeAfter(node.type, layer, in_sizes[0]);
+    }
+    if (node.layer) {
+      budget -= node.layer->NumParameters();
+      if (budget < 0) {
+        return bad(
+            absl::StrCat("the spec has more than ", LayerArgs::kMaxParameters, " parameters"));
+      }
+    }
+    sizes[node.name] = size;
+    nodes.push_back(std::move(node));
+  }
+  return std::make_shared<GraphNet>(std::move(nodes), output);
+}
+
+absl::StatusOr<std::shared_ptr<Module>> ModelFromJsonFile(const std::string& path, Generator& gen) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open model spec ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  // Named layers make a network; unnamed ones a chain.
+  const nlohmann::json spec =
+      nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const bool graph = spec.is_object() && spec.contains("layers") && spec["layers"].is_array() &&
+                     !spec["layers"].empty() && spec["layers"][0].is_object() &&
+                     spec["layers"][0].contains("name");
+  absl::StatusOr<std::shared_ptr<Module>> model = absl::InternalError("");
+  if (graph) {
+    model = GraphFromJson(text.str(), gen);
+  } else if (absl::StatusOr<std::shared_ptr<Sequential>> chain =
+                 SequentialFromJson(text.str(), gen);
+             chain.ok()) {
+    model = std::shared_ptr<Module>(*std::move(chain));
+  } else {
+    model = chain.status();
+  }
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", model.status().message()));
+  }
   return model;
 }
 

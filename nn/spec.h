@@ -37,6 +37,40 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
 absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJsonFile(
     const std::string& path, Generator& gen = DefaultGenerator());
 
+// A network of named layers whose "inputs" name other layers (or "input", the
+// network's input): a DAG, as PaddlePaddle's configs write one (Layer(name, type, size,
+// bias, inputs=[...])):
+//
+//   {"input_size": 8,
+//    "layers": [
+//      {"name": "h1", "type": "Linear", "in_features": 8, "out_features": 16,
+//       "activation": "relu"},                                  // inputs: the layer before
+//      {"name": "h2", "type": "Linear", "in_features": 16, "out_features": 16,
+//       "inputs": ["h1"], "activation": "tanh"},
+//      {"name": "sum", "type": "Add", "inputs": ["h1", "h2"]},   // a residual connection
+//      {"name": "both", "type": "Concat", "inputs": ["h1", "sum"]},  // on the last dimension
+//      {"name": "out", "type": "FullyConnected", "inputs": ["h1", "both"], "size": 4}],
+//    "output": "out"}                                           // default: the last layer
+//
+// A layer without "inputs" takes the one listed before it (the first takes "input"). Its
+// "type" is a registered layer (nn/registry.h, one input), or Add (the sum of inputs of
+// one size), Concat (along the last dimension) or FullyConnected (Paddle's fc over
+// several inputs: y = sum_k x_k W_k^T + b, each input its own weight "weight_k", "bias"
+// unless "bias": false). "activation" (relu, tanh, sigmoid, gelu, silu) applies to the
+// layer's output. Each layer's size (its output's last dimension) is followed where it is
+// known (input_size, Linear, Embedding, FullyConnected, Add, Concat, and the layers that
+// keep it), so a mismatch is found when the network is built. Parameters are named by
+// their layer ("h1.weight"). Every mistake (a cycle, an unknown input or output, a
+// duplicate name, a size mismatch, anything SequentialFromJson refuses) is an
+// InvalidArgument naming the layer.
+absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view json,
+                                                      Generator& gen = DefaultGenerator());
+
+// The model a JSON file describes: a network (its layers named, GraphFromJson) or a
+// Sequential chain (SequentialFromJson). Errors name the file.
+absl::StatusOr<std::shared_ptr<Module>> ModelFromJsonFile(const std::string& path,
+                                                          Generator& gen = DefaultGenerator());
+
 }  // namespace ember::nn
 
 #endif  // EMBER_NN_SPEC_H_

@@ -2,7 +2,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "autograd/autograd.h"
 #include "base/status.h"
@@ -11,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "nn/registry.h"
 #include "tensor/creation.h"
+#include "tensor/random.h"
 
 namespace ember::nn {
 namespace {
@@ -179,6 +183,89 @@ TEST(SpecTest, ReadsAFile) {
   std::ofstream(path) << "{\"layers\": [{\"type\": \"Nope\"}]}";
   EXPECT_THAT(std::string(SequentialFromJsonFile(path).status().message()),
               HasSubstr(path + ": model spec layer 0: unknown type"));
+}
+
+// The header's network: a residual sum, a concatenation and Paddle's fully connected
+// layer over two inputs, against the same arithmetic written out with its parameters.
+constexpr char kGraph[] = R"({"input_size": 8, "layers": [
+  {"name": "h1", "type": "Linear", "in_features": 8, "out_features": 16, "activation": "relu"},
+  {"name": "h2", "type": "Linear", "in_features": 16, "out_features": 16, "inputs": ["h1"],
+   "activation": "tanh"},
+  {"name": "sum", "type": "Add", "inputs": ["h1", "h2"]},
+  {"name": "both", "type": "Concat", "inputs": ["h1", "sum"]},
+  {"name": "out", "type": "FullyConnected", "inputs": ["h1", "both"], "size": 4}],
+ "output": "out"})";
+
+std::string GraphMessage(const std::string& spec) {
+  return std::string(GraphFromJson(spec).status().message());
+}
+
+TEST(GraphSpecTest, ResidualsConcatenationAndAFullyConnectedLayerOverTwoInputs) {
+  Generator gen(3);
+  const std::shared_ptr<Module> net = *GraphFromJson(kGraph, gen);
+  std::map<std::string, Tensor> p;
+  std::vector<std::string> names;
+  for (const auto& [name, t] : net->NamedParameters()) {
+    p[name] = t;
+    names.push_back(name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"h1.weight", "h1.bias", "h2.weight", "h2.bias",
+                                             "out.weight_0", "out.weight_1", "out.bias"}));
+  EXPECT_EQ(p["out.weight_1"].shape(), (Shape{4, 32}));
+  const Tensor x = Uniform({5, 8}, -1, 1, gen);
+  const Tensor y = (*net)(x);
+  namespace ag = autograd;
+  const Tensor h1 = ag::Relu(ag::Linear(x, p["h1.weight"], p["h1.bias"]));
+  const Tensor h2 = ag::Tanh(ag::Linear(h1, p["h2.weight"], p["h2.bias"]));
+  const Tensor both = ag::Cat({h1, ag::Add(h1, h2)}, -1);
+  const Tensor want = ag::Add(ag::Linear(h1, p["out.weight_0"], p["out.bias"]),
+                              ag::Linear(both, p["out.weight_1"], Tensor()));
+  const std::vector<float> got = y.ToVector<float>(), expected = want.ToVector<float>();
+  ASSERT_EQ(got.size(), 20u);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-6);
+  ag::Backward(ag::Sum(y));
+  for (const auto& [name, t] : p) EXPECT_TRUE(ag::Grad(t).defined()) << name;
+  EXPECT_THAT(net->ToString(),
+              HasSubstr("(out): FullyConnected(in_sizes=[16, 32], size=4, bias=True) <- h1, both"));
+}
+
+TEST(GraphSpecTest, MistakesAreOneLineErrorsNamingTheLayer) {
+  EXPECT_THAT(GraphMessage(R"({"layers": [
+      {"name": "a", "type": "ReLU", "inputs": ["b"]},
+      {"name": "b", "type": "ReLU", "inputs": ["a"]}]})"),
+              HasSubstr("layer a: its inputs form a cycle, a <- b <- a"));
+  EXPECT_THAT(GraphMessage(R"({"layers": [{"name": "a", "type": "ReLU", "inputs": ["nope"]}]})"),
+              HasSubstr("layer a: unknown input \"nope\""));
+  EXPECT_THAT(GraphMessage(R"({"input_size": 8, "layers": [
+      {"name": "a", "type": "Linear", "in_features": 8, "out_features": 4},
+      {"name": "s", "type": "Add", "inputs": ["input", "a"]}]})"),
+              HasSubstr("layer s (Add): its inputs input (8) and a (4) differ in size"));
+  EXPECT_THAT(GraphMessage(R"({"input_size": 8, "layers": [
+      {"name": "a", "type": "Linear", "in_features": 6, "out_features": 4}]})"),
+              HasSubstr("layer a (Linear): in_features 6, but its input input has size 8"));
+  EXPECT_THAT(GraphMessage(R"({"layers": [{"name": "f", "type": "FullyConnected", "size": 3}]})"),
+              HasSubstr("layer f (FullyConnected): the size of its input input is not known"));
+  EXPECT_THAT(
+      GraphMessage(R"({"layers": [{"name": "a", "type": "ReLU"}, {"name": "a", "type": "ReLU"}]})"),
+      HasSubstr("the name \"a\" is taken by an earlier layer"));
+  EXPECT_THAT(GraphMessage(R"({"layers": [{"name": "a", "type": "ReLU", "activation": "swish"}]})"),
+              HasSubstr("layer a (ReLU): activation \"swish\""));
+  EXPECT_THAT(GraphMessage(R"({"layers": [{"name": "a", "type": "Lienar"}]})"),
+              HasSubstr("layer a (Lienar): unknown type"));
+  EXPECT_THAT(GraphMessage(R"({"layers": [{"name": "a", "type": "ReLU"}], "output": "b"})"),
+              HasSubstr("unknown output \"b\""));
+  EXPECT_THAT(
+      GraphMessage(R"({"layers": [{"name": "a", "type": "ReLU", "inputs": ["input", "input"]}]})"),
+      HasSubstr("layer a (ReLU): takes one input"));
+  EXPECT_THAT(GraphMessage("[1, 2"), HasSubstr("network spec is not valid JSON"));
+  // A size the spec cannot follow fails when run, naming the layer.
+  const std::shared_ptr<Module> net = *GraphFromJson(R"({"layers": [
+      {"name": "a", "type": "Linear", "in_features": 3, "out_features": 2}]})");
+  EXPECT_THAT(
+      [&] {
+        (*net)(Zeros({1, 5}));
+      },
+      testing::ThrowsMessage<Error>(HasSubstr("layer a (Linear): ")));
 }
 
 }  // namespace

@@ -3,15 +3,18 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
 #include "nn/loss.h"
+#include "nn/spec.h"
 #include "tensor/ops/reduce.h"
 
 namespace ember::models::mnist {
 
-absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string& name,
-                                                               Generator& gen) {
+absl::StatusOr<std::shared_ptr<nn::Module>> MakeClassifier(const std::string& name,
+                                                           Generator& gen) {
+  if (absl::EndsWith(name, ".json")) return nn::ModelFromJsonFile(name, gen);
   auto model = std::make_shared<nn::Sequential>();
   if (name == "mlp") {
     model->Append(std::make_shared<nn::Flatten>());
@@ -31,7 +34,7 @@ absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string
     model->Append(std::make_shared<nn::Linear>(64 * 7 * 7, 10, true, gen));
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown model \"", name, "\"; expected mlp or cnn"));
+        absl::StrCat("unknown model \"", name, "\"; expected mlp, cnn or a .json model spec"));
   }
   return model;
 }

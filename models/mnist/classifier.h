@@ -24,9 +24,10 @@
 
 namespace ember::models::mnist {
 
-// "mlp" or "cnn"; InvalidArgument naming the choices otherwise.
-absl::StatusOr<std::shared_ptr<nn::Sequential>> MakeClassifier(const std::string& name,
-                                                               Generator& gen);
+// "mlp", "cnn", or a JSON model spec file (a path ending in .json: a network of named
+// layers or a Sequential chain, nn/spec.h) taking [B, 1, 28, 28] images to 10 logits;
+// InvalidArgument naming the choices (or the spec's mistake) otherwise.
+absl::StatusOr<std::shared_ptr<nn::Module>> MakeClassifier(const std::string& name, Generator& gen);
 
 // "sgd", "momentum" (SGD with momentum 0.9), "rmsprop" or "adam", torch.optim's rules
 // with PyTorch's defaults otherwise.

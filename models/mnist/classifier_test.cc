@@ -30,7 +30,7 @@ TEST(ClassifierTest, ModelsHaveTheDocumentedShapesAndNames) {
   EXPECT_EQ((*mlp)(images).shape(), (Shape{5, 10}));
   EXPECT_EQ((*cnn)(images).shape(), (Shape{5, 10}));
   EXPECT_EQ(MakeClassifier("resnet", gen).status().message(),
-            "unknown model \"resnet\"; expected mlp or cnn");
+            "unknown model \"resnet\"; expected mlp, cnn or a .json model spec");
 }
 
 TEST(ClassifierTest, OptimizersAndDefaultsByName) {

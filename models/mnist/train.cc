@@ -50,7 +50,9 @@
 #include "nn/loss.h"
 #include "tensor/cuda.h"
 
-ABSL_FLAG(std::string, model, "mlp", "mlp (784-128-10) or cnn (two conv+pool stages, then linear)");
+ABSL_FLAG(std::string, model, "mlp",
+          "mlp (784-128-10), cnn (two conv+pool stages, then linear), or a .json model spec "
+          "(nn/spec.h: a network of named layers or a chain) from [B, 1, 28, 28] to 10 logits");
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd, momentum (SGD, momentum 0.9), rmsprop or adam");
 ABSL_FLAG(int64_t, epochs, 5, "passes over the 60,000 training images");
 ABSL_FLAG(int64_t, batch_size, 32, "images per step (per rank under mpirun)");
@@ -242,7 +244,7 @@ absl::Status Run() {
   distributed::ProcessGroup& world = distributed::World();
   const bool lead = world.rank() == 0;  // the rank that prints and writes
   Generator gen(o.seed);
-  ASSIGN_OR_RETURN(std::shared_ptr<nn::Sequential> model, MakeClassifier(o.model, gen));
+  ASSIGN_OR_RETURN(std::shared_ptr<nn::Module> model, MakeClassifier(o.model, gen));
   model->To(o.device);
   ASSIGN_OR_RETURN(std::unique_ptr<optim::Optimizer> optimizer,
                    MakeOptimizer(o.optimizer, model->Parameters(), o.lr));
@@ -257,9 +259,11 @@ absl::Status Run() {
                 total_steps = o.epochs * steps_per_epoch;
   const std::map<std::string, std::string> run_flags = o.RunFlags(world.size());
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/mnist");
-  const std::string checkpoint = absl::GetFlag(FLAGS_save_checkpoint).empty()
-                                     ? absl::StrCat(out_dir, "/", o.model, ".safetensors")
-                                     : absl::GetFlag(FLAGS_save_checkpoint);
+  const std::string checkpoint =
+      absl::GetFlag(FLAGS_save_checkpoint).empty()
+          ? absl::StrCat(out_dir, "/", std::filesystem::path(o.model).stem().string(),
+                         ".safetensors")
+          : absl::GetFlag(FLAGS_save_checkpoint);
   std::string resume = absl::GetFlag(FLAGS_resume);
   if (resume == "latest") {
     ASSIGN_OR_RETURN(

@@ -21,6 +21,24 @@ keys="$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.ar
 expect "metrics keys" "epochs examples_per_second parameters test_accuracy test_loss train_loss train_seconds" "$keys"
 expect "it learnt" "True" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["test_accuracy"] > 0.8)' "$out/m.json")"
 expect "checkpoint" "yes" "$([ -s "$out/mlp.safetensors" ] && echo yes)"
+# A network from a spec file (named layers, a residual sum, Paddle's fully connected
+# layer over two inputs) trains like the built-in MLP.
+cat >"$TEST_TMPDIR/net.json" <<'JSON'
+{"layers": [
+  {"name": "flat", "type": "Flatten"},
+  {"name": "h1", "type": "Linear", "in_features": 784, "out_features": 64, "activation": "relu"},
+  {"name": "h2", "type": "Linear", "in_features": 64, "out_features": 64, "activation": "relu"},
+  {"name": "res", "type": "Add", "inputs": ["h1", "h2"]},
+  {"name": "out", "type": "FullyConnected", "inputs": ["h1", "res"], "size": 10}]}
+JSON
+$train --model="$TEST_TMPDIR/net.json" --epochs=1 --batch_size=64 --optimizer=adam \
+  --out_dir="$out/spec" --metrics_out="$out/spec.json" >/dev/null 2>"$out.spec"
+expect "a spec file trains" "0" "$?"
+expect "... it learnt" "True" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["test_accuracy"] > 0.8)' "$out/spec.json")"
+expect "... its checkpoint is named after it" "yes" "$([ -s "$out/spec/net.safetensors" ] && echo yes)"
+echo '{"layers": [{"name": "a", "type": "Flatten", "inputs": ["b"]}]}' >"$TEST_TMPDIR/bad.json"
+$train --model="$TEST_TMPDIR/bad.json" --out_dir="$out/bad_spec" 2>"$out.bad_spec"
+expect "a bad spec names the layer" "train: $TEST_TMPDIR/bad.json: layer a: unknown input \"b\"" "$(tail -1 "$out.bad_spec")"
 # Data parallel: 2 ranks x 32 images, rank 0 alone reporting; it learns as one process does.
 "${test_mpirun[@]}" -np 2 \
   $train --epochs=1 --batch_size=32 --out_dir="$out/dp" --metrics_out="$out/dp.json" >"$out.dp" 2>&1
@@ -55,7 +73,7 @@ expect "resume: another run's flags" \
   "$($train --epochs=3 --batch_size=256 --lr=0.001 --out_dir="$out/cut" --resume=latest 2>&1)"
 expect "resume: nothing left" "1" "$($train "${run[@]}" --out_dir="$out/cut" --resume=latest 2>&1 | grep -c 'is at step 470 and --epochs=2 has 470: nothing to continue')"
 expect "resume: not mnist's" "1" "$($train "${run[@]}" --resume="$out/m.json" 2>&1 | grep -c '^train: .*m.json')"
-expect "bad model" 'train: unknown model "vit"; expected mlp or cnn' "$($train --model=vit 2>&1)"
+expect "bad model" 'train: unknown model "vit"; expected mlp, cnn or a .json model spec' "$($train --model=vit 2>&1)"
 expect "bad optimizer" 'train: unknown optimizer "lbfgs"; expected sgd, momentum, rmsprop or adam' \
   "$($train --optimizer=lbfgs 2>&1)"
 expect "bad epochs" "train: --epochs=0: expected at least 1" "$($train --epochs=0 2>&1)"
