@@ -20,7 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace d = ember::data;
   int32_t header[3] = {0, 0, -1};
   if (size >= sizeof(header)) std::memcpy(header, data, sizeof(header));
-  const bool llmc = size >= sizeof(int32_t) && header[0] == d::kShardMagic;
+  int32_t magic = 0;
+  if (size >= sizeof(magic)) std::memcpy(&magic, data, sizeof(magic));
+  const bool llmc = size >= sizeof(magic) && magic == d::kShardMagic;
   const bool text = std::all_of(data, data + std::min<size_t>(size, 512), [](uint8_t c) {
     return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' || c == '\r';
   });
