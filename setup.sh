@@ -15,6 +15,7 @@ packages=(
   python3 python3-dev pybind11-dev python3-numpy    # tests, data; python/ (import ember)
   python3-venv python3-pip                          # pip install ./python (tools/ci/pip_install.sh)
   dataset-fashion-mnist                             # /usr/share/datasets/fashion-mnist
+  graphviz                                          # tools/graph's SVG and PNG
 )
 
 sudo=""
