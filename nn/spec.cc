@@ -393,27 +393,24 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
   return std::make_shared<GraphNet>(std::move(nodes), output);
 }
 
+absl::StatusOr<std::shared_ptr<Module>> ModelFromJson(absl::string_view text, Generator& gen) {
+  // Named layers make a network; unnamed ones a chain.
+  const nlohmann::json spec =
+      nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  const bool graph = spec.is_object() && spec.contains("layers") && spec["layers"].is_array() &&
+                     !spec["layers"].empty() && spec["layers"][0].is_object() &&
+                     spec["layers"][0].contains("name");
+  if (graph) return GraphFromJson(text, gen);
+  ASSIGN_OR_RETURN(std::shared_ptr<Sequential> chain, SequentialFromJson(text, gen));
+  return std::shared_ptr<Module>(std::move(chain));
+}
+
 absl::StatusOr<std::shared_ptr<Module>> ModelFromJsonFile(const std::string& path, Generator& gen) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open model spec ", path));
   std::stringstream text;
   text << in.rdbuf();
-  // Named layers make a network; unnamed ones a chain.
-  const nlohmann::json spec =
-      nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  const bool graph = spec.is_object() && spec.contains("layers") && spec["layers"].is_array() &&
-                     !spec["layers"].empty() && spec["layers"][0].is_object() &&
-                     spec["layers"][0].contains("name");
-  absl::StatusOr<std::shared_ptr<Module>> model = absl::InternalError("");
-  if (graph) {
-    model = GraphFromJson(text.str(), gen);
-  } else if (absl::StatusOr<std::shared_ptr<Sequential>> chain =
-                 SequentialFromJson(text.str(), gen);
-             chain.ok()) {
-    model = std::shared_ptr<Module>(*std::move(chain));
-  } else {
-    model = chain.status();
-  }
+  absl::StatusOr<std::shared_ptr<Module>> model = ModelFromJson(text.str(), gen);
   if (!model.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", model.status().message()));
   }

@@ -66,8 +66,10 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJsonFile(
 absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view json,
                                                       Generator& gen = DefaultGenerator());
 
-// The model a JSON file describes: a network (its layers named, GraphFromJson) or a
-// Sequential chain (SequentialFromJson). Errors name the file.
+// The model a JSON spec describes: a network (its layers named, GraphFromJson) or a
+// Sequential chain (SequentialFromJson); from a file, errors name the file.
+absl::StatusOr<std::shared_ptr<Module>> ModelFromJson(absl::string_view json,
+                                                      Generator& gen = DefaultGenerator());
 absl::StatusOr<std::shared_ptr<Module>> ModelFromJsonFile(const std::string& path,
                                                           Generator& gen = DefaultGenerator());
 

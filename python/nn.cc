@@ -21,6 +21,7 @@
 #include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/safetensors.h"
+#include "nn/spec.h"
 #include "optim/optimizer.h"
 #include "python/status.h"
 #include "tensor/creation.h"
@@ -265,9 +266,32 @@ void BindSafetensors(py::module_& m) {
       py::arg("path"));
 }
 
+// A model built in C++ from a JSON spec (nn/spec.h), which ember.nn.from_spec wraps: its
+// forward, its parameters (the C++ layers' own leaves) and its training mode.
+void BindSpec(py::module_& m) {
+  py::class_<nn::Module, std::shared_ptr<nn::Module>>(m, "_SpecModel")
+      .def("forward",
+           [](nn::Module& net, const Tensor& x) {
+             py::gil_scoped_release release;
+             return net(x);
+           })
+      .def("named_parameters", &nn::Module::NamedParameters)
+      .def("train", &nn::Module::Train)
+      .def("__repr__", &nn::Module::ToString);
+  m.def(
+      "_model_from_spec",
+      [](const std::string& spec) {
+        const bool text = spec.find_first_not_of(" \t\r\n") != std::string::npos &&
+                          spec[spec.find_first_not_of(" \t\r\n")] == '{';
+        return ValueOrRaise(text ? nn::ModelFromJson(spec) : nn::ModelFromJsonFile(spec));
+      },
+      py::arg("spec"));
+}
+
 }  // namespace
 
 void BindNn(py::module_& m) {
+  BindSpec(m);
   BindFunctional(m);
   BindInit(m);
   BindOptim(m);

@@ -373,5 +373,31 @@ class CheckpointTest(unittest.TestCase):
             ember.optim.SGD([], lr=0.1)
 
 
+class SpecTest(unittest.TestCase):
+    def test_a_network_from_a_spec_trains_from_python(self):
+        ember.manual_seed(0)
+        net = nn.from_spec("""{"input_size": 4, "layers": [
+            {"name": "h1", "type": "Linear", "in_features": 4, "out_features": 8, "activation": "relu"},
+            {"name": "h2", "type": "Linear", "in_features": 8, "out_features": 8, "inputs": ["h1"]},
+            {"name": "res", "type": "Add", "inputs": ["h1", "h2"]},
+            {"name": "out", "type": "FullyConnected", "inputs": ["h1", "res"], "size": 1}]}""")
+        names = [n for n, _ in net.named_parameters()]
+        self.assertEqual(names, ["h1.weight", "h1.bias", "h2.weight", "h2.bias", "out.weight_0", "out.weight_1", "out.bias"])
+        x = ember.randn(32, 4)
+        y = (x * ember.tensor([2.0, -1.0, 0.5, 0.0])).sum(dim=1, keepdim=True)  # learnable
+        opt = ember.optim.Adam(net.parameters(), lr=1e-2)
+        losses = []
+        for _ in range(100):
+            loss = ((net(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        self.assertLess(losses[-1], 0.1 * losses[0])
+        self.assertIn("h1.weight", net.state_dict())
+        with self.assertRaisesRegex(ValueError, 'layer a: unknown input "b"'):
+            nn.from_spec('{"layers": [{"name": "a", "type": "ReLU", "inputs": ["b"]}]}')
+
+
 if __name__ == "__main__":
     unittest.main()

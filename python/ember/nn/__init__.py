@@ -14,7 +14,7 @@ __all__ = [
     "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
     "LayerNorm", "LeakyReLU", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList",
     "Parameter", "ParameterList", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh",
-    "functional", "init", "utils",
+    "from_spec", "functional", "init", "utils",
 ]
 functional = F
 
@@ -528,3 +528,31 @@ class MSELoss(_Loss):
 class BCEWithLogitsLoss(_Loss):
     def __init__(self):
         super().__init__(F.binary_cross_entropy_with_logits)
+
+
+class _FromSpec(Module):
+    """A model ember's C++ builds from a JSON spec: its forward runs the C++ network, and
+    its parameters are the C++ layers' own tensors (named "h1.weight", ...), so an
+    optimizer, state_dict() and to() act on them."""
+
+    def __init__(self, spec: str):
+        super().__init__()
+        object.__setattr__(self, "_net", _ember._model_from_spec(spec))
+        for name, p in self._net.named_parameters():
+            self._parameters[name] = p
+
+    def forward(self, x):
+        self._net.train(self.training)
+        return self._net.forward(x)
+
+    def __repr__(self):
+        return repr(self._net)
+
+
+def from_spec(spec: str) -> Module:
+    """The model a JSON spec describes (ember's nn/spec.h): a chain {"layers": [{"type":
+    "Linear", ...}, ...]} or a network of named layers whose "inputs" name other layers
+    (residual "Add", "Concat", "FullyConnected" over several inputs, an "activation" per
+    layer). `spec` is the JSON text or a file's path; a mistake raises ValueError naming
+    the layer."""
+    return _FromSpec(spec)
