@@ -30,7 +30,8 @@ for op in 'linear\n[2, 16]' 'relu' 'tanh' 'add\n[2, 16]' 'cat\n[2, 32]' 'linear\
 done
 # 7 parameters: h1's two, h2's two, out's weight_0, weight_1 and bias.
 [ "$(grep -c 'shape=ellipse' "$net")" -eq 7 ] || { echo "expected 7 parameter leaves"; exit 1; }
-"$graph" --checkpoint=models/gpt2/testdata/tiny_llmc.bin --batch=1 --seq=4 | grep -q 'label="causal_attention'
+"$graph" --checkpoint=models/gpt2/testdata/tiny_llmc.bin --batch=1 --seq=4 >"$TEST_TMPDIR/gpt.dot"
+grep -q 'label="causal_attention' "$TEST_TMPDIR/gpt.dot"
 if command -v dot >/dev/null; then
   "$graph" --spec="$TEST_TMPDIR/net.json" --input_shape=2,8 --out="$TEST_TMPDIR/net.svg" 2>/dev/null
   [ "$(grep -c 'class="node"' "$TEST_TMPDIR/net.svg")" -eq "$(grep -c '^  n[0-9]* \[' "$net")" ] ||
