@@ -56,6 +56,27 @@ std::string Embedding::ToString() const {
   return absl::StrCat("Embedding(", weight_.size(0), ", ", weight_.size(1), ")");
 }
 
+PositionEmbedding::PositionEmbedding(int64_t num_positions, int64_t dim, Generator& gen,
+                                     DType dtype) {
+  EMBER_CHECK(num_positions > 0 && dim > 0, "PositionEmbedding: sizes must be positive, got ",
+              num_positions, " and ", dim);
+  weight_ = RegisterParameter(
+      "weight", {{num_positions, dim}, dtype, Initializer::Normal(0, 1), {"positions", "embed"}},
+      gen);
+}
+
+Tensor PositionEmbedding::Forward(const Tensor& x) {
+  EMBER_CHECK(x.dim() >= 2 && x.size(-1) == weight_.size(1) && x.size(-2) <= weight_.size(0),
+              ToString(), ": input of shape ", ShapeToString(x.shape()),
+              " is not [..., T <= ", weight_.size(0), ", ", weight_.size(1), "]");
+  // The rows looked up as GPT's wpe(arange(T)), so that the gradient sums the same way.
+  return ag::Add(x, ag::Embedding(weight_, Arange(0, x.size(-2)).To(x.device())));
+}
+
+std::string PositionEmbedding::ToString() const {
+  return absl::StrCat("PositionEmbedding(", weight_.size(0), ", ", weight_.size(1), ")");
+}
+
 LayerNorm::LayerNorm(int64_t dim, double eps, bool bias, DType dtype) : eps_(eps) {
   weight_ = RegisterParameter("weight", {{dim}, dtype, Initializer::Ones(), {"embed"}});
   if (bias) bias_ = RegisterParameter("bias", {{dim}, dtype, Initializer::Zeros(), {"embed"}});
@@ -178,13 +199,16 @@ std::string Sequential::ToString() const {
 // The layers a model spec (nn/spec.h) can name, with PyTorch's argument names and
 // defaults.
 
-EMBER_REGISTER_LAYER(Linear, [](const LayerArgs& a) -> LayerOr {
-  ASSIGN_OR_RETURN(const int64_t in, a.Int("in_features"));
-  ASSIGN_OR_RETURN(const int64_t out, a.Int("out_features"));
-  RETURN_IF_ERROR(a.CheckParameters({out, in}));
-  ASSIGN_OR_RETURN(const bool bias, a.Bool("bias", true));
-  return std::make_shared<Linear>(in, out, bias, a.gen());
-});
+EMBER_REGISTER_LAYER(
+    Linear,
+    [](const LayerArgs& a) -> LayerOr {
+      ASSIGN_OR_RETURN(const int64_t in, a.Int("in_features"));
+      ASSIGN_OR_RETURN(const int64_t out, a.Int("out_features"));
+      RETURN_IF_ERROR(a.CheckParameters({out, in}));
+      ASSIGN_OR_RETURN(const bool bias, a.Bool("bias", true));
+      return std::make_shared<Linear>(in, out, bias, a.gen());
+    },
+    LayerSizes::From("in_features", "out_features"));
 
 EMBER_REGISTER_LAYER(Conv2d, [](const LayerArgs& a) -> LayerOr {
   ASSIGN_OR_RETURN(const int64_t in, a.Int("in_channels"));
@@ -207,42 +231,70 @@ EMBER_REGISTER_LAYER(MaxPool2d, [](const LayerArgs& a) -> LayerOr {
   return std::make_shared<MaxPool2d>(kernel, stride, padding, dilation);
 });
 
-EMBER_REGISTER_LAYER(Embedding, [](const LayerArgs& a) -> LayerOr {
-  ASSIGN_OR_RETURN(const int64_t num, a.Int("num_embeddings"));
-  ASSIGN_OR_RETURN(const int64_t dim, a.Int("embedding_dim"));
-  RETURN_IF_ERROR(a.CheckParameters({num, dim}));
-  return std::make_shared<Embedding>(num, dim, a.gen());
-});
+EMBER_REGISTER_LAYER(
+    Embedding,
+    [](const LayerArgs& a) -> LayerOr {
+      ASSIGN_OR_RETURN(const int64_t num, a.Int("num_embeddings"));
+      ASSIGN_OR_RETURN(const int64_t dim, a.Int("embedding_dim"));
+      RETURN_IF_ERROR(a.CheckParameters({num, dim}));
+      return std::make_shared<Embedding>(num, dim, a.gen());
+    },
+    LayerSizes::From("", "embedding_dim"));
 
-EMBER_REGISTER_LAYER(LayerNorm, [](const LayerArgs& a) -> LayerOr {
-  ASSIGN_OR_RETURN(const int64_t dim, a.Int("normalized_shape"));
-  ASSIGN_OR_RETURN(const double eps, a.Float("eps", 1e-5));
-  return std::make_shared<LayerNorm>(dim, eps);
-});
+EMBER_REGISTER_LAYER(
+    PositionEmbedding,
+    [](const LayerArgs& a) -> LayerOr {
+      ASSIGN_OR_RETURN(const int64_t num, a.Int("num_positions"));
+      ASSIGN_OR_RETURN(const int64_t dim, a.Int("embedding_dim"));
+      RETURN_IF_ERROR(a.CheckParameters({num, dim}));
+      return std::make_shared<PositionEmbedding>(num, dim, a.gen());
+    },
+    LayerSizes::Same("embedding_dim"));
 
-EMBER_REGISTER_LAYER(GELU, [](const LayerArgs& a) -> LayerOr {
-  ASSIGN_OR_RETURN(const std::string approximate, a.String("approximate", "none"));
-  return std::make_shared<Gelu>(approximate);
-});
+EMBER_REGISTER_LAYER(
+    LayerNorm,
+    [](const LayerArgs& a) -> LayerOr {
+      ASSIGN_OR_RETURN(const int64_t dim, a.Int("normalized_shape"));
+      ASSIGN_OR_RETURN(const double eps, a.Float("eps", 1e-5));
+      return std::make_shared<LayerNorm>(dim, eps);
+    },
+    LayerSizes::Same("normalized_shape"));
 
-EMBER_REGISTER_LAYER(ReLU, [](const LayerArgs&) -> LayerOr { return std::make_shared<Relu>(); });
-EMBER_REGISTER_LAYER(Tanh, [](const LayerArgs&) -> LayerOr { return std::make_shared<Tanh>(); });
-EMBER_REGISTER_LAYER(Sigmoid,
-                     [](const LayerArgs&) -> LayerOr { return std::make_shared<Sigmoid>(); });
+EMBER_REGISTER_LAYER(
+    GELU,
+    [](const LayerArgs& a) -> LayerOr {
+      ASSIGN_OR_RETURN(const std::string approximate, a.String("approximate", "none"));
+      return std::make_shared<Gelu>(approximate);
+    },
+    LayerSizes::Same());
 
-EMBER_REGISTER_LAYER(Softmax, [](const LayerArgs& a) -> LayerOr {
-  ASSIGN_OR_RETURN(const int64_t dim, a.Int("dim", -1));
-  if (dim != -1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Softmax runs over the last dimension (dim -1), got dim ", dim));
-  }
-  return std::make_shared<Softmax>();
-});
+EMBER_REGISTER_LAYER(
+    ReLU, [](const LayerArgs&) -> LayerOr { return std::make_shared<Relu>(); }, LayerSizes::Same());
+EMBER_REGISTER_LAYER(
+    Tanh, [](const LayerArgs&) -> LayerOr { return std::make_shared<Tanh>(); }, LayerSizes::Same());
+EMBER_REGISTER_LAYER(
+    Sigmoid, [](const LayerArgs&) -> LayerOr { return std::make_shared<Sigmoid>(); },
+    LayerSizes::Same());
 
-EMBER_REGISTER_LAYER(Dropout, [](const LayerArgs& a) -> LayerOr {
-  ASSIGN_OR_RETURN(const double p, a.Float("p", 0.5));
-  return std::make_shared<Dropout>(p, a.gen());
-});
+EMBER_REGISTER_LAYER(
+    Softmax,
+    [](const LayerArgs& a) -> LayerOr {
+      ASSIGN_OR_RETURN(const int64_t dim, a.Int("dim", -1));
+      if (dim != -1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Softmax runs over the last dimension (dim -1), got dim ", dim));
+      }
+      return std::make_shared<Softmax>();
+    },
+    LayerSizes::Same());
+
+EMBER_REGISTER_LAYER(
+    Dropout,
+    [](const LayerArgs& a) -> LayerOr {
+      ASSIGN_OR_RETURN(const double p, a.Float("p", 0.5));
+      return std::make_shared<Dropout>(p, a.gen());
+    },
+    LayerSizes::Same());
 
 EMBER_REGISTER_LAYER(Flatten, [](const LayerArgs& a) -> LayerOr {
   ASSIGN_OR_RETURN(const int64_t start, a.Int("start_dim", 1));

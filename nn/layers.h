@@ -46,6 +46,21 @@ class Embedding : public Module {
   Tensor weight_;
 };
 
+// Learnt absolute positions (GPT-2's wpe): x [..., T, C] plus the table's first T rows,
+// y[..., t, :] = x[..., t, :] + weight[t, :], weight [num_positions, C] drawn N(0, 1) as
+// Embedding's. T must be at most num_positions.
+class PositionEmbedding : public Module {
+ public:
+  PositionEmbedding(int64_t num_positions, int64_t dim, Generator& gen = DefaultGenerator(),
+                    DType dtype = DType::kF32);
+  Tensor Forward(const Tensor& x) override;
+  std::string ToString() const override;
+  const Tensor& weight() const { return weight_; }
+
+ private:
+  Tensor weight_;
+};
+
 // Over the last dimension; weight ones, bias zeros.
 class LayerNorm : public Module {
  public:

@@ -12,9 +12,14 @@
 namespace ember::nn {
 namespace {
 
-std::map<std::string, LayerFactory>& Registry() {
-  static auto* registry = new std::map<std::string, LayerFactory>();
+std::map<std::string, RegisteredLayer>& Registry() {
+  static auto* registry = new std::map<std::string, RegisteredLayer>();
   return *registry;
+}
+
+std::map<std::string, InitScheme>& Schemes() {
+  static auto* schemes = new std::map<std::string, InitScheme>();
+  return *schemes;
 }
 
 absl::Status WrongType(const std::string& key, const nlohmann::json& value, const char* expected) {
@@ -107,20 +112,38 @@ std::vector<std::string> LayerArgs::Unread() const {
   return unread;
 }
 
-bool RegisterLayer(const std::string& type, LayerFactory factory) {
-  EMBER_CHECK(Registry().emplace(type, std::move(factory)).second, "layer \"", type,
-              "\" is registered twice");
+bool RegisterLayer(const std::string& type, LayerFactory factory, LayerSizes sizes) {
+  EMBER_CHECK(
+      Registry().emplace(type, RegisteredLayer{std::move(factory), std::move(sizes)}).second,
+      "layer \"", type, "\" is registered twice");
   return true;
 }
 
-const LayerFactory* FindLayer(const std::string& type) {
+const RegisteredLayer* FindLayer(const std::string& type) {
   const auto it = Registry().find(type);
   return it == Registry().end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> RegisteredLayers() {
   std::vector<std::string> names;
-  for (const auto& [name, factory] : Registry()) names.push_back(name);
+  for (const auto& [name, layer] : Registry()) names.push_back(name);
+  return names;
+}
+
+bool RegisterInitScheme(const std::string& name, InitScheme scheme) {
+  EMBER_CHECK(Schemes().emplace(name, std::move(scheme)).second, "initialisation \"", name,
+              "\" is registered twice");
+  return true;
+}
+
+const InitScheme* FindInitScheme(const std::string& name) {
+  const auto it = Schemes().find(name);
+  return it == Schemes().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> RegisteredInitSchemes() {
+  std::vector<std::string> names;
+  for (const auto& [name, scheme] : Schemes()) names.push_back(name);
   return names;
 }
 

@@ -72,18 +72,58 @@ class LayerArgs {
 using LayerOr = absl::StatusOr<std::shared_ptr<Module>>;
 using LayerFactory = std::function<LayerOr(const LayerArgs&)>;
 
+// What a layer's arguments say of its sizes (the last dimension of its input and of its
+// output), so that a network spec (nn/spec.h) refuses a mismatch when it is built.
+struct LayerSizes {
+  // The output's size is the input's; `input`, if given, is the argument the input's
+  // size must equal ("normalized_shape").
+  static LayerSizes Same(std::string input = "") { return {std::move(input), "", true}; }
+  // The input's size must equal argument `input` (none: not checked), the output's is
+  // argument `output` ("in_features", "out_features").
+  static LayerSizes From(std::string input, std::string output) {
+    return {std::move(input), std::move(output), false};
+  }
+
+  std::string input, output;
+  bool same = false;  // neither Same nor From: the output's size is not known
+};
+
+struct RegisteredLayer {
+  LayerFactory factory;
+  LayerSizes sizes;
+};
+
 // Registers `factory` under `type`; returns true (for EMBER_REGISTER_LAYER). A name
 // registered twice is a programming error (ember::Error at start-up).
-bool RegisterLayer(const std::string& type, LayerFactory factory);
+bool RegisterLayer(const std::string& type, LayerFactory factory, LayerSizes sizes = {});
 
-// The factory registered under `type`, or null.
-const LayerFactory* FindLayer(const std::string& type);
+// The layer registered under `type`, or null.
+const RegisteredLayer* FindLayer(const std::string& type);
 
 // Every registered name, sorted.
 std::vector<std::string> RegisteredLayers();
 
-#define EMBER_REGISTER_LAYER(type, factory) \
-  static const bool ember_layer_registered_##type = ::ember::nn::RegisterLayer(#type, factory)
+// EMBER_REGISTER_LAYER(type, factory) or EMBER_REGISTER_LAYER(type, factory, sizes).
+#define EMBER_REGISTER_LAYER(type, ...) \
+  static const bool ember_layer_registered_##type = ::ember::nn::RegisterLayer(#type, __VA_ARGS__)
+
+// An initialisation a network spec can ask for by name ("init": "gpt2"): given the
+// network with its parameters declared, it sets their initialisers
+// (Module::SetInitializer), which are then drawn in the parameters' order.
+using InitScheme = std::function<void(Module&)>;
+
+// Registers `scheme` under `name`; returns true. A name registered twice is a
+// programming error.
+bool RegisterInitScheme(const std::string& name, InitScheme scheme);
+
+// The scheme registered under `name`, or null.
+const InitScheme* FindInitScheme(const std::string& name);
+
+// Every registered scheme's name, sorted.
+std::vector<std::string> RegisteredInitSchemes();
+
+#define EMBER_REGISTER_INIT_SCHEME(name, scheme) \
+  static const bool ember_init_registered_##name = ::ember::nn::RegisterInitScheme(#name, scheme)
 
 }  // namespace ember::nn
 

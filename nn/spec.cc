@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -46,8 +47,8 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
           absl::StrCat(where, " must be an object with a \"type\", got ", layer.dump()));
     }
     const std::string type = layer["type"].get<std::string>();
-    const LayerFactory* factory = FindLayer(type);
-    if (factory == nullptr) {
+    const RegisteredLayer* registered = FindLayer(type);
+    if (registered == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": unknown type \"", type,
                        "\" (known: ", absl::StrJoin(RegisteredLayers(), ", "), ")"));
@@ -55,7 +56,7 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJson(absl::string_view
     const LayerArgs args(layer, gen, budget);
     LayerOr built = absl::InternalError("");
     try {
-      built = (*factory)(args);
+      built = registered->factory(args);
     } catch (const Error& e) {  // a value the layer's constructor refuses
       built = absl::InvalidArgumentError(e.what());
     }
@@ -138,7 +139,8 @@ class GraphNet : public Module {
   struct Node {
     std::string name, type, activation;
     std::vector<std::string> inputs;
-    std::shared_ptr<Module> layer;  // null for Add and Concat
+    std::shared_ptr<Module> layer;  // null for Add, Concat and TiedLinear
+    std::shared_ptr<Module> tied;   // TiedLinear's: the layer whose weight it uses
   };
   GraphNet(std::vector<Node> nodes, std::string output)
       : nodes_(std::move(nodes)), output_(std::move(output)) {
@@ -161,6 +163,8 @@ class GraphNet : public Module {
           y = autograd::Cat(in, -1);
         } else if (n.type == "FullyConnected") {
           y = static_cast<FullyConnected&>(*n.layer).Forward(in);
+        } else if (n.type == "TiedLinear") {
+          y = autograd::Linear(in[0], WeightOf(*n.tied), Tensor());
         } else {
           y = (*n.layer)(in[0]);
         }
@@ -175,11 +179,22 @@ class GraphNet : public Module {
   std::string ToString() const override {
     std::vector<std::string> lines;
     for (const Node& n : nodes_) {
-      lines.push_back(absl::StrCat("  (", n.name, "): ", n.layer ? n.layer->ToString() : n.type,
-                                   " <- ", absl::StrJoin(n.inputs, ", "),
+      const std::string what = n.layer  ? n.layer->ToString()
+                               : n.tied ? absl::StrCat("TiedLinear(", n.tied->ToString(), ")")
+                                        : n.type;
+      lines.push_back(absl::StrCat("  (", n.name, "): ", what, " <- ",
+                                   absl::StrJoin(n.inputs, ", "),
                                    n.activation.empty() ? "" : absl::StrCat(", ", n.activation)));
     }
     return absl::StrCat("Graph(\n", absl::StrJoin(lines, "\n"), "\n) -> ", output_);
+  }
+
+  // A layer's parameter "weight" (undefined if it has none).
+  static Tensor WeightOf(const Module& layer) {
+    for (const auto& [name, p] : layer.NamedParameters()) {
+      if (name == "weight") return p;
+    }
+    return Tensor();
   }
 
   static Tensor Activate(const std::string& name, const Tensor& x) {
@@ -196,16 +211,6 @@ class GraphNet : public Module {
   std::string output_;
 };
 
-// The output size a registered layer gives for an input of `in` (-1: unknown).
-int64_t SizeAfter(const std::string& type, const nlohmann::json& layer, int64_t in) {
-  if (type == "Linear") return layer.value("out_features", int64_t{-1});
-  if (type == "Embedding") return layer.value("embedding_dim", int64_t{-1});
-  static const std::set<std::string> kKeep = {"ReLU",     "Tanh",    "Sigmoid",   "GELU",
-                                              "SiLU",     "Dropout", "LayerNorm", "LeakyReLU",
-                                              "Identity", "Softmax", "RMSNorm"};
-  return kKeep.count(type) > 0 ? in : -1;
-}
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Generator& gen) {
@@ -221,14 +226,24 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
         "network spec must be an object {\"layers\": [{\"name\": ..., \"type\": ...}, ...]}");
   }
   for (const auto& [key, value] : spec.items()) {
-    if (key != "layers" && key != "output" && key != "input_size") {
+    if (key != "layers" && key != "output" && key != "input_size" && key != "init") {
       return absl::InvalidArgumentError(absl::StrCat("network spec: unknown key \"", key, "\""));
+    }
+  }
+  const InitScheme* scheme = nullptr;
+  if (spec.contains("init")) {
+    if (spec["init"].is_string()) scheme = FindInitScheme(spec["init"]);
+    if (scheme == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("network spec: unknown \"init\" ", spec["init"].dump(),
+                       " (known: ", absl::StrJoin(RegisteredInitSchemes(), ", "), ")"));
     }
   }
   const nlohmann::json& layers = spec["layers"];
   // Names, inputs and each layer's spec, checked before anything is built.
   std::map<std::string, size_t> index;
   std::vector<std::vector<std::string>> inputs(layers.size());
+  std::vector<std::string> tied(layers.size());  // TiedLinear's "weight_of"
   std::vector<std::string> names;
   for (size_t i = 0; i < layers.size(); ++i) {
     const nlohmann::json& layer = layers[i];
@@ -260,6 +275,14 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
     } else {
       inputs[i].push_back(i == 0 ? "input" : names[i - 1]);
     }
+    if (layer["type"] == "TiedLinear") {
+      if (!layer.contains("weight_of") || !layer["weight_of"].is_string()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("layer ", name,
+                         " (TiedLinear): needs \"weight_of\", the name of a layer with a weight"));
+      }
+      tied[i] = layer["weight_of"];
+    }
   }
   for (size_t i = 0; i < layers.size(); ++i) {
     for (const std::string& in : inputs[i]) {
@@ -267,6 +290,10 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
         return absl::InvalidArgumentError(
             absl::StrCat("layer ", names[i], ": unknown input \"", in, "\""));
       }
+    }
+    if (!tied[i].empty() && index.count(tied[i]) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("layer ", names[i], ": unknown weight_of \"", tied[i], "\""));
     }
   }
   // Depth-first topological order; a layer met again while its inputs are being visited
@@ -288,6 +315,7 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
     for (const std::string& in : inputs[i]) {
       if (in != "input") RETURN_IF_ERROR(visit(index.at(in)));
     }
+    if (!tied[i].empty()) RETURN_IF_ERROR(visit(index.at(tied[i])));  // built before its user
     path.pop_back();
     state[i] = 2;
     order.push_back(i);
@@ -300,14 +328,18 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
         absl::StrCat("network spec: unknown output \"", output, "\""));
   }
 
-  // Build in that order, following sizes.
+  // Build in that order, following sizes. With an initialisation scheme the parameters
+  // are declared only, then drawn in their order once the scheme has set them.
+  std::optional<MetaDeviceGuard> declare_only;
+  if (scheme != nullptr) declare_only.emplace();
   std::map<std::string, int64_t> sizes = {{"input", spec.value("input_size", int64_t{-1})}};
+  std::map<std::string, std::shared_ptr<Module>> built_layers;
   std::vector<GraphNet::Node> nodes;
   int64_t budget = LayerArgs::kMaxParameters;
   for (const size_t i : order) {
     nlohmann::json layer = layers[i];
-    GraphNet::Node node{names[i], layer["type"], layer.value("activation", std::string()),
-                        inputs[i], nullptr};
+    GraphNet::Node node{names[i],  layer["type"], layer.value("activation", std::string()),
+                        inputs[i], nullptr,       nullptr};
     auto bad = [&](absl::string_view what) {
       return absl::InvalidArgumentError(
           absl::StrCat("layer ", node.name, " (", node.type, "): ", what));
@@ -354,22 +386,37 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
       }
       size = layer["size"];
       node.layer = std::make_shared<FullyConnected>(in_sizes, size, layer.value("bias", true), gen);
+    } else if (node.type == "TiedLinear") {
+      // y = x W^T with W the weight of layer weight_of, [out, in] (GPT-2's head: wte's).
+      if (node.inputs.size() != 1) return bad("takes one input");
+      if (layer.size() != 2) return bad("takes \"weight_of\" only");
+      node.tied = built_layers[tied[i]];
+      const Tensor weight = node.tied ? GraphNet::WeightOf(*node.tied) : Tensor();
+      if (!weight.defined() || weight.dim() != 2) {
+        return bad(absl::StrCat("weight_of \"", tied[i], "\" has no 2-D \"weight\""));
+      }
+      if (in_sizes[0] > 0 && in_sizes[0] != weight.size(1)) {
+        return bad(absl::StrCat(tied[i], "'s weight is ", ShapeToString(weight.shape()),
+                                ", but its input ", node.inputs[0], " has size ", in_sizes[0]));
+      }
+      size = weight.size(0);
     } else {
-      const LayerFactory* factory = FindLayer(node.type);
-      if (factory == nullptr) {
-        return bad(absl::StrCat("unknown type (known: Add, Concat, FullyConnected, ",
+      const RegisteredLayer* registered = FindLayer(node.type);
+      if (registered == nullptr) {
+        return bad(absl::StrCat("unknown type (known: Add, Concat, FullyConnected, TiedLinear, ",
                                 absl::StrJoin(RegisteredLayers(), ", "), ")"));
       }
       if (node.inputs.size() != 1) return bad("takes one input");
-      if (node.type == "Linear" && in_sizes[0] > 0 &&
-          layer.value("in_features", int64_t{-1}) != in_sizes[0]) {
-        return bad(absl::StrCat("in_features ", layer.value("in_features", int64_t{-1}),
-                                ", but its input ", node.inputs[0], " has size ", in_sizes[0]));
+      const LayerSizes& rule = registered->sizes;
+      if (!rule.input.empty() && in_sizes[0] > 0 && layer.contains(rule.input) &&
+          layer[rule.input] != in_sizes[0]) {
+        return bad(absl::StrCat(rule.input, " ", layer[rule.input].dump(), ", but its input ",
+                                node.inputs[0], " has size ", in_sizes[0]));
       }
       const LayerArgs args(layer, gen, budget);
       LayerOr built = absl::InternalError("");
       try {
-        built = (*factory)(args);
+        built = registered->factory(args);
       } catch (const Error& e) {
         built = absl::InvalidArgumentError(e.what());
       }
@@ -378,7 +425,11 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
         return bad(absl::StrCat("unknown argument \"", absl::StrJoin(unread, "\", \""), "\""));
       }
       node.layer = *std::move(built);
-      size = SizeAfter(node.type, layer, in_sizes[0]);
+      if (rule.same) {
+        size = in_sizes[0];
+      } else if (!rule.output.empty()) {
+        size = layer.value(rule.output, int64_t{-1});
+      }
     }
     if (node.layer) {
       budget -= node.layer->NumParameters();
@@ -388,9 +439,16 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
       }
     }
     sizes[node.name] = size;
+    built_layers[node.name] = node.layer;
     nodes.push_back(std::move(node));
   }
-  return std::make_shared<GraphNet>(std::move(nodes), output);
+  auto net = std::make_shared<GraphNet>(std::move(nodes), output);
+  if (scheme != nullptr) {
+    declare_only.reset();
+    (*scheme)(*net);
+    Materialize(*net, Device::Cpu(), gen);
+  }
+  return net;
 }
 
 absl::StatusOr<std::shared_ptr<Module>> ModelFromJson(absl::string_view text, Generator& gen) {

@@ -54,14 +54,19 @@ absl::StatusOr<std::shared_ptr<Sequential>> SequentialFromJsonFile(
 //
 // A layer without "inputs" takes the one listed before it (the first takes "input"). Its
 // "type" is a registered layer (nn/registry.h, one input), or Add (the sum of inputs of
-// one size), Concat (along the last dimension) or FullyConnected (Paddle's fc over
+// one size), Concat (along the last dimension), FullyConnected (Paddle's fc over
 // several inputs: y = sum_k x_k W_k^T + b, each input its own weight "weight_k", "bias"
-// unless "bias": false). "activation" (relu, tanh, sigmoid, gelu, silu) applies to the
-// layer's output. Each layer's size (its output's last dimension) is followed where it is
-// known (input_size, Linear, Embedding, FullyConnected, Add, Concat, and the layers that
-// keep it), so a mismatch is found when the network is built. Parameters are named by
-// their layer ("h1.weight"). Every mistake (a cycle, an unknown input or output, a
-// duplicate name, a size mismatch, anything SequentialFromJson refuses) is an
+// unless "bias": false) or TiedLinear (y = x W^T with W the "weight" of the layer named
+// by "weight_of", no parameter of its own: GPT-2's head, the token embedding's table).
+// "activation" (relu, tanh, sigmoid, gelu, silu) applies to the layer's output. Each
+// layer's size (its output's last dimension) is followed where it is known (input_size,
+// and what each registered layer's LayerSizes says), so a mismatch is found when the
+// network is built. Parameters are named by their layer ("h1.weight"; a layer named
+// "h.0" gives "h.0.attn.c_attn.weight", as a ModuleList would). "init" names a
+// registered InitScheme that sets every parameter's initialiser before any is drawn
+// ("gpt2", registered by models/gpt2, makes GPT-2's; models/gpt2/tiny.json is the
+// "tiny" GPT written as a spec). Every mistake (a cycle, an unknown input, output or
+// init, a duplicate name, a size mismatch, anything SequentialFromJson refuses) is an
 // InvalidArgument naming the layer.
 absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view json,
                                                       Generator& gen = DefaultGenerator());

@@ -1,5 +1,6 @@
 #include "nn/spec.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -38,6 +39,13 @@ EMBER_REGISTER_LAYER(Scale, [](const LayerArgs& a) -> LayerOr {
   ASSIGN_OR_RETURN(const double factor, a.Float("factor", 1.0));
   return std::make_shared<Scale>(factor);
 });
+
+// Initialisation schemes of the tests: every parameter ones, and none changed.
+EMBER_REGISTER_INIT_SCHEME(test_ones, [](Module& m) {
+  for (const auto& [name, spec] : m.NamedParameterSpecs())
+    m.SetInitializer(name, Initializer::Ones());
+});
+EMBER_REGISTER_INIT_SCHEME(test_declared, [](Module&) {});
 
 constexpr char kCnn[] = R"({"layers": [
   {"type": "Conv2d", "in_channels": 1, "out_channels": 8, "kernel_size": 3, "padding": 1},
@@ -118,7 +126,8 @@ TEST(SpecTest, MistakesAreInvalidArgumentsNamingTheLayer) {
               HasSubstr("layer 0 must be an object with a \"type\""));
   EXPECT_THAT(Message(R"({"layers": [{"type": "ReLU"}, {"type": "Conv3d"}]})"),
               HasSubstr("layer 1: unknown type \"Conv3d\" (known: Conv2d, Dropout, Embedding, "
-                        "Flatten, GELU, LayerNorm, Linear, MaxPool2d, ReLU, Scale, Sigmoid, "
+                        "Flatten, GELU, LayerNorm, Linear, MaxPool2d, PositionEmbedding, ReLU, "
+                        "Scale, Sigmoid, "
                         "Softmax, Tanh)"));
   EXPECT_THAT(Message(R"({"layers": [{"type": "Linear", "in_features": 3}]})"),
               HasSubstr("layer 0 (Linear): missing argument \"out_features\""));
@@ -266,6 +275,109 @@ TEST(GraphSpecTest, MistakesAreOneLineErrorsNamingTheLayer) {
         (*net)(Zeros({1, 5}));
       },
       testing::ThrowsMessage<Error>(HasSubstr("layer a (Linear): ")));
+}
+
+// A language model's shape: token and position embeddings, a LayerNorm, and the token
+// table as the head.
+constexpr char kTiedLm[] = R"({"layers": [
+  {"name": "wte", "type": "Embedding", "num_embeddings": 10, "embedding_dim": 4},
+  {"name": "wpe", "type": "PositionEmbedding", "num_positions": 6, "embedding_dim": 4},
+  {"name": "ln", "type": "LayerNorm", "normalized_shape": 4},
+  {"name": "head", "type": "TiedLinear", "weight_of": "wte"}]})";
+
+TEST(GraphSpecTest, PositionEmbeddingAndAHeadTiedToTheTokenTable) {
+  Generator gen(5);
+  const std::shared_ptr<Module> net = *GraphFromJson(kTiedLm, gen);
+  std::map<std::string, Tensor> p;
+  std::vector<std::string> names;
+  for (const auto& [name, t] : net->NamedParameters()) {
+    p[name] = t;
+    names.push_back(name);
+  }
+  // The head has no parameter of its own.
+  EXPECT_EQ(names, (std::vector<std::string>{"wte.weight", "wpe.weight", "ln.weight", "ln.bias"}));
+  const Tensor ids = FromVector<int64_t>({3, 1, 4, 1, 5, 9, 2, 6}, {2, 4});
+  const Tensor y = (*net)(ids);
+  ASSERT_EQ(y.shape(), (Shape{2, 4, 10}));
+  // By hand: h[b, t] = wte[ids[b, t]] + wpe[t], logits = ln(h) wte^T.
+  const std::vector<float> wte = p["wte.weight"].ToVector<float>();
+  const std::vector<float> wpe = p["wpe.weight"].ToVector<float>();
+  const std::vector<int64_t> id = ids.ToVector<int64_t>();
+  const std::vector<float> got = y.ToVector<float>();
+  for (int64_t r = 0; r < 8; ++r) {
+    double h[4], mean = 0, var = 0;
+    for (int c = 0; c < 4; ++c) {
+      h[c] = wte[id[r] * 4 + c] + wpe[(r % 4) * 4 + c];
+      mean += h[c] / 4;
+    }
+    for (int c = 0; c < 4; ++c) var += (h[c] - mean) * (h[c] - mean) / 4;
+    for (int64_t v = 0; v < 10; ++v) {
+      double logit = 0;
+      for (int c = 0; c < 4; ++c) logit += (h[c] - mean) / std::sqrt(var + 1e-5) * wte[v * 4 + c];
+      EXPECT_NEAR(got[r * 10 + v], logit, 1e-5) << r << ", " << v;
+    }
+  }
+  // The table's gradient gathers both uses: the lookup's rows and the head's.
+  autograd::Backward(autograd::Sum(y));
+  const std::vector<float> grad = autograd::Grad(p["wte.weight"]).ToVector<float>();
+  EXPECT_NE(grad[7 * 4], 0.0f);  // token 7 is never looked up: its gradient is the head's
+  EXPECT_THAT(net->ToString(), HasSubstr("(head): TiedLinear(Embedding(10, 4)) <- ln"));
+  EXPECT_THAT(
+      [&] {
+        (*net)(Zeros({1, 7}, DType::kI64));
+      },
+      testing::ThrowsMessage<Error>(HasSubstr(
+          "layer wpe (PositionEmbedding): PositionEmbedding(6, 4): input of shape [1, 7, 4]")));
+}
+
+TEST(GraphSpecTest, AnInitSchemeSetsTheParametersBeforeTheyAreDrawnInTheirOrder) {
+  Generator a(9), b(9);
+  const std::shared_ptr<Module> plain = *GraphFromJson(kGraph, a);
+  std::string declared = kGraph;
+  declared.insert(1, R"("init": "test_declared", )");
+  const std::shared_ptr<Module> drawn_later = *GraphFromJson(declared, b);
+  // Declared, then drawn in the parameters' order: the numbers of drawing each at once.
+  const auto want = plain->NamedParameters(), got = drawn_later->NamedParameters();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].second.device(), Device::Cpu());
+    EXPECT_EQ(got[i].second.ToVector<float>(), want[i].second.ToVector<float>()) << got[i].first;
+  }
+  EXPECT_EQ(a.offset(), b.offset());
+  std::string ones = kTiedLm;
+  ones.insert(1, R"("init": "test_ones", )");
+  for (const auto& [name, t] : (*GraphFromJson(ones))->NamedParameters()) {
+    for (const float v : t.ToVector<float>()) ASSERT_EQ(v, 1.0f) << name;
+  }
+}
+
+TEST(GraphSpecTest, TiedHeadsInitsAndSizeRulesAreCheckedWhenBuilt) {
+  EXPECT_THAT(GraphMessage(R"({"init": "xavier", "layers": [{"name": "a", "type": "ReLU"}]})"),
+              HasSubstr("network spec: unknown \"init\" \"xavier\" (known: "));
+  EXPECT_THAT(GraphMessage(R"({"layers": [{"name": "h", "type": "TiedLinear"}]})"),
+              HasSubstr("layer h (TiedLinear): needs \"weight_of\""));
+  EXPECT_THAT(
+      GraphMessage(R"({"layers": [{"name": "h", "type": "TiedLinear", "weight_of": "wte"}]})"),
+      HasSubstr("layer h: unknown weight_of \"wte\""));
+  EXPECT_THAT(GraphMessage(R"({"input_size": 4, "layers": [{"name": "r", "type": "ReLU"},
+      {"name": "h", "type": "TiedLinear", "weight_of": "r"}]})"),
+              HasSubstr("layer h (TiedLinear): weight_of \"r\" has no 2-D \"weight\""));
+  EXPECT_THAT(
+      GraphMessage(R"({"layers": [
+      {"name": "wte", "type": "Embedding", "num_embeddings": 10, "embedding_dim": 4},
+      {"name": "up", "type": "Linear", "in_features": 4, "out_features": 8},
+      {"name": "h", "type": "TiedLinear", "weight_of": "wte"}]})"),
+      HasSubstr("layer h (TiedLinear): wte's weight is [10, 4], but its input up has size 8"));
+  // Each registered layer's LayerSizes: LayerNorm keeps the size and checks its own.
+  EXPECT_THAT(GraphMessage(R"({"layers": [
+      {"name": "wte", "type": "Embedding", "num_embeddings": 10, "embedding_dim": 4},
+      {"name": "ln", "type": "LayerNorm", "normalized_shape": 4},
+      {"name": "out", "type": "Linear", "in_features": 5, "out_features": 2}]})"),
+              HasSubstr("layer out (Linear): in_features 5, but its input ln has size 4"));
+  EXPECT_THAT(
+      GraphMessage(R"({"input_size": 8, "layers": [
+      {"name": "ln", "type": "LayerNorm", "normalized_shape": 6}]})"),
+      HasSubstr("layer ln (LayerNorm): normalized_shape 6, but its input input has size 8"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "models/gpt2/block.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -9,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "base/status.h"
 #include "distributed/tensor_parallel.h"
+#include "nn/registry.h"
 #include "tensor/creation.h"
 #include "tensor/ops/binary.h"
 
@@ -189,5 +192,64 @@ void SetGpt2Specs(nn::Module& model, int64_t layers) {
     model.SetAxes(name, axes, parts);
   }
 }
+
+// GPT-2's layers and initialisation for network specs (nn/spec.h), under Hugging Face's
+// class names, with GPTConfig's argument names.
+namespace {
+
+// n_embd and n_head, checked as CausalSelfAttention would, with the parameters' budget.
+absl::StatusOr<std::pair<int64_t, int64_t>> WidthAndHeads(const nn::LayerArgs& a) {
+  ASSIGN_OR_RETURN(const int64_t dim, a.Int("n_embd"));
+  ASSIGN_OR_RETURN(const int64_t heads, a.Int("n_head"));
+  if (dim < 1 || heads < 1 || dim % heads != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("n_head ", heads, " does not divide n_embd ", dim));
+  }
+  RETURN_IF_ERROR(a.CheckParameters({12, dim, dim}));
+  return std::pair{dim, heads};
+}
+
+}  // namespace
+
+EMBER_REGISTER_LAYER(
+    GPT2Block,
+    [](const nn::LayerArgs& a) -> nn::LayerOr {
+      ASSIGN_OR_RETURN(const auto size, WidthAndHeads(a));
+      ASSIGN_OR_RETURN(const double dropout, a.Float("dropout", 0));
+      ASSIGN_OR_RETURN(const double attn_dropout, a.Float("attn_dropout", 0));
+      return std::make_shared<Block>(size.first, size.second, dropout, a.gen(), attn_dropout);
+    },
+    nn::LayerSizes::Same("n_embd"));
+
+EMBER_REGISTER_LAYER(
+    GPT2Attention,
+    [](const nn::LayerArgs& a) -> nn::LayerOr {
+      ASSIGN_OR_RETURN(const auto size, WidthAndHeads(a));
+      ASSIGN_OR_RETURN(const double dropout, a.Float("dropout", 0));
+      ASSIGN_OR_RETURN(const double attn_dropout, a.Float("attn_dropout", 0));
+      return std::make_shared<CausalSelfAttention>(size.first, size.second, dropout, a.gen(),
+                                                   attn_dropout);
+    },
+    nn::LayerSizes::Same("n_embd"));
+
+EMBER_REGISTER_LAYER(
+    GPT2MLP,
+    [](const nn::LayerArgs& a) -> nn::LayerOr {
+      ASSIGN_OR_RETURN(const int64_t dim, a.Int("n_embd"));
+      ASSIGN_OR_RETURN(const int64_t hidden, a.Int("n_inner", 4 * dim));
+      RETURN_IF_ERROR(a.CheckParameters({2, hidden, dim}));
+      ASSIGN_OR_RETURN(const double dropout, a.Float("dropout", 0));
+      return std::make_shared<Mlp>(dim, hidden, dropout, a.gen());
+    },
+    nn::LayerSizes::Same("n_embd"));
+
+// SetGpt2Specs with L the number of attention layers (c_attn weights; at least 1).
+EMBER_REGISTER_INIT_SCHEME(gpt2, [](nn::Module& model) {
+  int64_t layers = 0;
+  for (const auto& [name, spec] : model.NamedParameterSpecs()) {
+    layers += absl::EndsWith(name, "attn.c_attn.weight") ? 1 : 0;
+  }
+  SetGpt2Specs(model, std::max<int64_t>(layers, 1));
+});
 
 }  // namespace ember::models::gpt2

@@ -398,6 +398,33 @@ class SpecTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, 'layer a: unknown input "b"'):
             nn.from_spec('{"layers": [{"name": "a", "type": "ReLU", "inputs": ["b"]}]}')
 
+    def test_gpt2_written_as_a_spec_learns_a_sequence(self):
+        # GPT-2's blocks from the registry, its initialisation, and the head tied to wte.
+        ember.manual_seed(0)
+        net = nn.from_spec("""{"init": "gpt2", "layers": [
+            {"name": "wte", "type": "Embedding", "num_embeddings": 11, "embedding_dim": 16},
+            {"name": "wpe", "type": "PositionEmbedding", "num_positions": 8, "embedding_dim": 16},
+            {"name": "h.0", "type": "GPT2Block", "n_embd": 16, "n_head": 2},
+            {"name": "ln_f", "type": "LayerNorm", "normalized_shape": 16},
+            {"name": "lm_head", "type": "TiedLinear", "weight_of": "wte"}]}""")
+        names = [n for n, _ in net.named_parameters()]
+        self.assertEqual(names[:3], ["wte.weight", "wpe.weight", "h.0.ln_1.weight"])
+        self.assertEqual(len(names), 2 + 12 + 2)  # no lm_head.weight: it is wte's
+        self.assertAlmostEqual(net.state_dict()["wte.weight"].std().item(), 0.02, delta=0.005)
+        ids = ember.tensor([[1, 2, 3, 4, 5, 6, 7, 8, 9]] * 4)
+        x, y = ids[:, :-1], ids[:, 1:]
+        opt = ember.optim.AdamW(net.parameters(), lr=1e-2)
+        losses = []
+        for _ in range(40):
+            logits = net(x)
+            loss = F.cross_entropy(logits.reshape(-1, 11), y.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        self.assertAlmostEqual(losses[0], math.log(11), delta=0.1)
+        self.assertLess(losses[-1], 0.1)
+
 
 if __name__ == "__main__":
     unittest.main()
