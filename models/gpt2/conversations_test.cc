@@ -120,8 +120,8 @@ TEST(ConversationsTest, TheLossIgnoresTheUsersTurns) {
   {
     const autograd::NoGradGuard no_grad;
     const Tensor ids = FromVector(x, {1, 32});
-    want_bot = trainer->model().Loss(ids, FromVector(bot, {1, 32})).item<double>();
-    want_all = trainer->model().Loss(ids, FromVector(all, {1, 32})).item<double>();
+    want_bot = trainer->gpt()->Loss(ids, FromVector(bot, {1, 32})).item<double>();
+    want_all = trainer->gpt()->Loss(ids, FromVector(all, {1, 32})).item<double>();
   }
   const StepResult step = trainer->Step();
   EXPECT_NEAR(step.loss, want_bot, 1e-6);

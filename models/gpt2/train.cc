@@ -3,7 +3,12 @@
 //   bazel run -c opt //models/gpt2:train    # the main job: Brown corpus, a few minutes
 //   bazel run -c opt //models/gpt2:train -- --model=small --steps=2000 --batch_size=16
 //   bazel run -c opt //models/gpt2:train -- --resume=runs/gpt2/checkpoint.safetensors --steps=600
+//   bazel run -c opt //models/gpt2:train -- --model=$PWD/models/gpt2/tiny.json   # a network spec
 //
+// --model=FILE.json trains the network that spec describes (nn/spec.h: any layers from
+// ids [B, T] to logits [B, T, V]; GPT-2's blocks are registered) with everything below
+// but sharding; its sizes and dropout are its own, and no sample is printed (generate
+// and chat run GPT-2's checkpoints).
 // Without --train_data it trains on the Brown corpus tokenized with a byte-level BPE of
 // --vocab_size tokens learnt from its training split (main_job.h; --vocab=gpt2 for
 // GPT-2's). The defaults are the main job's on the device (main_job.h: the demo model on
@@ -47,11 +52,13 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/atomic_file.h"
 #include "base/status.h"
+#include "data/datasets.h"
 #include "data/windows.h"
 #include "distributed/mesh.h"
 #include "distributed/process_group.h"
@@ -68,6 +75,7 @@
 #include "models/gpt2/trainer.h"
 #include "models/gpt2/weights.h"
 #include "nlohmann/json.hpp"
+#include "nn/module.h"
 #include "tensor/cuda.h"
 #include "tensor/storage.h"
 
@@ -78,7 +86,7 @@ static const ember::models::gpt2::TrainOptions kDefaults;
 
 ABSL_FLAG(std::optional<std::string>, model, std::nullopt,
           "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ... (default: demo "
-          "on a CPU, small on a GPU)");
+          "on a CPU, small on a GPU), or a network spec's file, FILE.json (nn/spec.h)");
 ABSL_FLAG(std::string, init_from, "",
           "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin "
           "or a Hugging Face GPT-2 folder");
@@ -331,6 +339,15 @@ class RunRecord {
   std::ofstream csv_, jsonl_;
 };
 
+// What the run trains, and its parameters: GPT-2's config, or the spec's file.
+std::string ModelName(Trainer& t) {
+  if (t.gpt() != nullptr) return t.gpt()->config().ToString();
+  const std::string flag = absl::GetFlag(FLAGS_model).value_or("");
+  return absl::EndsWith(flag, ".json") ? absl::StrCat("the model spec ", flag)
+                                       : "the model spec of the checkpoint";
+}
+int64_t ParameterCount(Trainer& t) { return nn::CountParameters(t.model()).parameters; }
+
 // The run's plan, on one line: model, device, data, steps and batch.
 void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data, int world_size,
                bool resumed) {
@@ -347,11 +364,11 @@ void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data
       stderr,
       "train: %s on %s%s%s%s, %.2fM parameters; %s (%s%s)%s; %lld steps of "
       "%lld x %s%lld x %lld tokens\n",
-      t.model().config().ToString().c_str(), ranks.c_str(), options.device.ToString().c_str(),
+      ModelName(t).c_str(), ranks.c_str(), options.device.ToString().c_str(),
       options.dtype == DType::kBF16 ? " (bf16 autocast)"
       : gpu                         ? (cuda::AllowTf32() ? " (TF32 matmuls)" : " (f32 matmuls)")
                                     : "",
-      options.zero_stage == 1 ? " (ZeRO-1)" : "", t.model().config().NumParameters() / 1e6,
+      options.zero_stage == 1 ? " (ZeRO-1)" : "", ParameterCount(t) / 1e6,
       (data.conversations > 0 ? absl::StrCat(data.conversations, " conversations")
                               : absl::StrCat(data.train_tokens(), " training tokens"))
           .c_str(),
@@ -371,7 +388,7 @@ struct Validation {
 
   std::pair<double, double> operator()(Trainer& t) const {
     const double loss = t.ValidationLoss();
-    const bool bpb = data.encoding && t.model().config().vocab_size == data.encoding->n_vocab();
+    const bool bpb = data.encoding && t.vocab_size() == data.encoding->n_vocab();
     return {loss, bpb ? BitsPerByte(loss, *data.val, tokens, *data.encoding) : std::nan("")};
   }
 };
@@ -477,11 +494,12 @@ absl::Status Summarize(Trainer& t, const TrainOptions& options, int64_t steps,
   const int64_t peak = totals.peak_bytes;
   double mfu = std::nan("");
   std::string mfu_text;
-  if (!options.device.is_cpu()) {
+  if (!options.device.is_cpu() && t.gpt() != nullptr) {  // llm.c's count is GPT-2's
     const std::string name = cuda::DeviceName(options.device.index);
     if (const double peak_flops = Bf16PeakFlops(name); peak_flops > 0) {
-      mfu = FlopsPerToken(t.model().config().NumParameters(), t.model().config(), options.seq_len) *
-            tokens_per_second / static_cast<double>(world_size) / peak_flops;
+      const GPTConfig& config = t.gpt()->config();
+      mfu = FlopsPerToken(config.NumParameters(), config, options.seq_len) * tokens_per_second /
+            static_cast<double>(world_size) / peak_flops;
       mfu_text = absl::StrFormat(", MFU %.1f%% (of the %s's bf16 peak)", 100 * mfu, name);
     }
   }
@@ -509,7 +527,7 @@ absl::Status Summarize(Trainer& t, const TrainOptions& options, int64_t steps,
                                  {"peak_memory_bytes", peak},
                                  {"steps", t.step()},
                                  {"live_memory_bytes", totals.live_bytes},
-                                 {"parameters", t.model().config().NumParameters()}});
+                                 {"parameters", ParameterCount(t)}});
 }
 
 // --print_shardings: the plan of --mesh under --sharding_rules (default: the table
@@ -539,7 +557,7 @@ void PrintSample(Trainer& t, const tokenizer::Encoding& encoding, const Sampling
   const int64_t n = absl::GetFlag(FLAGS_sample_tokens);
   Generator gen(seed);
   const int64_t eot = encoding.specials().at("<|endoftext|>");
-  const std::vector<int64_t> ids = Generate(t.model(), {eot}, n, sampling, gen);
+  const std::vector<int64_t> ids = Generate(*t.gpt(), {eot}, n, sampling, gen);
   const std::vector<tokenizer::Rank> text_ids(ids.begin() + 1, ids.end());
   std::printf("---- sample (%lld tokens, temperature %.2f, top-k %lld) ----\n%s\n",
               static_cast<long long>(n), sampling.temperature,
@@ -555,9 +573,26 @@ absl::Status Run() {
   cuda::SetAllowTf32(absl::GetFlag(FLAGS_tf32));
   // The flags that need no data are checked before the corpus is read (or a vocabulary
   // learnt), the sample's before the training.
-  ASSIGN_OR_RETURN(const GPTConfig preset,
-                   GPTConfig::Preset(MainJobFlag(FLAGS_model, gpu, &MainJob::model)));
   ASSIGN_OR_RETURN(TrainOptions options, TrainOptionsFromFlags(device));
+  const std::string model = MainJobFlag(FLAGS_model, gpu, &MainJob::model);
+  GPTConfig preset;
+  if (absl::EndsWith(model, ".json")) {
+    ASSIGN_OR_RETURN(options.model_spec, data::ReadUtf8File(model));
+    for (const auto* flag : {&FLAGS_n_layer, &FLAGS_n_head, &FLAGS_n_embd, &FLAGS_block_size}) {
+      if (absl::GetFlag(*flag) > 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--model=", model,
+                         ": a spec gives its own sizes (--n_layer, --n_head, "
+                         "--n_embd and --block_size change a preset's)"));
+      }
+    }
+    if (absl::GetFlag(FLAGS_dropout) || absl::GetFlag(FLAGS_attn_dropout) > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--model=", model, ": a spec gives its own dropout (its layers' \"dropout\")"));
+    }
+  } else {
+    ASSIGN_OR_RETURN(preset, GPTConfig::Preset(model));
+  }
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/gpt2");
   ASSIGN_OR_RETURN(const auto start, StartFromFlags(out_dir));
   SamplingOptions sampling;
@@ -575,6 +610,9 @@ absl::Status Run() {
           : PrepareConversations(start.first, &conversations));
   if (data.encoding) options.vocab = data.vocab;  // for generate and chat, in the checkpoint
   if (absl::GetFlag(FLAGS_print_shardings)) {
+    if (!options.model_spec.empty()) {
+      return absl::InvalidArgumentError("--print_shardings plans GPT-2's presets, not a spec");
+    }
     return PrintShardings(ConfigFromFlags(preset, gpu, data), world);
   }
   if (!absl::GetFlag(FLAGS_sharding_rules).empty()) {
@@ -589,7 +627,6 @@ absl::Status Run() {
                                    data.val ? &*data.val : nullptr, start.first, start.second,
                                    conversations.empty() ? nullptr : &conversations));
   Trainer& t = *trainer;
-  const GPTConfig& cfg = t.model().config();
   if (lead) PrintPlan(t, options, data, world.size(), start.second);
 
   const int64_t first = t.step();
@@ -597,9 +634,13 @@ absl::Status Run() {
   const int64_t rows_per_step = t.mesh().size("data") * options.batch_size;
   record.curves().tokens_per_step =
       static_cast<double>(options.grad_accum * rows_per_step * options.seq_len);
-  record.curves().title = absl::StrFormat(
-      "GPT-2, %lld layers x %lld, %.2fM parameters", static_cast<long long>(cfg.n_layer),
-      static_cast<long long>(cfg.n_embd), cfg.NumParameters() / 1e6);
+  record.curves().title =
+      t.gpt() != nullptr
+          ? absl::StrFormat("GPT-2, %lld layers x %lld, %.2fM parameters",
+                            static_cast<long long>(t.gpt()->config().n_layer),
+                            static_cast<long long>(t.gpt()->config().n_embd),
+                            ParameterCount(t) / 1e6)
+          : absl::StrFormat("%s, %.2fM parameters", ModelName(t), ParameterCount(t) / 1e6);
   const Validation validate{
       data, data.val ? std::min(options.val_batches,
                                 data::WindowCount(*data.val, options.seq_len) / rows_per_step) *
@@ -620,8 +661,8 @@ absl::Status Run() {
                    {"seconds", none}});
     if (lead) {
       std::fprintf(stderr, "step 0: val loss %.4f (ln %lld = %.4f), val_bpb %.3f\n",
-                   totals.val.first, static_cast<long long>(cfg.vocab_size),
-                   std::log(static_cast<double>(cfg.vocab_size)), totals.val.second);
+                   totals.val.first, static_cast<long long>(t.vocab_size()),
+                   std::log(static_cast<double>(t.vocab_size())), totals.val.second);
     }
   }
   ASSIGN_OR_RETURN(const bool stopped,
@@ -637,8 +678,8 @@ absl::Status Run() {
   if (absl::GetFlag(FLAGS_sample_tokens) > 0 && t.sharded()) {
     std::fprintf(stderr, "train: no sample from a sharded model: generate --checkpoint=%s\n",
                  checkpoint.c_str());
-  } else if (absl::GetFlag(FLAGS_sample_tokens) > 0 && data.encoding &&
-             cfg.vocab_size == data.encoding->n_vocab()) {
+  } else if (absl::GetFlag(FLAGS_sample_tokens) > 0 && data.encoding && t.gpt() != nullptr &&
+             t.vocab_size() == data.encoding->n_vocab()) {
     PrintSample(t, *data.encoding, sampling, options.seed);
   }
   return absl::OkStatus();

@@ -110,4 +110,23 @@ $train "${common[@]}" --model=tiny --seq_len=16 --steps=2 --warmup_steps=1 --sam
 expect "headerless tokens train" "0" "$?"
 expect "... to llm.c's numbers" "$(grep -o 'loss [0-9.]*' "$TEST_TMPDIR/llmc.log" | tail -1)" \
   "$(grep -o 'loss [0-9.]*' "$TEST_TMPDIR/bare.log" | tail -1)"
+
+# A network spec: tiny.json is the tiny GPT, and takes the preset's steps (losses and
+# validation losses the same), then resumes from its checkpoint, which holds the spec.
+spec=(--steps=3 --warmup_steps=1 --val_every=3 --sample_tokens=0)
+$train "${common[@]}" "${spec[@]}" --out_dir="$TEST_TMPDIR/preset" 2>"$TEST_TMPDIR/preset.log"
+$train "${common[@]}" "${spec[@]}" --model="$PWD/models/gpt2/tiny.json" \
+  --out_dir="$TEST_TMPDIR/spec" 2>"$TEST_TMPDIR/spec.log"
+expect "a spec trains" "0" "$?"
+expect "its plan" "1" "$(grep -c "train: the model spec $PWD/models/gpt2/tiny.json on cpu.*, 3.32M parameters" "$TEST_TMPDIR/spec.log")"
+expect "the spec's losses are the preset's" "$(cut -d, -f1-3 "$TEST_TMPDIR/preset/metrics.csv")" \
+  "$(cut -d, -f1-3 "$TEST_TMPDIR/spec/metrics.csv")"
+$train "${common[@]}" "${spec[@]}" --steps=4 --resume=latest --out_dir="$TEST_TMPDIR/spec" \
+  2>"$TEST_TMPDIR/resume.log"
+expect "a spec's run resumes" "1" "$(grep -c 'the model spec of the checkpoint.*resuming at step 3' "$TEST_TMPDIR/resume.log")"
+expect "generate refuses it" "1" "$(models/gpt2/generate --checkpoint="$TEST_TMPDIR/spec/checkpoint.safetensors" 2>&1 | grep -c 'holds the weights of a network spec')"
+expect "a spec's own sizes" "train: --model=$PWD/models/gpt2/tiny.json: a spec gives its own sizes (--n_layer, --n_head, --n_embd and --block_size change a preset's)" \
+  "$($train "${common[@]}" --model="$PWD/models/gpt2/tiny.json" --n_layer=3 2>&1 | tail -1)"
+expect "too long for its positions" "1" \
+  "$($train "${common[@]}" --model="$PWD/models/gpt2/tiny.json" --seq_len=40 2>&1 | grep -c 'the model spec on ids \[1, 40\]: layer wpe (PositionEmbedding)')"
 expect_done

@@ -16,6 +16,7 @@
 #include "data/windows.h"
 #include "models/gpt2/weights.h"
 #include "nn/safetensors.h"
+#include "nn/spec.h"
 #include "tensor/creation.h"
 #include "tensor/ops/reduce.h"
 
@@ -46,8 +47,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
     std::vector<const data::TokenShard*> train, const data::TokenShard* val,
     const std::string& checkpoint, bool resume, const std::vector<Conversation>* conversations) {
   // --resume: an ember checkpoint, with the optimizer state and the run's position;
-  // --init_from: the weights and config of any file ReadWeights reads.
+  // --init_from: the weights and config (or spec) of any file ReadWeights reads.
   GPTConfig cfg = config;
+  TrainOptions opts = options;
   std::optional<Weights> weights;
   if (!checkpoint.empty()) {
     ASSIGN_OR_RETURN(Weights w, ReadWeights(checkpoint));
@@ -57,14 +59,30 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
                        "'s); --resume needs one that train wrote, --init_from takes "
                        "any"));
     }
-    if (!resume) {
-      w.config.dropout = config.dropout;
-      w.config.attn_dropout = config.attn_dropout;
+    if (!w.spec.empty()) {
+      // A spec's run: its spec, unless another (whose parameters it fills) is given.
+      if (opts.model_spec.empty()) {
+        opts.model_spec = w.spec;
+      } else if (resume && opts.model_spec != w.spec) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            checkpoint, " was trained from another model spec; resume it without --model"));
+      }
+    } else if (!opts.model_spec.empty()) {
+      if (resume) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            checkpoint, " is a GPT-2 run's checkpoint; resume it without a model spec"));
+      }
+    } else {
+      if (!resume) {
+        w.config.dropout = config.dropout;
+        w.config.attn_dropout = config.attn_dropout;
+      }
+      cfg = w.config;
     }
-    cfg = w.config;
     weights = std::move(w);
   }
-  RETURN_IF_ERROR(cfg.Validate());
+  const bool spec = !opts.model_spec.empty();
+  if (!spec) RETURN_IF_ERROR(cfg.Validate());
   if (options.dtype != DType::kF32 && options.dtype != DType::kBF16) {
     return absl::InvalidArgumentError(absl::StrCat("Trainer: dtype ", DTypeName(options.dtype),
                                                    " is not supported (f32 or bf16)"));
@@ -87,7 +105,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "--lr=", options.lr, " and --min_lr=", options.min_lr, ": expected lr >= min_lr >= 0"));
   }
-  if (options.seq_len > cfg.block_size) {
+  if (!spec && options.seq_len > cfg.block_size) {
     return absl::InvalidArgumentError(absl::StrCat(
         "seq_len ", options.seq_len, " is longer than the model's block_size ", cfg.block_size));
   }
@@ -97,27 +115,36 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
   }
   // Every mesh has a data axis (of 1 when the spec leaves it out) and a model axis.
   distributed::ProcessGroup& world = distributed::World();
-  std::string spec = options.mesh.empty() ? absl::StrCat("data:", world.size()) : options.mesh;
-  ASSIGN_OR_RETURN(const distributed::Mesh layout, distributed::Mesh::Layout(spec, world.size()));
+  std::string mesh_spec = options.mesh.empty() ? absl::StrCat("data:", world.size()) : options.mesh;
+  ASSIGN_OR_RETURN(const distributed::Mesh layout,
+                   distributed::Mesh::Layout(mesh_spec, world.size()));
   for (const std::string& axis : layout.axes()) {
     if (axis != "data" && axis != "model") {
       return absl::InvalidArgumentError(
-          absl::StrCat("--mesh=", spec, ": training knows the axes data and model, not ", axis,
+          absl::StrCat("--mesh=", mesh_spec, ": training knows the axes data and model, not ", axis,
                        " (other axes are for planning with --print_shardings)"));
     }
   }
-  if (!layout.has("data")) absl::StrAppend(&spec, ",data:1");
-  if (!layout.has("model")) absl::StrAppend(&spec, ",model:1");
+  if (spec && ((layout.has("model") && layout.size("model") > 1) || options.fsdp)) {
+    return absl::InvalidArgumentError(
+        "a model spec trains data parallel (--mesh's data axis, --zero=1): tensor parallelism "
+        "and --fsdp shard GPT-2's blocks by its own table");
+  }
+  if (!layout.has("data")) absl::StrAppend(&mesh_spec, ",data:1");
+  if (!layout.has("model")) absl::StrAppend(&mesh_spec, ",model:1");
   if (options.zero_stage == 1 && (layout.size("model") > 1 || options.fsdp)) {
     return absl::InvalidArgumentError(
         "--zero=1 splits AdamW's state of a model every rank holds whole; with a model axis "
         "or --fsdp the parameters are sharded already (FSDP shards the state with them)");
   }
-  ASSIGN_OR_RETURN(distributed::Mesh mesh, distributed::Mesh::Create(spec, world));
+  ASSIGN_OR_RETURN(distributed::Mesh mesh, distributed::Mesh::Create(mesh_spec, world));
   const int ranks = mesh.size("data");
   const int64_t rows = options.batch_size * ranks;  // the global batch
   std::vector<const data::TokenShard*> shards = train;
   shards.push_back(val);
+  std::unique_ptr<Trainer> trainer(new Trainer(cfg, opts, std::move(train), val, std::move(mesh)));
+  if (spec) RETURN_IF_ERROR(trainer->BuildSpec());
+  const int64_t vocab_size = trainer->vocab_size_;
   for (const data::TokenShard* shard : shards) {
     if (shard == nullptr) continue;
     if (shard->size() < rows * options.seq_len + 1) {
@@ -126,21 +153,19 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
                        ranks > 1 ? absl::StrCat(ranks, " x ") : "", options.batch_size, " x ",
                        options.seq_len, " needs"));
     }
-    RETURN_IF_ERROR(shard->CheckVocabulary(cfg.vocab_size));
+    RETURN_IF_ERROR(shard->CheckVocabulary(vocab_size));
   }
   if (conversations != nullptr) {
     for (const Conversation& c : *conversations) {
       for (const int64_t token : c.tokens) {
-        if (token < 0 || token >= cfg.vocab_size) {
+        if (token < 0 || token >= vocab_size) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "a conversation's token ", token, " is beyond the model's vocabulary of ",
-              cfg.vocab_size, " (the conversations must be encoded with the model's tokenizer)"));
+              "a conversation's token ", token, " is beyond the model's vocabulary of ", vocab_size,
+              " (the conversations must be encoded with the model's tokenizer)"));
         }
       }
     }
   }
-  std::unique_ptr<Trainer> trainer(
-      new Trainer(cfg, options, std::move(train), val, std::move(mesh)));
   trainer->conversations_ = conversations;
   RETURN_IF_ERROR(trainer->Shard());
   if (weights) {
@@ -190,9 +215,10 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
 namespace {
 
 // GPT-2 made on the meta device when its parameters will be sharded (Trainer::Shard
-// draws them), on the CPU otherwise.
+// draws them), on the CPU otherwise; null for a spec (Trainer::BuildSpec makes it).
 std::shared_ptr<GPT> MakeModel(const GPTConfig& config, const TrainOptions& options,
                                const distributed::Mesh& mesh, Generator& gen) {
+  if (!options.model_spec.empty()) return nullptr;
   if (mesh.size("model") > 1 || (options.fsdp && mesh.size("data") > 1)) {
     const nn::MetaDeviceGuard meta;
     return std::make_shared<GPT>(config, gen);
@@ -216,7 +242,37 @@ Trainer::Trainer(const GPTConfig& config, const TrainOptions& options,
       data_rank_(mesh_.coordinate("data")),
       schedule_(
           optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
-      data_gen_(options.seed + 1) {}
+      data_gen_(options.seed + 1) {
+  gpt_ = static_cast<GPT*>(model_.get());
+  vocab_size_ = config.vocab_size;
+}
+
+absl::Status Trainer::BuildSpec() {
+  ASSIGN_OR_RETURN(model_, nn::ModelFromJson(options_.model_spec, model_gen_));
+  // The vocabulary: the logits' size on one sequence (in eval mode: dropout draws nothing).
+  const ag::NoGradGuard no_grad;
+  model_->Eval();
+  Tensor logits;
+  try {
+    logits = (*model_)(Zeros({1, options_.seq_len}, DType::kI64));
+  } catch (const Error& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model spec on ids [1, ", options_.seq_len, "]: ", e.what()));
+  }
+  if (logits.dim() != 3 || logits.size(0) != 1 || logits.size(1) != options_.seq_len) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a model spec trained on tokens maps ids [B, T] to logits [B, T, V]; this "
+                     "one maps [1, ",
+                     options_.seq_len, "] to ", ShapeToString(logits.shape())));
+  }
+  vocab_size_ = logits.size(2);
+  return absl::OkStatus();
+}
+
+Tensor Trainer::Loss(const Tensor& x, const Tensor& y) {
+  const Tensor logits = model_->Forward(x);
+  return ag::CrossEntropy(ag::Reshape(logits, {-1, vocab_size_}), y.Reshape({-1}));
+}
 
 absl::Status Trainer::Shard() {
   const bool sharded = model_->Parameters().front().device() == Device::Meta();
@@ -229,7 +285,8 @@ absl::Status Trainer::Shard() {
   }
   const std::vector<std::pair<std::string, Tensor>> params = model_->NamedParameters();
   // FSDP's units: the root (embeddings, final LayerNorm), then a block each.
-  std::vector<std::vector<distributed::FullyShardedData::Param>> units(model_->blocks().size() + 1);
+  std::vector<std::vector<distributed::FullyShardedData::Param>> units(
+      sharded ? gpt_->blocks().size() + 1 : 0);
   for (size_t i = 0; i < shardings_.size(); ++i) {
     const distributed::ParamSharding& sharding = shardings_[i];
     const Tensor& param = params[i].second;
@@ -261,11 +318,11 @@ absl::Status Trainer::Shard() {
   // Rank r's dropout draws from its own stream (the model axis' ranks share one: their
   // activations are the same); initialisation, before it, is the same on every rank.
   model_gen_.set_offset(model_gen_.offset() + DropoutStreamOffset(data_rank_));
-  if (mesh_.size("model") > 1) model_->SetTensorParallel(&mesh_.group("model"));
+  if (mesh_.size("model") > 1) gpt_->SetTensorParallel(&mesh_.group("model"));
   distributed::ProcessGroup& data = mesh_.group("data");
   if (sharded && options_.fsdp && data_ranks_ > 1) {
     std::vector<nn::Module*> blocks;
-    for (const std::shared_ptr<Block>& b : model_->blocks()) blocks.push_back(b.get());
+    for (const std::shared_ptr<Block>& b : gpt_->blocks()) blocks.push_back(b.get());
     fsdp_ = std::make_unique<distributed::FullyShardedData>(data, std::move(units), blocks);
   }
   // nanoGPT's groups: weight decay on every parameter of two or more dimensions.
@@ -407,7 +464,7 @@ StepResult Trainer::Step() {
     {
       const ag::AutocastGuard autocast(options_.dtype);
       if (fsdp_) fsdp_->BeginForward();
-      loss = model_->Loss(x, y);
+      loss = Loss(x, y);
     }
     loss_sum += loss.item<double>();
     // Across ranks, the last micro-batch's backward sends the gradients as they finish.
@@ -476,7 +533,7 @@ double Trainer::ValidationLoss() {
   for (int64_t k = 0; k < batches; ++k) {
     const data::Batch batch = data::SequentialBatch(*val_, k * n + data_rank_, b, t);
     if (fsdp_) fsdp_->BeginForward();
-    sum += model_->Loss(batch.x.To(options_.device), batch.y.To(options_.device)).item<double>();
+    sum += Loss(batch.x.To(options_.device), batch.y.To(options_.device)).item<double>();
   }
   model_->Train();
   return world_.AllReduce(sum, distributed::ReduceOp::kMean) /
@@ -486,7 +543,9 @@ double Trainer::ValidationLoss() {
 absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
   std::map<std::string, std::string> metadata = {
       {"format", kCheckpointFormat},
-      {"config", ConfigJson(model_->config())},
+      gpt_ != nullptr
+          ? std::pair<const std::string, std::string>{"config", ConfigJson(gpt_->config())}
+          : std::pair<const std::string, std::string>{"spec", options_.model_spec},
       {"step", absl::StrCat(step_)},
       {"micro_batches", absl::StrCat(micro_batches_)},
       {"data_generator_offset", absl::StrCat(data_gen_.offset())},

@@ -22,6 +22,11 @@
 // state; rank 0 writes them, and a run resumes on any number of ranks whose global batch
 // is the saved one's.
 //
+// A network spec (TrainOptions::model_spec, nn/spec.h) trains in GPT-2's place: any
+// network from ids [B, T] to logits [B, T, V] (models/gpt2/tiny.json is the tiny GPT,
+// which takes the class's steps exactly), with everything above but sharding; its
+// checkpoints hold the spec instead of a config.
+//
 // Sharded (TrainOptions::mesh, distributed/mesh.h): the ranks form a mesh of a "data"
 // axis, whose ranks split the batch as above, and a "model" axis, whose ranks share one
 // batch and split every block's attention heads and MLP (tensor parallel,
@@ -83,6 +88,9 @@ struct TrainOptions {
   // The data's tokenizer ("gpt2" or a .tiktoken path; text_stream.h's LoadVocab), kept in
   // checkpoints so that generate and chat decode with it. Empty: not recorded.
   std::string vocab;
+  // A network spec's JSON to train instead of GPT(config) (initialised from seed; its
+  // own dropout). Empty: GPT-2, or the spec a checkpoint started from holds.
+  std::string model_spec;
 };
 
 struct StepResult {
@@ -130,7 +138,11 @@ class Trainer {
   // The model: whole on this rank unless sharded(), when its blocks hold this rank's
   // shares (tensor parallel) or nothing between uses (FSDP); generating then needs the
   // checkpoint.
-  GPT& model() { return *model_; }
+  nn::Module& model() { return *model_; }
+  // The model as GPT-2, or null when a network spec is trained.
+  GPT* gpt() { return gpt_; }
+  // The logits' size: the model's vocabulary.
+  int64_t vocab_size() const { return vocab_size_; }
   bool sharded() const { return !shardings_.empty(); }
   const distributed::Mesh& mesh() const { return mesh_; }
   // FSDP's figures (null without it).
@@ -141,6 +153,11 @@ class Trainer {
   Trainer(const GPTConfig& config, const TrainOptions& options,
           std::vector<const data::TokenShard*> train, const data::TokenShard* val,
           distributed::Mesh mesh);
+  // With a spec: the network built from it (a one-line error naming the layer
+  // otherwise) and its vocabulary found by running it on seq_len zeros.
+  absl::Status BuildSpec();
+  // The mean next-token cross entropy of the model's logits on x against y.
+  Tensor Loss(const Tensor& x, const Tensor& y);
   // The sharded model: shardings_, this rank's shards drawn into the model (or, under
   // FSDP, into shards of its own), tensor parallelism and FSDP set up.
   absl::Status Shard();
@@ -160,7 +177,9 @@ class Trainer {
 
   TrainOptions options_;
   Generator model_gen_;  // initialisation, then dropout; outlives the model
-  std::shared_ptr<GPT> model_;
+  std::shared_ptr<nn::Module> model_;
+  GPT* gpt_ = nullptr;  // model_ as GPT-2 (null for a spec)
+  int64_t vocab_size_;
   std::vector<const data::TokenShard*> train_;
   const data::TokenShard* val_;
   const std::vector<Conversation>* conversations_ = nullptr;

@@ -139,7 +139,7 @@ TEST(TrainerTest, ResumesBitForBit) {
     ASSERT_TRUE(first->SaveCheckpoint(path).ok());
     auto resumed = *Trainer::Create(GPTConfig(), options, {&train}, &val, path, /*resume=*/true);
     EXPECT_EQ(resumed->step(), 3);
-    EXPECT_EQ(resumed->model().config().n_embd, 32);  // the checkpoint's config wins
+    EXPECT_EQ(resumed->gpt()->config().n_embd, 32);  // the checkpoint's config wins
     for (int i = 3; i < 6; ++i) EXPECT_EQ(resumed->Step().loss, losses[i]) << "step " << i;
     EXPECT_EQ(Weights(*resumed), Weights(*straight)) << "sequential=" << sequential;
 

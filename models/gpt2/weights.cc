@@ -19,8 +19,14 @@ namespace {
 constexpr int32_t kLlmcMagic = 20240326;
 
 absl::StatusOr<Weights> ReadEmber(nn::Safetensors file, const std::string& path) {
-  ASSIGN_OR_RETURN(GPTConfig config, ParseConfigJson(file.metadata["config"], path));
-  Weights w{config, {}, "ember", {}, std::move(file.metadata)};
+  Weights w;
+  w.format = "ember";
+  if (const auto spec = file.metadata.find("spec"); spec != file.metadata.end()) {
+    w.spec = spec->second;
+  } else {
+    ASSIGN_OR_RETURN(w.config, ParseConfigJson(file.metadata["config"], path));
+  }
+  w.metadata = std::move(file.metadata);
   constexpr size_t kPrefix = sizeof(kOptimizerPrefix) - 1;
   for (auto& [name, t] : file.tensors) {
     if (name.compare(0, kPrefix, kOptimizerPrefix) == 0) {
@@ -209,6 +215,12 @@ absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path) {
 }
 
 absl::StatusOr<std::unique_ptr<GPT>> GptFromWeights(Weights w, const std::string& path) {
+  if (!w.spec.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        " holds the weights of a network spec that train --model=<spec>.json trained, not a "
+        "GPT-2 config: generate and chat run GPT-2's"));
+  }
   w.config.dropout = 0;
   w.config.attn_dropout = 0;
   // A config that asks for more parameters than the file holds is refused before the

@@ -45,11 +45,14 @@ struct Weights {
   // off) and the metadata (step, data position, generator offsets).
   std::map<std::string, Tensor> optimizer;
   std::map<std::string, std::string> metadata;
+  // A checkpoint of a run that trained a network spec (train --model=net.json): the spec
+  // (nn/spec.h), its parameters in `state`, and `config` unused. GptFromWeights refuses it.
+  std::string spec;
 };
 
 absl::StatusOr<Weights> ReadWeights(const std::string& path);
 
-// A GPT built from ReadWeights(path) (dropout 0).
+// A GPT built from ReadWeights(path) (dropout 0); not from a spec's checkpoint.
 absl::StatusOr<std::unique_ptr<GPT>> LoadGpt(const std::string& path);
 // The same from weights already read (`path` names them in errors).
 absl::StatusOr<std::unique_ptr<GPT>> GptFromWeights(Weights w, const std::string& path);

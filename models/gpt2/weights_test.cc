@@ -93,7 +93,7 @@ TEST(WeightsTest, TheTrainerStartsFromAnyFormat) {
     auto trainer = Trainer::Create(GPTConfig::Preset("tiny").value(), options, {}, nullptr,
                                    std::string(kDir) + file)
                        .value();
-    EXPECT_EQ(trainer->model().config().vocab_size, 96) << file;
+    EXPECT_EQ(trainer->gpt()->config().vocab_size, 96) << file;
     EXPECT_EQ(trainer->step(), 0);
   }
   const auto resumed = Trainer::Create(GPTConfig::Preset("tiny").value(), options, {}, nullptr,

@@ -8,7 +8,9 @@
 // pre-LayerNorm transformer block with causal self-attention and an MLP, then a linear
 // head and cross entropy, as in GPT-2), any model spec (nn/spec.h: a chain or a network
 // of named layers; the graph of the sum of its output on random inputs of
-// --input_shape), or a GPT-2 checkpoint (models/gpt2/weights.h: the graph of its loss on
+// --input_shape, normal floats or, with --input_ids=V, token ids below V:
+// --spec=models/gpt2/tiny.json --input_ids=50257 draws GPT-2 written as a spec), or a
+// GPT-2 checkpoint (models/gpt2/weights.h: the graph of its loss on
 // --batch x --seq random tokens).
 
 #include <algorithm>
@@ -46,6 +48,8 @@ ABSL_FLAG(int64_t, heads, 2, "attention heads (block); must divide --dim");
 ABSL_FLAG(int64_t, classes, 10, "output classes / vocabulary");
 ABSL_FLAG(std::string, spec, "", "a model spec (JSON, nn/spec.h) to draw instead of --model");
 ABSL_FLAG(std::string, input_shape, "2,16", "--spec's input shape, e.g. 4,1,28,28");
+ABSL_FLAG(int64_t, input_ids, 0,
+          "--spec's input as token ids below this (a language model's), not N(0, 1) floats");
 ABSL_FLAG(std::string, checkpoint, "", "a GPT-2 checkpoint to draw instead of --model");
 ABSL_FLAG(std::string, out, "",
           "file to write to (default: DOT on standard output); .svg or .png render through "
@@ -114,7 +118,9 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(const std::shared_ptr<nn::Module> net,
                      nn::ModelFromJsonFile(absl::GetFlag(FLAGS_spec), gen));
     ASSIGN_OR_RETURN(const std::vector<int64_t> shape, InputShape());
-    loss = ag::Sum((*net)(Randn(shape, gen)));
+    const int64_t ids = absl::GetFlag(FLAGS_input_ids);
+    if (ids < 0) return absl::InvalidArgumentError("--input_ids must be positive (0: floats)");
+    loss = ag::Sum((*net)(ids > 0 ? RandInt(0, ids, shape, gen) : Randn(shape, gen)));
   } else if (!absl::GetFlag(FLAGS_checkpoint).empty()) {
     ASSIGN_OR_RETURN(const std::unique_ptr<models::gpt2::GPT> gpt,
                      models::gpt2::LoadGpt(absl::GetFlag(FLAGS_checkpoint)));

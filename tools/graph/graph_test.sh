@@ -32,6 +32,12 @@ done
 [ "$(grep -c 'shape=ellipse' "$net")" -eq 7 ] || { echo "expected 7 parameter leaves"; exit 1; }
 "$graph" --checkpoint=models/gpt2/testdata/tiny_llmc.bin --batch=1 --seq=4 >"$TEST_TMPDIR/gpt.dot"
 grep -q 'label="causal_attention' "$TEST_TMPDIR/gpt.dot"
+# GPT-2 as a spec on token ids: 2 blocks' attention, the head on wte's table, and its 28
+# parameters (wte, wpe, 12 a block, ln_f's 2), the head adding none.
+"$graph" --spec=models/gpt2/tiny.json --input_ids=50257 --input_shape=1,4 >"$TEST_TMPDIR/spec.dot"
+[ "$(grep -c 'label="causal_attention' "$TEST_TMPDIR/spec.dot")" -eq 2 ] || { echo "expected 2 attentions"; exit 1; }
+grep -qF 'label="linear\n[1, 4, 50257]' "$TEST_TMPDIR/spec.dot" || { echo "no head"; exit 1; }
+[ "$(grep -c 'shape=ellipse' "$TEST_TMPDIR/spec.dot")" -eq 28 ] || { echo "expected 28 parameter leaves"; exit 1; }
 if command -v dot >/dev/null; then
   "$graph" --spec="$TEST_TMPDIR/net.json" --input_shape=2,8 --out="$TEST_TMPDIR/net.svg" 2>/dev/null
   [ "$(grep -c 'class="node"' "$TEST_TMPDIR/net.svg")" -eq "$(grep -c '^  n[0-9]* \[' "$net")" ] ||
