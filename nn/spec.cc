@@ -230,6 +230,11 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
       return absl::InvalidArgumentError(absl::StrCat("network spec: unknown key \"", key, "\""));
     }
   }
+  if ((spec.contains("output") && !spec["output"].is_string()) ||
+      (spec.contains("input_size") && !spec["input_size"].is_number_integer())) {
+    return absl::InvalidArgumentError(
+        "network spec: \"output\" must be a layer's name and \"input_size\" an integer");
+  }
   const InitScheme* scheme = nullptr;
   if (spec.contains("init")) {
     if (spec["init"].is_string()) scheme = FindInitScheme(spec["init"]);
@@ -260,6 +265,12 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
                        name == "input" ? "the network's input's" : "taken by an earlier layer"));
     }
     names.push_back(name);
+    if ((layer.contains("activation") && !layer["activation"].is_string()) ||
+        (layer["type"] == "FullyConnected" && layer.contains("bias") &&
+         !layer["bias"].is_boolean())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("layer ", name, ": \"activation\" must be a name, \"bias\" true or false"));
+    }
     if (layer.contains("inputs")) {
       if (!layer["inputs"].is_array() || layer["inputs"].empty()) {
         return absl::InvalidArgumentError(

@@ -1,8 +1,8 @@
 // libFuzzer target for model specs (nn/spec.h; ember_fuzzer, base/fuzzer.bzl). For any
-// bytes, SequentialFromJson builds a model or returns InvalidArgument, never crashes or
-// throws, and a model it builds has at most the 2^28 parameters a spec may have. Specs
-// with a number past 4,096 are left to spec_test: valid ones build weights of up to a
-// gigabyte, seconds each under the sanitizers.
+// bytes, ModelFromJson (a chain, or a network of named layers) builds a model or returns
+// InvalidArgument, never crashes or throws, and a model it builds has at most the 2^28 parameters a
+// spec may have. Specs with a number past 4,096 are left to spec_test: valid ones build weights of
+// up to a gigabyte, seconds each under the sanitizers.
 
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_discarded() && HasLargeNumber(parsed)) return 0;
   ember::Generator gen(1);
-  const auto model = ember::nn::SequentialFromJson(text, gen);
+  const auto model = ember::nn::ModelFromJson(text, gen);
   if (!model.ok()) {
     FuzzCheck(model.status().code() == absl::StatusCode::kInvalidArgument,
               absl::StrCat("a bad spec is not InvalidArgument: ", model.status().ToString()));

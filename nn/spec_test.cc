@@ -267,6 +267,11 @@ TEST(GraphSpecTest, MistakesAreOneLineErrorsNamingTheLayer) {
       GraphMessage(R"({"layers": [{"name": "a", "type": "ReLU", "inputs": ["input", "input"]}]})"),
       HasSubstr("layer a (ReLU): takes one input"));
   EXPECT_THAT(GraphMessage("[1, 2"), HasSubstr("network spec is not valid JSON"));
+  EXPECT_THAT(GraphMessage(R"({"layers": [{"name": "a", "type": "ReLU"}], "output": 3})"),
+              HasSubstr("network spec: \"output\" must be a layer's name"));
+  EXPECT_THAT(GraphMessage(
+                  R"({"layers": [{"name": "a", "type": "FullyConnected", "size": 2, "bias": 1}]})"),
+              HasSubstr("layer a: \"activation\" must be a name, \"bias\" true or false"));
   // A size the spec cannot follow fails when run, naming the layer.
   const std::shared_ptr<Module> net = *GraphFromJson(R"({"layers": [
       {"name": "a", "type": "Linear", "in_features": 3, "out_features": 2}]})");
