@@ -99,7 +99,7 @@ absl::StatusOr<Weights> ReadLlmc(const std::string& path) {
                                           : absl::StrCat(static_cast<int64_t>(expected))));
   }
   const auto order = LlmcOrder(c, padded);
-  Weights w{c, {}, "llm.c", {}, {}};
+  Weights w{c, {}, "llm.c", {}, {}, {}};
   for (const auto& [name, shape] : order) {
     Tensor t = Empty(shape, dtype);
     if (!in.read(static_cast<char*>(t.raw_data()),
@@ -131,7 +131,7 @@ absl::StatusOr<Weights> ReadHuggingFace(const nn::Safetensors& file,
   }
   if (absl::Status s = c.Validate(); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(config_path, ": ", s.message()));
-  Weights w{c, {}, "huggingface", {}, {}};
+  Weights w{c, {}, "huggingface", {}, {}, {}};
   for (const auto& [full_name, t] : file.tensors) {
     std::string name = full_name.rfind("transformer.", 0) == 0 ? full_name.substr(12) : full_name;
     const auto ends_with = [&](const std::string& suffix) {
