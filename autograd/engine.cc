@@ -14,6 +14,7 @@ namespace ember::autograd {
 namespace {
 
 thread_local bool grad_mode_enabled = true;
+thread_local bool releasing_graph = false;
 
 // The node that accumulates into leaf t: one per leaf while a graph holds it, so that
 // the gradients of a leaf used several times are summed before they are accumulated.
@@ -155,8 +156,17 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
   // Backward functions compute on values (grad mode off, as PyTorch without
   // create_graph): they record nothing and may take plain views of saved inputs.
   NoGradGuard no_grad;
+  struct Releasing {  // set for this pass, restored after (a backward inside a hook)
+    explicit Releasing(bool now) : before(releasing_graph) { releasing_graph = now; }
+    ~Releasing() { releasing_graph = before; }
+    bool before;
+  } releasing(!options.retain_graph);
   const std::shared_ptr<Node> start = GraphNode(root);
   std::unordered_map<Node*, int> deps = CountDependencies(start.get());
+  auto release = [](Node* node) {
+    node->backward = nullptr;
+    node->add_backward = nullptr;
+  };
   std::unordered_map<Node*, Tensor> pending = {{start.get(), seed}};
   std::vector<Node*> ready = {start.get()};
   while (!ready.empty()) {
@@ -182,6 +192,7 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
       auto slot = pending.find(child);
       if (slot != pending.end() && slot->second.is_sole_owner() && slot->second.is_contiguous() &&
           node->add_backward(grad, slot->second)) {
+        if (!options.retain_graph) release(node);
         if (--deps[child] == 0) ready.push_back(child);
         continue;
       }
@@ -195,6 +206,9 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
       EMBER_CHECK(grads.size() == node->next.size(), "backward of ", node->name, " returned ",
                   grads.size(), " gradients for ", node->next.size(), " inputs");
     }
+    // Its saved tensors are freed as soon as it has run (PyTorch's order), so that the
+    // forward's activations go as the gradients come.
+    if (!options.retain_graph) release(node);
     for (size_t i = 0; i < node->next.size(); ++i) {
       Node* child = node->next[i].get();
       if (!child) continue;
@@ -209,12 +223,11 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
     }
   }
   if (!options.retain_graph) {
-    for (auto& [node, count] : deps) {
-      node->backward = nullptr;
-      node->add_backward = nullptr;
-    }
+    for (auto& [node, count] : deps) release(node);  // those no gradient reached too
   }
 }
+
+bool ReleasingGraph() { return releasing_graph; }
 
 std::string ToDot(const Tensor& t) {
   std::string dot = "digraph autograd {\n  node [fontname=\"monospace\"];\n";

@@ -125,6 +125,11 @@ void Backward(const Tensor& root, const Tensor& grad_root = Tensor(),
 
 // ---- For differentiable functions ----
 
+// Whether the backward pass running on this thread releases the graph when it ends (no
+// retain_graph): a backward function then reads its saved tensors for the last time,
+// and may write its gradient over one that nothing else holds (cross entropy's logits).
+bool ReleasingGraph();
+
 // Whether a function with these inputs records a node: grad mode is on and one of them
 // requires gradients.
 bool ShouldRecord(const std::vector<Tensor>& inputs);

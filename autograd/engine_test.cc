@@ -237,6 +237,35 @@ TEST(EngineTest, ReleasingTheGraphFreesTheSavedActivations) {
   EXPECT_EQ(allocator.live_bytes(), before);
 }
 
+// Each node's saved tensors go as soon as its backward has run, not when the pass ends:
+// the first op's backward, which runs last, finds the second op's saved tensor freed.
+TEST(EngineTest, ANodesSavedTensorsAreFreedOnceItHasRun) {
+  CpuAllocator& allocator = GetCpuAllocator();
+  const Tensor x = SetRequiresGrad(Ones({4}));
+  const int64_t saved_bytes = 4 << 20;
+  for (bool retain : {false, true}) {
+    int64_t live_when_first_runs = 0;
+    const Tensor a =
+        Record("first", WithoutGrad([&] { return ops::Mul(x, 2.0); }), {x}, [&](const Tensor& g) {
+          live_when_first_runs = allocator.live_bytes();
+          return std::vector<Tensor>{ops::Mul(g, 2.0)};
+        });
+    Tensor b;
+    {
+      const Tensor saved = Zeros({saved_bytes / 4});  // what the second op keeps
+      b = Record("second", WithoutGrad([&] { return ops::Mul(a, 3.0); }), {a},
+                 [saved](const Tensor& g) { return std::vector<Tensor>{ops::Mul(g, 3.0)}; });
+    }
+    const int64_t start = allocator.live_bytes();
+    Backward(b, Ones({4}), {.retain_graph = retain});
+    if (retain) {
+      EXPECT_GT(live_when_first_runs, start - saved_bytes / 2);
+    } else {
+      EXPECT_LT(live_when_first_runs, start - saved_bytes / 2);
+    }
+  }
+}
+
 // tensor/tensor.h's rule: a plain view of a tensor that requires grad, in grad mode,
 // would cut the graph, so it is refused naming the view and its recorded twin.
 TEST(EngineTest, PlainViewsNeverCutTheGraphSilently) {

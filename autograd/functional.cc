@@ -177,8 +177,15 @@ Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_
   return Record("cross_entropy", loss, {rows},
                 [rows = Detach(rows), targets = Detach(flat_targets), ignore_index,
                  result = std::move(result)](const Tensor& g) {
+                  // The logits' last reader, holding them alone (the model dropped its
+                  // copy): the gradient goes over them, so that the step's largest
+                  // tensor (GPT-2's [B T, V]) is not made twice.
+                  const bool in_place =
+                      ReleasingGraph() && rows.is_sole_owner() && rows.is_contiguous() &&
+                      (rows.dtype() == DType::kF32 || rows.dtype() == DType::kF64 ||
+                       rows.dtype() == DType::kBF16);
                   return std::vector<Tensor>{ops::CrossEntropyBackward(
-                      rows, targets, result, g.item<double>(), ignore_index)};
+                      rows, targets, result, g.item<double>(), ignore_index, in_place)};
                 });
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "tensor/ops/reduce.h"
 #include "tensor/ops/unary.h"
 #include "tensor/random.h"
+#include "tensor/storage.h"
 
 namespace ember::autograd {
 namespace {
@@ -294,6 +296,41 @@ TEST(FunctionsTest, CrossEntropy) {
   Check("cross_entropy 3d, ignore_index",
         [&](const auto& in) { return CrossEntropy(in[0], ignoring); }, {Leaf({2, 2, 5}, -3, 3)});
   EXPECT_THROW(CrossEntropy(Leaf({4, 5}), FromList({1, 2}, DType::kI64)), Error);
+}
+
+// The gradient goes over logits that only the node holds (released after), never over
+// logits someone kept or a graph that is retained; the same numbers either way.
+TEST(FunctionsTest, CrossEntropyWritesItsGradientOverLogitsNothingElseHolds) {
+  const int64_t rows = 64, classes = 1000, dim = 16;
+  Generator gen(3);
+  const Tensor targets = RandInt(0, classes, {rows}, gen);
+  const Tensor x0 = Randn({rows, dim}, gen), w0 = Randn({classes, dim}, gen);
+  CpuAllocator& cpu = GetCpuAllocator();
+  // Backward's peak of live memory above its start, and the gradients; `keep` holds the
+  // logits meanwhile, `passes` backwards through a retained graph.
+  auto run = [&](bool keep, int passes) {
+    const Tensor x = SetRequiresGrad(x0.Clone()), w = SetRequiresGrad(w0.Clone());
+    Tensor kept, loss;
+    {
+      const Tensor logits = Linear(x, w, Tensor());
+      loss = CrossEntropy(logits, targets);
+      if (keep) kept = logits;
+    }
+    const int64_t live = cpu.live_bytes();
+    cpu.ResetPeak();
+    for (int p = 0; p < passes; ++p) Backward(loss, Tensor(), {p + 1 < passes});
+    return std::tuple(cpu.peak_bytes() - live, Grad(x).ToVector<float>(),
+                      Grad(w).ToVector<float>());
+  };
+  const auto [held_peak, held_dx, held_dw] = run(true, 1);
+  const auto [alone_peak, alone_dx, alone_dw] = run(false, 1);
+  EXPECT_EQ(alone_dx, held_dx);
+  EXPECT_EQ(alone_dw, held_dw);
+  const int64_t logits_bytes = rows * classes * 4;
+  EXPECT_LE(alone_peak, held_peak - logits_bytes) << held_peak;
+  // Retained, the logits are read again by the second pass: twice the gradient.
+  const auto [twice_peak, twice_dx, twice_dw] = run(false, 2);
+  for (size_t i = 0; i < held_dw.size(); ++i) ASSERT_NEAR(twice_dw[i], 2 * held_dw[i], 1e-5) << i;
 }
 
 TEST(FunctionsTest, BinaryCrossEntropyWithLogits) {

@@ -44,7 +44,8 @@ void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logit
                          void* sum_exp);
 // d loss_r / d x[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) * grad[r], 0 for
 // ignored rows. grad: [rows] (each row's upstream gradient: 1 / count for a mean);
-// dlogits: [rows, n], overwritten.
+// dlogits: [rows, n], overwritten; it may be logits itself (the gradient written over
+// the logits, as llm.c's fused classifier: no second tensor of the head's size).
 void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits);

@@ -3,7 +3,9 @@
 // against the float64 reference (kernels/reference/softmax.h), in f32 and f64. Short
 // rows with a large row (overflow without the max shift), a masked (-inf) position and
 // an ignored target; then one row, many rows, rows of a CUDA warp and block and past
-// them, and the GPT-2 vocabulary. The CUDA half skips, saying why, without a GPU.
+// them, and the GPT-2 vocabulary. Cross entropy's gradient written in place, over the
+// logits, is bit for bit the one written beside them. The CUDA half skips, saying why, without a
+// GPU.
 
 #include "kernels/softmax.h"
 
@@ -36,6 +38,7 @@ namespace ref = ::ember::kernels::reference;
 template <typename T>
 struct Results {
   std::vector<T> y, log_y, dsoft, dlog, losses, dlogits;
+  std::vector<T> dlogits_in_place;  // cross entropy's gradient written over the logits
 };
 
 template <typename B, typename T>
@@ -54,8 +57,12 @@ Results<T> Run(int64_t rows, int64_t n, const std::vector<T>& x, const std::vect
                          losses.data(), row_max.data(), sum_exp.data());
   B::CrossEntropyBackward(dtype, rows, n, dx.data(), dtargets.template as<int64_t>(), -100,
                           row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
-  return {y.template ToHost<T>(),    log_y.template ToHost<T>(),  dsoft.template ToHost<T>(),
-          dlog.template ToHost<T>(), losses.template ToHost<T>(), dlogits.template ToHost<T>()};
+  const typename B::Buffer in_place(x);
+  B::CrossEntropyBackward(dtype, rows, n, in_place.data(), dtargets.template as<int64_t>(), -100,
+                          row_max.data(), sum_exp.data(), dgrad.data(), in_place.data());
+  return {y.template ToHost<T>(),       log_y.template ToHost<T>(),  dsoft.template ToHost<T>(),
+          dlog.template ToHost<T>(),    losses.template ToHost<T>(), dlogits.template ToHost<T>(),
+          in_place.template ToHost<T>()};
 }
 
 template <typename T>
@@ -78,6 +85,7 @@ void CheckSpecialRows(const std::string& path, std::mt19937& rng) {
     if (n > 1 && targets[2] == n / 2) targets[2] = 0;  // not the -inf position
     const std::vector<T> grad = {T(0.25), T(-1), T(0.5), T(2)};
     const Results<T> got = Run<B, T>(rows, n, x, dy, targets, grad);
+    ASSERT_TRUE(got.dlogits_in_place == got.dlogits) << "in place, n=" << n << " on " << path;
     for (int64_t r = 0; r < rows; ++r) {
       const std::vector<double> xr = Row(x, r, n), dyr = Row(dy, r, n);
       const std::vector<double> wy = ref::Softmax(xr), wlog = ref::LogSoftmax(xr);
@@ -122,6 +130,8 @@ void CheckShapes(const std::string& path, std::mt19937& rng) {
     for (int64_t r = 0; r < s.rows; ++r) targets[r] = r % 4 == 3 ? -100 : rng() % s.n;
     const std::vector<T> grad = RandomVector<T>(s.rows, 0.5, 2, rng);
     const Results<T> got = Run<B, T>(s.rows, s.n, x, dy, targets, grad);
+    ASSERT_TRUE(got.dlogits_in_place == got.dlogits)
+        << "in place, [" << s.rows << ", " << s.n << "] on " << path;
     double sum_y = 0;
     for (int64_t r = 0; r < s.rows; ++r) {
       const std::vector<double> xr = Row(x, r, s.n), dyr = Row(dy, r, s.n);

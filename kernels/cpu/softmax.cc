@@ -139,6 +139,7 @@ void CrossEntropyForwardRows(int64_t rows, int64_t n, const T* x, const int64_t*
 
 // dx = exp(x - m) * (grad / sum) - grad [j == t], computed in C and stored as T once
 // (the target's entry too: its p_t scale is the same lane function's, before rounding).
+// dx may be x: the target's logit is read before the row is written.
 template <typename T, typename C = internal::Compute<T>>
 void CrossEntropyBackwardRows(int64_t rows, int64_t n, const T* x, const int64_t* targets,
                               int64_t ignore_index, const C* row_max, const C* sum_exp,
@@ -149,12 +150,12 @@ void CrossEntropyBackwardRows(int64_t rows, int64_t n, const T* x, const int64_t
       std::fill(dx, dx + n, Convert<T>(0.0));
       continue;
     }
-    const C m = row_max[r], scale = grad[r] / sum_exp[r];
+    const C m = row_max[r], scale = grad[r] / sum_exp[r], x_target = Convert<C>(x[targets[r]]);
     auto term = [m, scale](auto d, auto v) {
       return hn::Mul(ExpNonPositive(d, hn::Sub(v, hn::Set(d, m))), hn::Set(d, scale));
     };
     Map(n, dx, term, x);
-    const C target = hn::GetLane(term(d, hn::Set(d, Convert<C>(x[targets[r]]))));
+    const C target = hn::GetLane(term(d, hn::Set(d, x_target)));
     dx[targets[r]] = Convert<T>(target - grad[r]);
   }
 }

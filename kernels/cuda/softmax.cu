@@ -231,7 +231,8 @@ __global__ void CrossEntropyForwardKernel(int64_t rows, int64_t n, const T* logi
 }
 
 // dlogits[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) grad[r], 0 for an ignored row,
-// computed in C and stored as T once.
+// computed in C and stored as T once. dlogits may be logits: each thread reads its
+// element before writing it.
 template <typename T, typename C = Compute<T>>
 __global__ void CrossEntropyBackwardKernel(int64_t rows, int64_t n, const T* logits,
                                            const int64_t* targets, int64_t ignore_index,

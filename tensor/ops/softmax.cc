@@ -107,16 +107,20 @@ CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int
 }
 
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
-                            const CrossEntropyResult& forward, double grad, int64_t ignore_index) {
+                            const CrossEntropyResult& forward, double grad, int64_t ignore_index,
+                            bool in_place) {
   CheckCrossEntropy(logits, targets, ignore_index);
   const DType kernel = internal::FloatOrBf16DType("cross_entropy_backward", logits);
+  EMBER_CHECK(!in_place || (logits.is_contiguous() && logits.dtype() == kernel),
+              "cross_entropy_backward: in place needs contiguous f32, f64 or bf16 logits, got ",
+              DTypeName(logits.dtype()), logits.is_contiguous() ? "" : " (not contiguous)");
   const DType compute = forward.row_max.dtype();
   const Tensor x = logits.To(kernel).Contiguous(), t = targets.Contiguous();
   const int64_t rows = x.size(0), classes = x.size(1);
   // Each counted row's loss enters the mean with weight 1 / count.
   const Tensor row_grad =
       Full({rows}, forward.count == 0 ? 0.0 : grad / forward.count, compute).To(logits.device());
-  Tensor dlogits = Empty({rows, classes}, kernel, logits.device());
+  Tensor dlogits = in_place ? x : Empty({rows, classes}, kernel, logits.device());
   EMBER_KERNEL(CrossEntropyBackward)
       .On(logits.device())(kernel, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
                            forward.row_max.raw_data(), forward.sum_exp.raw_data(),

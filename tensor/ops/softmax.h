@@ -32,10 +32,13 @@ struct CrossEntropyResult {
 CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets,
                                 int64_t ignore_index = -100,
                                 std::optional<DType> loss_dtype = std::nullopt);
-// d loss / d logits for an upstream gradient `grad` of the mean loss (a number).
+// d loss / d logits for an upstream gradient `grad` of the mean loss (a number). With
+// `in_place` it is written over the logits, which must be contiguous and of a dtype the
+// kernel reads (f32, f64 or bf16), and are not read again: llm.c's fused classifier's
+// saving of a tensor the size of the logits.
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
                             const CrossEntropyResult& forward, double grad = 1.0,
-                            int64_t ignore_index = -100);
+                            int64_t ignore_index = -100, bool in_place = false);
 
 }  // namespace ember::ops
 
