@@ -8,9 +8,10 @@
 #                                #    and .gpu.tar.xz, the same in a fifth of the bytes
 #
 # then, on the GPU machine, from the repository root (the device tool's `run`, with
-# carry [".gpu.tar.xz", "runs/data/brown_gpt2_train.bin"]):
+# carry [".gpu.tar.xz", "runs/data/brown_gpt2_train.bin",
+# "downloads/tokenizer/encoder.json", "downloads/tokenizer/vocab.bpe"]):
 #
-#   tar -xJf .gpu.tar.xz && tools/gpu/run.sh   # tests, benchmarks, GPT-2 steps, memcheck
+#   tar -xJf .gpu.tar.xz && tools/gpu/run.sh --steps=tests,gpt2   # see run.sh for the steps
 #
 # The binaries travel with the shared libraries they load (.gpu/lib) but for glibc
 # and CUDA's: the GPU machine's glibc must be at least Debian 12's (2.36). run.sh
@@ -26,9 +27,9 @@ tests=(
   //kernels:softmax_test //kernels:unary_test //kernels/cuda:memory_test
   //tensor:cuda_test //tensor:random_test
   //tensor/ops:cuda_ops_test //nn:module_test //models/gpt2:trainer_test
-  //models/gpt2:parity_test //models/mnist:classifier_test
+  //models/gpt2:parity_test //models/mnist:classifier_test //distributed:nccl_test
 )
-binaries=(//kernels/cuda:cuda_benchmark //models/gpt2:train)
+binaries=(//kernels/cuda:cuda_benchmark //models/gpt2:train //models/gpt2:generate)
 bazel build --config=cuda -c opt "${tests[@]}" "${binaries[@]}"
 
 rm -rf .gpu

@@ -1,28 +1,49 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, over what tools/gpu/pack.sh packed
-# (the device tool's `run` with carry [".gpu.tar.xz", "runs/data/brown_gpt2_train.bin"]):
+# (the device tool's `run` with carry [".gpu.tar.xz", "runs/data/brown_gpt2_train.bin",
+# "downloads/tokenizer/encoder.json", "downloads/tokenizer/vocab.bpe"]: about 55 MB of
+# the 64 MiB it carries):
 #
-#   tar -xJf .gpu.tar.xz && tools/gpu/run.sh [budget_s] [memcheck_glob]
+#   tar -xJf .gpu.tar.xz && tools/gpu/run.sh [--steps=LIST] [budget_s] [memcheck_glob]
 #
-# budget_s defaults to 480; memcheck_glob (default '*') picks the test binaries that
-# part 4 runs under memcheck (or the SANITIZERS), e.g. '*_@(rows|elementwise)_test'.
+# --steps picks what runs, in the order given (default: all but ncu, in this order):
+#   tests      every test binary (gtest XML and log);
+#   bench      the kernel benchmark (JSON; BENCH_FILTER picks its rows);
+#   torch      PyTorch's times for the benchmark's shapes;
+#   gpt2       GPT-2 124M training steps with ember's `train` (batch 16 x 1024, TF32 on
+#              and off; --dtype=bf16 too) and a few steps of the main job's GPU shape, whose
+#              checkpoint `generate` then continues (tokens/s at batch 1, with and
+#              without the key/value cache);
+#   refs       the references' steps at 16 x 1024: llm.c's train_gpt2cu (bf16, and
+#              train_gpt2cu_fp32) when .gpu/llmc holds them, PyTorch's (f32, TF32, bf16);
+#   ncu        Nsight Compute on the benchmark rows NCU names (NCU_KERNELS: a kernel regex);
+#   memcheck   each test binary matching memcheck_glob (default '*') under
+#              compute-sanitizer's memcheck (or the tools SANITIZERS names), while the
+#              budget lasts.
+# so that each call to the device tool fits its time, e.g. --steps=tests,gpt2 first and
+# --steps=refs,memcheck in a second call. budget_s (default 480) bounds memcheck.
 #
-# On an H200 (2026-11-26) parts 1-3 took about 3 minutes, memcheck over every test
-# about 1 more; a budget under 240 s leaves memcheck out.
+# On an H200 (2026-11-26) tests, bench, torch, gpt2 and refs took about 3 minutes,
+# memcheck over every test about 1 more.
 #
-# In this order, so that a short lease still answers the first questions:
-#   1. every test binary (gtest XML and log);
-#   2. the kernel benchmark (JSON) and PyTorch's times for the same shapes;
-#   3. GPT-2 124M training steps on the GPU (f32, batch 16 x 1024) with ember's `train`
-#      (TF32 matmuls, its default, and --notf32), a few steps of the main job's GPU shape,
-#      PyTorch's step (f32 with TF32 off and on, and bf16 autocast), and llm.c's train_gpt2cu
-#      (bf16, and train_gpt2cu_fp32: its PRECISION=FP32 build) when .gpu/llmc holds them;
-#   4. each test binary under compute-sanitizer's memcheck, while the budget lasts
-#      (after Nsight Compute on the benchmark rows that NCU names, when set).
 # The device tool brings back at most 8 files, so every log and XML goes into
 # $OUT/results.tar.gz; the summary (also printed last) is $OUT/summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+steps="tests,bench,torch,gpt2,refs,memcheck"
+while [[ "${1:-}" == --* ]]; do
+  case "$1" in
+    --steps=*) steps="${1#--steps=}" ;;
+    *) echo "run.sh: unknown flag $1 (--steps=LIST)" >&2; exit 2 ;;
+  esac
+  shift
+done
+for step in ${steps//,/ }; do
+  case "$step" in
+    tests | bench | torch | gpt2 | refs | ncu | memcheck) ;;
+    *) echo "run.sh: unknown step $step (tests, bench, torch, gpt2, refs, ncu, memcheck)" >&2; exit 2 ;;
+  esac
+done
 budget_s="${1:-480}"
 memcheck_glob="${2:-*}"
 deadline=$((SECONDS + budget_s))
@@ -54,75 +75,102 @@ if [ -d .gpu/fashion-mnist ] && [ ! -d /usr/share/datasets/fashion-mnist ]; then
   mkdir -p /usr/share/datasets && cp -r .gpu/fashion-mnist /usr/share/datasets/
 fi
 
-# 1. Tests. A failing case's message is what the next session fixes from: print them.
-for t in .gpu/bin/*_test; do
-  name="$(basename "$t")"
-  start=$SECONDS
-  timeout 90 "$t" --gtest_output="xml:$logs/$name.xml" >"$logs/$name.log" 2>&1
-  rc=$?
-  counts="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | cut -c1-13 | sort | uniq -c | tr -s ' \n' ' ')"
-  say "$name: rc=$rc $counts($((SECONDS - start)) s)"
-  if [ $rc -ne 0 ]; then
-    grep -E -B2 -A12 'Failure|\[  FAILED  \]|error|Error|terminate' "$logs/$name.log" | head -60 | tee -a "$summary"
-  fi
-done
+# A failing case's message is what the next session fixes from: print them.
+step_tests() {
+  for t in .gpu/bin/*_test; do
+    name="$(basename "$t")"
+    start=$SECONDS
+    timeout 90 "$t" --gtest_output="xml:$logs/$name.xml" >"$logs/$name.log" 2>&1
+    rc=$?
+    counts="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | cut -c1-13 | sort | uniq -c | tr -s ' \n' ' ')"
+    say "$name: rc=$rc $counts($((SECONDS - start)) s)"
+    if [ $rc -ne 0 ]; then
+      grep -E -B2 -A12 'Failure|\[  FAILED  \]|error|Error|terminate' "$logs/$name.log" | head -60 | tee -a "$summary"
+    fi
+  done
+}
 
-# 2. Kernel benchmark, then PyTorch on the same shapes.
-# BENCH_FILTER picks the benchmark's rows (default: all of them).
-timeout 200 .gpu/bin/kernels_cuda_cuda_benchmark --benchmark_min_time=0.05 --benchmark_filter="${BENCH_FILTER:-.}" \
-  --benchmark_out="$OUT/cuda_benchmark.json" --benchmark_out_format=json >"$logs/cuda_benchmark.txt" 2>&1
-say "cuda_benchmark: rc=$?"
-cat "$logs/cuda_benchmark.txt"
-if [ "${REFERENCES:-1}" != 0 ]; then
+step_bench() {
+  timeout 200 .gpu/bin/kernels_cuda_cuda_benchmark --benchmark_min_time=0.05 --benchmark_filter="${BENCH_FILTER:-.}" \
+    --benchmark_out="$OUT/cuda_benchmark.json" --benchmark_out_format=json >"$logs/cuda_benchmark.txt" 2>&1
+  say "cuda_benchmark: rc=$?"
+  cat "$logs/cuda_benchmark.txt"
+}
+
+step_torch() {
   timeout 120 "${py[@]}" tools/reference/bench_torch_cuda.py --json="$OUT/torch_cuda.json" >"$logs/torch_cuda.txt" 2>&1
   say "bench_torch_cuda: rc=$?"
   cat "$logs/torch_cuda.txt"
-fi
+}
 
-# 3. GPT-2 124M steps, ember and llm.c on the same tokens and shape.
+# GPT-2 124M steps on the tokens the references read too.
 train=runs/data/brown_gpt2_train.bin
-if [ -x .gpu/bin/models_gpt2_train ] && [ -f "$train" ]; then
-  for tf32 in tf32 notf32; do
+step_gpt2() {
+  if [ ! -x .gpu/bin/models_gpt2_train ] || [ ! -f "$train" ]; then
+    say "gpt2: skipped (needs .gpu/bin/models_gpt2_train and $train)"
+    return
+  fi
+  for mode in tf32 notf32 bf16; do
+    flags=(--dtype=f32 --"$mode")
+    [ $mode = bf16 ] && flags=(--dtype=bf16)
     timeout 150 .gpu/bin/models_gpt2_train --device=cuda --model=gpt2 --train_data="$train" \
       --val_data="$train" --batch_size=16 --seq_len=1024 --steps=10 --warmup_steps=2 --dropout=0 \
-      --val_every=1000 --val_batches=1 --sample_tokens=0 --out_dir="$logs/gpt2_$tf32" --save_checkpoint=/dev/null \
-      --"$tf32" --metrics_out="$logs/gpt2_metrics_$tf32.json" >"$logs/gpt2_train_$tf32.log" 2>&1
-    say "ember gpt2 train (--$tf32, 16x1024): rc=$? $(tail -c 600 "$logs/gpt2_train_$tf32.log" | tr '\r' '\n' | tail -3)"
+      --val_every=1000 --val_batches=1 --sample_tokens=0 --out_dir="$logs/gpt2_$mode" --save_checkpoint=/dev/null \
+      "${flags[@]}" --metrics_out="$logs/gpt2_metrics_$mode.json" >"$logs/gpt2_train_$mode.log" 2>&1
+    say "ember gpt2 train ($mode, 16x1024): rc=$? $(tail -c 600 "$logs/gpt2_train_$mode.log" | tr '\r' '\n' | tail -3)"
   done
-  # The main job's GPU shape (the small preset, 64 x 256), a few steps, for its step time.
+  # The main job's GPU shape (the small preset, 64 x 256), a few steps, for its step time;
+  # generate then continues its checkpoint on the GPU, at batch 1.
   timeout 100 .gpu/bin/models_gpt2_train --device=cuda --train_data="$train" --val_data="$train" \
     --steps=150 --val_every=1000 --val_batches=1 --sample_tokens=0 --out_dir="$logs/gpt2_main" \
-    --save_checkpoint=/dev/null >"$logs/gpt2_main.log" 2>&1
+    --save_checkpoint="$logs/gpt2_main.safetensors" >"$logs/gpt2_main.log" 2>&1
   say "ember gpt2 main job's GPU shape, 150 steps: rc=$? $(tail -c 600 "$logs/gpt2_main.log" | tr '\r' '\n' | tail -3)"
-fi
-# REFERENCES=0 leaves out llm.c's and PyTorch's steps and PyTorch's kernel times
-# (measured already on this kind of machine).
-[ "${REFERENCES:-1}" = 0 ] && rm -rf .gpu/llmc
-for llmc in train_gpt2cu train_gpt2cu_fp32; do
-  [ -x ".gpu/llmc/$llmc" ] || continue
-  timeout 150 ".gpu/llmc/$llmc" -i "$train" -j "$train" -e d12 -b 16 -t 1024 -x 10 -v 1000 -s 1000 \
-    -o "$logs/$llmc" >"$logs/$llmc.log" 2>&1
-  say "llm.c $llmc (16x1024): rc=$? $(grep -E '^step +(8|9|10)/' "$logs/$llmc.log" | tr '\n' ' ')"
-done
-for dtype in $([ "${REFERENCES:-1}" = 0 ] || echo f32 tf32 bf16); do
-  timeout 120 "${py[@]}" tools/reference/gpt2_step_torch.py --device=cuda --batch_size=16 --seq_len=1024 --steps=6 \
-    $([ $dtype != f32 ] && echo --$dtype) >"$logs/gpt2_torch_$dtype.log" 2>&1
-  say "torch gpt2 step ($dtype, 16x1024): rc=$? $(tail -1 "$logs/gpt2_torch_$dtype.log")"
-done
+  if [ -x .gpu/bin/models_gpt2_generate ] && [ -f downloads/tokenizer/vocab.bpe ]; then
+    for cache in kv_cache nokv_cache; do
+      BUILD_WORKSPACE_DIRECTORY="$PWD" timeout 60 .gpu/bin/models_gpt2_generate --device=cuda \
+        --checkpoint="$logs/gpt2_main.safetensors" --max_tokens=200 --stop_at_eot=false --"$cache" \
+        >"$logs/generate_$cache.log" 2>&1
+      say "ember generate (--$cache, batch 1, 200 tokens): rc=$? $(grep 'tokens/s' "$logs/generate_$cache.log")"
+    done
+  fi
+  rm -f "$logs/gpt2_main.safetensors"
+}
 
-# 3b. With NCU set to a benchmark filter (and NCU_KERNELS to a kernel-name regex),
-# Nsight Compute's speed-of-light, occupancy and stall sections for those kernels.
-if [ -n "${NCU:-}" ] && command -v ncu >/dev/null; then
+step_refs() {
+  for llmc in train_gpt2cu train_gpt2cu_fp32; do
+    [ -x ".gpu/llmc/$llmc" ] || continue
+    timeout 150 ".gpu/llmc/$llmc" -i "$train" -j "$train" -e d12 -b 16 -t 1024 -x 10 -v 1000 -s 1000 \
+      -o "$logs/$llmc" >"$logs/$llmc.log" 2>&1
+    say "llm.c $llmc (16x1024): rc=$? $(grep -E '^step +(8|9|10)/' "$logs/$llmc.log" | tr '\n' ' ')"
+  done
+  for dtype in f32 tf32 bf16; do
+    timeout 120 "${py[@]}" tools/reference/gpt2_step_torch.py --device=cuda --batch_size=16 --seq_len=1024 --steps=6 \
+      $([ $dtype != f32 ] && echo --$dtype) >"$logs/gpt2_torch_$dtype.log" 2>&1
+    say "torch gpt2 step ($dtype, 16x1024): rc=$? $(tail -1 "$logs/gpt2_torch_$dtype.log")"
+  done
+}
+
+# With NCU set to a benchmark filter (and NCU_KERNELS to a kernel-name regex), Nsight
+# Compute's speed-of-light, occupancy and stall sections for those kernels.
+step_ncu() {
+  if [ -z "${NCU:-}" ] || ! command -v ncu >/dev/null; then
+    say "ncu: skipped (needs NCU=<benchmark filter> and Nsight Compute)"
+    return
+  fi
   timeout 150 ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
     -k "regex:${NCU_KERNELS:-.}" -c 16 .gpu/bin/kernels_cuda_cuda_benchmark --benchmark_filter="$NCU" \
     --benchmark_min_time=0.0001 >"$OUT/ncu.txt" 2>&1
   say "ncu ($NCU): rc=$? $(grep -c 'Section: GPU Speed Of Light' "$OUT/ncu.txt") kernels profiled"
-fi
+}
 
-# 4. memcheck (and the other tools SANITIZERS names, e.g. "memcheck racecheck"), as long
+# memcheck (and the other tools SANITIZERS names, e.g. "memcheck racecheck"), as long
 # as the budget lasts. API errors are left to ember, which checks every CUDA call's
 # result (copy_test asks for more memory than a GPU has, on purpose).
-if command -v compute-sanitizer >/dev/null; then
+step_memcheck() {
+  if ! command -v compute-sanitizer >/dev/null; then
+    say "memcheck: skipped (no compute-sanitizer)"
+    return
+  fi
   for tool in ${SANITIZERS:-memcheck}; do
     for t in .gpu/bin/*_test; do
       name="$(basename "$t")"
@@ -138,4 +186,8 @@ if command -v compute-sanitizer >/dev/null; then
         "$logs/$name.$tool.log" | head -30 | tee -a "$summary"
     done
   done
-fi
+}
+
+for step in ${steps//,/ }; do
+  "step_$step"
+done
