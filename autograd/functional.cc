@@ -156,21 +156,21 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids) {
 
 // One node over [rows, C]: the kernel keeps each row's max and sum of exponentials,
 // and the backward is softmax - one_hot(target), scaled, without a one-hot tensor.
-Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,
+                    int64_t classes) {
   EMBER_CHECK(logits.dim() >= 1 && targets.dim() == logits.dim() - 1 &&
                   IntSpan(logits.shape()).subspan(0, targets.dim()) == IntSpan(targets.shape()),
               "cross_entropy: logits ", ShapeToString(logits.shape()), " need targets of shape ",
               ShapeToString(IntSpan(logits.shape()).subspan(0, logits.dim() - 1)), ", got ",
               ShapeToString(targets.shape()));
-  const int64_t classes = logits.size(-1);
-  const Tensor rows = logits.dim() == 2 ? logits : Reshape(logits, {-1, classes});
+  const Tensor rows = logits.dim() == 2 ? logits : Reshape(logits, {-1, logits.size(-1)});
   const Tensor flat_targets = targets.dim() == 1 ? targets : targets.Reshape({-1});
   // On the f32 list: under autocast the kernel reads bf16 logits itself, computes in f32
   // and returns an f32 loss (the logits' gradient comes back in bf16, rounded once).
   const std::optional<DType> loss_dtype =
       AutocastDType() == DType::kBF16 ? std::optional<DType>(DType::kF32) : std::nullopt;
-  ops::CrossEntropyResult result =
-      WithoutGrad([&] { return ops::CrossEntropy(rows, flat_targets, ignore_index, loss_dtype); });
+  ops::CrossEntropyResult result = WithoutGrad(
+      [&] { return ops::CrossEntropy(rows, flat_targets, ignore_index, loss_dtype, classes); });
   if (!ShouldRecord({rows})) return result.loss;
   const Tensor loss = result.loss;
   result.loss = Tensor();  // held by the node, it would hold the node: a cycle

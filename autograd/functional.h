@@ -44,8 +44,11 @@ Tensor MaxPool2d(const Tensor& x, const ops::MaxPool2dParams& params = {});
 Tensor Embedding(const Tensor& weight, const Tensor& ids);
 
 // Mean cross entropy of logits [..., C] against i64 targets [...], over the targets
-// that are not ignore_index (NaN when there are none, as PyTorch).
-Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
+// that are not ignore_index (NaN when there are none, as PyTorch). With `classes` < C,
+// only the first `classes` columns are classes, the rest padding that takes no part and
+// gets a zero gradient (GPT-2's head padded to a multiple of 128 columns).
+Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,
+                    int64_t classes = -1);
 
 // Mean binary cross entropy of logits x against targets y of the same shape
 // (torch.nn.functional.binary_cross_entropy_with_logits), in the stable form

@@ -33,20 +33,23 @@ void SoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const 
 void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, const void* dy,
                         void* dx);
 
-// Cross entropy of logits against integer targets, never forming a one-hot:
-//   loss_r = log-sum-exp_r - x[r, t_r] = (m_r - x[r, t_r]) + log s_r
+// Cross entropy of logits against integer targets, never forming a one-hot, over the
+// first `classes` entries of each row of n (1 <= classes <= n; the rest are padding,
+// as GPT-2's vocabulary padded to a multiple of 128, and take no part):
+//   loss_r = log-sum-exp_r - x[r, t_r] = (m_r - x[r, t_r]) + log s_r   (j < classes)
 // (0 where t_r == ignore_index). logits: [rows, n]; targets: int64 [rows], each in
-// [0, n) or ignore_index (checked by the caller); losses, row_max (m), sum_exp (s):
-// [rows] of dtype, overwritten; the backward pass takes m and s back. dtype bf16:
+// [0, classes) or ignore_index (checked by the caller); losses, row_max (m), sum_exp
+// (s): [rows] of dtype, overwritten; the backward pass takes m and s back. dtype bf16:
 // logits and dlogits bf16; losses, m, s and grad f32.
-void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
+void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp);
-// d loss_r / d x[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) * grad[r], 0 for
-// ignored rows. grad: [rows] (each row's upstream gradient: 1 / count for a mean);
-// dlogits: [rows, n], overwritten; it may be logits itself (the gradient written over
-// the logits, as llm.c's fused classifier: no second tensor of the head's size).
-void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
+// d loss_r / d x[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) * grad[r] for j <
+// classes, 0 for the padding and for ignored rows. grad: [rows] (each row's upstream
+// gradient: 1 / count for a mean); dlogits: [rows, n], overwritten; it may be logits
+// itself (the gradient written over the logits, as llm.c's fused classifier: no second
+// tensor of the head's size).
+void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits);
 

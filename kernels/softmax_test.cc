@@ -4,7 +4,8 @@
 // rows with a large row (overflow without the max shift), a masked (-inf) position and
 // an ignored target; then one row, many rows, rows of a CUDA warp and block and past
 // them, and the GPT-2 vocabulary. Cross entropy's gradient written in place, over the
-// logits, is bit for bit the one written beside them. The CUDA half skips, saying why, without a
+// logits, is bit for bit the one written beside them; over rows padded past their
+// classes, the padding takes no part. The CUDA half skips, saying why, without a
 // GPU.
 
 #include "kernels/softmax.h"
@@ -53,12 +54,12 @@ Results<T> Run(int64_t rows, int64_t n, const std::vector<T>& x, const std::vect
   B::LogSoftmax(dtype, rows, n, dx.data(), log_y.data());
   B::SoftmaxBackward(dtype, rows, n, y.data(), ddy.data(), dsoft.data());
   B::LogSoftmaxBackward(dtype, rows, n, log_y.data(), ddy.data(), dlog.data());
-  B::CrossEntropyForward(dtype, rows, n, dx.data(), dtargets.template as<int64_t>(), -100,
+  B::CrossEntropyForward(dtype, rows, n, n, dx.data(), dtargets.template as<int64_t>(), -100,
                          losses.data(), row_max.data(), sum_exp.data());
-  B::CrossEntropyBackward(dtype, rows, n, dx.data(), dtargets.template as<int64_t>(), -100,
+  B::CrossEntropyBackward(dtype, rows, n, n, dx.data(), dtargets.template as<int64_t>(), -100,
                           row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
   const typename B::Buffer in_place(x);
-  B::CrossEntropyBackward(dtype, rows, n, in_place.data(), dtargets.template as<int64_t>(), -100,
+  B::CrossEntropyBackward(dtype, rows, n, n, in_place.data(), dtargets.template as<int64_t>(), -100,
                           row_max.data(), sum_exp.data(), dgrad.data(), in_place.data());
   return {y.template ToHost<T>(),       log_y.template ToHost<T>(),  dsoft.template ToHost<T>(),
           dlog.template ToHost<T>(),    losses.template ToHost<T>(), dlogits.template ToHost<T>(),
@@ -175,13 +176,64 @@ void CheckShapes(const std::string& path, std::mt19937& rng) {
   }
 }
 
+// Cross entropy over the first `classes` entries of rows padded to n (GPT-2's 50,257
+// tokens in rows of 50,304): padding of large values takes no part in the loss and gets
+// zeros, in place too.
+template <typename B, typename T>
+void CheckPaddedRows(const std::string& path, std::mt19937& rng) {
+  const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  for (const auto& [classes, n] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 4}, {7, 8}, {100, 128}, {50257, 50304}}) {
+    const int64_t rows = 3;
+    std::vector<T> x = RandomVector<T>(rows * n, -5, 5, rng);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = classes; j < n; ++j) x[r * n + j] = T(1000);
+    }
+    const std::vector<int64_t> targets = {0, classes - 1, -100};
+    const std::vector<T> grad = {T(1), T(0.5), T(2)};
+    const typename B::Buffer dx(x), dtargets(targets), dgrad(grad), losses(rows * sizeof(T)),
+        row_max(rows * sizeof(T)), sum_exp(rows * sizeof(T)), dlogits(rows * n * sizeof(T)),
+        in_place(x);
+    const DType dtype = kDTypeOf<T>;
+    B::CrossEntropyForward(dtype, rows, n, classes, dx.data(), dtargets.template as<int64_t>(),
+                           -100, losses.data(), row_max.data(), sum_exp.data());
+    B::CrossEntropyBackward(dtype, rows, n, classes, dx.data(), dtargets.template as<int64_t>(),
+                            -100, row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
+    B::CrossEntropyBackward(dtype, rows, n, classes, in_place.data(),
+                            dtargets.template as<int64_t>(), -100, row_max.data(), sum_exp.data(),
+                            dgrad.data(), in_place.data());
+    const std::vector<T> got_losses = losses.template ToHost<T>(),
+                         got = dlogits.template ToHost<T>();
+    ASSERT_TRUE(in_place.template ToHost<T>() == got) << path << " in place, n=" << n;
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::string where = std::string(DTypeName(dtype)) + " on " + path + ", " +
+                                std::to_string(classes) + " of " + std::to_string(n) + ", row " +
+                                std::to_string(r);
+      const std::vector<double> xr(x.begin() + r * n, x.begin() + r * n + classes);
+      const bool ignored = targets[r] == -100;
+      EXPECT_CLOSE(got_losses[r], ignored ? 0.0 : ref::CrossEntropy(xr, targets[r]), tol, 1, where);
+      const std::vector<double> p = ref::Softmax(xr);
+      for (int64_t j = 0; j < n; ++j) {
+        const double want =
+            ignored || j >= classes ? 0.0 : (p[j] - (j == targets[r] ? 1.0 : 0.0)) * grad[r];
+        if (j >= classes) {
+          ASSERT_EQ(got[r * n + j], T(0)) << where << ", padding " << j;
+        } else {
+          ASSERT_NEAR(got[r * n + j], want, tol * 2) << where << ", " << j;
+        }
+      }
+    }
+  }
+}
+
 EMBER_BACKEND_TEST_SUITE(SoftmaxTest);
 
 TYPED_TEST(SoftmaxTest, EverythingMatchesTheReference) {
-  std::mt19937 rng(31);
+  std::mt19937 rng(31), padded_rng(7);
   cuda::internal::ForEachPathAndFloat<TypeParam>([&](const std::string& path, auto type) {
     CheckSpecialRows<TypeParam, decltype(type)>(path, rng);
     CheckShapes<TypeParam, decltype(type)>(path, rng);
+    CheckPaddedRows<TypeParam, decltype(type)>(path, padded_rng);
   });
 }
 
@@ -280,9 +332,9 @@ TYPED_TEST(SoftmaxTest, CrossEntropyReadsAndWritesBf16) {
       auto run = [&](DType dtype, const void* logits, int64_t item) {
         const typename B::Buffer dtargets(targets), dgrad(grad), losses(rows * 4), m(rows * 4),
             sum(rows * 4), dlogits(rows * n * item);
-        B::CrossEntropyForward(dtype, rows, n, logits, dtargets.template as<int64_t>(), -100,
+        B::CrossEntropyForward(dtype, rows, n, n, logits, dtargets.template as<int64_t>(), -100,
                                losses.data(), m.data(), sum.data());
-        B::CrossEntropyBackward(dtype, rows, n, logits, dtargets.template as<int64_t>(), -100,
+        B::CrossEntropyBackward(dtype, rows, n, n, logits, dtargets.template as<int64_t>(), -100,
                                 m.data(), sum.data(), dgrad.data(), dlogits.data());
         return std::make_pair(losses.template ToHost<float>(), dlogits.template ToHost<char>());
       };

@@ -56,9 +56,9 @@ void BM_CrossEntropyForwardBackward(benchmark::State& state) {
   std::vector<float> losses(rows), row_max(rows), sum_exp(rows), grad(rows, 1.0f / rows);
   std::vector<float> dx(rows * n);
   for (auto _ : state) {
-    CrossEntropyForward(DType::kF32, rows, n, x.data(), targets.data(), -100, losses.data(),
+    CrossEntropyForward(DType::kF32, rows, n, n, x.data(), targets.data(), -100, losses.data(),
                         row_max.data(), sum_exp.data());
-    CrossEntropyBackward(DType::kF32, rows, n, x.data(), targets.data(), -100, row_max.data(),
+    CrossEntropyBackward(DType::kF32, rows, n, n, x.data(), targets.data(), -100, row_max.data(),
                          sum_exp.data(), grad.data(), dx.data());
   }
   SetBytes(state, 3 * rows * n * 4);  // logits read twice, dlogits written once

@@ -126,11 +126,12 @@ void LogSoftmaxBackwardRows(int64_t rows, int64_t n, const T* y, const T* dy, T*
 // loss = lse - x_t = (m - x_t) + log(sum): the large terms cancel exactly first. Logits
 // of type T; the row statistics in C = Compute<T>.
 template <typename T, typename C = internal::Compute<T>>
-void CrossEntropyForwardRows(int64_t rows, int64_t n, const T* x, const int64_t* targets,
-                             int64_t ignore_index, C* losses, C* row_max, C* sum_exp) {
+void CrossEntropyForwardRows(int64_t rows, int64_t n, int64_t classes, const T* x,
+                             const int64_t* targets, int64_t ignore_index, C* losses, C* row_max,
+                             C* sum_exp) {
   for (int64_t r = 0; r < rows; ++r, x += n) {
-    row_max[r] = RowMax(x, n);
-    sum_exp[r] = SumExp(x, n, row_max[r], static_cast<T*>(nullptr));
+    row_max[r] = RowMax(x, classes);
+    sum_exp[r] = SumExp(x, classes, row_max[r], static_cast<T*>(nullptr));
     losses[r] = targets[r] == ignore_index
                     ? C(0)
                     : (row_max[r] - Convert<C>(x[targets[r]])) + std::log(sum_exp[r]);
@@ -139,11 +140,12 @@ void CrossEntropyForwardRows(int64_t rows, int64_t n, const T* x, const int64_t*
 
 // dx = exp(x - m) * (grad / sum) - grad [j == t], computed in C and stored as T once
 // (the target's entry too: its p_t scale is the same lane function's, before rounding).
-// dx may be x: the target's logit is read before the row is written.
+// dx may be x: the target's logit is read before the row is written. The padding
+// (j >= classes) gets zeros.
 template <typename T, typename C = internal::Compute<T>>
-void CrossEntropyBackwardRows(int64_t rows, int64_t n, const T* x, const int64_t* targets,
-                              int64_t ignore_index, const C* row_max, const C* sum_exp,
-                              const C* grad, T* dx) {
+void CrossEntropyBackwardRows(int64_t rows, int64_t n, int64_t classes, const T* x,
+                              const int64_t* targets, int64_t ignore_index, const C* row_max,
+                              const C* sum_exp, const C* grad, T* dx) {
   const hn::ScalableTag<C> d;
   for (int64_t r = 0; r < rows; ++r, x += n, dx += n) {
     if (targets[r] == ignore_index) {
@@ -154,7 +156,8 @@ void CrossEntropyBackwardRows(int64_t rows, int64_t n, const T* x, const int64_t
     auto term = [m, scale](auto d, auto v) {
       return hn::Mul(ExpNonPositive(d, hn::Sub(v, hn::Set(d, m))), hn::Set(d, scale));
     };
-    Map(n, dx, term, x);
+    Map(classes, dx, term, x);
+    std::fill(dx + classes, dx + n, Convert<T>(0.0));
     const C target = hn::GetLane(term(d, hn::Set(d, x_target)));
     dx[targets[r]] = Convert<T>(target - grad[r]);
   }
@@ -200,27 +203,27 @@ void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, con
   });
 }
 
-void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
+void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp) {
   DispatchFloatOrBf16("cross_entropy", dtype, [&](auto type) {
     using T = decltype(type);
     using C = internal::Compute<T>;
     ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
-      CrossEntropyForwardRows(e - b, n, At<T>(logits, b * n), targets + b, ignore_index,
+      CrossEntropyForwardRows(e - b, n, classes, At<T>(logits, b * n), targets + b, ignore_index,
                               At<C>(losses, b), At<C>(row_max, b), At<C>(sum_exp, b));
     });
   });
 }
 
-void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
+void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits) {
   DispatchFloatOrBf16("cross_entropy_backward", dtype, [&](auto type) {
     using T = decltype(type);
     using C = internal::Compute<T>;
     ParallelForWork(rows, 2 * n, [&](int64_t b, int64_t e) {
-      CrossEntropyBackwardRows(e - b, n, At<T>(logits, b * n), targets + b, ignore_index,
+      CrossEntropyBackwardRows(e - b, n, classes, At<T>(logits, b * n), targets + b, ignore_index,
                                At<C>(row_max, b), At<C>(sum_exp, b), At<C>(grad, b),
                                At<T>(dlogits, b * n));
     });
@@ -259,18 +262,18 @@ void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, con
   HWY_DYNAMIC_DISPATCH(LogSoftmaxBackward)(dtype, rows, n, y, dy, dx);
 }
 
-void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
+void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp) {
   HWY_DYNAMIC_DISPATCH(CrossEntropyForward)
-  (dtype, rows, n, logits, targets, ignore_index, losses, row_max, sum_exp);
+  (dtype, rows, n, classes, logits, targets, ignore_index, losses, row_max, sum_exp);
 }
 
-void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
+void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits) {
   HWY_DYNAMIC_DISPATCH(CrossEntropyBackward)
-  (dtype, rows, n, logits, targets, ignore_index, row_max, sum_exp, grad, dlogits);
+  (dtype, rows, n, classes, logits, targets, ignore_index, row_max, sum_exp, grad, dlogits);
 }
 
 }  // namespace ember::kernels::cpu

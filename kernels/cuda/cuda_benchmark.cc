@@ -189,10 +189,10 @@ void BM_CrossEntropy(benchmark::State& state) {  // forward + backward over the 
   CopyBytes(targets, 0, host_targets.data(), kHost, rows * 8);
   const auto* t = static_cast<const int64_t*>(targets);
   TimeOnGpu(state, [&] {
-    CrossEntropyForward(DType::kF32, rows, n, logits.get(), t, -100, losses.get(), row_max.get(),
+    CrossEntropyForward(DType::kF32, rows, n, n, logits.get(), t, -100, losses.get(), row_max.get(),
                         sum_exp.get());
-    CrossEntropyBackward(DType::kF32, rows, n, logits.get(), t, -100, row_max.get(), sum_exp.get(),
-                         grad.get(), dlogits.get());
+    CrossEntropyBackward(DType::kF32, rows, n, n, logits.get(), t, -100, row_max.get(),
+                         sum_exp.get(), grad.get(), dlogits.get());
   });
   Deallocate(0, targets, rows * 8);
   SetBytes(state, 3 * rows * n * 4);  // logits read twice, dlogits written

@@ -210,17 +210,17 @@ inline int WarpRowBlocks(int64_t rows) {
   return static_cast<int>(blocks < 65536 ? blocks : 65536);
 }
 
-// loss_r = (m_r - x[r, t_r]) + log s_r, 0 for an ignored row. Logits of T, the row
-// statistics in C (float for bf16).
+// loss_r = (m_r - x[r, t_r]) + log s_r over the row's first `classes` of n entries, 0
+// for an ignored row. Logits of T, the row statistics in C (float for bf16).
 template <typename T, typename C = Compute<T>>
-__global__ void CrossEntropyForwardKernel(int64_t rows, int64_t n, const T* logits,
+__global__ void CrossEntropyForwardKernel(int64_t rows, int64_t n, int64_t classes, const T* logits,
                                           const int64_t* targets, int64_t ignore_index, C* losses,
                                           C* row_max, C* sum_exp) {
   EMBER_FOR_EACH_ROW(r, rows) {
     const T* xr = logits + r * n;
     C m;
     double s;
-    RowMaxAndSum(xr, n, &m, &s);
+    RowMaxAndSum(xr, classes, &m, &s);
     if (threadIdx.x == 0) {
       const int64_t t = targets[r];
       losses[r] = t == ignore_index ? C(0) : (m - internal::Widen(xr[t])) + static_cast<C>(log(s));
@@ -230,20 +230,21 @@ __global__ void CrossEntropyForwardKernel(int64_t rows, int64_t n, const T* logi
   }
 }
 
-// dlogits[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) grad[r], 0 for an ignored row,
-// computed in C and stored as T once. dlogits may be logits: each thread reads its
-// element before writing it.
+// dlogits[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) grad[r] for j < classes, 0
+// for the padding and an ignored row, computed in C and stored as T once. dlogits may
+// be logits: each thread reads its element before writing it.
 template <typename T, typename C = Compute<T>>
-__global__ void CrossEntropyBackwardKernel(int64_t rows, int64_t n, const T* logits,
-                                           const int64_t* targets, int64_t ignore_index,
-                                           const C* row_max, const C* sum_exp, const C* grad,
-                                           T* dlogits) {
+__global__ void CrossEntropyBackwardKernel(int64_t rows, int64_t n, int64_t classes,
+                                           const T* logits, const int64_t* targets,
+                                           int64_t ignore_index, const C* row_max, const C* sum_exp,
+                                           const C* grad, T* dlogits) {
   EMBER_GRID_STRIDE(i, rows * n) {
     const int64_t r = i / n, j = i % n, t = targets[r];
     const C x = internal::Widen(logits[i]);
-    dlogits[i] = internal::Narrow<T>(
-        t == ignore_index ? C(0)
-                          : (exp(x - row_max[r]) / sum_exp[r] - C(j == t ? 1 : 0)) * grad[r]);
+    dlogits[i] =
+        internal::Narrow<T>(t == ignore_index || j >= classes
+                                ? C(0)
+                                : (exp(x - row_max[r]) / sum_exp[r] - C(j == t ? 1 : 0)) * grad[r]);
   }
 }
 
@@ -305,22 +306,22 @@ void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, con
   LaunchSoftmaxBackward<true>("log_softmax_backward", dtype, rows, n, y, dy, dx);
 }
 
-void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, const void* logits,
+void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp) {
   if (rows == 0) return;
-  EMBER_CHECK(n >= 1, "cross_entropy: rows of 0 classes");
+  EMBER_CHECK(classes >= 1 && classes <= n, "cross_entropy: ", classes, " classes in rows of ", n);
   internal::DispatchFloatOrBf16("cross_entropy", dtype, [&](auto type) {
     using T = decltype(type);
     using C = Compute<T>;
     CrossEntropyForwardKernel<<<RowBlocks(rows), kThreads>>>(
-        rows, n, static_cast<const T*>(logits), targets, ignore_index, static_cast<C*>(losses),
-        static_cast<C*>(row_max), static_cast<C*>(sum_exp));
+        rows, n, classes, static_cast<const T*>(logits), targets, ignore_index,
+        static_cast<C*>(losses), static_cast<C*>(row_max), static_cast<C*>(sum_exp));
   });
   EMBER_CUDA_CHECK_LAUNCH("cross_entropy");
 }
 
-void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logits,
+void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                           const int64_t* targets, int64_t ignore_index, const void* row_max,
                           const void* sum_exp, const void* grad, void* dlogits) {
   if (rows == 0 || n == 0) return;
@@ -328,7 +329,7 @@ void CrossEntropyBackward(DType dtype, int64_t rows, int64_t n, const void* logi
     using T = decltype(type);
     using C = Compute<T>;
     CrossEntropyBackwardKernel<<<internal::Blocks(rows * n), kThreads>>>(
-        rows, n, static_cast<const T*>(logits), targets, ignore_index,
+        rows, n, classes, static_cast<const T*>(logits), targets, ignore_index,
         static_cast<const C*>(row_max), static_cast<const C*>(sum_exp), static_cast<const C*>(grad),
         static_cast<T*>(dlogits));
   });

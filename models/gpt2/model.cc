@@ -111,12 +111,46 @@ GPT::GPT(const GPTConfig& config, Generator& gen) : config_(config) {
     ln_f_ = RegisterModule("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd));
   }
   SetGpt2Specs(*this, config.n_layer);
-  if (!deferred) nn::Materialize(*this, Device::Cpu(), gen);
+  if (!deferred) {
+    nn::Materialize(*this, Device::Cpu(), gen);
+    PadVocabulary();
+  }
+}
+
+void GPT::PadVocabulary() {
+  const Tensor& w = wte_->weight();
+  const int64_t v = config_.vocab_size, vp = config_.padded_vocab_size();
+  if (vp == v || w.device() == Device::Meta() || Padded()) return;
+  const Tensor table = Zeros({vp, config_.n_embd}, w.dtype(), w.device());
+  table.Narrow(0, 0, v).CopyFrom(w);
+  w.SetData(table.Narrow(0, 0, v));
+  padded_wte_ = table;
+}
+
+bool GPT::Padded() const {
+  const Tensor& w = wte_->weight();
+  return padded_wte_.defined() && w.raw_data() == padded_wte_.raw_data() &&
+         w.device() == padded_wte_.device() && w.dtype() == padded_wte_.dtype() &&
+         w.shape() == Shape{config_.vocab_size, config_.n_embd};
+}
+
+Tensor GPT::PaddedTable() const {
+  if (!Padded()) return Tensor();
+  const Tensor& w = wte_->weight();
+  const int64_t v = config_.vocab_size;
+  return ag::Record("pad_vocabulary", ag::Detach(padded_wte_), {w},
+                    [v](const Tensor& g) { return std::vector<Tensor>{g.Narrow(0, 0, v)}; });
 }
 
 Tensor GPT::Forward(const Tensor& ids) { return Forward(ids, nullptr); }
 
 Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
+  // The head shares wte: logits = x wte^T (one Linear node: wte's gradient comes out
+  // [V, C], not as a transposed view to copy).
+  return ag::Linear(Hidden(ids, cache), wte_->weight(), Tensor());
+}
+
+Tensor GPT::Hidden(const Tensor& ids, KVCache* cache) {
   EMBER_CHECK(ids.dim() == 2, "GPT: ids must be [batch, time], got ", ShapeToString(ids.shape()));
   const int64_t t = ids.size(1), start = cache != nullptr ? cache->length() : 0;
   EMBER_CHECK(start + t <= config_.block_size, "GPT: a sequence of ", start + t,
@@ -129,9 +163,7 @@ Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
   for (int64_t i = 0; i < config_.n_layer; ++i) {
     x = cache != nullptr ? blocks_[i]->Forward(x, &cache->layers[i]) : (*blocks_[i])(x);
   }
-  // The head shares wte: logits = x wte^T (one Linear node: wte's gradient comes out
-  // [V, C], not as a transposed view to copy).
-  return ag::Linear(ln_f_->Forward(x), wte_->weight(), Tensor());
+  return ln_f_->Forward(x);
 }
 
 std::vector<Tensor> GPT::AttentionWeights(const Tensor& ids) {
@@ -154,9 +186,15 @@ KVCache GPT::NewCache() const {
 }
 
 Tensor GPT::Loss(const Tensor& ids, const Tensor& targets) {
-  const Tensor logits = Forward(ids);
   const int64_t v = config_.vocab_size;
-  return ag::CrossEntropy(ag::Reshape(logits, {-1, v}), targets.Reshape({-1}));
+  const Tensor table = PaddedTable();
+  if (!table.defined()) {
+    return ag::CrossEntropy(ag::Reshape(Forward(ids), {-1, v}), targets.Reshape({-1}));
+  }
+  // logits [B, T, Vp], of which the first V columns are the vocabulary's.
+  const Tensor logits = ag::Linear(Hidden(ids, nullptr), table, Tensor());
+  return ag::CrossEntropy(ag::Reshape(logits, {-1, config_.padded_vocab_size()}),
+                          targets.Reshape({-1}), -100, v);
 }
 
 void GPT::SetTensorParallel(distributed::ProcessGroup* group) {

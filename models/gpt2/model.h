@@ -50,6 +50,9 @@ struct GPTConfig {
   // The model's parameters (the output layer shares wte's): V C + B C + L (12 C^2 +
   // 13 C) + 2 C, at most INT64_MAX (a hostile file's config cannot overflow it).
   int64_t NumParameters() const;
+  // The vocabulary rounded up to a multiple of 128 (llm.c's Vp: 50,304 for GPT-2's
+  // 50,257), the columns of the head's product in Loss.
+  int64_t padded_vocab_size() const { return (vocab_size + 127) / 128 * 128; }
 };
 
 // Each layer's attention cache, for generating a token at a time (GPT::Forward with a
@@ -77,8 +80,19 @@ class GPT : public nn::Module {
   // per layer, softmax(q k^T / sqrt(d), causal) (values, for pictures: generate
   // --attention_svg).
   std::vector<Tensor> AttentionWeights(const Tensor& ids);
-  // The mean next-token cross entropy of Forward(ids) against targets [B, T].
+  // The mean next-token cross entropy of Forward(ids) against targets [B, T] (ignoring
+  // -100). With the vocabulary padded (PadVocabulary), the head's product runs over
+  // padded_vocab_size() columns and the loss over the first vocab_size of them, with the
+  // same numbers: the padding's logits take no part and get a zero gradient.
   Tensor Loss(const Tensor& ids, const Tensor& targets);
+  // Lays wte's rows into a table of padded_vocab_size() rows whose rest is zero and never
+  // trained, so that Loss's head product and cross entropy run over a multiple of 128
+  // columns (a product with 50,257 columns is much slower on a GPU); wte.weight stays
+  // [V, C], a view of the table's first rows, in checkpoints too. The constructor does
+  // it for a model made on the CPU; what replaces the parameter's memory (To(device),
+  // sharding) undoes it, and Loss then runs over V columns. A no-op when padded already,
+  // on the meta device, or when V is a multiple of 128.
+  void PadVocabulary();
 
   std::string ToString() const override;
   const GPTConfig& config() const { return config_; }
@@ -97,6 +111,15 @@ class GPT : public nn::Module {
   std::shared_ptr<nn::Sequential> h_;           // the blocks, named h.0, h.1, ... in checkpoints
   std::vector<std::shared_ptr<Block>> blocks_;  // the same blocks, typed
   std::shared_ptr<nn::LayerNorm> ln_f_;
+  Tensor padded_wte_;  // PadVocabulary's table [Vp, C], whose first V rows wte.weight views
+
+  // ln_f of the last block's output: the head's input [B, T, C].
+  Tensor Hidden(const Tensor& ids, KVCache* cache);
+  // Whether wte.weight is still the first rows of padded_wte_ (To or sharding replace it).
+  bool Padded() const;
+  // The padded table as one autograd node over wte.weight (the gradient's first V rows
+  // flow back, a view); undefined when not Padded().
+  Tensor PaddedTable() const;
 };
 
 }  // namespace ember::models::gpt2

@@ -4,11 +4,16 @@
 
 #include "models/gpt2/model.h"
 
+#include <cmath>
+#include <string>
 #include <vector>
 
+#include "autograd/autograd.h"
 #include "gtest/gtest.h"
 #include "nn/module.h"
+#include "tensor/ops/binary.h"
 #include "tensor/ops/cat.h"
+#include "tensor/random.h"
 #include "tensor/storage.h"
 
 namespace ember::models::gpt2 {
@@ -80,6 +85,63 @@ TEST(GptSpecsTest, ShardsAlongMlpAreTheWholeModelsSlices) {
     EXPECT_EQ(Values(ops::Cat({shards[0][i], shards[1][i]}, dim)), Values(params[i].second))
         << name;
   }
+}
+
+// The head over the padded vocabulary: Loss multiplies by a [Vp, C] table whose first
+// V rows are wte.weight, the loss and every gradient those of the unpadded head, the
+// padding zero after training; with wte's memory replaced, Loss falls back to V columns
+// until PadVocabulary lays it out again.
+TEST(GptVocabularyTest, TheHeadRunsOverThePaddedVocabularyWithTheSameNumbers) {
+  const GPTConfig config = GPTConfig::Preset("tiny").value();
+  const int64_t v = config.vocab_size, vp = config.padded_vocab_size(), c = config.n_embd;
+  ASSERT_EQ(vp, 50304);
+  Generator gen(11);
+  GPT gpt(config, gen);
+  const Tensor wte = gpt.NamedParameters()[0].second;
+  ASSERT_EQ(wte.shape(), (Shape{v, c}));
+  EXPECT_EQ(wte.storage().nbytes(), vp * c * 4);  // the table behind it
+  const Tensor ids = RandInt(0, v, {2, 16}, gen), targets = RandInt(0, v, {2, 16}, gen);
+  auto grads = [&](bool padded_head) {
+    gpt.ZeroGrad();
+    const Tensor loss = padded_head ? gpt.Loss(ids, targets)
+                                    : autograd::CrossEntropy(autograd::Reshape(gpt(ids), {-1, v}),
+                                                             targets.Reshape({-1}));
+    if (padded_head) {
+      const std::string dot = autograd::ToDot(loss);
+      EXPECT_NE(dot.find("pad_vocabulary"), std::string::npos);
+      EXPECT_NE(dot.find("[2, 16, 50304]"), std::string::npos);
+    }
+    autograd::Backward(loss);
+    std::vector<std::vector<float>> out = {{loss.item<float>()}};
+    for (const Tensor& p : gpt.Parameters()) out.push_back(Values(autograd::Grad(p)));
+    return out;
+  };
+  const auto padded = grads(true), plain = grads(false);
+  ASSERT_EQ(padded.size(), plain.size());
+  for (size_t i = 0; i < padded.size(); ++i) {
+    for (size_t j = 0; j < padded[i].size(); ++j) {
+      ASSERT_NEAR(padded[i][j], plain[i][j], 1e-6 + 1e-5 * std::fabs(plain[i][j]))
+          << i << ", " << j;
+    }
+  }
+  // Training leaves the padding zero (its logits have no gradient; AdamW steps [V, C]).
+  {
+    const autograd::NoGradGuard no_grad;
+    for (const Tensor& p : gpt.Parameters()) {
+      p.CopyFrom(ops::Sub(p, ops::Mul(autograd::Grad(p), 0.1)));
+    }
+  }
+  const Tensor table(wte.storage(), 0, {vp, c}, {c, 1}, DType::kF32);
+  for (const float x : Values(table.Narrow(0, v, vp - v))) ASSERT_EQ(x, 0.0f);
+  EXPECT_EQ(gpt.StateDict().at("wte.weight").shape(), (Shape{v, c}));
+  // wte's memory replaced (as To(device) does): V columns, then padded again.
+  wte.SetData(wte.Clone());
+  EXPECT_EQ(autograd::ToDot(gpt.Loss(ids, targets)).find("pad_vocabulary"), std::string::npos);
+  const std::vector<float> before = Values(wte);
+  gpt.PadVocabulary();
+  EXPECT_EQ(wte.storage().nbytes(), vp * c * 4);
+  EXPECT_EQ(Values(wte), before);
+  EXPECT_NE(autograd::ToDot(gpt.Loss(ids, targets)).find("pad_vocabulary"), std::string::npos);
 }
 
 }  // namespace

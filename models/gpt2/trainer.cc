@@ -270,6 +270,7 @@ absl::Status Trainer::BuildSpec() {
 }
 
 Tensor Trainer::Loss(const Tensor& x, const Tensor& y) {
+  if (gpt_ != nullptr) return gpt_->Loss(x, y);  // its head over the padded vocabulary
   const Tensor logits = model_->Forward(x);
   return ag::CrossEntropy(ag::Reshape(logits, {-1, vocab_size_}), y.Reshape({-1}));
 }
@@ -282,6 +283,7 @@ absl::Status Trainer::Shard() {
         distributed::Shardings(*model_, mesh_, distributed::ShardingRules::Gpt2(options_.fsdp)));
   } else {
     model_->To(options_.device);
+    if (gpt_ != nullptr) gpt_->PadVocabulary();  // To(device) made wte's memory anew
   }
   const std::vector<std::pair<std::string, Tensor>> params = model_->NamedParameters();
   // FSDP's units: the root (embeddings, final LayerNorm), then a block each.

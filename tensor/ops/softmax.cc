@@ -41,9 +41,10 @@ Tensor Backward(const char* op, const Tensor& y, const Tensor& dy,
   return out.To(y.dtype());
 }
 
-// Checks logits [rows, classes] and targets [rows] and returns the count of rows that
-// are not ignored.
-int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+// Checks logits [rows, n] (the first `classes` columns the classes) and targets [rows]
+// and returns the count of rows that are not ignored.
+int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,
+                          int64_t classes) {
   internal::SameDevice("cross_entropy", {logits, targets});
   internal::FloatComputeDType("cross_entropy", logits);
   EMBER_CHECK(logits.dim() == 2 && targets.dim() == 1 && targets.size(0) == logits.size(0),
@@ -52,9 +53,10 @@ int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t i
   EMBER_CHECK(targets.dtype() == DType::kI64, "cross_entropy: targets must be i64, got ",
               DTypeName(targets.dtype()));
   // Read on the host (from a GPU, one copy of the targets: the check needs their values).
+  EMBER_CHECK(classes >= 1 && classes <= logits.size(1), "cross_entropy: ", classes,
+              " classes in rows of ", logits.size(1));
   const Tensor t = targets.To(Device::Cpu()).Contiguous();
   const int64_t* data = t.data<int64_t>();
-  const int64_t classes = logits.size(1);
   int64_t count = 0;
   for (int64_t r = 0; r < t.numel(); ++r) {
     if (data[r] == ignore_index) continue;
@@ -77,19 +79,20 @@ Tensor LogSoftmaxBackward(const Tensor& y, const Tensor& dy) {
 }
 
 CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,
-                                std::optional<DType> loss_dtype) {
-  const int64_t count = CheckCrossEntropy(logits, targets, ignore_index);
+                                std::optional<DType> loss_dtype, int64_t classes) {
+  if (classes < 0 && logits.dim() == 2) classes = logits.size(1);
+  const int64_t count = CheckCrossEntropy(logits, targets, ignore_index, classes);
   // The kernel reads f32, f64 or bf16 logits; its row statistics are f32 or f64.
   const DType kernel = internal::FloatOrBf16DType("cross_entropy", logits);
   const DType compute = logits.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
   const Tensor x = logits.To(kernel).Contiguous(), t = targets.Contiguous();
-  const int64_t rows = x.size(0), classes = x.size(1);
+  const int64_t rows = x.size(0);
   const Device device = logits.device();
   Tensor losses = Empty({rows}, compute, device);
   CrossEntropyResult result{Tensor(), Empty({rows}, compute, device),
-                            Empty({rows}, compute, device), count};
+                            Empty({rows}, compute, device), count, classes};
   EMBER_KERNEL(CrossEntropyForward)
-      .On(device)(kernel, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
+      .On(device)(kernel, rows, x.size(1), classes, x.raw_data(), t.data<int64_t>(), ignore_index,
                   losses.raw_data(), result.row_max.raw_data(), result.sum_exp.raw_data());
   // The mean over counted rows, summed in double on the host (as loss.item() would
   // wait for the GPU anyway).
@@ -109,21 +112,21 @@ CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
                             const CrossEntropyResult& forward, double grad, int64_t ignore_index,
                             bool in_place) {
-  CheckCrossEntropy(logits, targets, ignore_index);
+  CheckCrossEntropy(logits, targets, ignore_index, forward.classes);
   const DType kernel = internal::FloatOrBf16DType("cross_entropy_backward", logits);
   EMBER_CHECK(!in_place || (logits.is_contiguous() && logits.dtype() == kernel),
               "cross_entropy_backward: in place needs contiguous f32, f64 or bf16 logits, got ",
               DTypeName(logits.dtype()), logits.is_contiguous() ? "" : " (not contiguous)");
   const DType compute = forward.row_max.dtype();
   const Tensor x = logits.To(kernel).Contiguous(), t = targets.Contiguous();
-  const int64_t rows = x.size(0), classes = x.size(1);
+  const int64_t rows = x.size(0), n = x.size(1);
   // Each counted row's loss enters the mean with weight 1 / count.
   const Tensor row_grad =
       Full({rows}, forward.count == 0 ? 0.0 : grad / forward.count, compute).To(logits.device());
-  Tensor dlogits = in_place ? x : Empty({rows, classes}, kernel, logits.device());
+  Tensor dlogits = in_place ? x : Empty({rows, n}, kernel, logits.device());
   EMBER_KERNEL(CrossEntropyBackward)
-      .On(logits.device())(kernel, rows, classes, x.raw_data(), t.data<int64_t>(), ignore_index,
-                           forward.row_max.raw_data(), forward.sum_exp.raw_data(),
+      .On(logits.device())(kernel, rows, n, forward.classes, x.raw_data(), t.data<int64_t>(),
+                           ignore_index, forward.row_max.raw_data(), forward.sum_exp.raw_data(),
                            row_grad.raw_data(), dlogits.raw_data());
   return dlogits.To(logits.dtype());
 }
