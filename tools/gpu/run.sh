@@ -15,7 +15,8 @@
 #              checkpoint `generate` then continues (tokens/s at batch 1, with and
 #              without the key/value cache);
 #   refs       the references' steps at 16 x 1024: llm.c's train_gpt2cu (bf16, and
-#              train_gpt2cu_fp32) when .gpu/llmc holds them, PyTorch's (f32, TF32, bf16);
+#              train_gpt2cu_fp32) when .gpu/llmc holds them, PyTorch's (f32, TF32, bf16),
+#              and PyTorch generating at batch 1 (tools/reference/gpt2_generate_torch.py);
 #   ncu        Nsight Compute on the benchmark rows NCU names (NCU_KERNELS: a kernel regex);
 #   memcheck   each test binary matching memcheck_glob (default '*') under
 #              compute-sanitizer's memcheck (or the tools SANITIZERS names), while the
@@ -148,6 +149,11 @@ step_refs() {
       $([ $dtype != f32 ] && echo --$dtype) >"$logs/gpt2_torch_$dtype.log" 2>&1
     say "torch gpt2 step ($dtype, 16x1024): rc=$? $(tail -1 "$logs/gpt2_torch_$dtype.log")"
   done
+  # generate's reference: the small preset at batch 1 under bf16 autocast (generate's
+  # default dtype on a GPU), with and without a key/value cache.
+  timeout 120 "${py[@]}" tools/reference/gpt2_generate_torch.py --device=cuda --preset=small --tokens=200 --bf16 \
+    >"$logs/generate_torch.log" 2>&1
+  say "torch generate (small, batch 1, bf16): rc=$? $(tail -1 "$logs/generate_torch.log")"
 }
 
 # With NCU set to a benchmark filter (and NCU_KERNELS to a kernel-name regex), Nsight
