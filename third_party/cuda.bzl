@@ -36,9 +36,13 @@ def _nvcc_objects_impl(ctx):
     objects = []
     for src in ctx.files.srcs:
         obj = ctx.actions.declare_file("_nvcc/%s/%s.o" % (ctx.label.name, src.basename))
-        ctx.actions.run(
-            executable = ctx.attr.nvcc,
-            arguments = flags + ["-c", src.path, "-o", obj.path],
+        # nvcc names its temporary files in $TMPDIR by its pid, and each sandbox has its
+        # own pid namespace: two nvcc run side by side as the same pid would share (and
+        # delete) each other's files in a shared /tmp, so each action gets its own.
+        ctx.actions.run_shell(
+            command = 'tmp="$1.tmp" && rm -rf "$tmp" && mkdir -p "$tmp" && ' +
+                      'TMPDIR="$tmp" "$2" "${@:3}"; rc=$?; rm -rf "$tmp"; exit $rc',
+            arguments = [obj.path, ctx.attr.nvcc] + flags + ["-c", src.path, "-o", obj.path],
             inputs = depset([src], transitive = [headers]),
             outputs = [obj],
             mnemonic = "Nvcc",
