@@ -184,8 +184,8 @@ Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_
                       ReleasingGraph() && rows.is_sole_owner() && rows.is_contiguous() &&
                       (rows.dtype() == DType::kF32 || rows.dtype() == DType::kF64 ||
                        rows.dtype() == DType::kBF16);
-                  return std::vector<Tensor>{ops::CrossEntropyBackward(
-                      rows, targets, result, g.item<double>(), ignore_index, in_place)};
+                  return std::vector<Tensor>{
+                      ops::CrossEntropyBackward(rows, targets, result, g, ignore_index, in_place)};
                 });
 }
 

@@ -70,7 +70,7 @@ double ZeroAdamW::Step(double max_norm) {
 
   // 2. norm = sqrt(sum over ranks of |slice|^2); clip as torch.nn.utils.clip_grad_norm_,
   // the factor applied inside AdamW's pass over the gradient.
-  const double norm = std::sqrt(group_.AllReduce(ops::SumOfSquares(grad_shard_)));
+  const double norm = std::sqrt(group_.AllReduce(ops::SumOfSquares(grad_shard_).item<double>()));
   const double grad_scale = optim::ClipFactor(norm, max_norm);
 
   // 3. AdamW on the owned slice, a segment (one parameter's part) at a time, each

@@ -4,6 +4,7 @@
 
 #include "kernels/embedding.h"
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -23,12 +24,13 @@ TYPED_TEST(EmbeddingTest, GathersRowsOfAnyDType) {
   const std::vector<float> weight = {0, 1, 10, 11, 20, 21};  // [3, 2]
   const std::vector<int64_t> ids = {2, 0, 2};
   const typename B::Buffer gweight(weight), gids(ids), out(6 * sizeof(float));
-  B::EmbeddingForward(DType::kF32, 3, 2, gweight.data(), gids.template as<int64_t>(), out.data());
+  B::EmbeddingForward(DType::kF32, 3, 2, 3, gweight.data(), gids.template as<int64_t>(),
+                      out.data());
   EXPECT_EQ(out.template ToHost<float>(), (std::vector<float>{20, 21, 0, 1, 20, 21}));
   const std::vector<uint16_t> half = {1, 2, 3, 4};  // bf16 bits: copied as they are
   const std::vector<int64_t> one = {1};
   const typename B::Buffer ghalf(half), gone(one), half_out(2 * sizeof(uint16_t));
-  B::EmbeddingForward(DType::kBF16, 1, 2, ghalf.data(), gone.template as<int64_t>(),
+  B::EmbeddingForward(DType::kBF16, 1, 2, 2, ghalf.data(), gone.template as<int64_t>(),
                       half_out.data());
   EXPECT_EQ(half_out.template ToHost<uint16_t>(), (std::vector<uint16_t>{3, 4}));
 }
@@ -39,7 +41,7 @@ TYPED_TEST(EmbeddingTest, BackwardScatterAddsRepeatedIdsInOrder) {
     const std::vector<int64_t> ids = {2, 0, 2, 2};
     const std::vector<double> dout = {1, 2, 3, 4, 5, 6, 7, 8};  // [4, 2]
     const typename B::Buffer gids(ids), gdout(dout), dweight(std::vector<double>(6, 0.5));
-    B::EmbeddingBackward(DType::kF64, 4, 2, gids.template as<int64_t>(), gdout.data(),
+    B::EmbeddingBackward(DType::kF64, 4, 2, 3, gids.template as<int64_t>(), gdout.data(),
                          dweight.data());
     EXPECT_EQ(dweight.template ToHost<double>(),
               (std::vector<double>{3.5, 4.5, 0.5, 0.5, 13.5, 16.5}));
@@ -53,8 +55,9 @@ TYPED_TEST(EmbeddingTest, BackwardScatterAddsRepeatedIdsInOrder) {
   std::vector<double> dweight_init(vocab * dim, 0.5);
   const typename B::Buffer dw(weight), dids(ids), ddout(dout), out(n * dim * sizeof(double)),
       dweight(dweight_init);
-  B::EmbeddingForward(DType::kF64, n, dim, dw.data(), dids.template as<int64_t>(), out.data());
-  B::EmbeddingBackward(DType::kF64, n, dim, dids.template as<int64_t>(), ddout.data(),
+  B::EmbeddingForward(DType::kF64, n, dim, vocab, dw.data(), dids.template as<int64_t>(),
+                      out.data());
+  B::EmbeddingBackward(DType::kF64, n, dim, vocab, dids.template as<int64_t>(), ddout.data(),
                        dweight.data());
   const std::vector<double> got = out.template ToHost<double>(),
                             got_dw = dweight.template ToHost<double>();
@@ -68,6 +71,34 @@ TYPED_TEST(EmbeddingTest, BackwardScatterAddsRepeatedIdsInOrder) {
   EXPECT_EQ(got_dw, want_dw);
 }
 
+// An id outside [0, vocab) reads and writes nothing of the table: its row is NaN (in
+// the weight's dtype, as Convert stores NaN: 0 for integers) and its gradient is dropped.
+TYPED_TEST(EmbeddingTest, IdsOutOfRangeGiveNaNRowsAndAddNothing) {
+  using B = TypeParam;
+  const std::vector<float> weight = {0, 1, 10, 11, 20, 21, 30, 31};  // [4, 2], vocab 3 of them
+  const std::vector<int64_t> ids = {1, 3, -1, 2};
+  const typename B::Buffer gweight(weight), gids(ids), out(8 * sizeof(float));
+  B::EmbeddingForward(DType::kF32, 4, 2, 3, gweight.data(), gids.template as<int64_t>(),
+                      out.data());
+  const std::vector<float> got = out.template ToHost<float>();
+  EXPECT_EQ(got[0], 10);
+  EXPECT_EQ(got[1], 11);
+  for (int j = 2; j < 6; ++j) EXPECT_TRUE(std::isnan(got[j])) << j;
+  EXPECT_EQ(got[6], 20);
+  EXPECT_EQ(got[7], 21);
+  const std::vector<int32_t> iweight = {5, 6, 7, 8};  // [2, 2] i32
+  const typename B::Buffer giweight(iweight), iout(4 * sizeof(int32_t));
+  B::EmbeddingForward(DType::kI32, 2, 2, 2, giweight.data(), gids.template as<int64_t>(),
+                      iout.data());
+  EXPECT_EQ(iout.template ToHost<int32_t>(), (std::vector<int32_t>{7, 8, 0, 0}));
+  const std::vector<double> dout = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<int64_t> back_ids = {3, 0, -5, 0};
+  const typename B::Buffer gback(back_ids), gdout(dout), dweight(std::vector<double>(8, 0));
+  B::EmbeddingBackward(DType::kF64, 4, 2, 3, gback.template as<int64_t>(), gdout.data(),
+                       dweight.data());
+  EXPECT_EQ(dweight.template ToHost<double>(), (std::vector<double>{10, 12, 0, 0, 0, 0, 0, 0}));
+}
+
 TEST(EmbeddingCpuTest, BackwardDoesNotDependOnTheThreadCount) {
   const int64_t n = 512, dim = 768, vocab = 50;
   std::mt19937 rng(5);
@@ -78,13 +109,13 @@ TEST(EmbeddingCpuTest, BackwardDoesNotDependOnTheThreadCount) {
   std::vector<float> one(vocab * dim, 0), three(vocab * dim, 0);
   const int threads = cpu::NumThreads();
   cpu::SetNumThreads(1);
-  cpu::EmbeddingBackward(DType::kF32, n, dim, ids.data(), dout.data(), one.data());
+  cpu::EmbeddingBackward(DType::kF32, n, dim, vocab, ids.data(), dout.data(), one.data());
   cpu::SetNumThreads(3);
-  cpu::EmbeddingBackward(DType::kF32, n, dim, ids.data(), dout.data(), three.data());
+  cpu::EmbeddingBackward(DType::kF32, n, dim, vocab, ids.data(), dout.data(), three.data());
   cpu::SetNumThreads(threads);
   EXPECT_EQ(one, three);
-  EXPECT_THROW(cpu::EmbeddingBackward(DType::kI32, 1, 1, ids.data(), dout.data(), one.data()),
-               Error);
+  EXPECT_THROW(
+      cpu::EmbeddingBackward(DType::kI32, 1, 1, vocab, ids.data(), dout.data(), one.data()), Error);
 }
 
 }  // namespace

@@ -32,11 +32,12 @@ void ArgMaxRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld,
 void VarRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, int64_t correction,
              void* out);
 
-// sum(x[i]^2) over n contiguous elements, f32 or f64, returned in double: blocks of
-// kSumBlock squared and summed in SIMD lanes (in the input's type), the block sums
-// added in double, chunk by chunk in a fixed order, so the result does not depend on
-// the thread count. (The gradient norm of clipping, without a squared copy.)
-double SumSquares(DType dtype, int64_t n, const void* x);
+// *out = sum(x[i]^2) over n contiguous elements, f32 or f64, in double (out: one double
+// in the device's memory, so that a GPU's caller need not wait): blocks of kSumBlock
+// squared and summed in SIMD lanes (in the input's type), the block sums added in
+// double, chunk by chunk in a fixed order, so the result does not depend on the thread
+// count. (The gradient norm of clipping, without a squared copy.)
+void SumSquares(DType dtype, int64_t n, const void* x, double* out);
 
 // Sums down each column, f32 or f64: x: [n, cols], row i at x + i * ld, contiguous
 // within the row; out: [cols], overwritten. Pairwise over rows (a gradient summed

@@ -152,16 +152,18 @@ TYPED_TEST(ReduceTest, SumOfSquaresMatchesTheReference) {
          {int64_t{0}, int64_t{1}, int64_t{9}, int64_t{513}, int64_t{50257}, int64_t{300001}}) {
       const std::vector<float> x = RandomVector<float>(n, -3, 5, rng);
       const std::vector<double> y = RandomVector<double>(n, -3, 5, rng);
-      const typename B::Buffer dx(x), dy(y);
+      const typename B::Buffer dx(x), dy(y), out(std::vector<double>{-1});
+      auto sum_squares = [&](DType dtype, const void* data) {
+        B::SumSquares(dtype, n, data, out.template as<double>());
+        return out.template ToHost<double>()[0];
+      };
       // The CPU squares in the input type within blocks of kSumBlock, then sums in double.
       const double want_f32 = static_cast<double>(ref::SumSquares(x.data(), n));
-      EXPECT_WITHIN(B::SumSquares(DType::kF32, n, dx.data()), want_f32,
-                    kSumBlock * 0x1p-24 * want_f32, kRelative<float> * want_f32,
-                    path << " f32 " << n);
+      EXPECT_WITHIN(sum_squares(DType::kF32, dx.data()), want_f32, kSumBlock * 0x1p-24 * want_f32,
+                    kRelative<float> * want_f32, path << " f32 " << n);
       const double want_f64 = static_cast<double>(ref::SumSquares(y.data(), n));
-      EXPECT_WITHIN(B::SumSquares(DType::kF64, n, dy.data()), want_f64,
-                    (n + 4) * 0x1p-53 * want_f64, kRelative<double> * want_f64,
-                    path << " f64 " << n);
+      EXPECT_WITHIN(sum_squares(DType::kF64, dy.data()), want_f64, (n + 4) * 0x1p-53 * want_f64,
+                    kRelative<double> * want_f64, path << " f64 " << n);
     }
   });
 }
@@ -172,9 +174,11 @@ TEST(ReduceCpuTest, SumOfSquaresDoesNotDependOnTheThreadCount) {
     const std::vector<float> x = RandomVector<float>(n, -3, 5, rng);
     const int before = cpu::NumThreads();
     cpu::SetNumThreads(1);
-    const double one = cpu::SumSquares(DType::kF32, n, x.data());
+    double one = 0, three = 0;
+    cpu::SumSquares(DType::kF32, n, x.data(), &one);
     cpu::SetNumThreads(3);
-    EXPECT_EQ(cpu::SumSquares(DType::kF32, n, x.data()), one) << n;
+    cpu::SumSquares(DType::kF32, n, x.data(), &three);
+    EXPECT_EQ(three, one) << n;
     cpu::SetNumThreads(before);
   }
 }
@@ -200,7 +204,8 @@ TEST(ReduceCpuTest, EmptyRowsAndBadDTypes) {
   EXPECT_THROW(cpu::MaxRows(DType::kF32, 1, 0, nullptr, 0, &out), Error);
   int32_t i = 0;
   EXPECT_THROW(cpu::SumRows(DType::kI32, 1, 1, &i, 1, &i), Error);
-  EXPECT_THROW(cpu::SumSquares(DType::kI32, 1, &i), Error);
+  double squares = 0;
+  EXPECT_THROW(cpu::SumSquares(DType::kI32, 1, &i, &squares), Error);
 }
 
 }  // namespace

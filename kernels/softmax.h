@@ -37,10 +37,11 @@ void LogSoftmaxBackward(DType dtype, int64_t rows, int64_t n, const void* y, con
 // first `classes` entries of each row of n (1 <= classes <= n; the rest are padding,
 // as GPT-2's vocabulary padded to a multiple of 128, and take no part):
 //   loss_r = log-sum-exp_r - x[r, t_r] = (m_r - x[r, t_r]) + log s_r   (j < classes)
-// (0 where t_r == ignore_index). logits: [rows, n]; targets: int64 [rows], each in
-// [0, classes) or ignore_index (checked by the caller); losses, row_max (m), sum_exp
-// (s): [rows] of dtype, overwritten; the backward pass takes m and s back. dtype bf16:
-// logits and dlogits bf16; losses, m, s and grad f32.
+// (0 where t_r == ignore_index; NaN, with a row of NaN gradients, where t_r is outside
+// [0, classes): the GPU's callers do not wait to check them). logits: [rows, n];
+// targets: int64 [rows]; losses, row_max (m), sum_exp (s): [rows] of dtype, overwritten;
+// the backward pass takes m and s back. dtype bf16: logits and dlogits bf16; losses, m,
+// s and grad f32.
 void CrossEntropyForward(DType dtype, int64_t rows, int64_t n, int64_t classes, const void* logits,
                          const int64_t* targets, int64_t ignore_index, void* losses, void* row_max,
                          void* sum_exp);

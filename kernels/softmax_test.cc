@@ -237,6 +237,44 @@ TYPED_TEST(SoftmaxTest, EverythingMatchesTheReference) {
   });
 }
 
+// A target outside [0, classes) (in the padding, or negative but not ignore_index) reads
+// nothing outside its row: its loss and its row of the gradient are NaN, in place too,
+// and the other rows are untouched by it.
+TYPED_TEST(SoftmaxTest, TargetsOutOfRangeGiveNaN) {
+  using B = TypeParam;
+  std::mt19937 rng(3);
+  cuda::internal::ForEachPathAndFloat<B>([&](const std::string& path, auto type) {
+    using T = decltype(type);
+    const int64_t rows = 3, n = 8, classes = 5;
+    const std::vector<T> x = RandomVector<T>(rows * n, -2, 2, rng);
+    const std::vector<int64_t> targets = {classes, -2, 1};
+    const std::vector<T> grad = {T(1), T(1), T(1)};
+    const typename B::Buffer dx(x), dtargets(targets), dgrad(grad), losses(rows * sizeof(T)),
+        row_max(rows * sizeof(T)), sum_exp(rows * sizeof(T)), dlogits(rows * n * sizeof(T)),
+        in_place(x);
+    const DType dtype = kDTypeOf<T>;
+    B::CrossEntropyForward(dtype, rows, n, classes, dx.data(), dtargets.template as<int64_t>(),
+                           -100, losses.data(), row_max.data(), sum_exp.data());
+    B::CrossEntropyBackward(dtype, rows, n, classes, dx.data(), dtargets.template as<int64_t>(),
+                            -100, row_max.data(), sum_exp.data(), dgrad.data(), dlogits.data());
+    B::CrossEntropyBackward(dtype, rows, n, classes, in_place.data(),
+                            dtargets.template as<int64_t>(), -100, row_max.data(), sum_exp.data(),
+                            dgrad.data(), in_place.data());
+    const std::vector<T> got_losses = losses.template ToHost<T>(),
+                         got = dlogits.template ToHost<T>(),
+                         got_in_place = in_place.template ToHost<T>();
+    const std::string where = std::string(DTypeName(dtype)) + " on " + path;
+    EXPECT_TRUE(std::isnan(got_losses[0])) << where;
+    EXPECT_TRUE(std::isnan(got_losses[1])) << where;
+    const std::vector<double> last(x.begin() + 2 * n, x.begin() + 2 * n + classes);
+    EXPECT_CLOSE(got_losses[2], ref::CrossEntropy(last, 1), 1e-5, 1, where);
+    for (int64_t i = 0; i < rows * n; ++i) {
+      EXPECT_EQ(std::isnan(got[i]), i < 2 * n) << where << ", " << i;
+      EXPECT_EQ(std::isnan(got_in_place[i]), i < 2 * n) << where << " in place, " << i;
+    }
+  });
+}
+
 // Softmax and log-softmax, forward and backward, on bf16 rows: each result the f32
 // kernel's on the widened inputs, rounded once to bf16; and the softmax within bf16's
 // rounding of the float64 reference.

@@ -237,14 +237,17 @@ std::unique_ptr<Optimizer> AdamW(std::vector<ParamGroup> groups, const AdamOptio
   return std::make_unique<AdamOptimizer>(std::move(groups), options, /*decoupled=*/true);
 }
 
-// norm = sqrt(sum over parameters of |grad|^2), accumulated in f64.
+// norm = sqrt(sum over parameters of |grad|^2), accumulated in f64 on the gradients'
+// device and read once.
 double GradNorm(const std::vector<Tensor>& params) {
-  double sum_squares = 0;
+  Tensor sum_squares;
   for (const Tensor& p : params) {
     const Tensor g = autograd::Grad(p);
-    if (g.defined()) sum_squares += ops::SumOfSquares(g);
+    if (!g.defined()) continue;
+    const Tensor s = ops::SumOfSquares(g);
+    sum_squares = sum_squares.defined() ? ops::Add(sum_squares, s.To(sum_squares.device())) : s;
   }
-  return std::sqrt(sum_squares);
+  return sum_squares.defined() ? std::sqrt(sum_squares.item<double>()) : 0.0;
 }
 
 double ClipFactor(double norm, double max_norm) { return std::min(1.0, max_norm / (norm + 1e-6)); }

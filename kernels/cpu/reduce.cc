@@ -185,8 +185,8 @@ void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld,
 }
 
 // Fixed chunks (whole blocks), their sums added in chunk order.
-double SumSquares(DType dtype, int64_t n, const void* x) {
-  return DispatchFloat("sum_squares", dtype, [&](auto type) {
+void SumSquares(DType dtype, int64_t n, const void* x, double* out) {
+  *out = DispatchFloat("sum_squares", dtype, [&](auto type) {
     using T = decltype(type);
     constexpr int64_t kChunk = 256 * kSumBlock;
     const int64_t chunks = (n + kChunk - 1) / kChunk;
@@ -229,8 +229,8 @@ void MinRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, vo
 void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {
   HWY_DYNAMIC_DISPATCH(SumColumns)(dtype, n, cols, x, ld, out);
 }
-double SumSquares(DType dtype, int64_t n, const void* x) {
-  return HWY_DYNAMIC_DISPATCH(SumSquares)(dtype, n, x);
+void SumSquares(DType dtype, int64_t n, const void* x, double* out) {
+  HWY_DYNAMIC_DISPATCH(SumSquares)(dtype, n, x, out);
 }
 
 // The reductions without SIMD code: plain loops, rows split across the pool.

@@ -132,9 +132,10 @@ void CrossEntropyForwardRows(int64_t rows, int64_t n, int64_t classes, const T* 
   for (int64_t r = 0; r < rows; ++r, x += n) {
     row_max[r] = RowMax(x, classes);
     sum_exp[r] = SumExp(x, classes, row_max[r], static_cast<T*>(nullptr));
-    losses[r] = targets[r] == ignore_index
-                    ? C(0)
-                    : (row_max[r] - Convert<C>(x[targets[r]])) + std::log(sum_exp[r]);
+    const int64_t t = targets[r];
+    losses[r] = t == ignore_index       ? C(0)
+                : t < 0 || t >= classes ? std::numeric_limits<C>::quiet_NaN()
+                                        : (row_max[r] - Convert<C>(x[t])) + std::log(sum_exp[r]);
   }
 }
 
@@ -150,6 +151,10 @@ void CrossEntropyBackwardRows(int64_t rows, int64_t n, int64_t classes, const T*
   for (int64_t r = 0; r < rows; ++r, x += n, dx += n) {
     if (targets[r] == ignore_index) {
       std::fill(dx, dx + n, Convert<T>(0.0));
+      continue;
+    }
+    if (targets[r] < 0 || targets[r] >= classes) {
+      std::fill(dx, dx + n, Convert<T>(std::numeric_limits<C>::quiet_NaN()));
       continue;
     }
     const C m = row_max[r], scale = grad[r] / sum_exp[r], x_target = Convert<C>(x[targets[r]]);

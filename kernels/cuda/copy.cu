@@ -111,9 +111,12 @@ void Fill(IntSpan shape, DType dtype, void* dst, IntSpan strides, const Scalar& 
 
 namespace {
 
-// Host <-> device copies of large buffers go through two pinned chunks per device: the
-// host-side memcpy of one chunk overlaps the DMA of the other, and the DMA runs from
-// page-locked memory at full speed. Smaller copies go straight from pageable memory.
+// Host -> device copies, and device -> host copies of large buffers, go through two
+// pinned chunks per device: the host-side memcpy of one chunk overlaps the DMA of the
+// other, and the DMA runs from page-locked memory at full speed. A copy to the device
+// then returns without waiting for the kernels queued before it (straight from pageable
+// memory, cudaMemcpy would wait for them: a training step's batch and small tensors
+// would stall the queue). Smaller copies to the host go straight to pageable memory.
 constexpr int64_t kStagingMin = int64_t{1} << 20;
 constexpr int64_t kChunkBytes = int64_t{8} << 20;
 
@@ -121,6 +124,7 @@ struct Staging {
   std::mutex mutex;  // one large copy at a time per device
   void* chunk[2] = {nullptr, nullptr};
   cudaEvent_t done[2];  // recorded after the DMA that last used chunk[i]
+  int next = 0;         // the chunk a copy to the device fills next (they alternate)
 };
 
 // The device's staging chunks, made on its first large copy, kept for the process.
@@ -143,14 +147,11 @@ Staging& StagingOf(int device) {
 }
 
 void HostToDevice(int device, void* dst, const void* src, int64_t nbytes) {
-  if (nbytes < kStagingMin) {
-    EMBER_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyHostToDevice), "copy to cuda:", device);
-    return;
-  }
   Staging& staging = StagingOf(device);
   std::lock_guard<std::mutex> lock(staging.mutex);
-  for (int64_t offset = 0, c = 0; offset < nbytes; offset += kChunkBytes, ++c) {
-    const int i = c % 2;
+  for (int64_t offset = 0; offset < nbytes; offset += kChunkBytes) {
+    const int i = staging.next;
+    staging.next ^= 1;
     const int64_t bytes = std::min(kChunkBytes, nbytes - offset);
     // Chunk i is free once its previous DMA is done; the copy queued from it then runs
     // in stream order, and the host may reuse `src` as soon as this returns.

@@ -232,8 +232,8 @@ void BM_Embedding(benchmark::State& state) {  // forward and backward of wte
   CopyBytes(ids, 0, host_ids.data(), kHost, kRows * 8);
   const auto* p = static_cast<const int64_t*>(ids);
   TimeOnGpu(state, [&] {
-    EmbeddingForward(DType::kF32, kRows, kC, weight.get(), p, out.get());
-    EmbeddingBackward(DType::kF32, kRows, kC, p, out.get(), dweight.get());
+    EmbeddingForward(DType::kF32, kRows, kC, vocab, weight.get(), p, out.get());
+    EmbeddingBackward(DType::kF32, kRows, kC, vocab, p, out.get(), dweight.get());
   });
   Deallocate(0, ids, kRows * 8);
   SetBytes(state, 4 * kRows * kC * 4);  // rows gathered, written, read back, added into

@@ -121,6 +121,13 @@ __global__ void SumSquaresKernel(int64_t n, const T* x, double* partial) {
   if (threadIdx.x == 0) partial[blockIdx.x] = sum;
 }
 
+// *out = the partial sums added in block order, by one thread: the same result every run.
+__global__ void SumPartialsKernel(int blocks, const double* partial, double* out) {
+  double total = 0;
+  for (int b = 0; b < blocks; ++b) total += partial[b];
+  *out = total;
+}
+
 // SumColumns' terms and store for internal::ColumnSums: x[i, j] into out[j].
 template <typename T>
 struct ColumnOfX {
@@ -192,25 +199,21 @@ void VarRows(DType dtype, int64_t rows, int64_t n, const void* x, int64_t ld, in
   EMBER_CUDA_CHECK_LAUNCH("var");
 }
 
-double SumSquares(DType dtype, int64_t n, const void* x) {
-  if (n == 0) return 0;
-  // A fixed number of blocks for a given n, their partial sums added on the host in
-  // block order: the result does not vary from run to run.
-  const int blocks = std::min(internal::Blocks(n), 1024);
+void SumSquares(DType dtype, int64_t n, const void* x, double* out) {
+  // A fixed number of blocks for a given n, their partial sums added on the device in
+  // block order: the result does not vary from run to run, and nothing waits for it.
+  const int blocks = n == 0 ? 0 : std::min(internal::Blocks(n), 1024);
   int device = 0;
   EMBER_CUDA_CHECK(cudaGetDevice(&device), "sum_squares");
-  const ScopedAllocation partial(device, blocks * sizeof(double));
+  const ScopedAllocation partial(device, std::max(blocks, 1) * sizeof(double));
   DispatchFloat("sum_squares", dtype, [&](auto type) {
     using T = decltype(type);
-    SumSquaresKernel<<<blocks, kThreads>>>(n, static_cast<const T*>(x), partial.as<double>());
+    if (blocks > 0) {
+      SumSquaresKernel<<<blocks, kThreads>>>(n, static_cast<const T*>(x), partial.as<double>());
+    }
   });
-  std::vector<double> sums(blocks);
-  EMBER_CUDA_CHECK(
-      cudaMemcpy(sums.data(), partial.as<void>(), blocks * sizeof(double), cudaMemcpyDeviceToHost),
-      "sum_squares");
-  double total = 0;
-  for (double s : sums) total += s;
-  return total;
+  SumPartialsKernel<<<1, 1>>>(blocks, partial.as<double>(), out);
+  EMBER_CUDA_CHECK_LAUNCH("sum_squares");
 }
 
 void SumColumns(DType dtype, int64_t n, int64_t cols, const void* x, int64_t ld, void* out) {

@@ -211,7 +211,8 @@ inline int WarpRowBlocks(int64_t rows) {
 }
 
 // loss_r = (m_r - x[r, t_r]) + log s_r over the row's first `classes` of n entries, 0
-// for an ignored row. Logits of T, the row statistics in C (float for bf16).
+// for an ignored row, NaN for a target out of range. Logits of T, the row statistics in
+// C (float for bf16).
 template <typename T, typename C = Compute<T>>
 __global__ void CrossEntropyForwardKernel(int64_t rows, int64_t n, int64_t classes, const T* logits,
                                           const int64_t* targets, int64_t ignore_index, C* losses,
@@ -223,7 +224,9 @@ __global__ void CrossEntropyForwardKernel(int64_t rows, int64_t n, int64_t class
     RowMaxAndSum(xr, classes, &m, &s);
     if (threadIdx.x == 0) {
       const int64_t t = targets[r];
-      losses[r] = t == ignore_index ? C(0) : (m - internal::Widen(xr[t])) + static_cast<C>(log(s));
+      losses[r] = t == ignore_index       ? C(0)
+                  : t < 0 || t >= classes ? C(NAN)
+                                          : (m - internal::Widen(xr[t])) + static_cast<C>(log(s));
       row_max[r] = m;
       sum_exp[r] = static_cast<C>(s);
     }
@@ -231,8 +234,9 @@ __global__ void CrossEntropyForwardKernel(int64_t rows, int64_t n, int64_t class
 }
 
 // dlogits[r, j] = (exp(x[r, j] - m_r) / s_r - [j == t_r]) grad[r] for j < classes, 0
-// for the padding and an ignored row, computed in C and stored as T once. dlogits may
-// be logits: each thread reads its element before writing it.
+// for the padding and an ignored row (NaN for a target out of range), computed in C and
+// stored as T once. dlogits may be logits: each thread reads its element before writing
+// it.
 template <typename T, typename C = Compute<T>>
 __global__ void CrossEntropyBackwardKernel(int64_t rows, int64_t n, int64_t classes,
                                            const T* logits, const int64_t* targets,
@@ -241,9 +245,10 @@ __global__ void CrossEntropyBackwardKernel(int64_t rows, int64_t n, int64_t clas
   EMBER_GRID_STRIDE(i, rows * n) {
     const int64_t r = i / n, j = i % n, t = targets[r];
     const C x = internal::Widen(logits[i]);
-    dlogits[i] =
-        internal::Narrow<T>(t == ignore_index || j >= classes
-                                ? C(0)
+    dlogits[i] = internal::Narrow<T>(
+        t == ignore_index       ? C(0)
+        : t < 0 || t >= classes ? C(NAN)
+        : j >= classes          ? C(0)
                                 : (exp(x - row_max[r]) / sum_exp[r] - C(j == t ? 1 : 0)) * grad[r]);
   }
 }

@@ -18,6 +18,7 @@
 #include "nn/safetensors.h"
 #include "nn/spec.h"
 #include "tensor/creation.h"
+#include "tensor/ops/binary.h"
 #include "tensor/ops/reduce.h"
 
 namespace ember::models::gpt2 {
@@ -458,7 +459,9 @@ StepResult Trainer::Step() {
   for (optim::ParamGroup& g : zero_ ? zero_->param_groups() : optimizer_->param_groups()) g.lr = lr;
   model_->ZeroGrad();
   if (fsdp_) fsdp_->ZeroGrad();
-  double loss_sum = 0;
+  // The micro-batches' losses, read once the backward passes are queued: reading one
+  // before its backward would make the host wait for the GPU in the middle of the step.
+  std::vector<Tensor> losses;
   for (int64_t m = 0; m < options_.grad_accum; ++m) {
     const auto [x, y] = NextBatch();
     // Each micro-batch's mean loss, scaled so the gradients add up to the step's mean.
@@ -468,12 +471,14 @@ StepResult Trainer::Step() {
       if (fsdp_) fsdp_->BeginForward();
       loss = Loss(x, y);
     }
-    loss_sum += loss.item<double>();
+    losses.push_back(ag::Detach(loss));
     // Across ranks, the last micro-batch's backward sends the gradients as they finish.
     if (averager_ && m + 1 == options_.grad_accum) averager_->Arm();
     ag::Backward(ag::Div(loss, static_cast<double>(options_.grad_accum)));
     if (fsdp_) fsdp_->EndBackward();
   }
+  double loss_sum = 0;
+  for (const Tensor& loss : losses) loss_sum += loss.item<double>();
   StepResult result;
   // The norm is wanted either way; an infinite limit measures without clipping.
   const double max_norm =
@@ -511,7 +516,8 @@ const distributed::ParamSharding* Trainer::MomentSharding(const std::string& key
 double Trainer::GlobalGradNorm() {
   // A shard split along axes of sizes n1, n2, ... has world / (n1 n2 ...) copies (the
   // ranks that differ along the other axes), so each rank weighs its sum by the inverse.
-  double sum = 0;
+  // The weighted sum is kept on the gradients' device and read once.
+  Tensor sum = Zeros({}, DType::kF64, options_.device);
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Tensor grad = ag::Grad(steps_[i]);
     if (!grad.defined()) continue;
@@ -519,9 +525,9 @@ double Trainer::GlobalGradNorm() {
     for (const std::string& axis : shardings_[i].mesh_axes) {
       if (!axis.empty()) split *= mesh_.size(axis);
     }
-    sum += ops::SumOfSquares(grad) * split / world_.size();
+    sum = ops::Add(sum, ops::Mul(ops::SumOfSquares(grad), split / world_.size()));
   }
-  return std::sqrt(world_.AllReduce(sum));
+  return std::sqrt(world_.AllReduce(sum.item<double>()));
 }
 
 double Trainer::ValidationLoss() {

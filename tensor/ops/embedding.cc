@@ -7,14 +7,14 @@
 namespace ember::ops {
 namespace {
 
-// Contiguous ids, each checked against the vocabulary size.
+// Contiguous ids; on the host each is checked against the vocabulary size (on a GPU that
+// would wait for it: the kernels give an id out of range a row of NaN there).
 Tensor CheckIds(const char* op, const Tensor& ids, int64_t vocab) {
   EMBER_CHECK(ids.dtype() == DType::kI64, op, ": ids must be i64, got ", DTypeName(ids.dtype()));
   const Tensor flat = ids.Contiguous();
-  // Read on the host (from a GPU, one copy of the ids: the check needs their values).
-  const Tensor host = flat.To(Device::Cpu());
-  const int64_t* data = host.data<int64_t>();
-  for (int64_t i = 0; i < host.numel(); ++i) {
+  if (!flat.device().is_cpu()) return flat;
+  const int64_t* data = flat.data<int64_t>();
+  for (int64_t i = 0; i < flat.numel(); ++i) {
     EMBER_CHECK(data[i] >= 0 && data[i] < vocab, op, ": id ", data[i], " at position ", i,
                 " is out of range for a vocabulary of ", vocab);
   }
@@ -33,8 +33,8 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids) {
   shape.push_back(weight.size(1));
   Tensor out = Empty(shape, weight.dtype(), device);
   EMBER_KERNEL(EmbeddingForward)
-      .On(device)(weight.dtype(), flat.numel(), weight.size(1), w.raw_data(), flat.data<int64_t>(),
-                  out.raw_data());
+      .On(device)(weight.dtype(), flat.numel(), weight.size(1), weight.size(0), w.raw_data(),
+                  flat.data<int64_t>(), out.raw_data());
   return out;
 }
 
@@ -56,8 +56,8 @@ void EmbeddingBackwardInto(const Tensor& dout, const Tensor& ids, const Tensor& 
               dweight.size(1), "]");
   const Tensor g = dout.Contiguous();
   EMBER_KERNEL(EmbeddingBackward)
-      .On(device)(dout.dtype(), flat.numel(), dweight.size(1), flat.data<int64_t>(), g.raw_data(),
-                  dweight.raw_data());
+      .On(device)(dout.dtype(), flat.numel(), dweight.size(1), dweight.size(0),
+                  flat.data<int64_t>(), g.raw_data(), dweight.raw_data());
 }
 
 Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab) {

@@ -8,11 +8,14 @@
 namespace ember::ops {
 
 // weight [vocab, dim] looked up at ids (i64, any shape): the result is ids' shape
-// plus [dim]. An id outside [0, vocab) throws ember::Error naming it.
+// plus [dim]. An id outside [0, vocab) throws ember::Error naming it on the host; on a
+// GPU (where PyTorch asserts in the kernel) its row is NaN, as reading the ids back
+// would wait for the device.
 Tensor Embedding(const Tensor& weight, const Tensor& ids);
 
 // The gradient of weight: zeros of weight's shape with each row of dout added at its
-// id (repeated ids sum). dout: ids' shape plus [dim].
+// id (repeated ids sum; on a GPU an id out of range adds nothing). dout: ids' shape
+// plus [dim].
 Tensor EmbeddingBackward(const Tensor& dout, const Tensor& ids, int64_t vocab);
 
 // dweight += that gradient, in dweight's own memory: dweight is contiguous [vocab,

@@ -95,12 +95,14 @@ Tensor Sum(const Tensor& x, IntSpan dims, bool keepdim) {
   return ReduceRows("sum", x, plan, EMBER_KERNEL(SumRows));
 }
 
-double SumOfSquares(const Tensor& x) {
+Tensor SumOfSquares(const Tensor& x) {
   EMBER_CHECK(IsFloatingPoint(x.dtype()),
               "sum_of_squares: expected a floating-point tensor, got dtype ", DTypeName(x.dtype()));
   const DType compute = x.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
   const Tensor c = x.To(compute).Contiguous();
-  return EMBER_KERNEL(SumSquares).On(x.device())(compute, c.numel(), c.raw_data());
+  Tensor out = Empty({}, DType::kF64, x.device());
+  EMBER_KERNEL(SumSquares).On(x.device())(compute, c.numel(), c.raw_data(), out.data<double>());
+  return out;
 }
 
 Tensor SumToSize(const Tensor& x, IntSpan shape) {

@@ -27,8 +27,9 @@ Tensor Var(const Tensor& x, IntSpan dims = {}, int64_t correction = 1, bool keep
 Tensor SumToSize(const Tensor& x, IntSpan shape);
 
 // sum(x^2) over every element, accumulated in double (f32 or f64 x; bf16 and f16
-// through f32), without a squared copy.
-double SumOfSquares(const Tensor& x);
+// through f32), without a squared copy: a 0-d f64 tensor on x's device (nothing waits
+// for a GPU until it is read).
+Tensor SumOfSquares(const Tensor& x);
 
 // The index (i64) of the first largest value along `dim`; without a dim, of the
 // flattened tensor. Any dtype (integers and bools too).

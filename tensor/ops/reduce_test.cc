@@ -79,11 +79,11 @@ TEST(ReduceOpsTest, EverySubsetOfDimensionsMatchesBruteForce) {
 
 TEST(ReduceOpsTest, SumOfSquaresOfAnyLayout) {
   const Tensor x = FromList({{1.0, -2.0, 3.0}, {0.5, 4.0, -1.5}});  // 1 + 4 + 9 + 0.25 + 16 + 2.25
-  EXPECT_DOUBLE_EQ(SumOfSquares(x), 32.5);
-  EXPECT_DOUBLE_EQ(SumOfSquares(x.Transpose(0, 1)), 32.5);
-  EXPECT_DOUBLE_EQ(SumOfSquares(x.Slice(1, 0, 3, 2)), 1 + 9 + 0.25 + 2.25);
-  EXPECT_DOUBLE_EQ(SumOfSquares(x.To(DType::kBF16)), 32.5);
-  EXPECT_DOUBLE_EQ(SumOfSquares(Zeros({0})), 0);
+  EXPECT_DOUBLE_EQ(SumOfSquares(x).item(), 32.5);
+  EXPECT_DOUBLE_EQ(SumOfSquares(x.Transpose(0, 1)).item(), 32.5);
+  EXPECT_DOUBLE_EQ(SumOfSquares(x.Slice(1, 0, 3, 2)).item(), 1 + 9 + 0.25 + 2.25);
+  EXPECT_DOUBLE_EQ(SumOfSquares(x.To(DType::kBF16)).item(), 32.5);
+  EXPECT_DOUBLE_EQ(SumOfSquares(Zeros({0})).item(), 0);
   EXPECT_THROW(SumOfSquares(Zeros({2}, DType::kI64)), Error);
 }
 

@@ -2,8 +2,10 @@
 
 #include "kernels/softmax.h"
 #include "tensor/creation.h"
+#include "tensor/ops/binary.h"
 #include "tensor/ops/internal/backend.h"
 #include "tensor/ops/internal/float_dtype.h"
+#include "tensor/ops/reduce.h"
 
 namespace ember::ops {
 namespace {
@@ -41,10 +43,11 @@ Tensor Backward(const char* op, const Tensor& y, const Tensor& dy,
   return out.To(y.dtype());
 }
 
-// Checks logits [rows, n] (the first `classes` columns the classes) and targets [rows]
-// and returns the count of rows that are not ignored.
-int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,
-                          int64_t classes) {
+// Checks logits [rows, n] (the first `classes` columns the classes) and targets [rows];
+// on the host, each target's value too (on a GPU that would wait for it: a target out of
+// range gives a NaN loss there).
+void CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,
+                       int64_t classes) {
   internal::SameDevice("cross_entropy", {logits, targets});
   internal::FloatComputeDType("cross_entropy", logits);
   EMBER_CHECK(logits.dim() == 2 && targets.dim() == 1 && targets.size(0) == logits.size(0),
@@ -52,19 +55,16 @@ int64_t CheckCrossEntropy(const Tensor& logits, const Tensor& targets, int64_t i
               ShapeToString(logits.shape()), " and ", ShapeToString(targets.shape()));
   EMBER_CHECK(targets.dtype() == DType::kI64, "cross_entropy: targets must be i64, got ",
               DTypeName(targets.dtype()));
-  // Read on the host (from a GPU, one copy of the targets: the check needs their values).
   EMBER_CHECK(classes >= 1 && classes <= logits.size(1), "cross_entropy: ", classes,
               " classes in rows of ", logits.size(1));
-  const Tensor t = targets.To(Device::Cpu()).Contiguous();
+  if (!targets.device().is_cpu()) return;
+  const Tensor t = targets.Contiguous();
   const int64_t* data = t.data<int64_t>();
-  int64_t count = 0;
   for (int64_t r = 0; r < t.numel(); ++r) {
-    if (data[r] == ignore_index) continue;
-    EMBER_CHECK(data[r] >= 0 && data[r] < classes, "cross_entropy: target ", data[r], " at row ", r,
-                " is out of range for ", classes, " classes");
-    ++count;
+    EMBER_CHECK(data[r] == ignore_index || (data[r] >= 0 && data[r] < classes),
+                "cross_entropy: target ", data[r], " at row ", r, " is out of range for ", classes,
+                " classes");
   }
-  return count;
 }
 
 }  // namespace
@@ -81,7 +81,7 @@ Tensor LogSoftmaxBackward(const Tensor& y, const Tensor& dy) {
 CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,
                                 std::optional<DType> loss_dtype, int64_t classes) {
   if (classes < 0 && logits.dim() == 2) classes = logits.size(1);
-  const int64_t count = CheckCrossEntropy(logits, targets, ignore_index, classes);
+  CheckCrossEntropy(logits, targets, ignore_index, classes);
   // The kernel reads f32, f64 or bf16 logits; its row statistics are f32 or f64.
   const DType kernel = internal::FloatOrBf16DType("cross_entropy", logits);
   const DType compute = logits.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
@@ -89,29 +89,22 @@ CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets, int
   const int64_t rows = x.size(0);
   const Device device = logits.device();
   Tensor losses = Empty({rows}, compute, device);
+  // Everything stays on the logits' device: nothing here waits for a GPU.
   CrossEntropyResult result{Tensor(), Empty({rows}, compute, device),
-                            Empty({rows}, compute, device), count, classes};
+                            Empty({rows}, compute, device),
+                            Sum(Ne(t, Scalar(ignore_index)).To(compute)), classes};
   EMBER_KERNEL(CrossEntropyForward)
       .On(device)(kernel, rows, x.size(1), classes, x.raw_data(), t.data<int64_t>(), ignore_index,
                   losses.raw_data(), result.row_max.raw_data(), result.sum_exp.raw_data());
-  // The mean over counted rows, summed in double on the host (as loss.item() would
-  // wait for the GPU anyway).
-  const Tensor host_losses = losses.To(Device::Cpu());
-  double total = 0;
-  VisitDType(compute, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      for (int64_t r = 0; r < rows; ++r) total += host_losses.data<T>()[r];
-    }
-  });
-  result.loss =
-      Full({}, count == 0 ? NAN : total / count, loss_dtype.value_or(logits.dtype())).To(device);
+  // The mean over counted rows (0 / 0 = NaN when none count, as PyTorch).
+  result.loss = Div(Sum(losses.To(DType::kF64)), result.count.To(DType::kF64))
+                    .To(loss_dtype.value_or(logits.dtype()));
   return result;
 }
 
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
-                            const CrossEntropyResult& forward, double grad, int64_t ignore_index,
-                            bool in_place) {
+                            const CrossEntropyResult& forward, const Tensor& grad,
+                            int64_t ignore_index, bool in_place) {
   CheckCrossEntropy(logits, targets, ignore_index, forward.classes);
   const DType kernel = internal::FloatOrBf16DType("cross_entropy_backward", logits);
   EMBER_CHECK(!in_place || (logits.is_contiguous() && logits.dtype() == kernel),
@@ -120,9 +113,14 @@ Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
   const DType compute = forward.row_max.dtype();
   const Tensor x = logits.To(kernel).Contiguous(), t = targets.Contiguous();
   const int64_t rows = x.size(0), n = x.size(1);
-  // Each counted row's loss enters the mean with weight 1 / count.
+  EMBER_CHECK(grad.numel() == 1 && grad.device() == logits.device(),
+              "cross_entropy_backward: the loss's gradient must be one number on the logits' "
+              "device, got ",
+              ShapeToString(grad.shape()), " on ", grad.device().ToString());
+  // Each counted row's loss enters the mean with weight 1 / count (ignored rows, the
+  // only ones when count is 0, get zeros whatever their weight).
   const Tensor row_grad =
-      Full({rows}, forward.count == 0 ? 0.0 : grad / forward.count, compute).To(logits.device());
+      Div(grad.Reshape({}).To(compute), forward.count).Expand({rows}).Contiguous();
   Tensor dlogits = in_place ? x : Empty({rows, n}, kernel, logits.device());
   EMBER_KERNEL(CrossEntropyBackward)
       .On(logits.device())(kernel, rows, n, forward.classes, x.raw_data(), t.data<int64_t>(),

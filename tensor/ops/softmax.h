@@ -21,13 +21,15 @@ struct CrossEntropyResult {
   Tensor loss;      // 0-d: the mean over the rows whose target is not ignore_index
   Tensor row_max;   // [rows]: each row's largest logit
   Tensor sum_exp;   // [rows]: sum_j exp(logit_j - row_max)
-  int64_t count;    // rows that count (0 gives a NaN loss, as PyTorch)
+  Tensor count;     // 0-d: rows that count (0 gives a NaN loss, as PyTorch)
   int64_t classes;  // the columns that are classes (the rest: padding)
 };
 
 // The mean cross entropy of logits [rows, classes] against int64 targets [rows]
-// (torch.nn.functional.cross_entropy with reduction='mean'). A target outside
-// [0, classes) that is not ignore_index throws ember::Error naming it. bf16 logits are
+// (torch.nn.functional.cross_entropy with reduction='mean'), computed on the logits'
+// device without waiting for it. A target outside [0, classes) that is not ignore_index
+// throws ember::Error naming it on the host; on a GPU (where PyTorch asserts in the
+// kernel) it makes the loss NaN, as reading the targets back would wait. bf16 logits are
 // read as they are and computed in f32 (row_max and sum_exp f32). The loss has the
 // logits' dtype, or `loss_dtype` (autocast asks for f32). `classes` (default: all)
 // counts the first columns as the classes and the rest as padding, which takes no part
@@ -36,12 +38,13 @@ CrossEntropyResult CrossEntropy(const Tensor& logits, const Tensor& targets,
                                 int64_t ignore_index = -100,
                                 std::optional<DType> loss_dtype = std::nullopt,
                                 int64_t classes = -1);
-// d loss / d logits for an upstream gradient `grad` of the mean loss (a number). With
+// d loss / d logits for an upstream gradient `grad` of the mean loss (one number on the
+// logits' device, read there). With
 // `in_place` it is written over the logits, which must be contiguous and of a dtype the
 // kernel reads (f32, f64 or bf16), and are not read again: llm.c's fused classifier's
 // saving of a tensor the size of the logits.
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
-                            const CrossEntropyResult& forward, double grad = 1.0,
+                            const CrossEntropyResult& forward, const Tensor& grad,
                             int64_t ignore_index = -100, bool in_place = false);
 
 }  // namespace ember::ops
