@@ -73,19 +73,23 @@ double ZeroAdamW::Step(double max_norm) {
   const double norm = std::sqrt(group_.AllReduce(ops::SumOfSquares(grad_shard_).item<double>()));
   const double grad_scale = optim::ClipFactor(norm, max_norm);
 
-  // 3. AdamW on the owned slice, a segment (one parameter's part) at a time, each
-  // result also into this rank's slice of the flat vector.
+  // 3. AdamW on the owned slice, its segments (one parameter's part each) in one step,
+  // each result then also into this rank's slice of the flat vector.
   const Tensor own = flat.Narrow(0, group_.rank() * shard_, shard_);
   ++step_;
+  std::vector<ops::AdamWUpdate> updates;
   for (const Segment& s : segments_) {
     const optim::ParamGroup& g = groups_[s.group];
-    const Tensor param =
-        params_[s.param].View({params_[s.param].numel()}).Narrow(0, s.begin, s.length);
-    ops::AdamWStep(
-        param, grad_shard_.Narrow(0, s.shard_begin, s.length),
-        exp_avg_.Narrow(0, s.shard_begin, s.length), exp_avg_sq_.Narrow(0, s.shard_begin, s.length),
-        {g.lr, options_.beta1, options_.beta2, options_.eps, g.weight_decay, step_, grad_scale});
-    own.Narrow(0, s.shard_begin, s.length).CopyFrom(param);
+    updates.push_back(
+        {params_[s.param].View({params_[s.param].numel()}).Narrow(0, s.begin, s.length),
+         grad_shard_.Narrow(0, s.shard_begin, s.length),
+         exp_avg_.Narrow(0, s.shard_begin, s.length),
+         exp_avg_sq_.Narrow(0, s.shard_begin, s.length),
+         {g.lr, options_.beta1, options_.beta2, options_.eps, g.weight_decay, step_, grad_scale}});
+  }
+  ops::AdamWStep(updates);
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    own.Narrow(0, segments_[i].shard_begin, segments_[i].length).CopyFrom(updates[i].param);
   }
 
   // 4. Everyone's updated slices (in place), back into every parameter.

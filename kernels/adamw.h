@@ -14,10 +14,14 @@
 namespace ember::kernels::cpu {
 
 using ::ember::kernels::AdamWHyper;
+using ::ember::kernels::AdamWTensor;
 
-// One AdamW step (Loshchilov & Hutter's decoupled weight decay) in a single pass over
-// parameter p, gradient g and the moments m, v, all [n] of dtype (f32 or f64),
-// contiguous; p, m, v updated in place. The arithmetic is torch.optim.AdamW's
+// One AdamW step (Loshchilov & Hutter's decoupled weight decay) over `count` tensors in
+// one pass (one launch on a GPU, one split of the thread pool on the CPU: a model's
+// hundreds of parameters cost one dispatch, as llm.c's and torch's fused multi-tensor
+// AdamW). For each: parameter p, gradient g and the moments m, v, all [n] of dtype (f32
+// or f64), contiguous; p, m, v updated in place. `tensors` is a table in host memory;
+// the arrays it points to are in the device's. The arithmetic is torch.optim.AdamW's
 // (PyTorch 1.13, single-tensor path), operation for operation, after the gradient is
 // scaled as clipping would (g = g grad_scale, skipped by torch when it is 1, and exact
 // here then):
@@ -25,8 +29,9 @@ using ::ember::kernels::AdamWHyper;
 //   m = m beta1 + (1 - beta1) g
 //   v = v beta2 + (1 - beta2) g g
 //   p = p - (lr / (1 - beta1^t)) m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
-void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
-               const AdamWHyper& hyper);
+// with each tensor's own hyperparameters; every element's result is the same as a step
+// over its tensor alone.
+void AdamWStep(DType dtype, int64_t count, const AdamWTensor* tensors);
 
 }  // namespace ember::kernels::cpu
 

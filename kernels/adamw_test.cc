@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -56,6 +57,14 @@ struct ReferenceAdamW {
   }
 };
 
+// One tensor's step: a table of one.
+template <typename B>
+void StepOne(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
+             const AdamWHyper& hyper) {
+  const AdamWTensor tensor{n, p, g, m, v, hyper};
+  B::AdamWStep(dtype, 1, &tensor);
+}
+
 EMBER_BACKEND_TEST_SUITE(AdamWTest);
 
 TYPED_TEST(AdamWTest, FollowsPyTorchsTrajectory) {
@@ -70,8 +79,8 @@ TYPED_TEST(AdamWTest, FollowsPyTorchsTrajectory) {
     for (int64_t t = 1; t <= kSteps; ++t) {
       for (int64_t i = 0; i < kN; ++i) g[i] = static_cast<float>(Gradient(i, t));
       const typename B::Buffer dg(g);
-      B::AdamWStep(DType::kF32, kN, dp.data(), dg.data(), dm.data(), dv.data(),
-                   {1e-2, 0.9, 0.95, 1e-8, 0.1, t});
+      StepOne<B>(DType::kF32, kN, dp.data(), dg.data(), dm.data(), dv.data(),
+                 {1e-2, 0.9, 0.95, 1e-8, 0.1, t});
       const std::vector<float> got = dp.template ToHost<float>();
       for (int64_t i = 0; i < kN; ++i) {
         ASSERT_NEAR(got[i], want[t - 1][i], 1e-6 * std::fabs(want[t - 1][i]) + 1e-7)
@@ -96,8 +105,8 @@ TYPED_TEST(AdamWTest, ScaledGradientsFollowTheUpdateInDouble) {
         const std::vector<float> g = RandomVector<float>(n, -1, 1, rng);
         const typename B::Buffer dg(g);
         const double scale = step % 2 == 1 ? 0.375 : 1.0;
-        B::AdamWStep(DType::kF32, n, dp.data(), dg.data(), dm.data(), dv.data(),
-                     {want.lr, want.beta1, want.beta2, want.eps, want.weight_decay, step, scale});
+        StepOne<B>(DType::kF32, n, dp.data(), dg.data(), dm.data(), dv.data(),
+                   {want.lr, want.beta1, want.beta2, want.eps, want.weight_decay, step, scale});
         std::vector<double> scaled(n);
         for (int64_t i = 0; i < n; ++i) scaled[i] = scale * g[i];
         want.Step(step, scaled);
@@ -125,8 +134,8 @@ TYPED_TEST(AdamWTest, DoubleFollowsTheUpdateInDouble) {
   for (int64_t t = 1; t <= 5; ++t) {
     for (int64_t i = 0; i < n; ++i) g[i] = Gradient(i, t);
     const typename B::Buffer dg(g);
-    B::AdamWStep(DType::kF64, n, dp.data(), dg.data(), dm.data(), dv.data(),
-                 {want.lr, want.beta1, want.beta2, want.eps, want.weight_decay, t});
+    StepOne<B>(DType::kF64, n, dp.data(), dg.data(), dm.data(), dv.data(),
+               {want.lr, want.beta1, want.beta2, want.eps, want.weight_decay, t});
     want.Step(t, g);
     const std::vector<double> got_p = dp.template ToHost<double>(),
                               got_m = dm.template ToHost<double>(),
@@ -139,12 +148,62 @@ TYPED_TEST(AdamWTest, DoubleFollowsTheUpdateInDouble) {
   }
 }
 
+// A step over many tensors in one call (empty ones, sizes across chunk and thread
+// boundaries, each with its own lr, weight decay, step and scale) leaves every element
+// exactly as a step over its tensor alone.
+TYPED_TEST(AdamWTest, ManyTensorsInOneCallMatchEachAlone) {
+  using B = TypeParam;
+  std::mt19937 rng(21);
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    const std::vector<int64_t> sizes = {0, 1, 7, 2048, 2049, 0, 100003, 5, 4095};
+    struct Arrays {
+      std::vector<float> p, g, m, v;
+    };
+    std::vector<Arrays> arrays;
+    std::vector<AdamWHyper> hypers;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      const int64_t n = sizes[t];
+      arrays.push_back({RandomVector<float>(n, -1, 1, rng), RandomVector<float>(n, -1, 1, rng),
+                        RandomVector<float>(n, -0.1, 0.1, rng),
+                        RandomVector<float>(n, 0, 0.01, rng)});
+      hypers.push_back({1e-3 * (t + 1), 0.9, 0.95, 1e-8, t % 2 == 0 ? 0.1 : 0.0,
+                        static_cast<int64_t>(t + 1), t % 3 == 0 ? 0.5 : 1.0});
+    }
+    // Together: one table.
+    std::vector<std::unique_ptr<typename B::Buffer>> buffers;
+    std::vector<AdamWTensor> table;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      for (const std::vector<float>* a : {&arrays[t].p, &arrays[t].g, &arrays[t].m, &arrays[t].v}) {
+        buffers.push_back(std::make_unique<typename B::Buffer>(*a));
+      }
+      const size_t b = 4 * t;
+      table.push_back({sizes[t], buffers[b]->data(), buffers[b + 1]->data(), buffers[b + 2]->data(),
+                       buffers[b + 3]->data(), hypers[t]});
+    }
+    B::AdamWStep(DType::kF32, static_cast<int64_t>(table.size()), table.data());
+    // Alone: one call each.
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      const typename B::Buffer p(arrays[t].p), g(arrays[t].g), m(arrays[t].m), v(arrays[t].v);
+      StepOne<B>(DType::kF32, sizes[t], p.data(), g.data(), m.data(), v.data(), hypers[t]);
+      const std::string where = path + ", tensor " + std::to_string(t);
+      EXPECT_EQ(buffers[4 * t]->template ToHost<float>(), p.template ToHost<float>()) << where;
+      EXPECT_EQ(buffers[4 * t + 2]->template ToHost<float>(), m.template ToHost<float>()) << where;
+      EXPECT_EQ(buffers[4 * t + 3]->template ToHost<float>(), v.template ToHost<float>()) << where;
+      if (sizes[t] > 0) {  // and it moved
+        EXPECT_NE(p.template ToHost<float>(), arrays[t].p) << where;
+      }
+    }
+  });
+}
+
 TEST(AdamWCpuTest, RejectsBadArguments) {
   float x = 0;
-  EXPECT_THROW(cpu::AdamWStep(DType::kF32, 1, &x, &x, &x, &x, {1e-3, 0.9, 0.999, 1e-8, 0, 0}),
+  EXPECT_THROW(StepOne<cuda::internal::CpuBackend>(DType::kF32, 1, &x, &x, &x, &x,
+                                                   {1e-3, 0.9, 0.999, 1e-8, 0, 0}),
                Error);
   int32_t i = 0;
-  EXPECT_THROW(cpu::AdamWStep(DType::kI32, 1, &i, &i, &i, &i, {1e-3, 0.9, 0.999, 1e-8, 0, 1}),
+  EXPECT_THROW(StepOne<cuda::internal::CpuBackend>(DType::kI32, 1, &i, &i, &i, &i,
+                                                   {1e-3, 0.9, 0.999, 1e-8, 0, 1}),
                Error);
 }
 

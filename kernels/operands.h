@@ -71,6 +71,18 @@ struct AdamWHyper {
   double grad_scale = 1;
 };
 
+// One tensor's part in an AdamW step over many: parameter p, gradient g and the moments
+// m, v, n elements each in the device's memory, with its own hyperparameters (its
+// group's lr and weight decay, its own step count).
+struct AdamWTensor {
+  int64_t n;
+  void* p;
+  const void* g;
+  void* m;
+  void* v;
+  AdamWHyper hyper;
+};
+
 // The per-step constants of AdamW in the parameter's type T, as PyTorch applies them:
 // computed in double (as Python does), then cast to T. Both backends' kernels run
 //   g = g grad_scale (in T, as clipping's in-place multiply would),

@@ -33,6 +33,7 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups) : groups_(std::move(groups)
 
 void Optimizer::Step(double grad_scale) {
   autograd::NoGradGuard no_grad;
+  std::vector<ParamUpdate> updates;
   size_t i = 0;
   for (const ParamGroup& group : groups_) {
     for (const Tensor& p : group.params) {
@@ -40,9 +41,10 @@ void Optimizer::Step(double grad_scale) {
       const Tensor grad = autograd::Grad(p);
       if (!grad.defined()) continue;
       ++state.step;
-      Update(group, p, grad, grad_scale, state);
+      updates.push_back({&group, p, grad, &state});
     }
   }
+  Update(updates, grad_scale);
 }
 
 void Optimizer::ZeroGrad() {
@@ -145,10 +147,13 @@ class SgdOptimizer final : public Optimizer {
   }
 
  private:
+  void Update(const std::vector<ParamUpdate>& updates, double grad_scale) override {
+    for (const ParamUpdate& u : updates) UpdateOne(*u.group, u.param, u.grad, grad_scale, *u.state);
+  }
   // g = grad + wd p; buf = momentum buf + (1 - dampening) g (g itself the first time);
   // g = nesterov ? g + momentum buf : buf; p = p - lr g.
-  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
-              ParamState& state) override {
+  void UpdateOne(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+                 double grad_scale, ParamState& state) {
     Tensor g = WithL2(grad, grad_scale, param, group.weight_decay);
     if (options_.momentum != 0) {
       auto [it, first] = state.buffers.try_emplace("momentum_buffer");
@@ -172,10 +177,13 @@ class RmspropOptimizer final : public Optimizer {
       : Optimizer(std::move(groups)), options_(options) {}
 
  private:
+  void Update(const std::vector<ParamUpdate>& updates, double grad_scale) override {
+    for (const ParamUpdate& u : updates) UpdateOne(*u.group, u.param, u.grad, grad_scale, *u.state);
+  }
   // s = alpha s + (1 - alpha) g^2; centered: a = alpha a + (1 - alpha) g, s - a^2 under
   // the root; avg = sqrt(.) + eps; p -= lr g / avg (or through a momentum buffer).
-  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
-              ParamState& state) override {
+  void UpdateOne(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+                 double grad_scale, ParamState& state) {
     const double alpha = options_.alpha;
     const Tensor g = WithL2(grad, grad_scale, param, group.weight_decay);
     Tensor& square_avg = Buffer(param, "square_avg", state.buffers);
@@ -199,23 +207,31 @@ class RmspropOptimizer final : public Optimizer {
   RmspropOptions options_;
 };
 
-// Adam and AdamW share the fused kernel (tensor/ops/adamw.h); Adam adds its weight
-// decay to the gradient first and runs the kernel without decoupled decay.
+// Adam and AdamW share the fused kernel (tensor/ops/adamw.h), every parameter in one
+// call; Adam adds its weight decay to the gradient first and runs the kernel without
+// decoupled decay.
 class AdamOptimizer final : public Optimizer {
  public:
   AdamOptimizer(std::vector<ParamGroup> groups, const AdamOptions& options, bool decoupled)
       : Optimizer(std::move(groups)), options_(options), decoupled_(decoupled) {}
 
  private:
-  void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
-              ParamState& state) override {
-    // AdamW scales the gradient in the kernel; Adam's L2 term must see it scaled.
-    const Tensor g = decoupled_ ? grad : WithL2(grad, grad_scale, param, group.weight_decay);
-    ops::AdamWStep(
-        param, g.Contiguous(), Buffer(param, "exp_avg", state.buffers),
-        Buffer(param, "exp_avg_sq", state.buffers),
-        {group.lr, options_.beta1, options_.beta2, options_.eps,
-         decoupled_ ? group.weight_decay : 0.0, state.step, decoupled_ ? grad_scale : 1.0});
+  void Update(const std::vector<ParamUpdate>& updates, double grad_scale) override {
+    std::vector<ops::AdamWUpdate> steps;
+    for (const ParamUpdate& u : updates) {
+      const ParamGroup& group = *u.group;
+      // AdamW scales the gradient in the kernel; Adam's L2 term must see it scaled.
+      const Tensor g =
+          decoupled_ ? u.grad : WithL2(u.grad, grad_scale, u.param, group.weight_decay);
+      steps.push_back(
+          {u.param,
+           g.Contiguous(),
+           Buffer(u.param, "exp_avg", u.state->buffers),
+           Buffer(u.param, "exp_avg_sq", u.state->buffers),
+           {group.lr, options_.beta1, options_.beta2, options_.eps,
+            decoupled_ ? group.weight_decay : 0.0, u.state->step, decoupled_ ? grad_scale : 1.0}});
+    }
+    ops::AdamWStep(steps);
   }
 
   AdamOptions options_;

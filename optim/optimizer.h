@@ -60,10 +60,17 @@ class Optimizer {
     int64_t step = 0;  // updates so far, counting the current one inside Update
     std::map<std::string, Tensor> buffers;
   };
+  // A parameter to update: its group, the parameter, its gradient (same shape) and its
+  // state (whose step already counts this update).
+  struct ParamUpdate {
+    const ParamGroup* group;
+    Tensor param, grad;
+    ParamState* state;
+  };
   explicit Optimizer(std::vector<ParamGroup> groups);
-  // One update of `param` from grad_scale `grad` (same shape) and its state.
-  virtual void Update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
-                      double grad_scale, ParamState& state) = 0;
+  // One step of every parameter that has a gradient, each read as grad_scale grad (all
+  // at once, so that AdamW runs them in one kernel call).
+  virtual void Update(const std::vector<ParamUpdate>& updates, double grad_scale) = 0;
 
  private:
   std::vector<ParamGroup> groups_;

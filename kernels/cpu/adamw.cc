@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "base/error.h"
 #include "kernels/cpu/internal/dispatch.h"
@@ -51,14 +52,27 @@ void Step(int64_t n, T* p, const T* g, T* m, T* v, const AdamWConstants<T>& k) {
   }
 }
 
-void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
-               const AdamWHyper& h) {
-  EMBER_CHECK(h.step >= 1, "adamw: step must start at 1, got ", h.step);
+// The tensors laid end to end as one range of elements, split across the pool; each
+// thread steps through the pieces of the tensors its part covers.
+void AdamWStep(DType dtype, int64_t count, const AdamWTensor* tensors) {
+  std::vector<int64_t> start(count + 1, 0);  // tensor t's first element in the range
+  for (int64_t t = 0; t < count; ++t) {
+    EMBER_CHECK(tensors[t].hyper.step >= 1, "adamw: step must start at 1, got ",
+                tensors[t].hyper.step);
+    start[t + 1] = start[t] + tensors[t].n;
+  }
   DispatchFloat("adamw", dtype, [&](auto type) {
     using T = decltype(type);
-    const AdamWConstants<T> k = AdamWConstants<T>::Of(h);
-    ParallelForWork(n, 1, [&](int64_t b, int64_t e) {
-      Step(e - b, At<T>(p, b), At<T>(g, b), At<T>(m, b), At<T>(v, b), k);
+    std::vector<AdamWConstants<T>> k(count);
+    for (int64_t t = 0; t < count; ++t) k[t] = AdamWConstants<T>::Of(tensors[t].hyper);
+    ParallelForWork(start[count], 1, [&](int64_t b, int64_t e) {
+      int64_t t = std::upper_bound(start.begin(), start.end(), b) - start.begin() - 1;
+      for (; b < e; ++t) {
+        const int64_t end = std::min(e, start[t + 1]), i = b - start[t];
+        const AdamWTensor& a = tensors[t];
+        Step(end - b, At<T>(a.p, i), At<T>(a.g, i), At<T>(a.m, i), At<T>(a.v, i), k[t]);
+        b = end;
+      }
     });
   });
 }
@@ -72,9 +86,8 @@ namespace ember::kernels::cpu {
 
 HWY_EXPORT(AdamWStep);
 
-void AdamWStep(DType dtype, int64_t n, void* p, const void* g, void* m, void* v,
-               const AdamWHyper& hyper) {
-  HWY_DYNAMIC_DISPATCH(AdamWStep)(dtype, n, p, g, m, v, hyper);
+void AdamWStep(DType dtype, int64_t count, const AdamWTensor* tensors) {
+  HWY_DYNAMIC_DISPATCH(AdamWStep)(dtype, count, tensors);
 }
 
 }  // namespace ember::kernels::cpu

@@ -115,8 +115,9 @@ void BM_AdamW(benchmark::State& state) {
   std::vector<float> p = Random(n, -1, 1), g = Random(n, -1, 1), m(n), v(n);
   int64_t step = 0;
   for (auto _ : state) {
-    AdamWStep(DType::kF32, n, p.data(), g.data(), m.data(), v.data(),
-              {1e-4, 0.9, 0.95, 1e-8, 0.1, ++step});
+    const AdamWTensor all{n,        p.data(), g.data(),
+                          m.data(), v.data(), {1e-4, 0.9, 0.95, 1e-8, 0.1, ++step}};
+    AdamWStep(DType::kF32, 1, &all);
   }
   SetBytes(state, 7 * n * 4);
 }

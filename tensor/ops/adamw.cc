@@ -1,26 +1,44 @@
 #include "tensor/ops/adamw.h"
 
+#include <algorithm>
+
 #include "kernels/adamw.h"
 #include "tensor/ops/internal/backend.h"
 
 namespace ember::ops {
 
-void AdamWStep(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
-               const Tensor& exp_avg_sq, const AdamWHyper& hyper) {
-  for (const Tensor* t : {&grad, &exp_avg, &exp_avg_sq}) {
-    EMBER_CHECK(t->shape() == param.shape() && t->dtype() == param.dtype(),
-                "adamw: a tensor of shape ", ShapeToString(t->shape()), " and dtype ",
-                DTypeName(t->dtype()), " does not match the parameter (",
-                ShapeToString(param.shape()), ", ", DTypeName(param.dtype()), ")");
+void AdamWStep(const std::vector<AdamWUpdate>& updates) {
+  // The kernel's tables, one per device and dtype (usually one), in the order given.
+  struct Table {
+    Device device;
+    DType dtype;
+    std::vector<kernels::AdamWTensor> tensors;
+  };
+  std::vector<Table> tables;
+  for (const AdamWUpdate& u : updates) {
+    const Tensor& param = u.param;
+    for (const Tensor* t : {&u.grad, &u.exp_avg, &u.exp_avg_sq}) {
+      EMBER_CHECK(t->shape() == param.shape() && t->dtype() == param.dtype(),
+                  "adamw: a tensor of shape ", ShapeToString(t->shape()), " and dtype ",
+                  DTypeName(t->dtype()), " does not match the parameter (",
+                  ShapeToString(param.shape()), ", ", DTypeName(param.dtype()), ")");
+    }
+    const Device device = internal::SameDevice("adamw", {param, u.grad, u.exp_avg, u.exp_avg_sq});
+    for (const Tensor* t : {&param, &u.grad, &u.exp_avg, &u.exp_avg_sq}) {
+      EMBER_CHECK(t->is_contiguous(), "adamw: tensors must be contiguous (shape ",
+                  ShapeToString(t->shape()), ")");
+    }
+    auto table = std::find_if(tables.begin(), tables.end(), [&](const Table& t) {
+      return t.device == device && t.dtype == param.dtype();
+    });
+    if (table == tables.end()) table = tables.insert(tables.end(), {device, param.dtype(), {}});
+    table->tensors.push_back({param.numel(), param.raw_data(), u.grad.raw_data(),
+                              u.exp_avg.raw_data(), u.exp_avg_sq.raw_data(), u.hyper});
   }
-  const Device device = internal::SameDevice("adamw", {param, grad, exp_avg, exp_avg_sq});
-  for (const Tensor* t : {&param, &grad, &exp_avg, &exp_avg_sq}) {
-    EMBER_CHECK(t->is_contiguous(), "adamw: tensors must be contiguous (shape ",
-                ShapeToString(t->shape()), ")");
+  for (const Table& t : tables) {
+    EMBER_KERNEL(AdamWStep).On(t.device)(t.dtype, static_cast<int64_t>(t.tensors.size()),
+                                         t.tensors.data());
   }
-  EMBER_KERNEL(AdamWStep).On(device)(param.dtype(), param.numel(), param.raw_data(),
-                                     grad.raw_data(), exp_avg.raw_data(), exp_avg_sq.raw_data(),
-                                     hyper);
 }
 
 }  // namespace ember::ops

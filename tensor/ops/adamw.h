@@ -4,6 +4,8 @@
 // The fused AdamW update on tensors (kernels in kernels/adamw.h, and its CUDA
 // twin); optim/ builds the optimizer on it.
 
+#include <vector>
+
 #include "kernels/operands.h"
 #include "tensor/tensor.h"
 
@@ -11,10 +13,16 @@ namespace ember::ops {
 
 using AdamWHyper = kernels::AdamWHyper;
 
-// Updates param, exp_avg and exp_avg_sq in place from grad: all four contiguous, of
-// one shape and one dtype (f32 or f64).
-void AdamWStep(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
-               const Tensor& exp_avg_sq, const AdamWHyper& hyper);
+// One parameter's update: param, exp_avg and exp_avg_sq changed in place from grad.
+struct AdamWUpdate {
+  Tensor param, grad, exp_avg, exp_avg_sq;
+  AdamWHyper hyper;
+};
+
+// Runs every update in one kernel call per device and dtype (one launch for a model's
+// parameters on a GPU). In each, the four tensors are contiguous, of one shape and one
+// dtype (f32 or f64), on one device.
+void AdamWStep(const std::vector<AdamWUpdate>& updates);
 
 }  // namespace ember::ops
 

@@ -141,8 +141,8 @@ TEST_F(CudaOpsTest, TheOpsOfAGptStep) {
   const Tensor m = Zeros({1000}), v = Zeros({1000});
   const Tensor gp = p.To(kGpu), gm = m.To(kGpu), gv = v.To(kGpu), gg = g.To(kGpu);
   const AdamWHyper hyper{1e-3, 0.9, 0.999, 1e-8, 0.01, 1};
-  AdamWStep(p, g, m, v, hyper);
-  AdamWStep(gp, gg, gm, gv, hyper);
+  AdamWStep({{p, g, m, v, hyper}});
+  AdamWStep({{gp, gg, gm, gv, hyper}});
   ExpectMatches(p, gp, 1e-6, "adamw");
 }
 

@@ -85,16 +85,24 @@ TEST(EmbeddingOpsTest, LooksUpAndScatterAdds) {
 
 TEST(AdamWOpsTest, UpdatesInPlaceAndChecksShapes) {
   const Tensor p = Ones({3}), g = FromList({1.0, -1.0, 0.0}), m = Zeros({3}), v = Zeros({3});
-  AdamWStep(p, g, m, v, {0.1, 0.9, 0.999, 1e-8, 0.0, 1});
+  // Beside it in the same call: an f64 parameter (its own kernel call) at its third step.
+  const Tensor p64 = Ones({2}, DType::kF64), g64 = Full({2}, 0.5, DType::kF64),
+               m64 = Zeros({2}, DType::kF64), v64 = Zeros({2}, DType::kF64);
+  AdamWStep({{p, g, m, v, {0.1, 0.9, 0.999, 1e-8, 0.0, 1}},
+             {p64, g64, m64, v64, {0.1, 0.9, 0.999, 1e-8, 0.5, 3}}});
   // First step without decay: p - lr * sign(g) (m_hat / sqrt(v_hat) = g / |g|).
   const std::vector<float> got = p.ToVector<float>();
   EXPECT_NEAR(got[0], 0.9, 1e-6);
   EXPECT_NEAR(got[1], 1.1, 1e-6);
   EXPECT_EQ(got[2], 1.0f);
   EXPECT_NEAR(m.ToVector<float>()[0], 0.1, 1e-7);
+  // Step 3 from zero moments: m_hat = 0.1 g / (1 - 0.9^3), v_hat = 0.001 g^2 / (1 - 0.999^3);
+  // p = (1 - lr wd) - lr m_hat / (sqrt(v_hat) + eps).
+  const double m_hat = 0.05 / (1 - 0.729), v_hat = 0.00025 / (1 - std::pow(0.999, 3));
+  EXPECT_NEAR(p64.ToVector<double>()[1], 0.95 - 0.1 * m_hat / (std::sqrt(v_hat) + 1e-8), 1e-12);
   EXPECT_THAT(
       [&] {
-        AdamWStep(p, Zeros({4}), m, v, {0.1, 0.9, 0.999, 1e-8, 0.0, 1});
+        AdamWStep({{p, Zeros({4}), m, v, {0.1, 0.9, 0.999, 1e-8, 0.0, 1}}});
       },
       ThrowsMessage<Error>("adamw: a tensor of shape [4] and dtype f32 does not match the "
                            "parameter ([3], f32)"));
