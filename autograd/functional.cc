@@ -97,13 +97,15 @@ Tensor LogSoftmax(const Tensor& x_in) {
 }
 
 // One node: the kernel saves each row's mean and 1/std for its backward.
-Tensor LayerNorm(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, double eps) {
-  const Tensor x = internal::ForF32(x_in), weight = internal::ForF32(weight_in),
-               bias = internal::ForF32(bias_in);
-  ops::LayerNormResult result = WithoutGrad([&] { return ops::LayerNorm(x, weight, bias, eps); });
-  if (!ShouldRecord({x, weight, bias})) return result.y;
+namespace {
+
+// Records y = LayerNorm(x) from the forward's result (its y taken out: held by the
+// node, it would hold the node, a cycle).
+Tensor RecordLayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                       ops::LayerNormResult result) {
   const Tensor y = result.y;
-  result.y = Tensor();  // held by the node, it would hold the node: a cycle
+  result.y = Tensor();
+  result.sum = Tensor();  // x itself, saved below
   return Record("layer_norm", y, {x, weight, bias},
                 [x = Detach(x), weight = Detach(weight), has_bias = bias.defined(),
                  result = std::move(result)](const Tensor& g) {
@@ -111,6 +113,40 @@ Tensor LayerNorm(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias
                       ops::LayerNormBackward(x, weight, has_bias, result, g);
                   return std::vector<Tensor>{grads.dx, grads.dweight, grads.dbias};
                 });
+}
+
+}  // namespace
+
+Tensor LayerNorm(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, double eps) {
+  const Tensor x = internal::ForF32(x_in), weight = internal::ForF32(weight_in),
+               bias = internal::ForF32(bias_in);
+  ops::LayerNormResult result = WithoutGrad([&] { return ops::LayerNorm(x, weight, bias, eps); });
+  if (!ShouldRecord({x, weight, bias})) return result.y;
+  return RecordLayerNorm(x, weight, bias, std::move(result));
+}
+
+std::pair<Tensor, Tensor> AddLayerNorm(const Tensor& x_in, const Tensor& residual_in,
+                                       const Tensor& weight_in, const Tensor& bias_in, double eps) {
+  Tensor x = x_in, residual = residual_in;
+  internal::Promote(x, residual);
+  const DType dtype = x.dtype();
+  // One pass where the kernel adds in the sum's own dtype and the LayerNorm reads it as
+  // it is (autocast widens a bf16 sum to f32 for LayerNorm: the two ops then).
+  if (x.shape() != residual.shape() || x.dtype() != residual.dtype() ||
+      !(dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kBF16) ||
+      (dtype == DType::kBF16 && AutocastDType() == DType::kBF16)) {
+    const Tensor h = Add(x, residual);
+    return {h, LayerNorm(h, weight_in, bias_in, eps)};
+  }
+  const Tensor weight = internal::ForF32(weight_in), bias = internal::ForF32(bias_in);
+  ops::LayerNormResult result =
+      WithoutGrad([&] { return ops::LayerNorm(x, weight, bias, eps, residual); });
+  Tensor h = result.sum;
+  if (ShouldRecord({x, residual})) {
+    h = Record("add", h, {x, residual}, [](const Tensor& g) { return std::vector<Tensor>{g, g}; });
+  }
+  if (!ShouldRecord({h, weight, bias})) return {h, result.y};
+  return {h, RecordLayerNorm(h, weight, bias, std::move(result))};
 }
 
 Tensor Conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,

@@ -6,6 +6,7 @@
 // one node each with a hand-written backward kernel (tensor/ops).
 
 #include <cstdint>
+#include <utility>
 
 #include "tensor/ops/conv.h"
 #include "tensor/ops/pool.h"
@@ -29,6 +30,12 @@ Tensor LogSoftmax(const Tensor& x);
 
 // Over the last dimension C: x [..., C], weight [C], bias [C] or undefined.
 Tensor LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+// A transformer's residual add and the LayerNorm after it: {h, LayerNorm(h)} with
+// h = x + residual, the same nodes ("add", "layer_norm") and numbers as Add then
+// LayerNorm, computed in one kernel pass where x and residual have one shape and
+// (after promotion) f32, f64 or bf16 outside autocast's widening; otherwise by the two.
+std::pair<Tensor, Tensor> AddLayerNorm(const Tensor& x, const Tensor& residual,
+                                       const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 
 // 2-d convolution on NCHW (torch.nn.functional.conv2d, groups 1): x [N, C, H, W],
 // weight [O, C, kh, kw], bias [O] or undefined; one node (im2col + GEMM both ways).

@@ -268,6 +268,53 @@ TEST(FunctionsTest, SoftmaxLayerNormEmbedding) {
         {Leaf({5, 3})});
 }
 
+// The residual add fused with the LayerNorm after it: finite differences through both
+// outputs, and the same bits as Add then LayerNorm (values and every gradient) in f32
+// and f64; the graph shows the two nodes; shapes that broadcast take the two ops.
+TEST(FunctionsTest, AddLayerNormIsAddThenLayerNorm) {
+  Check("add_layer_norm",
+        [](const auto& in) {
+          const auto [h, y] = AddLayerNorm(in[0], in[1], in[2], in[3]);
+          return Add(Mul(h, 0.5), y);
+        },
+        {Leaf({2, 3, 6}, -2, 2), Leaf({2, 3, 6}), Leaf({6}), Leaf({6})});
+  Check("add_layer_norm broadcasting",
+        [](const auto& in) {
+          const auto [h, y] = AddLayerNorm(in[0], in[1], in[2], Tensor());
+          return Add(h, y);
+        },
+        {Leaf({3, 6}, -2, 2), Leaf({6}), Leaf({6})});
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    const Tensor x = SetRequiresGrad(Uniform({4, 5, 24}, -2, 2, Gen(), dtype)),
+                 r = SetRequiresGrad(Uniform({4, 5, 24}, -1, 1, Gen(), dtype)),
+                 w = SetRequiresGrad(Uniform({24}, 0.5, 1.5, Gen(), dtype)),
+                 b = SetRequiresGrad(Uniform({24}, -1, 1, Gen(), dtype));
+    const Tensor gh = Uniform({4, 5, 24}, -1, 1, Gen(), dtype),
+                 gy = Uniform({4, 5, 24}, -1, 1, Gen(), dtype);
+    std::vector<Tensor> results[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      for (const Tensor& t : {x, r, w, b}) ZeroGrad(t);
+      Tensor h, y;
+      if (fused) {
+        std::tie(h, y) = AddLayerNorm(x, r, w, b);
+        EXPECT_NE(ToDot(y).find("layer_norm"), std::string::npos);
+        EXPECT_NE(ToDot(h).find("add"), std::string::npos);
+      } else {
+        h = Add(x, r);
+        y = LayerNorm(h, w, b);
+      }
+      Backward(Add(Sum(Mul(h, gh)), Sum(Mul(y, gy))));
+      results[fused] = {Detach(h),       Detach(y),       Grad(x).Clone(),
+                        Grad(r).Clone(), Grad(w).Clone(), Grad(b).Clone()};
+    }
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      EXPECT_EQ(results[1][i].To(DType::kF64).ToVector<double>(),
+                results[0][i].To(DType::kF64).ToVector<double>())
+          << DTypeName(dtype) << " output " << i;
+    }
+  }
+}
+
 TEST(FunctionsTest, Conv2dAndMaxPool2d) {
   Check("conv2d", [](const auto& in) { return Conv2d(in[0], in[1], in[2]); },
         {Leaf({2, 3, 5, 4}), Leaf({4, 3, 3, 2}), Leaf({4})});

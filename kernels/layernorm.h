@@ -19,8 +19,13 @@ namespace ember::kernels::cpu {
 // for the backward pass). All outputs overwritten. dtype bf16: x, y, dy and dx bf16
 // (computed in f32, each result rounded once), the parameters, their gradients, mean and
 // rstd f32.
-void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
-                      const void* bias, double eps, void* y, void* mean, void* rstd);
+// With a residual ([rows, c], else null) the row normalised is x + residual, added in
+// the compute type and rounded to dtype once (as the elementwise add), and written to
+// sum ([rows, c]): a transformer's residual add fused with the LayerNorm after it
+// (llm.c's fused residual forward), the row read from memory once.
+void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* residual,
+                      const void* weight, const void* bias, double eps, void* sum, void* y,
+                      void* mean, void* rstd);
 
 // The gradients, from the saved mean and rstd:
 //   g = dy w,  dx = rstd (g - mean_j(g) - xhat mean_j(g xhat)),

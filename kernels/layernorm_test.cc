@@ -54,8 +54,9 @@ void Check(const std::string& path, const Case& k, std::mt19937& rng) {
   const typename B::Buffer bx(x), bw(w), bb(b), bdy(dy), y(rows * c * sizeof(T)),
       mean(rows * sizeof(T)), rstd(rows * sizeof(T)), dx(rows * c * sizeof(T)),
       dweight(c * sizeof(T)), dbias(c * sizeof(T));
-  B::LayerNormForward(kDTypeOf<T>, rows, c, bx.data(), bw.data(), k.bias ? bb.data() : nullptr, eps,
-                      y.data(), mean.data(), rstd.data());
+  B::LayerNormForward(kDTypeOf<T>, rows, c, bx.data(), nullptr, bw.data(),
+                      k.bias ? bb.data() : nullptr, eps, nullptr, y.data(), mean.data(),
+                      rstd.data());
   B::LayerNormBackward(kDTypeOf<T>, rows, c, bx.data(), bw.data(), mean.data(), rstd.data(),
                        bdy.data(), dx.data(), dweight.data(), k.bias ? dbias.data() : nullptr);
   const std::vector<T> got_y = y.template ToHost<T>(), got_mean = mean.template ToHost<T>(),
@@ -128,8 +129,9 @@ TYPED_TEST(LayerNormTest, Bf16RowsAreTheF32KernelsRoundedOnce) {
         const int64_t item = sizeof(hx[0]);
         const typename B::Buffer bx(hx), bdy(hdy), bw(w), bb(b), y(rows * c * item), mean(rows * 4),
             rstd(rows * 4), dx(rows * c * item), dw(c * 4), db(c * 4);
-        B::LayerNormForward(dtype, rows, c, bx.data(), bw.data(), k.bias ? bb.data() : nullptr,
-                            1e-5, y.data(), mean.data(), rstd.data());
+        B::LayerNormForward(dtype, rows, c, bx.data(), nullptr, bw.data(),
+                            k.bias ? bb.data() : nullptr, 1e-5, nullptr, y.data(), mean.data(),
+                            rstd.data());
         B::LayerNormBackward(dtype, rows, c, bx.data(), bw.data(), mean.data(), rstd.data(),
                              bdy.data(), dx.data(), dw.data(), k.bias ? db.data() : nullptr);
         return std::vector<std::vector<char>>{
@@ -185,14 +187,51 @@ TYPED_TEST(LayerNormTest, Bf16RowsAreTheF32KernelsRoundedOnce) {
   });
 }
 
+// With a residual: sum is x + residual added in the compute type and rounded once (the
+// elementwise add's result, by hand here), and y, mean and rstd are bit for bit the
+// kernel's on that sum alone, for every dtype and path.
+TYPED_TEST(LayerNormTest, TheResidualAddIsThePlainAddThenTheLayerNorm) {
+  using B = TypeParam;
+  std::mt19937 rng(44);
+  cuda::internal::ForEachPathAndFloatOrBf16<B>([&](const std::string& path, auto type) {
+    using T = decltype(type);
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    for (const Case& k : kCases) {
+      const int64_t rows = k.rows, c = k.c, n = rows * c;
+      const std::vector<T> x = RandomVector<T>(n, -2, 3, rng), res = RandomVector<T>(n, -1, 1, rng);
+      const std::vector<C> w = RandomVector<C>(c, 0.5, 1.5, rng),
+                           b = RandomVector<C>(c, -1, 1, rng);
+      std::vector<T> want_sum(n);
+      for (int64_t i = 0; i < n; ++i) {
+        want_sum[i] = Convert<T>(Convert<C>(x[i]) + Convert<C>(res[i]));
+      }
+      const typename B::Buffer bx(x), bres(res), bsum(want_sum), bw(w), bb(b), sum(n * sizeof(T)),
+          y(n * sizeof(T)), mean(rows * sizeof(C)), rstd(rows * sizeof(C)), y1(n * sizeof(T)),
+          mean1(rows * sizeof(C)), rstd1(rows * sizeof(C));
+      const DType dtype = kDTypeOf<T>;
+      const void* bias = k.bias ? bb.data() : nullptr;
+      B::LayerNormForward(dtype, rows, c, bx.data(), bres.data(), bw.data(), bias, 1e-5, sum.data(),
+                          y.data(), mean.data(), rstd.data());
+      B::LayerNormForward(dtype, rows, c, bsum.data(), nullptr, bw.data(), bias, 1e-5, nullptr,
+                          y1.data(), mean1.data(), rstd1.data());
+      const std::string where = std::string(DTypeName(dtype)) + " on " + path + ", [" +
+                                std::to_string(rows) + ", " + std::to_string(c) + "]";
+      EXPECT_EQ(sum.template ToHost<char>(), bsum.template ToHost<char>()) << where << " sum";
+      EXPECT_EQ(y.template ToHost<char>(), y1.template ToHost<char>()) << where << " y";
+      EXPECT_EQ(mean.template ToHost<char>(), mean1.template ToHost<char>()) << where;
+      EXPECT_EQ(rstd.template ToHost<char>(), rstd1.template ToHost<char>()) << where;
+    }
+  });
+}
+
 TEST(LayerNormCpuTest, GradientsDoNotDependOnTheThreadCount) {
   const int64_t rows = 64, c = 781;  // not a multiple of any vector: scalar tails too
   std::mt19937 rng(42);
   const std::vector<float> x = RandomVector<float>(rows * c, -1, 1, rng), w(c, 1.0f);
   const std::vector<float> dy = RandomVector<float>(rows * c, -1, 1, rng);
   std::vector<float> y(rows * c), mean(rows), rstd(rows);
-  cpu::LayerNormForward(DType::kF32, rows, c, x.data(), w.data(), nullptr, 1e-5, y.data(),
-                        mean.data(), rstd.data());
+  cpu::LayerNormForward(DType::kF32, rows, c, x.data(), nullptr, w.data(), nullptr, 1e-5, nullptr,
+                        y.data(), mean.data(), rstd.data());
   std::vector<float> dx1(rows * c), dw1(c), db1(c), dx3(rows * c), dw3(c), db3(c);
   const int threads = cpu::NumThreads();
   cpu::SetNumThreads(1);

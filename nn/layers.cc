@@ -84,6 +84,10 @@ LayerNorm::LayerNorm(int64_t dim, double eps, bool bias, DType dtype) : eps_(eps
 
 Tensor LayerNorm::Forward(const Tensor& x) { return ag::LayerNorm(x, weight_, bias_, eps_); }
 
+std::pair<Tensor, Tensor> LayerNorm::Forward(const Tensor& x, const Tensor& residual) {
+  return ag::AddLayerNorm(x, residual, weight_, bias_, eps_);
+}
+
 std::string LayerNorm::ToString() const {
   return absl::StrCat("LayerNorm((", weight_.size(0), ",), eps=", eps_, ")");
 }

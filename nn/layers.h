@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/module.h"
@@ -66,6 +67,9 @@ class LayerNorm : public Module {
  public:
   explicit LayerNorm(int64_t dim, double eps = 1e-5, bool bias = true, DType dtype = DType::kF32);
   Tensor Forward(const Tensor& x) override;
+  // A residual add and this LayerNorm: {h, Forward(h)} with h = x + residual, in one
+  // kernel pass (autograd::AddLayerNorm).
+  std::pair<Tensor, Tensor> Forward(const Tensor& x, const Tensor& residual);
   std::string ToString() const override;
 
  private:

@@ -28,12 +28,25 @@ using internal::HWY_NAMESPACE::LoadWide;
 using internal::HWY_NAMESPACE::StoreNarrow;
 
 // x and y of type T; the parameters and statistics in C = Compute<T> (f32 for bf16).
+// With a residual, each row of x + residual is first written to sum and normalised
+// from there (still in cache).
 template <typename T, typename C = Compute<T>>
-void ForwardRows(int64_t rows, int64_t c, const T* x, const C* w, const C* b, C eps, T* y, C* mean,
-                 C* rstd) {
+void ForwardRows(int64_t rows, int64_t c, const T* x_rows, const T* residual, const C* w,
+                 const C* b, C eps, T* sum, T* y, C* mean, C* rstd) {
   const hn::ScalableTag<C> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  for (int64_t r = 0; r < rows; ++r, x += c, y += c) {
+  for (int64_t r = 0; r < rows; ++r, y += c) {
+    const T* x = x_rows + r * c;
+    if (residual != nullptr) {
+      T* h = sum + r * c;
+      const T* res = residual + r * c;
+      int64_t i = 0;
+      for (; i + lanes <= c; i += lanes) {
+        StoreNarrow(hn::Add(LoadWide(d, x + i), LoadWide(d, res + i)), d, h + i);
+      }
+      for (; i < c; ++i) h[i] = Convert<T>(Convert<C>(x[i]) + Convert<C>(res[i]));
+      x = h;
+    }
     const C mu = Accumulate(
                      c, x, x, [](auto, auto v, auto) { return v; }, [](C v, C) { return v; }) /
                  static_cast<C>(c);
@@ -144,14 +157,17 @@ void BackwardParamColumns(int64_t rows, int64_t c, int64_t begin, int64_t end, c
 // and blocks of 64 columns for the parameter gradients (a multiple of any target's two
 // vectors, so whether a column is summed in a vector or in the scalar tail depends on
 // c alone).
-void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
-                      const void* bias, double eps, void* y, void* mean, void* rstd) {
+void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* residual,
+                      const void* weight, const void* bias, double eps, void* sum, void* y,
+                      void* mean, void* rstd) {
   DispatchFloatOrBf16("layer_norm", dtype, [&](auto type) {
     using T = decltype(type);
     using C = Compute<T>;
     ParallelForWork(rows, 2 * c, [&](int64_t b, int64_t e) {
-      ForwardRows(e - b, c, At<T>(x, b * c), At<C>(weight), At<C>(bias), static_cast<C>(eps),
-                  At<T>(y, b * c), At<C>(mean, b), At<C>(rstd, b));
+      ForwardRows(e - b, c, At<T>(x, b * c), residual ? At<T>(residual, b * c) : nullptr,
+                  At<C>(weight), At<C>(bias), static_cast<C>(eps),
+                  residual ? At<T>(sum, b * c) : nullptr, At<T>(y, b * c), At<C>(mean, b),
+                  At<C>(rstd, b));
     });
   });
 }
@@ -184,9 +200,11 @@ namespace ember::kernels::cpu {
 HWY_EXPORT(LayerNormForward);
 HWY_EXPORT(LayerNormBackward);
 
-void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
-                      const void* bias, double eps, void* y, void* mean, void* rstd) {
-  HWY_DYNAMIC_DISPATCH(LayerNormForward)(dtype, rows, c, x, weight, bias, eps, y, mean, rstd);
+void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* residual,
+                      const void* weight, const void* bias, double eps, void* sum, void* y,
+                      void* mean, void* rstd) {
+  HWY_DYNAMIC_DISPATCH(LayerNormForward)
+  (dtype, rows, c, x, residual, weight, bias, eps, sum, y, mean, rstd);
 }
 
 void LayerNormBackward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,

@@ -10,6 +10,7 @@
 #include "benchmark/benchmark.h"
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
+#include "kernels/binary.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/layernorm.h"
 #include "kernels/softmax.h"
@@ -64,16 +65,23 @@ void BM_CrossEntropyForwardBackward(benchmark::State& state) {
   SetBytes(state, 3 * rows * n * 4);  // logits read twice, dlogits written once
 }
 
+// With residual 1, a block's residual add fused into the LayerNorm after it; with 0 the
+// add (the elementwise kernel) then the LayerNorm on its result.
 void BM_LayerNormForward(benchmark::State& state) {
   const int64_t rows = state.range(0), c = state.range(1);
-  const std::vector<float> x = Random(rows * c, -2, 2), w = Random(c, 0.5, 1.5),
-                           b = Random(c, -1, 1);
-  std::vector<float> y(rows * c), mean(rows), rstd(rows);
+  const bool fused = state.range(2) == 1;
+  const std::vector<float> x = Random(rows * c, -2, 2), r = Random(rows * c, -1, 1),
+                           w = Random(c, 0.5, 1.5), b = Random(c, -1, 1);
+  std::vector<float> sum(rows * c), y(rows * c), mean(rows), rstd(rows);
+  const Shape shape = {rows * c};
+  const Strides along = {1};
   for (auto _ : state) {
-    LayerNormForward(DType::kF32, rows, c, x.data(), w.data(), b.data(), 1e-5, y.data(),
+    if (!fused) Add(DType::kF32, shape, {x.data(), along}, {r.data(), along}, sum.data());
+    LayerNormForward(DType::kF32, rows, c, fused ? x.data() : sum.data(),
+                     fused ? r.data() : nullptr, w.data(), b.data(), 1e-5, sum.data(), y.data(),
                      mean.data(), rstd.data());
   }
-  SetBytes(state, 2 * rows * c * 4);
+  SetBytes(state, 4 * rows * c * 4);  // x and r read, the sum and y written
 }
 
 void BM_LayerNormBackward(benchmark::State& state) {
@@ -82,8 +90,8 @@ void BM_LayerNormBackward(benchmark::State& state) {
                            b = Random(c, -1, 1);
   const std::vector<float> dy = Random(rows * c, -1, 1);
   std::vector<float> y(rows * c), mean(rows), rstd(rows), dx(rows * c), dw(c), db(c);
-  LayerNormForward(DType::kF32, rows, c, x.data(), w.data(), b.data(), 1e-5, y.data(), mean.data(),
-                   rstd.data());
+  LayerNormForward(DType::kF32, rows, c, x.data(), nullptr, w.data(), b.data(), 1e-5, nullptr,
+                   y.data(), mean.data(), rstd.data());
   for (auto _ : state) {
     LayerNormBackward(DType::kF32, rows, c, x.data(), w.data(), mean.data(), rstd.data(), dy.data(),
                       dx.data(), dw.data(), db.data());
@@ -175,8 +183,11 @@ BENCHMARK(BM_CrossEntropyForwardBackward)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 BENCHMARK(BM_LayerNormForward)
-    ->Args({256, 768})
-    ->ArgNames({"rows", "c"})
+    ->Args({256, 768, 0})
+    ->Args({256, 768, 1})
+    ->Args({8192, 768, 0})
+    ->Args({8192, 768, 1})
+    ->ArgNames({"rows", "c", "residual"})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 BENCHMARK(BM_LayerNormBackward)

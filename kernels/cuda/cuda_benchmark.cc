@@ -199,16 +199,23 @@ void BM_CrossEntropy(benchmark::State& state) {  // forward + backward over the 
 }
 BENCHMARK(BM_CrossEntropy)->UseManualTime();
 
+// A block's residual add and the LayerNorm after it: the add kernel then the LayerNorm
+// (residual 0: x is the sum already, as before the fusion) or both in one (residual 1).
 void BM_LayerNormForward(benchmark::State& state) {
   if (!HaveGpu(state)) return;
-  Floats x(kRows * kC), w(kC), b(kC), y(kRows * kC), mean(kRows), rstd(kRows);
+  Floats x(kRows * kC), r(kRows * kC), sum(kRows * kC), w(kC), b(kC), y(kRows * kC), mean(kRows),
+      rstd(kRows);
+  const bool fused = state.range(0) == 1;
+  const Shape shape = {kRows * kC};
+  const Strides along = {1};
   TimeOnGpu(state, [&] {
-    LayerNormForward(DType::kF32, kRows, kC, x.get(), w.get(), b.get(), 1e-5, y.get(), mean.get(),
-                     rstd.get());
+    if (!fused) Add(DType::kF32, shape, {x.get(), along}, {r.get(), along}, sum.get());
+    LayerNormForward(DType::kF32, kRows, kC, fused ? x.get() : sum.get(), fused ? r.get() : nullptr,
+                     w.get(), b.get(), 1e-5, sum.get(), y.get(), mean.get(), rstd.get());
   });
-  SetBytes(state, 2 * kRows * kC * 4);
+  SetBytes(state, 4 * kRows * kC * 4);  // x and r read, the sum and y written
 }
-BENCHMARK(BM_LayerNormForward)->UseManualTime();
+BENCHMARK(BM_LayerNormForward)->ArgName("residual")->Arg(0)->Arg(1)->UseManualTime();
 
 void BM_LayerNormBackward(benchmark::State& state) {
   if (!HaveGpu(state)) return;

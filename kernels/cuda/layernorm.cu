@@ -1,6 +1,7 @@
-// kernels/layernorm.h on the GPU. Forward and dx: one block per row, the row's
-// statistics in double (two passes, as on the CPU; bf16 rows widened to float); dweight and dbias:
-// column sums (internal/columns.cu.h) in an order fixed by the sizes, so nothing depends on a race.
+// kernels/layernorm.h on the GPU. Forward (with the residual add when given) and dx: one
+// block per row, the row's statistics in double (two passes, as on the CPU; bf16 rows
+// widened to float); dweight and dbias: column sums (internal/columns.cu.h) in an order
+// fixed by the sizes, so nothing depends on a race.
 
 #include <cuda_runtime.h>
 
@@ -22,12 +23,21 @@ using internal::Widen;
 
 // mean = sum x / c, var = sum (x - mean)^2 / c, rstd = 1 / sqrt(var + eps),
 // y = (x - mean) rstd w + b. x and y of T; the parameters and statistics in C (float for
-// bf16).
+// bf16). With a residual, x + residual is written to sum first and normalised from
+// there: each thread reads back only the elements it wrote.
 template <typename T, typename C = Compute<T>>
-__global__ void LayerNormForwardKernel(int64_t rows, int64_t c, const T* x, const C* weight,
-                                       const C* bias, double eps, T* y, C* mean, C* rstd) {
+__global__ void LayerNormForwardKernel(int64_t rows, int64_t c, const T* x, const T* residual,
+                                       const C* weight, const C* bias, double eps, T* sum, T* y,
+                                       C* mean, C* rstd) {
   EMBER_FOR_EACH_ROW(r, rows) {
     const T* xr = x + r * c;
+    if (residual != nullptr) {
+      T* h = sum + r * c;
+      for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+        h[j] = Narrow<T>(Widen(xr[j]) + Widen(residual[r * c + j]));
+      }
+      xr = h;
+    }
     double sum = 0;
     for (int64_t j = threadIdx.x; j < c; j += blockDim.x) sum += Widen(xr[j]);
     const double mu = BlockReduce(sum, SumOp{}, 0.0) / c;
@@ -97,16 +107,17 @@ struct StoreParams {
 
 }  // namespace
 
-void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* weight,
-                      const void* bias, double eps, void* y, void* mean, void* rstd) {
+void LayerNormForward(DType dtype, int64_t rows, int64_t c, const void* x, const void* residual,
+                      const void* weight, const void* bias, double eps, void* sum, void* y,
+                      void* mean, void* rstd) {
   if (rows == 0) return;
   internal::DispatchFloatOrBf16("layer_norm", dtype, [&](auto type) {
     using T = decltype(type);
     using C = Compute<T>;
     LayerNormForwardKernel<<<RowBlocks(rows), kThreads>>>(
-        rows, c, static_cast<const T*>(x), static_cast<const C*>(weight),
-        static_cast<const C*>(bias), eps, static_cast<T*>(y), static_cast<C*>(mean),
-        static_cast<C*>(rstd));
+        rows, c, static_cast<const T*>(x), static_cast<const T*>(residual),
+        static_cast<const C*>(weight), static_cast<const C*>(bias), eps, static_cast<T*>(sum),
+        static_cast<T*>(y), static_cast<C*>(mean), static_cast<C*>(rstd));
   });
   EMBER_CUDA_CHECK_LAUNCH("layer_norm");
 }

@@ -136,9 +136,11 @@ Block::Block(int64_t dim, int64_t heads, double dropout, Generator& gen, double 
 
 Tensor Block::Forward(const Tensor& x) { return Forward(x, nullptr); }
 
+// h = x + attn(ln_1(x)), out = h + mlp(ln_2(h)); the first add is fused with ln_2 (the
+// second stays an add: the next block's ln_1 is behind its own forward hooks).
 Tensor Block::Forward(const Tensor& x, AttentionCache* cache) {
-  const Tensor h = x + attn_->Forward(ln_1_->Forward(x), cache);
-  return h + mlp_->Forward(ln_2_->Forward(h));
+  const auto [h, normed] = ln_2_->Forward(x, attn_->Forward(ln_1_->Forward(x), cache));
+  return h + mlp_->Forward(normed);
 }
 
 Tensor Block::AttentionWeights(const Tensor& x) {

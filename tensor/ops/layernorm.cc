@@ -27,20 +27,32 @@ DType Check(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
 // The kernels read and write bf16 rows themselves (x, y, dy, dx), with the parameters
 // and statistics in f32; f16 goes through f32.
-LayerNormResult LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+LayerNormResult LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
+                          const Tensor& residual) {
   const DType compute = Check(x, weight, bias);
+  if (residual.defined()) {
+    internal::SameDevice("layer_norm", {x, residual});
+    EMBER_CHECK(residual.shape() == x.shape() && residual.dtype() == x.dtype(),
+                "layer_norm: the residual must match the input (", ShapeToString(x.shape()), " ",
+                DTypeName(x.dtype()), "), got ", ShapeToString(residual.shape()), " ",
+                DTypeName(residual.dtype()));
+  }
   const DType rows_dtype = internal::FloatOrBf16DType("layer_norm", x);
   const int64_t c = x.size(-1), rows = c == 0 ? 0 : x.numel() / c;
   const Tensor in = x.To(rows_dtype).Contiguous(), w = weight.To(compute).Contiguous();
   const Tensor b = bias.defined() ? bias.To(compute).Contiguous() : Tensor();
+  const Tensor r = residual.defined() ? residual.To(rows_dtype).Contiguous() : Tensor();
   const Device device = x.device();
   LayerNormResult result{Empty(x.shape(), rows_dtype, device), Empty({rows}, compute, device),
-                         Empty({rows}, compute, device)};
+                         Empty({rows}, compute, device),
+                         r.defined() ? Empty(x.shape(), rows_dtype, device) : Tensor()};
   EMBER_KERNEL(LayerNormForward)
-      .On(device)(rows_dtype, rows, c, in.raw_data(), w.raw_data(),
-                  b.defined() ? b.raw_data() : nullptr, eps, result.y.raw_data(),
+      .On(device)(rows_dtype, rows, c, in.raw_data(), r.defined() ? r.raw_data() : nullptr,
+                  w.raw_data(), b.defined() ? b.raw_data() : nullptr, eps,
+                  r.defined() ? result.sum.raw_data() : nullptr, result.y.raw_data(),
                   result.mean.raw_data(), result.rstd.raw_data());
   result.y = result.y.To(x.dtype());
+  if (r.defined()) result.sum = result.sum.To(x.dtype());
   return result;
 }
 

@@ -12,11 +12,14 @@ struct LayerNormResult {
   Tensor y;     // x's shape
   Tensor mean;  // [rows]: saved for the backward pass
   Tensor rstd;  // [rows]: 1 / sqrt(var + eps)
+  Tensor sum;   // x + residual, when one was given (the tensor normalised)
 };
 
-// x: [..., C]; weight: [C]; bias: [C] or undefined (no bias).
+// x: [..., C]; weight: [C]; bias: [C] or undefined (no bias). With a residual (x's
+// shape and dtype) the input normalised is x + residual, computed in the same kernel
+// pass (one read of the rows) and returned as `sum`, equal to Add(x, residual).
 LayerNormResult LayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                          double eps = 1e-5);
+                          double eps = 1e-5, const Tensor& residual = Tensor());
 
 struct LayerNormGrads {
   Tensor dx, dweight, dbias;  // dbias undefined when the forward had no bias
