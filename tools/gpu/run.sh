@@ -11,11 +11,13 @@
 #   bench      the kernel benchmark (JSON; BENCH_FILTER picks its rows);
 #   torch      PyTorch's times for the benchmark's shapes;
 #   gpt2       GPT-2 124M training steps with ember's `train` (batch 16 x 1024, TF32 on
-#              and off; --dtype=bf16 too) and a few steps of the main job's GPU shape, whose
+#              and off; --dtype=bf16 too, and bf16 at llm.c's 64 x 1024) and a few steps
+#              of the main job's GPU shape, whose
 #              checkpoint `generate` then continues (tokens/s at batch 1, with and
 #              without the key/value cache);
-#   refs       the references' steps at 16 x 1024: llm.c's train_gpt2cu (bf16, and
-#              train_gpt2cu_fp32) when .gpu/llmc holds them, PyTorch's (f32, TF32, bf16),
+#   refs       the references' steps: llm.c's train_gpt2cu (bf16 at 16 and 64 x 1024, and
+#              train_gpt2cu_fp32 at 16) when .gpu/llmc holds them, PyTorch's at 16 x 1024
+#              (f32, TF32, bf16 eager) and bf16 with torch.compile at 16 and 64 x 1024,
 #              and PyTorch generating at batch 1 (tools/reference/gpt2_generate_torch.py);
 #   ncu        Nsight Compute on the benchmark rows NCU names (NCU_KERNELS: a kernel regex);
 #   memcheck   each test binary matching memcheck_glob (default '*') under
@@ -120,6 +122,12 @@ step_gpt2() {
       "${flags[@]}" --metrics_out="$logs/gpt2_metrics_$mode.json" >"$logs/gpt2_train_$mode.log" 2>&1
     say "ember gpt2 train ($mode, 16x1024): rc=$? $(tail -c 600 "$logs/gpt2_train_$mode.log" | tr '\r' '\n' | tail -3)"
   done
+  # llm.c's own recipe's batch: 64 x 1024 in one step (its peak tensor memory in the summary).
+  timeout 150 .gpu/bin/models_gpt2_train --device=cuda --model=gpt2 --train_data="$train" \
+    --val_data="$train" --batch_size=64 --seq_len=1024 --steps=8 --warmup_steps=2 --dropout=0 \
+    --val_every=1000 --val_batches=1 --sample_tokens=0 --out_dir="$logs/gpt2_bf16_b64" --save_checkpoint=/dev/null \
+    --dtype=bf16 --metrics_out="$logs/gpt2_metrics_bf16_b64.json" >"$logs/gpt2_train_bf16_b64.log" 2>&1
+  say "ember gpt2 train (bf16, 64x1024): rc=$? $(tail -c 600 "$logs/gpt2_train_bf16_b64.log" | tr '\r' '\n' | tail -3)"
   # The main job's GPU shape (the small preset, 64 x 256), a few steps, for its step time;
   # generate then continues its checkpoint on the GPU, at batch 1.
   timeout 100 .gpu/bin/models_gpt2_train --device=cuda --train_data="$train" --val_data="$train" \
@@ -138,16 +146,22 @@ step_gpt2() {
 }
 
 step_refs() {
-  for llmc in train_gpt2cu train_gpt2cu_fp32; do
+  for run in train_gpt2cu:16 train_gpt2cu:64 train_gpt2cu_fp32:16; do
+    llmc=${run%:*} batch=${run#*:}
     [ -x ".gpu/llmc/$llmc" ] || continue
-    timeout 150 ".gpu/llmc/$llmc" -i "$train" -j "$train" -e d12 -b 16 -t 1024 -x 10 -v 1000 -s 1000 \
-      -o "$logs/$llmc" >"$logs/$llmc.log" 2>&1
-    say "llm.c $llmc (16x1024): rc=$? $(grep -E '^step +(8|9|10)/' "$logs/$llmc.log" | tr '\n' ' ')"
+    timeout 150 ".gpu/llmc/$llmc" -i "$train" -j "$train" -e d12 -b "$batch" -t 1024 -x 10 -v 1000 -s 1000 \
+      -o "$logs/${llmc}_b$batch" >"$logs/${llmc}_b$batch.log" 2>&1
+    say "llm.c $llmc (${batch}x1024): rc=$? $(grep -iE 'memory|^step +(8|9|10)/' "$logs/${llmc}_b$batch.log" | tr '\n' ' ')"
   done
-  for dtype in f32 tf32 bf16; do
-    timeout 120 "${py[@]}" tools/reference/gpt2_step_torch.py --device=cuda --batch_size=16 --seq_len=1024 --steps=6 \
-      $([ $dtype != f32 ] && echo --$dtype) >"$logs/gpt2_torch_$dtype.log" 2>&1
-    say "torch gpt2 step ($dtype, 16x1024): rc=$? $(tail -1 "$logs/gpt2_torch_$dtype.log")"
+  for run in f32:16 tf32:16 bf16:16 compile:16 compile:64; do
+    dtype=${run%:*} batch=${run#*:}
+    flags=(--steps=6)
+    [ $dtype = tf32 ] && flags=(--steps=6 --tf32)
+    [ $dtype = bf16 ] && flags=(--steps=6 --bf16)
+    [ $dtype = compile ] && flags=(--steps=8 --bf16 --compile)
+    timeout 150 "${py[@]}" tools/reference/gpt2_step_torch.py --device=cuda --batch_size="$batch" --seq_len=1024 \
+      "${flags[@]}" >"$logs/gpt2_torch_${dtype}_b$batch.log" 2>&1
+    say "torch gpt2 step ($dtype, ${batch}x1024): rc=$? $(tail -1 "$logs/gpt2_torch_${dtype}_b$batch.log")"
   done
   # generate's reference: the small preset at batch 1 under bf16 autocast (generate's
   # default dtype on a GPU), with and without a key/value cache.
