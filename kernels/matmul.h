@@ -9,7 +9,7 @@
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
 // twins at the end.
-#define EMBER_MATMUL_KERNELS(X) X(Gemm) X(GemmBatched) X(GemmBf16F32)
+#define EMBER_MATMUL_KERNELS(X) X(Gemm) X(GemmBias) X(GemmBatched) X(GemmBf16F32)
 
 namespace ember::kernels::cpu {
 
@@ -31,6 +31,14 @@ using ::ember::kernels::MatrixIn;
 // blocking: internal/gemm_bf16.h), else widened to f32 through the f32 GEMM.
 void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c,
           int64_t ldc, bool accumulate);
+
+// A Linear layer's product and bias: C = A B + bias, bias [n] of dtype added to every
+// row (bf16: the sum in f32, rounded once), shapes and strides as Gemm's. On the CPU
+// every row of C starts as the bias and the product accumulates onto it; on the GPU
+// the bias is added in the GEMM's epilogue (cuBLASLt's CUBLASLT_EPILOGUE_BIAS), so C is
+// written once and never read.
+void GemmBias(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b,
+              const void* bias, void* c, int64_t ldc);
 
 // Gemm of bf16 A and B into an f32 C: C (+)= A B, the products summed in f32 and C kept
 // in f32 (the gradient of an f32 master weight under autocast, never rounded to bf16).

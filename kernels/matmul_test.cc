@@ -69,16 +69,24 @@ std::string Describe(const Case& c) {
 template <typename T>
 constexpr double kEps = std::is_same_v<T, float> ? 0x1p-24 : 0x1p-53;
 
+// With `bias`, GemmBias: C = A B + bias (a random [n]) instead of Gemm.
 template <typename B, typename T>
-void CheckGemm(const std::string& path, const Case& c, bool accumulate, std::mt19937& rng) {
+void CheckGemm(const std::string& path, const Case& c, bool accumulate, std::mt19937& rng,
+               bool bias = false) {
   const Layout la = LayoutOf(c.a, c.m, c.k, c.pad), lb = LayoutOf(c.b, c.k, c.n, c.pad);
   const int64_t ldc = c.n + c.pad;
   const std::vector<T> a = RandomVector<T>(std::max<int64_t>(la.span, 1), -1, 1, rng);
   const std::vector<T> b = RandomVector<T>(std::max<int64_t>(lb.span, 1), -1, 1, rng);
   const std::vector<T> before = RandomVector<T>(std::max<int64_t>(c.m * ldc, 1), -1, 1, rng);
-  const typename B::Buffer da(a), db(b), dc(before);
-  B::Gemm(kDTypeOf<T>, c.m, c.k, c.n, {da.data(), la.row_stride, la.col_stride},
-          {db.data(), lb.row_stride, lb.col_stride}, dc.data(), ldc, accumulate);
+  const std::vector<T> bias_values = RandomVector<T>(std::max<int64_t>(c.n, 1), -1, 1, rng);
+  const typename B::Buffer da(a), db(b), dc(before), dbias(bias_values);
+  if (bias) {
+    B::GemmBias(kDTypeOf<T>, c.m, c.k, c.n, {da.data(), la.row_stride, la.col_stride},
+                {db.data(), lb.row_stride, lb.col_stride}, dbias.data(), dc.data(), ldc);
+  } else {
+    B::Gemm(kDTypeOf<T>, c.m, c.k, c.n, {da.data(), la.row_stride, la.col_stride},
+            {db.data(), lb.row_stride, lb.col_stride}, dc.data(), ldc, accumulate);
+  }
   const std::vector<T> out = dc.template ToHost<T>();
   std::vector<double> scale;
   const std::vector<double> want =
@@ -91,13 +99,15 @@ void CheckGemm(const std::string& path, const Case& c, bool accumulate, std::mt1
         ASSERT_EQ(got, before[i * ldc + j]) << path << ": " << Describe(c);
         continue;
       }
-      const double initial = accumulate ? static_cast<double>(before[i * ldc + j]) : 0.0;
+      const double initial = bias         ? static_cast<double>(bias_values[j])
+                             : accumulate ? static_cast<double>(before[i * ldc + j])
+                                          : 0.0;
       const double expected = initial + want[i * c.n + j];
       // |error| <= (k + 2) eps (sum |a b| + |c|), for any order of the sum.
       const double bound = (c.k + 2) * kEps<T> * (scale[i * c.n + j] + std::fabs(initial)) + 1e-300;
       ASSERT_LE(std::fabs(got - expected), bound)
           << DTypeName(kDTypeOf<T>) << " on " << path << ": " << Describe(c) << " at (" << i << ", "
-          << j << ")" << (accumulate ? " accumulate" : "");
+          << j << ")" << (accumulate ? " accumulate" : "") << (bias ? " bias" : "");
     }
   }
 }
@@ -145,6 +155,13 @@ TYPED_TEST(GemmTest, EveryLayoutMatchesTheTripleLoop) {
   cuda::internal::ForEachPath<TypeParam>([&](const std::string& path) {
     for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{
              {1, 1, 1}, {7, 13, 5}, {64, 768, 96}, {130, 65, 257}, {3, 0, 4}, {13, 300, 17}}) {
+      // A Linear layer's product with its bias: x W^T + b (W stored [n, k]), any layout.
+      CheckGemm<TypeParam, float>(path, {m, k, n, F::kRowMajor, F::kTransposed, 5}, false, rng,
+                                  /*bias=*/true);
+      CheckGemm<TypeParam, float>(path, {m, k, n, F::kEveryOther, F::kRowMajor, 0}, false, rng,
+                                  /*bias=*/true);
+      CheckGemm<TypeParam, double>(path, {m, k, n, F::kRowMajor, F::kTransposed, 3}, false, rng,
+                                   /*bias=*/true);
       for (bool accumulate : {false, true}) {
         CheckGemm<TypeParam, float>(path, {m, k, n, F::kRowMajor, F::kRowMajor, 5}, accumulate,
                                     rng);  // A B
@@ -204,9 +221,10 @@ TYPED_TEST(GemmTest, BatchesStridedOrScatteredMatchTheTripleLoop) {
 // accumulate) (which returns C), against
 // the float64 triple loop of the same bf16 values: within the f32 sum's bound plus one
 // rounding of the result to bf16 (2^-8 relative).
+// With `bias`, gemm adds the first n entries of c_before to every row instead (GemmBias).
 template <typename Gemm>
 void CheckBf16(const std::string& path, const Case& c, bool accumulate, std::mt19937& rng,
-               const Gemm& gemm) {
+               const Gemm& gemm, bool bias = false) {
   const Layout la = LayoutOf(c.a, c.m, c.k, c.pad), lb = LayoutOf(c.b, c.k, c.n, c.pad);
   const int64_t ldc = c.n + c.pad;
   auto random = [&](int64_t n) {
@@ -231,12 +249,12 @@ void CheckBf16(const std::string& path, const Case& c, bool accumulate, std::mt1
   for (int64_t i = 0; i < c.m; ++i) {
     for (int64_t j = 0; j < ldc; ++j) {
       const double got = out[i * ldc + j].ToFloat();
-      const double initial = before[i * ldc + j].ToFloat();
       if (j >= c.n) {  // padding is never written
-        ASSERT_EQ(got, initial) << path << ": " << Describe(c);
+        ASSERT_EQ(got, before[i * ldc + j].ToFloat()) << path << ": " << Describe(c);
         continue;
       }
-      const double expected = (accumulate ? initial : 0.0) + want[i * c.n + j];
+      const double initial = (bias ? before[j] : before[i * ldc + j]).ToFloat();
+      const double expected = (accumulate || bias ? initial : 0.0) + want[i * c.n + j];
       const double bound = (c.k + 2) * kEps<float> * (scale[i * c.n + j] + std::fabs(initial)) +
                            0x1p-8 * std::fabs(expected) + 1e-30;
       ASSERT_LE(std::fabs(got - expected), bound)
@@ -275,6 +293,17 @@ std::vector<BFloat16> Bf16Gemm(const Case& c, const std::vector<BFloat16>& a, co
   return dc.template ToHost<BFloat16>();
 }
 
+// GemmBias in bf16, the bias being c_before's first n entries.
+template <typename B>
+std::vector<BFloat16> Bf16GemmBias(const Case& c, const std::vector<BFloat16>& a, const Layout& la,
+                                   const std::vector<BFloat16>& b, const Layout& lb,
+                                   const std::vector<BFloat16>& before, int64_t ldc, bool) {
+  const typename B::Buffer da(a), db(b), dc(before), bias(before);
+  B::GemmBias(DType::kBF16, c.m, c.k, c.n, {da.data(), la.row_stride, la.col_stride},
+              {db.data(), lb.row_stride, lb.col_stride}, bias.data(), dc.data(), ldc);
+  return dc.template ToHost<BFloat16>();
+}
+
 TYPED_TEST(GemmTest, Bf16SumsInF32AndRoundsOnce) {
   using B = TypeParam;
   std::mt19937 rng(14);
@@ -282,6 +311,9 @@ TYPED_TEST(GemmTest, Bf16SumsInF32AndRoundsOnce) {
   cuda::internal::ForEachPath<B>([&](const std::string& path) {
     for (size_t i = 0; i < cases.size(); ++i) {
       CheckBf16(path, cases[i], /*accumulate=*/i % 2 == 1, rng, Bf16Gemm<B>);
+      if (i % 3 == 0) {
+        CheckBf16(path, cases[i], /*accumulate=*/false, rng, Bf16GemmBias<B>, /*bias=*/true);
+      }
     }
   });
 }

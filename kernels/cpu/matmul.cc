@@ -5,6 +5,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/internal/dispatch.h"
@@ -344,6 +345,19 @@ void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, 
 void GemmBf16F32(int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c, int64_t ldc,
                  bool accumulate) {
   HWY_DYNAMIC_DISPATCH(GemmBf16F32)(m, k, n, a, b, c, ldc, accumulate);
+}
+
+void GemmBias(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b,
+              const void* bias, void* c, int64_t ldc) {
+  EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kBF16,
+              "linear: dtype ", DTypeName(dtype), " is not supported (f32, f64 or bf16)");
+  const int64_t item = ItemSize(dtype);
+  ParallelForWork(m, n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      std::memcpy(static_cast<char*>(c) + i * ldc * item, bias, n * item);
+    }
+  });
+  Gemm(dtype, m, k, n, a, b, c, ldc, /*accumulate=*/true);
 }
 
 void GemmBatched(DType dtype, int64_t batches, int64_t m, int64_t k, int64_t n, MatrixIn a,

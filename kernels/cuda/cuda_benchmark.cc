@@ -332,6 +332,52 @@ void BM_Matmul(benchmark::State& state) {
   SetAllowTf32(false);
   SetFlops(state, 2.0 * m * k * n);
 }
+// A Linear layer and its bias at GPT-2's MLP up-projection (x [kRows, 768] W^T to 3072
+// outputs): the bias added in the GEMM's epilogue (GemmBias, fused 1) against C's rows
+// set to the bias and the product accumulated onto them (fused 0); f32 on TF32 tensor
+// cores (bf16 0) or bf16 (bf16 1).
+void BM_LinearBias(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t m = kRows, k = kC, n = 4 * kC;
+  const bool fused = state.range(0) == 1;
+  const DType dtype = state.range(1) == 1 ? DType::kBF16 : DType::kF32;
+  SetAllowTf32(true);
+  Floats x(m * k), w(n * k), bias(n), y(m * n);
+  const int64_t item = ItemSize(dtype);
+  // The operands in `dtype` (bf16 copies of the f32 values, or the f32 buffers).
+  std::vector<std::pair<void*, int64_t>> copies;
+  auto in_dtype = [&](const Floats& f, int64_t count) -> void* {
+    if (dtype == DType::kF32) return f.get();
+    copies.emplace_back(Allocate(0, count * item), count * item);
+    const Shape shape = {count};
+    const Strides along = {1};
+    CopyCast(shape, DType::kF32, f.get(), along, dtype, copies.back().first, along);
+    return copies.back().first;
+  };
+  void* xs = in_dtype(x, m * k);
+  void* ws = in_dtype(w, n * k);
+  void* bs = in_dtype(bias, n);
+  void* ys = in_dtype(y, m * n);
+  const Shape shape = {m, n};
+  const Strides broadcast = {0, 1}, rows = {n, 1};
+  TimeOnGpu(state, [&] {
+    if (fused) {
+      GemmBias(dtype, m, k, n, {xs, k, 1}, {ws, 1, k}, bs, ys, n);
+    } else {
+      CopyCast(shape, dtype, bs, broadcast, dtype, ys, rows);
+      Gemm(dtype, m, k, n, {xs, k, 1}, {ws, 1, k}, ys, n, /*accumulate=*/true);
+    }
+  });
+  Synchronize();
+  for (const auto& [p, bytes] : copies) Deallocate(0, p, bytes);
+  SetAllowTf32(false);
+  SetFlops(state, 2.0 * m * k * n);
+}
+BENCHMARK(BM_LinearBias)
+    ->ArgNames({"fused", "bf16"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->UseManualTime();
+
 // The language-model head's three products on TF32 tensor cores (X [m, 768], W [50257,
 // 768], L the logits and dL their gradient, rows `ld` floats apart: 50257, or padded to
 // 16-byte (50260) or 256-byte (50304, as llm.c pads its vocabulary) multiples):

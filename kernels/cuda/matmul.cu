@@ -9,8 +9,10 @@
 // or a view with steps) is first copied contiguous. f32 runs in full f32 (PyTorch's
 // default) unless runtime.h's SetAllowTf32 allows TF32 tensor cores; f64 in f64; bf16
 // on tensor cores with f32 sums, C rounded once to bf16 (C + A B in f32 when
-// accumulating), as the CPU.
+// accumulating), as the CPU. GemmBias runs through cuBLASLt, the bias added in its
+// epilogue.
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -52,6 +54,17 @@ Current CurrentHandle() {
     CheckCublas(cublasCreate(&handle), "matmul: cublasCreate");
   }
   return {device, handle};
+}
+
+// The current device's cuBLASLt handle (made on first use, kept for the process).
+cublasLtHandle_t CurrentLtHandle(int device) {
+  static std::mutex mutex;
+  static auto* const handles = new std::vector<cublasLtHandle_t>();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (handles->size() <= static_cast<size_t>(device)) handles->resize(device + 1, nullptr);
+  cublasLtHandle_t& handle = (*handles)[device];
+  if (handle == nullptr) CheckCublas(cublasLtCreate(&handle), "linear: cublasLtCreate");
+  return handle;
 }
 
 // An operand of `rows` x `cols` (row-major logical shape) as cuBLAS takes it.
@@ -144,6 +157,111 @@ void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, 
   CheckArguments("matmul", dtype, m, k, n, ldc);
   if (m == 0 || n == 0) return;
   GemmOne(dtype, m, k, n, a, b, c, ldc, accumulate, CurrentHandle());
+}
+
+namespace {
+
+// The largest power of two up to 256 that divides the address: cuBLASLt's heuristic
+// picks kernels for the alignment it is told.
+uint32_t Alignment(const void* p) {
+  uint32_t alignment = 256;
+  while (reinterpret_cast<uintptr_t>(p) % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+// C^T = B^T A^T + bias (one bias entry per row of C^T, i.e. per column of C) through
+// cublasLtMatmul with CUBLASLT_EPILOGUE_BIAS; false (having done nothing) where cuBLASLt
+// offers no kernel for it.
+bool LtGemmBias(DType dtype, int64_t m, int64_t k, int64_t n, const Operand& a, const Operand& b,
+                const void* bias, void* c, int64_t ldc, int device) {
+  const cudaDataType_t type = dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_32F;
+  const cublasComputeType_t compute =
+      dtype == DType::kF32 && AllowTf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  // cuBLAS's first operand is B (op(B^T): n x k), its second A (op(A^T): k x m).
+  CheckCublas(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), "linear: matmul desc");
+  const cublasOperation_t ta = b.op, tb = a.op;
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  CheckCublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)),
+              "linear: transa");
+  CheckCublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)),
+              "linear: transb");
+  CheckCublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                             sizeof(epilogue)),
+              "linear: epilogue");
+  CheckCublas(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+      "linear: bias");
+  CheckCublas(cublasLtMatrixLayoutCreate(&first, type, ta == CUBLAS_OP_N ? n : k,
+                                         ta == CUBLAS_OP_N ? k : n, b.ld),
+              "linear: layout");
+  CheckCublas(cublasLtMatrixLayoutCreate(&second, type, tb == CUBLAS_OP_N ? k : m,
+                                         tb == CUBLAS_OP_N ? m : k, a.ld),
+              "linear: layout");
+  CheckCublas(cublasLtMatrixLayoutCreate(&out, type, n, m, ldc), "linear: layout");
+  // llm.c's workspace for Hopper.
+  constexpr size_t kWorkspace = size_t{32} << 20;
+  CheckCublas(cublasLtMatmulPreferenceCreate(&preference), "linear: preference");
+  CheckCublas(
+      cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &kWorkspace, sizeof(kWorkspace)),
+      "linear: workspace");
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, const void*> aligned[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, b.data},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, a.data},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, c},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, c}};
+  for (const auto& [attribute, pointer] : aligned) {
+    const uint32_t alignment = Alignment(pointer);
+    CheckCublas(
+        cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof(alignment)),
+        "linear: alignment");
+  }
+  const cublasLtHandle_t handle = CurrentLtHandle(device);
+  cublasLtMatmulHeuristicResult_t heuristic;
+  int found = 0;
+  const bool ok = cublasLtMatmulAlgoGetHeuristic(handle, desc, first, second, out, out, preference,
+                                                 1, &heuristic, &found) == CUBLAS_STATUS_SUCCESS &&
+                  found > 0;
+  if (ok) {
+    const ScopedAllocation workspace(device, static_cast<int64_t>(heuristic.workspaceSize));
+    const float alpha = 1, beta = 0;
+    CheckCublas(cublasLtMatmul(handle, desc, &alpha, b.data, first, a.data, second, &beta, c, out,
+                               c, out, &heuristic.algo, workspace.as<void>(),
+                               heuristic.workspaceSize, /*stream=*/0),
+                "linear: cublasLtMatmul");
+  }
+  cublasLtMatmulPreferenceDestroy(preference);
+  cublasLtMatrixLayoutDestroy(out);
+  cublasLtMatrixLayoutDestroy(second);
+  cublasLtMatrixLayoutDestroy(first);
+  cublasLtMatmulDescDestroy(desc);
+  return ok;
+}
+
+}  // namespace
+
+// f32 and bf16 through the epilogue; f64 (and any shape cuBLASLt has no kernel for)
+// as the CPU does it: C's rows start as the bias, the product accumulates onto them.
+void GemmBias(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b,
+              const void* bias, void* c, int64_t ldc) {
+  CheckArguments("linear", dtype, m, k, n, ldc);
+  if (m == 0 || n == 0) return;
+  const Current current = CurrentHandle();
+  if (dtype != DType::kF64 && k > 0) {
+    const Operand oa = Describe(a, m, k, dtype, current.device);
+    const Operand ob = Describe(b, k, n, dtype, current.device);
+    const bool done = LtGemmBias(dtype, m, k, n, oa, ob, bias, c, ldc, current.device);
+    Release(oa, current.device);
+    Release(ob, current.device);
+    if (done) return;
+  }
+  const Shape shape = {m, n};
+  const Strides broadcast = {0, 1}, rows = {ldc, 1};
+  CopyCast(shape, dtype, bias, broadcast, dtype, c, rows);
+  GemmOne(dtype, m, k, n, a, b, c, ldc, /*accumulate=*/true, current);
 }
 
 void GemmBf16F32(int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, void* c, int64_t ldc,

@@ -115,11 +115,10 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Shape out_shape(x.shape().begin(), x.shape().end() - 1);
   out_shape.push_back(out);
   Tensor y = Empty(out_shape, x.dtype(), device);
-  y.CopyFrom(bias);  // every row starts as the bias; the product accumulates onto it
-  EMBER_KERNEL(Gemm).On(device)(
+  const Tensor b = bias.Contiguous();
+  EMBER_KERNEL(GemmBias).On(device)(
       x.dtype(), rows.size(0), in, out, {rows.raw_data(), rows.stride(0), rows.stride(1)},
-      {weight.raw_data(), weight.stride(1), weight.stride(0)}, y.raw_data(), out,
-      /*accumulate=*/true);
+      {weight.raw_data(), weight.stride(1), weight.stride(0)}, b.raw_data(), y.raw_data(), out);
   return y;
 }
 

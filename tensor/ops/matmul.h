@@ -23,8 +23,9 @@ Tensor MatmulToF32(const Tensor& a, const Tensor& b);
 
 // y = x W^T + b over the last dimension (torch.nn.functional.linear): x [..., in],
 // weight [out, in], bias [out] or undefined; y [..., out], contiguous. All the rows of
-// x are one product (x is copied only when its leading dimensions cannot be merged),
-// accumulated onto rows that start as the bias (in bf16: bias + x W^T rounded once).
+// x are one product (x is copied only when its leading dimensions cannot be merged)
+// with the bias added in the same kernel (kernels/matmul.h's GemmBias: in bf16, bias +
+// x W^T rounded once; on a GPU in cuBLASLt's epilogue).
 Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 }  // namespace ember::ops
