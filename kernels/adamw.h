@@ -30,7 +30,7 @@ using ::ember::kernels::AdamWTensor;
 //   v = v beta2 + (1 - beta2) g g
 //   p = p - (lr / (1 - beta1^t)) m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 // with each tensor's own hyperparameters; every element's result is the same as a step
-// over its tensor alone.
+// over its tensor alone (and, on the CPU, whatever the thread count).
 void AdamWStep(DType dtype, int64_t count, const AdamWTensor* tensors);
 
 }  // namespace ember::kernels::cpu

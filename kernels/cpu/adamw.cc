@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "base/error.h"
@@ -43,13 +44,22 @@ void Step(int64_t n, T* p, const T* g, T* m, T* v, const AdamWConstants<T>& k) {
     update(hn::LoadU(d, p + i), hn::LoadU(d, g + i), hn::LoadU(d, m + i), hn::LoadU(d, v + i),
            p + i, m + i, v + i);
   }
-  for (; i < n; ++i) {  // the same operations, one element at a time
-    const T gi = g[i] * k.grad_scale;
-    const T pv = p[i] * k.decay;
-    m[i] = m[i] * k.beta1 + gi * k.one_minus_beta1;
-    v[i] = v[i] * k.beta2 + gi * gi * k.one_minus_beta2;
-    p[i] = pv + k.neg_step_size * (m[i] / (std::sqrt(v[i]) / k.bc2_sqrt + k.eps));
-  }
+  if (i == n) return;
+  // The tail through the same vector code on zero-padded copies, so that an element's
+  // result does not depend on where a thread's range (or a tensor) starts or ends (a
+  // scalar loop may contract a multiply and an add into one FMA).
+  constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(T);
+  const size_t tail_bytes = static_cast<size_t>(n - i) * sizeof(T);
+  T tail[4][kMaxLanes] = {};
+  std::memcpy(tail[0], p + i, tail_bytes);
+  std::memcpy(tail[1], g + i, tail_bytes);
+  std::memcpy(tail[2], m + i, tail_bytes);
+  std::memcpy(tail[3], v + i, tail_bytes);
+  update(hn::LoadU(d, tail[0]), hn::LoadU(d, tail[1]), hn::LoadU(d, tail[2]), hn::LoadU(d, tail[3]),
+         tail[0], tail[2], tail[3]);
+  std::memcpy(p + i, tail[0], tail_bytes);
+  std::memcpy(m + i, tail[2], tail_bytes);
+  std::memcpy(v + i, tail[3], tail_bytes);
 }
 
 // The tensors laid end to end as one range of elements, split across the pool; each
