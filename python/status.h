@@ -40,6 +40,8 @@ void BindDistributed(pybind11::module_& m);
 void BindTokenizer(pybind11::module_& m);
 void BindTensor(pybind11::module_& m);
 void BindNn(pybind11::module_& m);
+void BindMemory(pybind11::module_& m);
+void BindRandom(pybind11::module_& m);
 
 }  // namespace ember::python
 

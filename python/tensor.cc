@@ -1,6 +1,6 @@
 // Tensors and autograd in `ember._ember`, in PyTorch's names: ember.Tensor with its
 // operators, indexing as views, reductions and autograd; creation (tensor, from_numpy,
-// zeros, ones, full, arange, rand, randn, manual_seed); dtypes and devices; no_grad.
+// zeros, ones, full, arange; random.cc the random ones); dtypes and devices; no_grad.
 // Every op that can be differentiated goes through ember::autograd, so gradients flow
 // as in PyTorch. Math that runs long (matmul, backward) releases the GIL.
 //
@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "autograd/autograd.h"
 #include "kernels/cpu/thread_pool.h"
+#include "python/args.h"
 #include "python/status.h"
 #include "tensor/creation.h"
 #include "tensor/ops/binary.h"
@@ -93,96 +94,6 @@ py::object TopK(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
   return kType(result.values, result.indices);
 }
 
-// torch.multinomial with one sample a row: [..., n] weights give [..., 1] indices.
-Tensor Multinomial(const Tensor& probs, int64_t num_samples, bool replacement) {
-  EMBER_CHECK(num_samples == 1, "multinomial: one sample a row (num_samples=1), not ", num_samples);
-  static_cast<void>(replacement);  // with one sample, with or without is the same draw
-  const Tensor drawn = ops::Multinomial(ag::Detach(probs));
-  std::vector<int64_t> shape(probs.shape().begin(), probs.shape().end() - 1);
-  shape.push_back(1);
-  return drawn.Reshape(shape);
-}
-
-// ---- Arguments ----
-
-// PyTorch's names for the dtypes, and the buffer-protocol format of each (none: NumPy
-// has no bfloat16).
-struct DTypeInfo {
-  DType dtype;
-  const char* name;
-  const char* format;
-};
-constexpr DTypeInfo kDTypes[] = {
-    {DType::kF32, "float32", "f"},       {DType::kF64, "float64", "d"},
-    {DType::kBF16, "bfloat16", nullptr}, {DType::kF16, "float16", "e"},
-    {DType::kI32, "int32", "i"},         {DType::kI64, "int64", "q"},
-    {DType::kU8, "uint8", "B"},          {DType::kU16, "uint16", "H"},
-    {DType::kBool, "bool", "?"},
-};
-
-const DTypeInfo& Info(DType dtype) {
-  for (const DTypeInfo& info : kDTypes) {
-    if (info.dtype == dtype) return info;
-  }
-  throw std::logic_error("a dtype with no Python name");
-}
-
-// A buffer's element format ("f", "<f", "l", ...) as a dtype.
-DType DTypeOfFormat(const std::string& format, py::ssize_t itemsize) {
-  const size_t order = format.find_first_not_of("@=<>!");  // a byte-order prefix, if any
-  const char code = order != std::string::npos && order + 1 == format.size() ? format[order] : 'x';
-  switch (code) {
-    case 'f':
-      return DType::kF32;
-    case 'd':
-      return DType::kF64;
-    case 'e':
-      return DType::kF16;
-    case 'B':
-      return DType::kU8;
-    case 'H':
-      return DType::kU16;
-    case '?':
-      return DType::kBool;
-    case 'i':
-    case 'l':
-    case 'q':
-      if (itemsize == 4) return DType::kI32;
-      if (itemsize == 8) return DType::kI64;
-      break;
-  }
-  throw py::value_error(absl::StrCat("an array of format '", format, "' (", itemsize,
-                                     " bytes an element) has no ember dtype"));
-}
-
-// None, a Device, or a string such as "cpu" or "cuda:0".
-std::optional<Device> DeviceArg(const py::object& device) {
-  if (device.is_none()) return std::nullopt;
-  if (py::isinstance<Device>(device)) return device.cast<Device>();
-  return ValueOrRaise(ParseDevice(device.cast<std::string>()));
-}
-
-// A shape given as f(2, 3) or f((2, 3)) or f([2, 3]).
-std::vector<int64_t> ShapeArg(const py::args& args) {
-  if (args.size() == 1 && !py::isinstance<py::int_>(args[0]))
-    return args[0].cast<std::vector<int64_t>>();
-  return args.cast<std::vector<int64_t>>();
-}
-
-Scalar ScalarOf(const py::handle& value) {
-  if (py::isinstance<py::bool_>(value)) return Scalar(value.cast<bool>());
-  if (py::isinstance<py::int_>(value)) return Scalar(value.cast<int64_t>());
-  if (py::isinstance<py::float_>(value)) return Scalar(value.cast<double>());
-  throw py::type_error(
-      absl::StrCat("expected a Tensor or a number, got ",
-                   py::str(py::type::of(value).attr("__name__")).cast<std::string>()));
-}
-
-bool IsNumber(const py::handle& value) {
-  return py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value) ||
-         py::isinstance<py::float_>(value);
-}
-
 // ---- Creation ----
 
 // Python numbers and (nested) sequences of them, as FromList takes them.
@@ -203,35 +114,6 @@ NestedList Nested(const py::handle& data) {
   std::vector<NestedList> items;
   for (const py::handle item : data.cast<py::sequence>()) items.push_back(Nested(item));
   return NestedList(std::move(items));
-}
-
-// A tensor over the buffer of `array`, sharing its memory (torch.from_numpy).
-Tensor FromBuffer(const py::buffer& array) {
-  const py::buffer_info info = array.request(/*writable=*/false);
-  if (info.readonly) {
-    throw py::value_error(
-        "from_numpy: the array is read-only (ember may write to it); pass a copy");
-  }
-  const DType dtype = DTypeOfFormat(info.format, info.itemsize);
-  std::vector<int64_t> shape(info.shape.begin(), info.shape.end()), strides;
-  int64_t extent = info.itemsize;  // bytes from the first element to the end of the last
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (info.strides[d] < 0 || info.strides[d] % info.itemsize != 0) {
-      throw py::value_error(
-          absl::StrCat("from_numpy: stride ", info.strides[d], " of dimension ", d,
-                       " is negative or not a multiple of the element size; pass a copy"));
-    }
-    strides.push_back(info.strides[d] / info.itemsize);
-    if (shape[d] == 0) extent = 0;
-    if (extent > 0) extent += (shape[d] - 1) * info.strides[d];
-  }
-  // The array stays alive while any tensor uses its memory; dropping it needs the GIL.
-  auto owner = std::shared_ptr<void>(array.inc_ref().ptr(), [](void* object) {
-    py::gil_scoped_acquire gil;
-    Py_DECREF(static_cast<PyObject*>(object));
-  });
-  return Tensor(Storage::Borrow(info.ptr, extent, Device::Cpu(), std::move(owner)), 0, shape,
-                strides, dtype);
 }
 
 // ember.autograd.Function's node: `output` (made under no_grad) recorded as op `name`
@@ -262,13 +144,6 @@ Tensor RecordPython(const std::string& name, const Tensor& output,
         }
         return grads;
       });
-}
-
-Tensor Finish(Tensor t, const py::object& dtype, const py::object& device, bool requires_grad) {
-  if (!dtype.is_none() && t.dtype() != dtype.cast<DType>()) t = t.To(dtype.cast<DType>());
-  if (const std::optional<Device> d = DeviceArg(device); d && t.device() != *d) t = t.To(*d);
-  if (requires_grad) ag::SetRequiresGrad(t);
-  return t;
 }
 
 // torch.tensor: always a copy, of numbers, sequences, arrays or a tensor.
@@ -449,7 +324,7 @@ class Autocast {
 
 void BindTensor(py::module_& m) {
   py::enum_<DType> dtype(m, "dtype");
-  for (const DTypeInfo& info : kDTypes) dtype.value(info.name, info.dtype);
+  for (const DTypeInfo& info : AllDTypes()) dtype.value(info.name, info.dtype);
   // Replacing (not overloading) the names enum_ defines: ember.float32, as torch.float32.
   const py::cpp_function name([](DType d) { return absl::StrCat("ember.", Info(d).name); },
                               py::is_method(dtype));
@@ -457,7 +332,7 @@ void BindTensor(py::module_& m) {
   dtype.attr("__str__") = name;
   dtype.def_property_readonly("is_floating_point", [](DType d) { return IsFloatingPoint(d); })
       .def_property_readonly("itemsize", [](DType d) { return ItemSize(d); });
-  for (const DTypeInfo& info : kDTypes) m.attr(info.name) = py::cast(info.dtype);
+  for (const DTypeInfo& info : AllDTypes()) m.attr(info.name) = py::cast(info.dtype);
 
   py::class_<Device>(m, "device")
       .def(py::init([](const std::string& text) { return ValueOrRaise(ParseDevice(text)); }),
@@ -814,7 +689,6 @@ void BindTensor(py::module_& m) {
       .def("split", &SplitTensor, py::arg("split_size_or_sections"), py::arg("dim") = 0)
       .def("topk", &TopK, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true,
            py::arg("sorted") = true)
-      .def("multinomial", &Multinomial, py::arg("num_samples"), py::arg("replacement") = false)
       .def(
           "tril",
           [](const Tensor& t, int64_t diagonal) {
@@ -854,12 +728,6 @@ void BindTensor(py::module_& m) {
   };
   sized("zeros", [](const std::vector<int64_t>& shape, DType d) { return Zeros(shape, d); });
   sized("ones", [](const std::vector<int64_t>& shape, DType d) { return Ones(shape, d); });
-  sized("rand", [](const std::vector<int64_t>& shape, DType d) {
-    return Rand(shape, DefaultGenerator(), d);
-  });
-  sized("randn", [](const std::vector<int64_t>& shape, DType d) {
-    return Randn(shape, DefaultGenerator(), d);
-  });
   m.def(
       "full",
       [](const std::vector<int64_t>& shape, const py::object& value, const py::object& dtype,
@@ -884,21 +752,6 @@ void BindTensor(py::module_& m) {
       py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
       py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("requires_grad") = false);
-  m.def("manual_seed", &ManualSeed, py::arg("seed"));
-  m.def(
-      "_randint",
-      [](int64_t low, int64_t high, const std::vector<int64_t>& shape) {
-        EMBER_CHECK(low < high, "randint: low (", low, ") must be below high (", high, ")");
-        Tensor t = Empty(shape, DType::kI64);
-        int64_t* data = t.data<int64_t>();
-        Generator& gen = DefaultGenerator();
-        const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-        for (int64_t i = 0; i < t.numel(); ++i) {
-          data[i] = low + static_cast<int64_t>(gen.NextBelow(range));  // unbiased
-        }
-        return t;
-      },
-      py::arg("low"), py::arg("high"), py::arg("size"));
   py::class_<Autocast>(m, "_autocast")
       .def(py::init<DType>(), py::arg("dtype"))
       .def("__enter__", &Autocast::Enter)
@@ -926,8 +779,6 @@ void BindTensor(py::module_& m) {
         py::arg("dim") = 0);
   m.def("topk", &TopK, py::arg("input"), py::arg("k"), py::arg("dim") = -1,
         py::arg("largest") = true, py::arg("sorted") = true);
-  m.def("multinomial", &Multinomial, py::arg("input"), py::arg("num_samples"),
-        py::arg("replacement") = false);
   m.def(
       "tril",
       [](const Tensor& t, int64_t diagonal) {

@@ -1,7 +1,10 @@
 #include "tensor/random.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "kernels/cuda/runtime.h"
 #include "kernels/philox.h"
@@ -168,6 +171,18 @@ Tensor RandInt(int64_t low, int64_t high, IntSpan shape, Generator& gen, DType d
   return Generate(shape, dtype, [&] {
     return static_cast<int64_t>(static_cast<uint64_t>(low) + gen.NextBelow(range));
   });
+}
+
+Tensor RandPerm(int64_t n, Generator& gen, DType dtype) {
+  EMBER_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  for (int64_t i = n - 1; i > 0; --i) {
+    std::swap(order[i], order[gen.NextBelow(static_cast<uint64_t>(i) + 1)]);
+  }
+  Tensor t = Empty({n}, DType::kI64);
+  std::copy(order.begin(), order.end(), t.data<int64_t>());
+  return dtype == DType::kI64 ? t : t.To(dtype);
 }
 
 }  // namespace ember

@@ -73,6 +73,9 @@ Tensor NormalRange(int64_t numel, int64_t begin, int64_t end, double mean, doubl
 // Integers uniform in [low, high), without bias.
 Tensor RandInt(int64_t low, int64_t high, IntSpan shape, Generator& gen = DefaultGenerator(),
                DType dtype = DType::kI64);
+// A uniformly random permutation of 0 .. n-1 (torch.randperm), by Fisher and Yates'
+// shuffle: for i = n-1 down to 1, swap element i with element j = NextBelow(i + 1).
+Tensor RandPerm(int64_t n, Generator& gen = DefaultGenerator(), DType dtype = DType::kI64);
 
 }  // namespace ember
 

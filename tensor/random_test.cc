@@ -1,7 +1,10 @@
 #include "tensor/random.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -178,6 +181,26 @@ TEST(RandomTensorTest, RandIntCoversTheRangeOnly) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "randint: low 3 must be less than high 3");
   }
+}
+
+TEST(RandomTensorTest, RandPermIsAUniformPermutation) {
+  Generator gen(5);
+  std::vector<int64_t> v = RandPerm(1000, gen).ToVector<int64_t>();
+  std::vector<int64_t> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(sorted[i], i);
+  EXPECT_NE(v, sorted);
+  Generator again(5);
+  EXPECT_EQ(RandPerm(1000, again).ToVector<int64_t>(), v);
+  // Each of the 3! orders of three elements, 6000 draws: 1000 expected each; a
+  // deviation of 150 is over 5 standard deviations (sqrt(6000 * 1/6 * 5/6) = 28.9).
+  std::map<std::vector<int64_t>, int> counts;
+  for (int i = 0; i < 6000; ++i) ++counts[RandPerm(3, gen).ToVector<int64_t>()];
+  ASSERT_EQ(counts.size(), 6u);
+  for (const auto& [order, count] : counts) EXPECT_NEAR(count, 1000, 150);
+  EXPECT_EQ(RandPerm(0, gen).numel(), 0);
+  EXPECT_EQ(RandPerm(4, gen, DType::kI32).dtype(), DType::kI32);
+  EXPECT_THROW(RandPerm(-1, gen), Error);
 }
 
 TEST(RandomTensorTest, DefaultGeneratorReseeds) {

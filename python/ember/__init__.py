@@ -14,11 +14,11 @@ import functools as _functools
 import operator as _operator
 
 from ember import _ember
-from ember._ember import (Tensor, arange, bfloat16, bool, cat, device, dtype, float16, float32, float64,
-                          from_numpy, full, get_num_threads, int32, int64, is_grad_enabled, manual_seed,
-                          masked_fill, matmul, set_num_threads,
-                          multinomial, ones, rand, randn, split, stack, tensor, topk, tril, triu, uint8, uint16,
-                          zeros)
+from ember._ember import (Generator, Tensor, arange, bfloat16, bool, cat, default_generator, device, dtype,
+                          float16, float32, float64, from_numpy, frombuffer, full, get_num_threads, initial_seed,
+                          int32, int64, is_grad_enabled, manual_seed, masked_fill, matmul, multinomial, ones, rand,
+                          randn, randperm, seed, set_num_threads, split, stack, tensor, topk, tril, triu, uint8,
+                          uint16, zeros)
 from ember import amp, autograd, backends, cuda, distributed, nn, optim, tokenizer, utils
 from ember.amp import autocast
 from ember.nn import parallel as _parallel
@@ -101,14 +101,15 @@ class inference_mode(no_grad):
     """torch.inference_mode: no gradient recording inside (ember's no_grad)."""
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """torch.randint(low=0, high, size): integers uniform in [low, high), without bias, from
-    the default generator (ember.manual_seed); int64 unless dtype says otherwise."""
+    generator (default: the default generator, ember.manual_seed); int64 unless dtype says
+    otherwise."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
         raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
-    t = _ember._randint(_operator.index(low), _operator.index(high), list(size))
+    t = _ember._randint(_operator.index(low), _operator.index(high), list(size), generator)
     t = t.to(dtype if dtype is not None else int64)
     return t.to(device if device is not None else "cpu").requires_grad_(requires_grad)
 
@@ -118,14 +119,14 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
-    "Tensor", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
-    "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "detach", "device", "distributed", "dtype",
-    "empty", "empty_like", "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy",
-    "full", "full_like", "ge", "get_default_dtype", "get_num_threads", "gt", "inference_mode", "int32", "int64",
+    "Generator", "Tensor", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
+    "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "default_generator", "detach", "device", "distributed", "dtype",
+    "empty", "empty_like", "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "frombuffer",
+    "full", "full_like", "ge", "get_default_dtype", "get_num_threads", "gt", "inference_mode", "initial_seed", "int32", "int64",
     "is_floating_point", "is_grad_enabled", "is_tensor", "le", "linspace", "load", "log", "log_softmax", "lt",
     "manual_seed", "masked_fill", "matmul", "maximum", "mean", "minimum", "mm", "multinomial", "ne", "neg",
     "nn", "no_grad", "norm", "numel", "ones", "ones_like", "optim", "permute", "rand", "rand_like", "randint",
-    "randn", "randn_like", "reciprocal", "relu", "reshape", "rsqrt", "save", "set_grad_enabled",
+    "randn", "randn_like", "randperm", "reciprocal", "relu", "reshape", "rsqrt", "save", "seed", "set_grad_enabled",
     "set_num_threads", "sigmoid", "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "t", "tanh",
     "tensor", "tokenizer", "topk", "transpose", "tril", "triu", "uint16", "uint8", "unsqueeze", "utils", "var",
     "where", "zeros", "zeros_like",

@@ -20,7 +20,7 @@ from ember import amp as _amp
 amp = types.SimpleNamespace(GradScaler=_amp.GradScaler, autocast=_amp.autocast)
 
 __all__ = ["amp", "device_count", "empty_cache", "get_device_name", "is_available", "is_bf16_supported",
-           "manual_seed", "max_memory_allocated", "memory_allocated", "memory_stats", "reset_peak_memory_stats",
+           "manual_seed", "manual_seed_all", "max_memory_allocated", "memory_allocated", "memory_stats", "reset_peak_memory_stats",
            "set_device", "synchronize"]
 
 
@@ -63,18 +63,22 @@ def empty_cache():
 
 def memory_stats(device=None):
     """The caching allocator's counters: live_bytes, peak_bytes, cached_bytes,
-    allocation_count and fresh_allocation_count (those that needed cudaMalloc)."""
+    allocation_count and fresh_allocation_count (those that needed cudaMalloc); an empty
+    dict where there is no GPU, as PyTorch's before CUDA is initialised."""
+    if not is_available():
+        return {}
     return _ember._cuda_memory_stats(_index(device))
 
 
 def memory_allocated(device=None):
-    """Bytes of tensors alive on the device now."""
-    return memory_stats(device)["live_bytes"]
+    """Bytes of tensors alive on the device now (0 without a GPU, as PyTorch's)."""
+    return memory_stats(device).get("live_bytes", 0)
 
 
 def max_memory_allocated(device=None):
-    """The most bytes alive at once since the start or reset_peak_memory_stats."""
-    return memory_stats(device)["peak_bytes"]
+    """The most bytes alive at once since the start or reset_peak_memory_stats (0 without
+    a GPU)."""
+    return memory_stats(device).get("peak_bytes", 0)
 
 
 def reset_peak_memory_stats(device=None):
@@ -97,4 +101,9 @@ def is_bf16_supported():
 def manual_seed(seed: int):
     """Seeds ember's one generator, which the CPU and the GPU draw from alike (as
     ember.manual_seed)."""
+    _ember.manual_seed(seed)
+
+
+def manual_seed_all(seed: int):
+    """Seeds every GPU's generator: ember has one for all devices (manual_seed)."""
     _ember.manual_seed(seed)

@@ -210,7 +210,7 @@ class TrainingScriptNamesTest(unittest.TestCase):
         self.assertEqual(ember.randint(5, 9, (1000,)).tolist(), a.tolist())
         self.assertEqual(ember.randint(3, (2, 2)).shape, (2, 2))  # randint(high, size)
         self.assertLess(max(ember.randint(3, (50,)).tolist()), 3)
-        with self.assertRaisesRegex(ValueError, "low .* must be below high"):
+        with self.assertRaisesRegex(ValueError, "low 4 must be less than high 4"):
             ember.randint(4, 4, (1,))
 
     def test_autocast(self):
@@ -358,8 +358,8 @@ class CheckpointTest(unittest.TestCase):
             ember.save(model.state_dict(), os.path.join(tmp, "plain.safetensors"))
             self.assertEqual(sorted(ember.load(os.path.join(tmp, "plain.safetensors"))),
                              sorted(model.state_dict()))
-            with self.assertRaisesRegex(TypeError, "cannot save a set"):
-                ember.save({"x": {1, 2}}, path)
+            ember.save({"x": {1, 2}}, path)  # anything picklable, as torch.save
+            self.assertEqual(ember.load(path)["x"], {1, 2})
 
     def test_errors(self):
         with self.assertRaises(FileNotFoundError):

@@ -183,15 +183,69 @@ class TorchNamesTest(unittest.TestCase):
         with ember.no_grad():
             self.assertEqual(weights.topk(1).indices.tolist(), [1])
 
-    def test_multinomial_one_sample_a_row(self):
+    def test_multinomial(self):
         probs = ember.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
         drawn = ember.multinomial(probs, num_samples=1)
         self.assertEqual(drawn.shape, (2, 1))
         self.assertEqual(drawn.dtype, ember.int64)
         self.assertEqual(drawn.tolist(), [[1], [2]])
         self.assertEqual(ember.tensor([0.0, 0.0, 1.0]).multinomial(1).tolist(), [2])
-        with self.assertRaisesRegex(ValueError, "one sample a row"):
-            probs.multinomial(2)
+        self.assertEqual(probs.multinomial(3, replacement=True).tolist(), [[1, 1, 1], [2, 2, 2]])
+        pairs = ember.tensor([[1.0, 1.0, 0.0]]).expand(200, 3).multinomial(2)
+        self.assertEqual({tuple(sorted(p)) for p in pairs.tolist()}, {(0, 1)})  # without replacement
+        self.assertEqual({p[0] for p in pairs.tolist()}, {0, 1})
+        with self.assertRaisesRegex(ValueError, "without replacement"):
+            probs.multinomial(4)
+        with self.assertRaisesRegex(ValueError, "no positive weight"):
+            probs.multinomial(2)  # a row's only positive weight is drawn first
+        g = ember.Generator().manual_seed(4)
+        first = ember.multinomial(ember.ones(8), 8, generator=g).tolist()
+        self.assertEqual(sorted(first), list(range(8)))
+        self.assertEqual(ember.multinomial(ember.ones(8), 8, generator=g.manual_seed(4)).tolist(), first)
+
+
+class RawMemoryTest(unittest.TestCase):
+    """frombuffer, as_strided and view(dtype): views of memory as it lies, as PyTorch's."""
+
+    def test_frombuffer_shares_a_writable_buffer(self):
+        data = bytearray(np.array([1.5, -2.0, 4.0], dtype=np.float32).tobytes())
+        t = ember.frombuffer(data, dtype=ember.float32)
+        self.assertEqual(t.tolist(), [1.5, -2.0, 4.0])
+        t[0] = 8.0
+        self.assertEqual(np.frombuffer(bytes(data[:4]), dtype=np.float32)[0], 8.0)  # the same memory
+        self.assertEqual(ember.frombuffer(data, dtype=ember.float32, count=1, offset=4).tolist(), [-2.0])
+        self.assertEqual(ember.frombuffer(b"\x01\x00\x02\x00", dtype=ember.uint16).tolist(), [1, 2])  # copied
+        with self.assertRaisesRegex(ValueError, "not a whole number"):
+            ember.frombuffer(bytearray(6), dtype=ember.float32)
+        with self.assertRaisesRegex(ValueError, "need 16 bytes"):
+            ember.frombuffer(bytearray(8), dtype=ember.float32, count=4)
+
+    def test_as_strided_and_stride(self):
+        x = ember.arange(12.0)
+        self.assertEqual(x.as_strided((3, 2), (4, 1), 1).tolist(), [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]])
+        window = x.as_strided((2, 3), (0, 1))  # stride 0: the same row twice
+        self.assertEqual(window.tolist(), [[0.0, 1.0, 2.0]] * 2)
+        y = x.view(3, 4).t()
+        self.assertEqual((y.stride(), y.stride(0), y.storage_offset()), ((1, 4), 1, 0))
+        self.assertEqual(x[5:].storage_offset(), 5)
+        with self.assertRaisesRegex(ValueError, "needs .* bytes"):
+            x.as_strided((4,), (4,))
+        with self.assertRaisesRegex(ValueError, "records no gradient"):
+            ember.ones(2, requires_grad=True).as_strided((2,), (1,))
+
+    def test_view_as_another_dtype(self):
+        x = ember.tensor([1.0, -2.0])
+        self.assertEqual(x.view(ember.int32).tolist(), [1065353216, -1073741824])  # IEEE 754 bits
+        self.assertEqual(x.view(ember.uint8).shape, (8,))
+        self.assertEqual(x.view(ember.uint8).view(ember.float32).tolist(), [1.0, -2.0])
+        self.assertEqual(ember.tensor([1.0]).to(ember.bfloat16).view(ember.uint16).tolist(), [0x3F80])
+        pairs = ember.zeros(2, 4, dtype=ember.uint8).view(ember.uint16)
+        self.assertEqual(pairs.shape, (2, 2))
+        self.assertEqual(x.view(2, 1).shape, (2, 1))  # view(*shape) as before
+        with self.assertRaisesRegex(ValueError, "last dimension must be contiguous"):
+            ember.zeros(4, 2).t().view(ember.float64)
+        with self.assertRaisesRegex(ValueError, "not a whole number of 8-byte elements"):
+            ember.zeros(3).view(ember.float64)
 
 
 class AdvancedIndexTest(unittest.TestCase):

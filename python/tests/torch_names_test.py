@@ -1,5 +1,5 @@
 """The PyTorch names composed in Python (ember/_torch_names.py, nn's activations and
-containers, optim.lr_scheduler, utils.data) against PyTorch's documented behaviour:
+containers, optim.lr_scheduler) against PyTorch's documented behaviour:
 values derived by hand from the documented formulas, gradients against finite
 differences."""
 
@@ -12,7 +12,6 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.optim import lr_scheduler
-from ember.utils.data import DataLoader, TensorDataset
 
 
 class TensorNamesTest(unittest.TestCase):
@@ -286,42 +285,6 @@ class LrSchedulerTest(unittest.TestCase):
         resumed.load_state_dict(first.state_dict())
         resumed.step()
         self.assertEqual(again.param_groups[0]["lr"], 0.125)
-
-
-class DataLoaderTest(unittest.TestCase):
-    def test_batches_collate_as_pytorch(self):
-        data = TensorDataset(ember.arange(10.0).view(5, 2), ember.arange(5))
-        batches = list(DataLoader(data, batch_size=2))
-        self.assertEqual(len(batches), 3)
-        x, y = batches[0]
-        self.assertEqual((x.tolist(), y.tolist()), ([[0.0, 1.0], [2.0, 3.0]], [0, 1]))
-        self.assertEqual(len(DataLoader(data, batch_size=2, drop_last=True)), 2)
-        self.assertEqual(len(list(DataLoader(data, batch_size=2, drop_last=True))), 2)
-
-        class Pairs:
-            def __len__(self):
-                return 3
-
-            def __getitem__(self, i):
-                return {"n": i, "x": float(i) / 2, "a": np.full(2, i, dtype=np.float32)}
-
-        batch = next(iter(DataLoader(Pairs(), batch_size=3)))
-        self.assertEqual((batch["n"].dtype, batch["n"].tolist()), (ember.int64, [0, 1, 2]))
-        self.assertEqual((batch["x"].dtype, batch["x"].tolist()), (ember.float64, [0.0, 0.5, 1.0]))
-        self.assertEqual(batch["a"].tolist(), [[0, 0], [1, 1], [2, 2]])
-
-    def test_shuffle_is_a_permutation_fixed_by_the_seed(self):
-        data = TensorDataset(ember.arange(20))
-        orders = []
-        for _ in range(2):
-            ember.manual_seed(3)
-            orders.append([int(v) for (batch,) in DataLoader(data, batch_size=6, shuffle=True)
-                           for v in batch.tolist()])
-        self.assertEqual(orders[0], orders[1])
-        self.assertEqual(sorted(orders[0]), list(range(20)))
-        self.assertNotEqual(orders[0], list(range(20)))
-        with self.assertRaisesRegex(ValueError, "batch_size"):
-            DataLoader(data, batch_size=0)
 
 
 if __name__ == "__main__":

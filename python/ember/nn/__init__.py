@@ -79,16 +79,18 @@ class Module:
             self._non_persistent.add(name)
         object.__setattr__(self, name, tensor)
 
-    def named_buffers(self, prefix: str = ""):
-        """(dotted name, buffer) of this module and every submodule, depth first."""
+    def named_buffers(self, prefix: str = "", recurse: bool = True):
+        """(dotted name, buffer) of this module and (recurse) every submodule, depth first."""
         for name, b in self._buffers.items():
             if b is not None:
                 yield prefix + name, b
-        for name, m in self._modules.items():
-            yield from m.named_buffers(prefix + name + ".")
+        if recurse:
+            for name, m in self._modules.items():
+                yield from m.named_buffers(prefix + name + ".")
 
-    def buffers(self):
-        return [b for _, b in self.named_buffers()]
+    def buffers(self, recurse: bool = True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
 
     def _state(self, prefix: str = ""):
         """state_dict's entries in PyTorch's order: a module's parameters, its persistent
@@ -116,12 +118,14 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
-    def named_parameters(self, prefix: str = "", remove_duplicate: bool = True):
-        """(dotted name, parameter) of this module and every submodule, depth first; a
-        parameter held under several names (tied weights) once, under its first, unless
-        remove_duplicate=False (as PyTorch)."""
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """(dotted name, parameter) of this module and (recurse) every submodule, depth
+        first; a parameter held under several names (tied weights) once, under its first,
+        unless remove_duplicate=False (as PyTorch)."""
         seen = set()
-        for name, p in self._named_parameters(prefix):
+        named = self._named_parameters(prefix) if recurse else \
+            ((prefix + name, p) for name, p in self._parameters.items() if p is not None)
+        for name, p in named:
             if remove_duplicate:
                 if id(p) in seen:
                     continue
@@ -135,8 +139,10 @@ class Module:
         for name, m in self._modules.items():
             yield from m._named_parameters(prefix + name + ".")
 
-    def parameters(self):
-        return [p for _, p in self.named_parameters()]
+    def parameters(self, recurse: bool = True):
+        """The parameters, as an iterator (as PyTorch's)."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
 
     def named_modules(self, prefix: str = ""):
         yield prefix.rstrip("."), self
@@ -144,13 +150,14 @@ class Module:
             yield from m.named_modules(prefix + name + ".")
 
     def modules(self):
-        return [m for _, m in self.named_modules()]
+        for _, m in self.named_modules():
+            yield m
 
     def children(self):
-        return list(self._modules.values())
+        yield from self._modules.values()
 
     def named_children(self):
-        return list(self._modules.items())
+        yield from self._modules.items()
 
     def requires_grad_(self, requires_grad: bool = True):
         """Turns gradients on or off for every parameter (freezing a part of a model)."""
@@ -225,9 +232,10 @@ class Module:
     def cpu(self):
         return self.to("cpu")
 
-    def zero_grad(self):
-        for p in self.parameters():
-            p.zero_grad_()
+    def zero_grad(self, set_to_none: bool = True):
+        """Every parameter's gradient dropped (set_to_none, PyTorch 2's default) or set to
+        zeros in place."""
+        _zero_grads(self.parameters(), set_to_none)
 
     def extra_repr(self) -> str:
         return ""
@@ -237,6 +245,15 @@ class Module:
         if not lines:
             return f"{type(self).__name__}({self.extra_repr()})"
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _zero_grads(parameters, set_to_none):
+    for p in parameters:
+        if set_to_none:
+            p.zero_grad_()
+        elif p.grad is not None:
+            with ember.no_grad():
+                p.grad.zero_()
 
 
 def _from_core(module, parameters):

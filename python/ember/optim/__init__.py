@@ -29,10 +29,13 @@ class Optimizer:
         self._core.step()
 
     def zero_grad(self, set_to_none: bool = True):
-        """Forgets every parameter's gradient (PyTorch's default, set_to_none=True)."""
-        if not set_to_none:
-            raise ValueError("zero_grad: only set_to_none=True (ember drops gradients)")
-        self._core.zero_grad()
+        """Every parameter's gradient dropped (PyTorch 2's default, set_to_none=True) or
+        set to zeros in place."""
+        if set_to_none:
+            self._core.zero_grad()
+        else:
+            from ember.nn import _zero_grads
+            _zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none=False)
 
     def state_dict(self):
         """The state that makes a resumed run continue exactly: tensors by name

@@ -1,0 +1,1 @@
+"""torch.utils.data._utils: the default collate and convert functions."""
