@@ -1,9 +1,9 @@
 // ember's Python extension, `ember._ember`: the C++ objects that the `ember` package
 // (python/ember/) presents in PyTorch's and tiktoken's conventions. tensor.cc binds the
 // tensors and autograd (args.cc reads their arguments), random.cc the generators and
-// random tensors, memory.cc tensors over raw memory, nn.cc layers, losses, optimizers and checkpoints, cuda.cc the
-// GPUs and their settings, distributed.cc the process group, tokenizer.cc the
-// tokenizer; errors are translated in one place (status.h and the translator below).
+// random tensors, memory.cc tensors over raw memory, nn.cc layers, losses, optimizers and
+// checkpoints, cuda.cc the GPUs and their settings, distributed.cc the process group, tokenizer.cc
+// the tokenizer; errors are translated in one place (status.h and the translator below).
 
 #include <pybind11/pybind11.h>
 

@@ -4,9 +4,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -42,8 +45,51 @@ void BindTokenizer(py::module_& m) {
       py::arg("name"), py::arg("vocab_dir"),
       "One of tiktoken's encodings, from the vocabulary files in vocab_dir.");
 
+  m.def(
+      "make_encoding",
+      [](std::string name, const std::string& pattern, const py::dict& mergeable_ranks,
+         const py::dict& special_tokens) {
+        tokenizer::Ranks ranks;
+        for (const auto& [bytes, rank] : mergeable_ranks) {
+          ranks[bytes.cast<std::string>()] = rank.cast<Rank>();
+        }
+        absl::flat_hash_map<std::string, Rank> specials;
+        for (const auto& [text, id] : special_tokens) {
+          specials[text.cast<std::string>()] = id.cast<Rank>();
+        }
+        return ValueOrRaise(
+            Encoding::Create(std::move(name), pattern, std::move(ranks), std::move(specials)));
+      },
+      py::arg("name"), py::arg("pat_str"), py::arg("mergeable_ranks"), py::arg("special_tokens"),
+      "tiktoken's Encoding(name, pat_str=, mergeable_ranks=, special_tokens=).");
+
   py::class_<Encoding>(m, "Encoding")
       .def_property_readonly("name", &Encoding::name)
+      .def_property_readonly("pattern", &Encoding::pattern)
+      .def_property_readonly("mergeable_ranks",
+                             [](const Encoding& e) {
+                               py::dict d;
+                               for (const auto& [bytes, rank] : e.ranks()) d[Bytes(bytes)] = rank;
+                               return d;
+                             })
+      .def(
+          "rank_of",
+          [](const Encoding& e, const std::string& bytes) -> std::optional<Rank> {
+            const auto it = e.ranks().find(bytes);
+            if (it == e.ranks().end()) return std::nullopt;
+            return it->second;
+          },
+          py::arg("bytes"), "The mergeable token's rank, or None.")
+      .def("token_byte_values",
+           [](const Encoding& e) {
+             std::vector<std::string> values;
+             values.reserve(e.ranks().size());
+             for (const auto& [bytes, rank] : e.ranks()) values.push_back(bytes);
+             std::sort(values.begin(), values.end());
+             py::list out;
+             for (const std::string& v : values) out.append(Bytes(v));
+             return out;
+           })
       .def_property_readonly("n_vocab", &Encoding::n_vocab)
       .def_property_readonly("special_tokens",
                              [](const Encoding& e) {

@@ -279,7 +279,9 @@ absl::StatusOr<Encoding> Encoding::Create(std::string name, absl::string_view pa
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", pretokenizer.status().message()));
   }
   std::vector<const std::string*> by_id;
+  std::vector<bool> special_id;  // whether by_id[id] is a special token's text
   for (const auto* table : {&ranks, &specials}) {
+    const bool special = table == &specials;
     for (const auto& [bytes, id] : *table) {
       if (id > kMaxId) {
         return absl::InvalidArgumentError(
@@ -288,12 +290,18 @@ absl::StatusOr<Encoding> Encoding::Create(std::string name, absl::string_view pa
       }
       if (bytes.empty())
         return absl::InvalidArgumentError(absl::StrCat(name, ": id ", id, " has no bytes"));
-      if (id >= by_id.size()) by_id.resize(static_cast<size_t>(id) + 1, nullptr);
-      if (by_id[id] != nullptr) {
+      if (id >= by_id.size()) {
+        by_id.resize(static_cast<size_t>(id) + 1, nullptr);
+        special_id.resize(by_id.size(), false);
+      }
+      // tiktoken lets two special tokens share an id (o200k_harmony gives 200018 to
+      // <|endofprompt|> and <|reserved_200018|>), never a special and a mergeable token.
+      if (by_id[id] != nullptr && !(special && special_id[id])) {
         return absl::InvalidArgumentError(
             absl::StrCat(name, ": id ", id, " is given to two tokens"));
       }
       by_id[id] = &bytes;
+      special_id[id] = special;
     }
   }
   return Encoding(std::move(name), std::string(pattern), *std::move(pretokenizer), std::move(ranks),
@@ -312,6 +320,9 @@ Encoding::Encoding(std::string name, std::string pattern, Pretokenizer pretokeni
   for (const auto* table : {&ranks_, &specials_}) {
     for (const auto& [bytes, id] : *table) {
       if (id >= by_id.size()) by_id.resize(static_cast<size_t>(id) + 1, nullptr);
+      // Specials sharing an id decode as the first of their texts in byte order, so that
+      // decoding does not depend on the hash map's order.
+      if (by_id[id] != nullptr && *by_id[id] < bytes) continue;
       by_id[id] = &bytes;
     }
   }

@@ -214,6 +214,8 @@ class Encoding {
   absl::StatusOr<std::string> Decode(const std::vector<Rank>& ids) const;
 
   const Ranks& ranks() const { return ranks_; }
+  // tiktoken's pat_str.
+  const std::string& pattern() const { return pattern_; }
   const RankTable& rank_table() const { return table_; }
   const absl::flat_hash_map<std::string, Rank>& specials() const { return specials_; }
 

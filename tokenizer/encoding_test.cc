@@ -110,6 +110,17 @@ TEST(EncodingTest, EncodingsAsTiktokenDefinesThem) {
   EXPECT_EQ(Load("p50k_base").n_vocab(), 50281u);
   EXPECT_EQ(Load("cl100k_base").n_vocab(), 100277u);
   EXPECT_EQ(Load("o200k_base").n_vocab(), 200019u);
+  // gpt-oss's: o200k_base's ranks and pattern, specials up to 201087, two of which share
+  // 200018 (as tiktoken defines it); a shared id decodes as the first text in byte order.
+  const Encoding& harmony = Load("o200k_harmony");
+  EXPECT_EQ(harmony.n_vocab(), 201088u);
+  EXPECT_EQ(harmony.ranks(), Load("o200k_base").ranks());
+  EXPECT_EQ(*harmony.Encode("<|start|>assistant<|channel|>final<|message|>", harmony.AllSpecial()),
+            (std::vector<Rank>{200006, 173781, 200005, 17196, 200008}));
+  EXPECT_EQ(*harmony.Encode("<|reserved_200018|><|endofprompt|><|reserved_201087|>",
+                            harmony.AllSpecial()),
+            (std::vector<Rank>{200018, 200018, 201087}));
+  EXPECT_EQ(*harmony.Decode({200018, 199998}), "<|endofprompt|><|startoftext|>");
   const Encoding& edit = Load("p50k_edit");
   EXPECT_EQ(edit.n_vocab(), 50284u);
   EXPECT_EQ(*edit.Encode("x<|fim_middle|>", edit.AllSpecial()), (std::vector<Rank>{87, 50282}));
@@ -172,6 +183,10 @@ TEST(EncodingTest, CreateRefusesBadVocabularies) {
   empty[""] = 256;
   EXPECT_EQ(message(empty, {}), "v: id 256 has no bytes");
   EXPECT_EQ(message(bytes, {{"<|end|>", 97}}), "v: id 97 is given to two tokens");
+  Ranks twice = bytes;
+  twice["ab"] = 97;
+  EXPECT_EQ(message(twice, {}), "v: id 97 is given to two tokens");
+  EXPECT_EQ(message(bytes, {{"<|a|>", 300}, {"<|b|>", 300}}), "");  // specials may share
   EXPECT_EQ(message(bytes, {{"<|end|>", RankTable::kMissing}}),
             absl::StrCat("v: id ", RankTable::kMissing,
                          " is past the largest id a vocabulary may use, 4194303 (the decode table "

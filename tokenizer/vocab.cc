@@ -204,8 +204,25 @@ struct Definition {
   const char* name;
   const char* rank_file;  // in the vocabulary folder
   const char* pattern;
-  std::vector<std::pair<const char*, Rank>> specials;
+  std::vector<std::pair<std::string, Rank>> specials;
 };
+
+// o200k_harmony's specials (gpt-oss): o200k_base's, its chat format's markers, and
+// <|reserved_N|> for every other id from 200000 to 201087.
+std::vector<std::pair<std::string, Rank>> HarmonySpecials() {
+  std::vector<std::pair<std::string, Rank>> specials = {
+      {"<|endofprompt|>", 200018}, {"<|startoftext|>", 199998}, {"<|endoftext|>", 199999},
+      {"<|return|>", 200002},      {"<|constrain|>", 200003},   {"<|channel|>", 200005},
+      {"<|start|>", 200006},       {"<|end|>", 200007},         {"<|message|>", 200008},
+      {"<|call|>", 200012}};
+  for (Rank id : {200000, 200001, 200004, 200009, 200010, 200011}) {
+    specials.emplace_back(absl::StrCat("<|reserved_", id, "|>"), id);
+  }
+  for (Rank id = 200013; id < 201088; ++id) {
+    specials.emplace_back(absl::StrCat("<|reserved_", id, "|>"), id);
+  }
+  return specials;
+}
 
 const std::vector<Definition>& Definitions() {
   static const auto* defs = new std::vector<Definition>{
@@ -230,6 +247,7 @@ const std::vector<Definition>& Definitions() {
        "o200k_base.tiktoken",
        kO200kPattern,
        {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}},
+      {"o200k_harmony", "o200k_base.tiktoken", kO200kPattern, HarmonySpecials()},
   };
   return *defs;
 }

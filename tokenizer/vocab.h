@@ -35,9 +35,10 @@ absl::StatusOr<Ranks> LoadGpt2Ranks(const std::string& encoder_json_path,
 absl::StatusOr<Encoding> Gpt2Encoding(const std::string& dir);
 
 // The encodings OpenAI's tiktoken defines, by name (tiktoken's get_encoding): gpt2,
-// r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base. The patterns and special
+// r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, o200k_harmony. The patterns and special
 // tokens are built in; the ranks are read from `dir`: encoder.json + vocab.bpe for
-// gpt2, <name>.tiktoken for the others (p50k_edit shares p50k_base.tiktoken). setup.sh
+// gpt2, <name>.tiktoken for the others (p50k_edit shares p50k_base.tiktoken and
+// o200k_harmony o200k_base.tiktoken). setup.sh
 // puts all of them in downloads/tokenizer. An unknown name is an InvalidArgument that
 // lists the known ones.
 absl::StatusOr<Encoding> LoadEncoding(absl::string_view name, const std::string& dir);

@@ -75,13 +75,68 @@ class EncodingTest(unittest.TestCase):
         self.assertEqual(enc.decode_single_token_bytes(9906), b"Hello")
 
     def test_errors(self):
-        with self.assertRaisesRegex(ValueError, "token id 100256 is not in cl100k_base"):
+        with self.assertRaisesRegex(KeyError, "token id 100256 is not in cl100k_base"):  # tiktoken's KeyError
             self.enc.decode([9906, 100256])
+        with self.assertRaises(KeyError):
+            self.enc.decode_single_token_bytes(100256)
         with self.assertRaisesRegex(ValueError, "Unknown encoding gpt3"):
             tiktoken.get_encoding("gpt3")
         with self.assertRaisesRegex(FileNotFoundError, "/nowhere/"):
             tiktoken.get_encoding("gpt2", vocab_dir="/nowhere")
         self.assertEqual(self.enc.encode("\ud800 x"), self.enc.encode("\ufffd x"))  # a lone surrogate
+
+    def test_the_rest_of_tiktokens_api(self):
+        enc = self.enc
+        self.assertEqual(enc.encode_single_token("Hello"), 9906)
+        self.assertEqual(enc.encode_single_token(b"Hello"), 9906)
+        self.assertEqual(enc.encode_single_token("<|endoftext|>"), 100257)
+        self.assertEqual(enc.encode_single_token(b"<|endoftext|>"), 100257)
+        with self.assertRaises(KeyError):
+            enc.encode_single_token("Hello world")
+        self.assertTrue(enc.is_special_token(100257))
+        self.assertFalse(enc.is_special_token(9906))
+        ids = [enc.encode("hello world"), enc.encode("héllo")]
+        self.assertEqual(enc.decode_batch(ids), ["hello world", "héllo"])
+        self.assertEqual(enc.decode_bytes_batch(ids), [b"hello world", "héllo".encode()])
+        array = enc.encode_to_numpy("hello world")
+        self.assertEqual((str(array.dtype), array.tolist()), ("uint32", ids[0]))
+        values = enc.token_byte_values()
+        self.assertEqual((len(values), values[0], values[-1]), (100256, b"\x00", b"\xff"))  # ranks 0 .. 100255
+        self.assertTrue(all(a < b for a, b in zip(values, values[1:])))  # sorted
+        # Offsets: the character each token starts in. "我" is split after its second byte
+        # (b" \xe6\x88", b"\x91"): the second piece starts inside it, at index 6; the
+        # rocket's four bytes span three tokens, the last two starting inside it.
+        self.assertEqual(enc.decode_with_offsets(enc.encode("hello 我 world")), ("hello 我 world", [0, 5, 6, 7]))
+        self.assertEqual(enc.decode_with_offsets([64, 11410, 248, 222, 65]), ("a 🚀b", [0, 1, 2, 2, 3]))
+
+    def test_encoding_for_model(self):
+        for model, name in (("gpt2", "gpt2"), ("text-davinci-003", "p50k_base"), ("gpt-4", "cl100k_base"),
+                            ("gpt-3.5-turbo-0301", "cl100k_base"), ("gpt-4o", "o200k_base"),
+                            ("gpt-4o-2024-05-13", "o200k_base"), ("text-davinci-edit-001", "p50k_edit"),
+                            ("gpt-oss-120b", "o200k_harmony"), ("ft:gpt-4o-mini:org", "o200k_base")):
+            self.assertEqual(tiktoken.encoding_name_for_model(model), name, model)
+        self.assertEqual(tiktoken.encoding_for_model("gpt-4").name, "cl100k_base")
+        with self.assertRaisesRegex(KeyError, "Could not automatically map"):
+            tiktoken.encoding_for_model("llama")
+        harmony = tiktoken.get_encoding("o200k_harmony")
+        self.assertEqual(harmony.encode("<|start|>assistant", allowed_special="all"), [200006, 173781])
+        self.assertIn("o200k_harmony", tiktoken.list_encoding_names())
+
+    def test_a_constructed_encoding_pickles(self):
+        import pickle
+        base = tiktoken.get_encoding("r50k_base")
+        self.assertIs(pickle.loads(pickle.dumps(base))._core, base._core)  # by name: the same tables
+        custom = tiktoken.Encoding("custom", pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks,
+                                   special_tokens={"<|pickle|>": 100_000})
+        self.assertEqual(custom.encode("hello world"), base.encode("hello world"))
+        again = pickle.loads(pickle.dumps(custom))
+        self.assertEqual(again.encode("<|pickle|> hi", allowed_special="all"), [100_000, 23105])
+        self.assertEqual(again.n_vocab, 100_001)
+        with self.assertRaisesRegex(ValueError, "explicit_n_vocab"):
+            tiktoken.Encoding("x", pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks,
+                              special_tokens={}, explicit_n_vocab=5)
+        with self.assertRaisesRegex(ValueError, "byte 0 is not a token"):
+            tiktoken.Encoding("x", pat_str=base._pat_str, mergeable_ranks={b"a": 0}, special_tokens={})
 
     def test_gil_released_while_encoding(self):
         text = "The quick brown fox jumps over the lazy dog. " * 200000  # 9 MB

@@ -63,7 +63,7 @@
 #include "tools/tokenize/requests.h"
 
 ABSL_FLAG(std::string, encoding, "gpt2",
-          "gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base or o200k_base");
+          "gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base or o200k_harmony");
 ABSL_FLAG(std::string, tiktoken_file, "",
           "encode with this .tiktoken rank file instead of --encoding (with --pattern)");
 ABSL_FLAG(std::string, pattern, ember::tokenizer::kGpt2Pattern,

@@ -68,7 +68,7 @@ expect "trained vocabulary round trip" "Line 7: some words" \
 # Errors a user sees.
 expect "missing vocabulary" "tokenize: cannot open vocabulary file /nowhere/vocab.bpe (run ./setup.sh, or pass --vocab_dir)" \
   "$(echo x | $tool encode --vocab_dir=/nowhere 2>&1)"
-expect "unknown encoding" 'tokenize: unknown encoding "gpt3"; known: gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base' \
+expect "unknown encoding" 'tokenize: unknown encoding "gpt3"; known: gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, o200k_harmony' \
   "$(echo x | $tool encode --encoding=gpt3 "${vocab[@]}" 2>&1)"
 expect "bad id" 'tokenize: input item 1 ("x") is not a token id' "$(echo '1 x' | $tool decode "${vocab[@]}" 2>&1)"
 expect "unknown command" 'tokenize: unknown command "encdoe": expected encode, decode, count or train' \
