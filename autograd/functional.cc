@@ -190,6 +190,47 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids) {
       });
 }
 
+Tensor IndexSelect(const Tensor& x, int64_t dim, const Tensor& index) {
+  EMBER_CHECK(x.dim() >= 1, "index_select: cannot index a 0-d tensor");
+  EMBER_CHECK(!IsFloatingPoint(index.dtype()) && index.dtype() != DType::kBool,
+              "index_select: the index must hold integers, got ", DTypeName(index.dtype()));
+  const int64_t d = dim < 0 ? dim + x.dim() : dim;
+  EMBER_CHECK(d >= 0 && d < x.dim(), "index_select: dimension ", dim, " is out of range for ",
+              x.dim(), " dimensions");
+  const int64_t n = x.size(d);
+  Tensor ids = index.To(DType::kI64);
+  if (ids.numel() > 0) {
+    const Tensor exact = ids.To(DType::kF64);  // the reductions are floating-point; exact < 2^53
+    const auto lo = static_cast<int64_t>(ops::Min(exact).item<double>());
+    const auto hi = static_cast<int64_t>(ops::Max(exact).item<double>());
+    EMBER_CHECK(lo >= -n && hi < n, "index ", lo < -n ? lo : hi, " is out of bounds for dimension ",
+                dim, " with size ", n);
+    if (lo < 0) ids = ops::Where(ops::Lt(ids, 0), ops::Add(ids, n), ids);
+  }
+  // x with dim first, as [n, rest], its rows picked; then the index's dimensions put
+  // back where dim was.
+  std::vector<int64_t> order = {d};
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (i != d) order.push_back(i);
+  }
+  const Tensor front = d == 0 ? x : Permute(x, order);
+  Shape rest(front.shape().begin() + 1, front.shape().end());
+  int64_t width = 1;
+  for (int64_t s : rest) width *= s;
+  const Tensor rows = Embedding(Reshape(front, {n, width}), ids.Reshape({ids.numel()}));
+  Shape picked(ids.shape().begin(), ids.shape().end());
+  picked.insert(picked.end(), rest.begin(), rest.end());
+  const Tensor out = Reshape(rows, picked);
+  if (d == 0) return out;
+  // out is [index..., x's dims before d..., after d...]: the dims before d go first.
+  const int64_t k = ids.dim();
+  std::vector<int64_t> back;
+  for (int64_t i = 0; i < d; ++i) back.push_back(k + i);
+  for (int64_t i = 0; i < k; ++i) back.push_back(i);
+  for (int64_t i = k + d; i < out.dim(); ++i) back.push_back(i);
+  return Permute(out, back);
+}
+
 // One node over [rows, C]: the kernel keeps each row's max and sum of exponentials,
 // and the backward is softmax - one_hot(target), scaled, without a one-hot tensor.
 Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,

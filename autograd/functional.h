@@ -50,6 +50,13 @@ Tensor MaxPool2d(const Tensor& x, const ops::MaxPool2dParams& params = {});
 // scatter-adds into weight (repeated ids add up); ids get no gradient.
 Tensor Embedding(const Tensor& weight, const Tensor& ids);
 
+// x's entries at the integer `index` (any shape, negative counting from the end) along
+// dimension dim: x's shape with dim replaced by index's (torch.index_select for a 1-d
+// index, x[index] for dim 0). Through Embedding over x viewed as [size(dim), rest], so
+// the backward scatter-adds (repeated indices sum) on either device. An index out of
+// range throws, naming it.
+Tensor IndexSelect(const Tensor& x, int64_t dim, const Tensor& index);
+
 // Mean cross entropy of logits [..., C] against i64 targets [...], over the targets
 // that are not ignore_index (NaN when there are none, as PyTorch). With `classes` < C,
 // only the first `classes` columns are classes, the rest padding that takes no part and

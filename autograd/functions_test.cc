@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "autograd/elementwise.h"
 #include "autograd/engine.h"
 #include "autograd/functional.h"
@@ -266,6 +267,31 @@ TEST(FunctionsTest, SoftmaxLayerNormEmbedding) {
   Check("embedding tied to a linear layer",
         [&](const auto& in) { return Linear(Embedding(in[0], ids), in[0], Tensor()); },
         {Leaf({5, 3})});
+}
+
+// x[index] along each dimension: picked entries against finite differences (a repeated
+// and a negative index, an index of two dimensions), the shape torch gives, and the
+// error for an index out of range.
+TEST(FunctionsTest, IndexSelect) {
+  const Tensor ids = FromList({{2, 0}, {-1, 2}}, DType::kI64);
+  for (int64_t dim : {0, 1, 2}) {
+    Check(absl::StrCat("index_select dim ", dim),
+          [&](const auto& in) { return IndexSelect(in[0], dim, ids); }, {Leaf({3, 4, 5})});
+  }
+  Check("index_select transposed", [&](const auto& in) { return IndexSelect(in[0], 1, ids); },
+        {TransposedLeaf({3, 5})});
+  const Tensor x = Arange(Scalar(int64_t{24})).To(DType::kF64).View({2, 3, 4});
+  const Tensor picked = IndexSelect(x, 1, ids);
+  EXPECT_EQ(picked.shape(), (Shape{2, 2, 2, 4}));
+  // picked[a, i, j, c] = x[a, ids[i, j], c]: ids[1, 0] = -1 is row 2.
+  EXPECT_EQ(picked.at<double>({1, 1, 0, 3}), 12 + 2 * 4 + 3);
+  EXPECT_EQ(picked.at<double>({0, 0, 1, 1}), 0 + 0 * 4 + 1);
+  try {
+    IndexSelect(x, 1, FromList({3}, DType::kI64));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "index 3 is out of bounds for dimension 1 with size 3");
+  }
 }
 
 // The residual add fused with the LayerNorm after it: finite differences through both

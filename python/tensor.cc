@@ -14,6 +14,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -192,53 +193,168 @@ int64_t ApplyIndex(Tensor& t, int64_t dim, const py::handle& key) {
     t = ag::Select(t, dim, i < 0 ? i + size : i);
     return dim;
   }
+  throw py::index_error(
+      "only integers, slices (:), None, ..., and integer or bool tensors (or lists) are valid "
+      "indices");
+}
+
+// The positions where mask is true, one int64 tensor per dimension of mask, in row-major
+// order (torch.nonzero(mask, as_tuple=True)); read on the host, as PyTorch's nonzero
+// waits for the device.
+std::vector<Tensor> Nonzero(const Tensor& mask) {
+  const Tensor host = ag::Detach(mask).To(Device::Cpu()).To(DType::kBool).Contiguous();
+  const bool* m = host.data<bool>();
+  std::vector<int64_t> flat;
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    if (m[i]) flat.push_back(i);
+  }
+  const int64_t count = static_cast<int64_t>(flat.size());
+  std::vector<Tensor> positions;
+  int64_t inner = host.numel();
+  for (int64_t d = 0; d < std::max<int64_t>(host.dim(), 1); ++d) {
+    const int64_t size = host.dim() == 0 ? 1 : host.size(d);
+    inner = size == 0 ? 0 : inner / size;
+    Tensor p = Empty({count}, DType::kI64);
+    int64_t* out = p.data<int64_t>();
+    for (int64_t i = 0; i < count; ++i) out[i] = inner == 0 ? 0 : flat[i] / inner % size;
+    positions.push_back(p.To(mask.device()));
+  }
+  return positions;
+}
+
+// torch.nonzero: the positions as a tuple of tensors, or stacked as [count, dims].
+py::object NonzeroOf(const Tensor& t, bool as_tuple) {
+  const std::vector<Tensor> positions = Nonzero(t.dim() == 0 ? t.View({1}) : t);
+  if (as_tuple) return py::cast(positions);
+  return py::cast(ops::Stack(positions, 1));
+}
+
+// An integer index (a tensor, or a list of integers) that applies to dimension `dim`
+// of the basic-indexed tensor.
+struct Advanced {
+  int64_t dim;
+  Tensor index;
+};
+
+// Whether key is an advanced index (a tensor or a list), and its tensors: a bool mask
+// gives one per dimension it covers.
+std::vector<Tensor> AdvancedKey(const py::handle& key) {
+  if (py::isinstance<Tensor>(key)) {
+    const Tensor& t = key.cast<const Tensor&>();
+    if (t.dtype() == DType::kBool) return Nonzero(t);
+    if (IsFloatingPoint(t.dtype())) {
+      throw py::index_error(absl::StrCat("tensors used as indices must be integer or bool, not ",
+                                         DTypeName(t.dtype())));
+    }
+    return {t};
+  }
   if (py::isinstance<py::list>(key)) {
-    // A list of integers picks those entries along the dimension, keeping it: a copy, as
-    // PyTorch's advanced indexing gives.
-    std::vector<Tensor> picked;
     for (const py::handle item : key.cast<py::list>()) {
       if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item)) {
         throw py::index_error("a list index must hold integers");
       }
-      const int64_t i = item.cast<int64_t>();
-      if (i < -size || i >= size) {
-        throw py::index_error(absl::StrCat("index ", i, " is out of bounds for dimension ", dim,
-                                           " with size ", size));
-      }
-      picked.push_back(ag::Narrow(t, dim, i < 0 ? i + size : i, 1));
     }
-    t = picked.empty() ? ag::Clone(ag::Narrow(t, dim, 0, 0)) : ag::Cat(picked, dim);
-    return dim + 1;
+    return {FromList(Nested(key), DType::kI64)};
   }
-  throw py::index_error(
-      "only integers, slices (:), lists of integers, None and ... are valid "
-      "indices");
+  return {};
+}
+
+// t[i_1, ..., i_k] for integer indices on dimensions d_1 < ... < d_k (broadcast
+// together to shape B), as PyTorch's advanced indexing: those dimensions become B, in
+// their place when they are adjacent, else first. Several indices pick entries of t
+// with those dimensions flattened: one IndexSelect of the linear index.
+Tensor ApplyAdvanced(const Tensor& t, const std::vector<Advanced>& advanced) {
+  for (const Advanced& a : advanced) {  // PyTorch's IndexError, before any work
+    const int64_t size = t.size(a.dim);
+    if (a.index.numel() == 0) continue;
+    const Tensor exact = a.index.To(DType::kF64);
+    const auto lo = static_cast<int64_t>(ops::Min(exact).item<double>());
+    const auto hi = static_cast<int64_t>(ops::Max(exact).item<double>());
+    if (lo < -size || hi >= size) {
+      throw py::index_error(absl::StrCat("index ", lo < -size ? lo : hi,
+                                         " is out of bounds for dimension ", a.dim, " with size ",
+                                         size));
+    }
+  }
+  if (advanced.size() == 1) return ag::IndexSelect(t, advanced[0].dim, advanced[0].index);
+  Shape b;
+  for (const Advanced& a : advanced) b = BroadcastShapes(b, a.index.shape(), "index");
+  std::vector<int64_t> order;
+  for (const Advanced& a : advanced) order.push_back(a.dim);
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+  }
+  Tensor linear = Zeros(b, DType::kI64).To(t.device());
+  int64_t span = 1;
+  for (const Advanced& a : advanced) {
+    const int64_t size = t.size(a.dim);
+    const Tensor i = a.index.To(DType::kI64);
+    const Tensor wrapped = ops::Where(ops::Lt(i, 0), ops::Add(i, size), i);
+    linear = ops::Add(ops::Mul(linear, size), wrapped.BroadcastTo(b));
+    span *= size;
+  }
+  const Tensor front = ag::Permute(t, order);
+  Shape rest(front.shape().begin() + advanced.size(), front.shape().end());
+  Shape flat = {span};
+  flat.insert(flat.end(), rest.begin(), rest.end());
+  const Tensor picked = ag::IndexSelect(ag::Reshape(front, flat), 0, linear);  // [B..., rest...]
+  bool adjacent = true;
+  for (size_t k = 1; k < advanced.size(); ++k) {
+    adjacent = adjacent && advanced[k].dim == advanced[k - 1].dim + 1;
+  }
+  const int64_t first = advanced[0].dim;
+  if (!adjacent || first == 0) return picked;
+  const int64_t nb = static_cast<int64_t>(b.size());
+  std::vector<int64_t> back;
+  for (int64_t d = 0; d < first; ++d) back.push_back(nb + d);
+  for (int64_t d = 0; d < nb; ++d) back.push_back(d);
+  for (int64_t d = nb + first; d < picked.dim(); ++d) back.push_back(d);
+  return ag::Permute(picked, back);
 }
 
 Tensor Index(const Tensor& x, const py::object& key) {
+  const py::tuple keys =
+      py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
+  // The keys' tensors first (a bool mask counts a dimension for each of its own).
+  std::vector<std::vector<Tensor>> tensors;
+  int64_t used = 0;  // dimensions of x the keys name (not None, not ...)
+  for (const py::handle k : keys) {
+    tensors.push_back(AdvancedKey(k));
+    if (!tensors.back().empty()) {
+      used += static_cast<int64_t>(tensors.back().size());
+    } else {
+      used += !k.is_none() && !k.is(py::ellipsis());
+    }
+  }
   Tensor t = x;
-  if (!py::isinstance<py::tuple>(key)) {
-    if (key.is(py::ellipsis())) return t;
-    ApplyIndex(t, 0, key);
-    return t;
-  }
-  const py::tuple keys = key.cast<py::tuple>();
-  int64_t used = 0, lists = 0;  // dimensions of x the keys name (not None, not ...)
-  for (const py::handle k : keys) {
-    used += !k.is_none() && !k.is(py::ellipsis());
-    lists += py::isinstance<py::list>(k);
-  }
-  // PyTorch pairs several list indices up element by element; one is all ember takes.
-  if (lists > 1) throw py::index_error("only one list index at a time");
+  std::vector<Advanced> advanced;
   int64_t dim = 0;
-  for (const py::handle k : keys) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const py::handle k = keys[i];
     if (k.is(py::ellipsis())) {
       dim += x.dim() - used;
-      continue;
+    } else if (!tensors[i].empty()) {
+      if (py::isinstance<Tensor>(k) && k.cast<const Tensor&>().dtype() == DType::kBool) {
+        const Shape& mask = k.cast<const Tensor&>().shape();
+        for (size_t j = 0; j < mask.size(); ++j) {
+          const int64_t d = dim + static_cast<int64_t>(j);
+          if (d >= t.dim() || t.size(d) != mask[j]) {
+            throw py::index_error(absl::StrCat("the shape of the mask ", ShapeToString(mask),
+                                               " at index ", j,
+                                               " does not match the shape of the indexed tensor ",
+                                               ShapeToString(t.shape()), " at index ", d));
+          }
+        }
+      }
+      for (const Tensor& index : tensors[i]) advanced.push_back({dim++, index});
+    } else {
+      dim = ApplyIndex(t, dim, k);
     }
-    dim = ApplyIndex(t, dim, k);
   }
-  return t;
+  if (dim > t.dim()) {
+    throw py::index_error(absl::StrCat("too many indices for a tensor of dimension ", x.dim()));
+  }
+  return advanced.empty() ? t : ApplyAdvanced(t, advanced);
 }
 
 // ---- Operators ----
@@ -459,7 +575,16 @@ void BindTensor(py::module_& m) {
       });
 
   // Autograd. Tensor(t) is another handle to t's tensor (for ember.nn.Parameter).
-  tensor.def(py::init([](const Tensor& t) { return Tensor(t); }), py::arg("data"))
+  tensor
+      .def(py::init([](const Tensor& t) { return Tensor(t); }), py::arg("data"))
+      // torch.Tensor(data) and torch.Tensor(*sizes): a float32 tensor of a list's values,
+      // or of that shape (PyTorch's memory is uninitialised; ember's holds zeros).
+      .def(py::init([](const py::args& args) {
+        if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) {
+          return FromList(Nested(args[0]), DType::kF32);
+        }
+        return Zeros(ShapeArg(args), DType::kF32);
+      }))
       .def_property("data", &ag::Detach,
                     [](const Tensor& t, const Tensor& source) { t.SetData(source); })
       .def_property(
@@ -543,7 +668,9 @@ void BindTensor(py::module_& m) {
                // A bool mask (broadcast to t): the entries where it is true take the value.
                const Tensor& mask = key.cast<const Tensor&>();
                if (mask.dtype() != DType::kBool) {
-                 throw py::index_error("a tensor index must be a bool mask");
+                 throw py::index_error(
+                     "assigning through an integer tensor index is not supported yet; assign "
+                     "through a bool mask");
                }
                const Tensor v = py::isinstance<Tensor>(value)
                                     ? value.cast<const Tensor&>().To(t.dtype())
@@ -687,6 +814,8 @@ void BindTensor(py::module_& m) {
           },
           py::arg("mask"), py::arg("value"))
       .def("split", &SplitTensor, py::arg("split_size_or_sections"), py::arg("dim") = 0)
+      .def("index_select", &ag::IndexSelect, py::arg("dim"), py::arg("index"))
+      .def("nonzero", &NonzeroOf, py::kw_only(), py::arg("as_tuple") = false)
       .def("topk", &TopK, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true,
            py::arg("sorted") = true)
       .def(
@@ -775,6 +904,8 @@ void BindTensor(py::module_& m) {
         return ag::MaskedFill(t, mask, ScalarOf(value));
       },
       py::arg("input"), py::arg("mask"), py::arg("value"));
+  m.def("index_select", &ag::IndexSelect, py::arg("input"), py::arg("dim"), py::arg("index"));
+  m.def("nonzero", &NonzeroOf, py::arg("input"), py::kw_only(), py::arg("as_tuple") = false);
   m.def("split", &SplitTensor, py::arg("tensor"), py::arg("split_size_or_sections"),
         py::arg("dim") = 0);
   m.def("topk", &TopK, py::arg("input"), py::arg("k"), py::arg("dim") = -1,

@@ -11,6 +11,7 @@ safetensors checkpoints and tokenizer behind the APIs of PyTorch and tiktoken.
 """
 
 import functools as _functools
+import math as _math
 import operator as _operator
 
 from ember import _ember
@@ -19,7 +20,7 @@ from ember._ember import (Generator, Tensor, arange, bfloat16, bool, cat, defaul
                           int32, int64, is_grad_enabled, manual_seed, masked_fill, matmul, multinomial, ones, rand,
                           randn, randperm, seed, set_num_threads, split, stack, tensor, topk, tril, triu, uint8,
                           uint16, zeros)
-from ember import amp, autograd, backends, cuda, distributed, nn, optim, tokenizer, utils
+from ember import amp, autograd, backends, cuda, distributed, nn, onnx, optim, tokenizer, utils
 from ember.amp import autocast
 from ember.nn import parallel as _parallel
 from ember.serialization import load, save
@@ -114,12 +115,17 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return t.to(device if device is not None else "cpu").requires_grad_(requires_grad)
 
 
+# PyTorch's constants, and the package's version (pyproject.toml's).
+inf, nan, pi, e = float("inf"), float("nan"), _math.pi, _math.e
+__version__ = "0.1.0"
+
 # PyTorch's short names of the dtypes (attributes, left out of __all__: a star import
 # would hide Python's int and float).
 long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
-    "Generator", "Tensor", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
+    "Generator", "Tensor", "add", "e", "flip", "index_select", "inf", "nan", "narrow", "nonzero", "onnx", "pi", "roll",
+    "sub", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
     "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "default_generator", "detach", "device", "distributed", "dtype",
     "empty", "empty_like", "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "frombuffer",
     "full", "full_like", "ge", "get_default_dtype", "get_num_threads", "gt", "inference_mode", "initial_seed", "int32", "int64",

@@ -15,7 +15,7 @@ Tensor = _ember.Tensor
 
 # torch.max(x, dim) and x.max(dim): the values and where they are (the first, for ties).
 _MaxMin = collections.namedtuple("max_min", ["values", "indices"])
-_core_max, _core_min, _core_sum = Tensor.max, Tensor.min, Tensor.sum
+_core_max, _core_min, _core_sum, _core_var = Tensor.max, Tensor.min, Tensor.sum, Tensor.var
 _INTEGERS = (_ember.int64, _ember.int32, _ember.uint8, _ember.uint16)
 
 
@@ -122,6 +122,99 @@ def _in_place(name, op):
     return method
 
 
+def _scaled(other, alpha):
+    return other if alpha == 1 else other * alpha
+
+
+def add(input, other, *, alpha=1):
+    """torch.add: input + alpha * other."""
+    return input + _scaled(other, alpha)
+
+
+def sub(input, other, *, alpha=1):
+    """torch.sub: input - alpha * other."""
+    return input - _scaled(other, alpha)
+
+
+def _type(self, dtype=None, non_blocking=False):
+    """With no dtype, PyTorch's name of the tensor's type ('torch.FloatTensor'); with a
+    dtype (or such a name), the tensor in it."""
+    if dtype is None:
+        return _TYPE_NAMES.get(self.dtype, "torch.Tensor")
+    if isinstance(dtype, str):
+        names = {name: d for d, name in _TYPE_NAMES.items()}
+        if dtype not in names:
+            raise ValueError(f"type: unknown type {dtype!r}; known: {', '.join(sorted(names))}")
+        dtype = names[dtype]
+    return self.to(dtype)
+
+
+_TYPE_NAMES = {_ember.float32: "torch.FloatTensor", _ember.float64: "torch.DoubleTensor",
+               _ember.float16: "torch.HalfTensor", _ember.bfloat16: "torch.BFloat16Tensor",
+               _ember.int64: "torch.LongTensor", _ember.int32: "torch.IntTensor", _ember.uint8: "torch.ByteTensor",
+               _ember.bool: "torch.BoolTensor"}
+
+
+def _dims(dims, ndim, name):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    for d in dims:
+        if not -ndim <= d < ndim:
+            raise IndexError(f"{name}: dimension {d} is out of range for a tensor of {ndim} dimensions")
+    return tuple(d % ndim for d in dims)
+
+
+def narrow(input, dim, start, length):
+    """The view of `length` entries of dimension dim from `start` (negative from the end)."""
+    (dim,) = _dims(dim, input.dim(), "narrow")
+    size = input.shape[dim]
+    if isinstance(start, Tensor):
+        start = int(start.item())
+    if not -size <= start <= size or length < 0 or start % (size or 1) + length > size:
+        raise IndexError(f"narrow: start {start} and length {length} exceed dimension {dim} of size {size}")
+    start = start + size if start < 0 else start
+    return input[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def roll(input, shifts, dims=None):
+    """The entries shifted along each dimension, those pushed off the end coming back at
+    the start (without dims: over the flattened tensor, then the shape restored)."""
+    if dims is None:
+        if not isinstance(shifts, int) and len(shifts) != 1:
+            raise ValueError("roll: without dims, shifts must be one number")
+        flat = input.flatten()
+        return roll(flat, shifts if isinstance(shifts, int) else shifts[0], 0).view(*input.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = _dims(dims, input.dim(), "roll")
+    if len(shifts) != len(dims):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
+    out = input
+    for shift, dim in zip(shifts, dims):
+        size = out.shape[dim]
+        s = shift % size if size else 0
+        if s:  # the last s entries, then the first size - s
+            out = _ember.cat([narrow(out, dim, size - s, s), narrow(out, dim, 0, size - s)], dim)
+    return out
+
+
+def flip(input, dims):
+    """The entries in reverse order along each of dims (a copy, as PyTorch's)."""
+    out = input
+    for dim in _dims(dims, input.dim(), "flip"):
+        size = out.shape[dim]
+        out = out.index_select(dim, _ember.arange(size - 1, -1, -1).to(out.device))
+    return out if out is not input else input.clone()
+
+
+def _var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """torch.var: with unbiased (the old form) or correction (the number subtracted from
+    the count), 1 by default."""
+    if unbiased is not None and correction is not None:
+        raise ValueError("var: give unbiased or correction, not both")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return _core_var(self, dim=dim, correction=correction, keepdim=keepdim)
+
+
 def _reduce_bool(self, dim, keepdim, any_):
     counts = self.to(_ember.float32).__ne__(0).to(_ember.float32)
     total = counts.sum() if dim is None else counts.sum(dim=dim, keepdim=keepdim)
@@ -141,10 +234,8 @@ def _any(self, dim=None, keepdim=False):
     return _reduce_bool(self, dim, keepdim, any_=True)
 
 
-def _std(self, dim=None, correction=1, keepdim=False, unbiased=None):
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
-    return self.var(dim=dim, correction=correction, keepdim=keepdim).sqrt()
+def _std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var(self, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
 def _chunk(self, chunks, dim=0):
@@ -236,8 +327,17 @@ METHODS = {
     "new_empty": _new(_ember.zeros),
     "new_full": _new_full,
     "new_tensor": _new_tensor,
-    "add_": _in_place("add_", lambda a, b: a + b),
-    "sub_": _in_place("sub_", lambda a, b: a - b),
+    "add_": lambda self, other, *, alpha=1: self.copy_(self + _scaled(other, alpha)),
+    "sub_": lambda self, other, *, alpha=1: self.copy_(self - _scaled(other, alpha)),
+    "add": add,
+    "sub": sub,
+    "var": _var,
+    "type": _type,
+    "nelement": lambda self: self.numel(),
+    "mm": lambda self, mat2: mm(self, mat2),
+    "narrow": narrow,
+    "roll": roll,
+    "flip": flip,
     "mul_": _in_place("mul_", lambda a, b: a * b),
     "div_": _in_place("div_", lambda a, b: a / b),
     "masked_fill_": lambda self, mask, value: self.copy_(_ember.masked_fill(self, mask, value)),
@@ -330,4 +430,11 @@ FUNCTIONS.update({
     "get_default_dtype": lambda: _ember.float32,
     "mm": mm,
     "bmm": bmm,
+    "add": add,
+    "sub": sub,
+    "narrow": narrow,
+    "roll": roll,
+    "flip": flip,
+    "index_select": _ember.index_select,
+    "nonzero": _ember.nonzero,
 })

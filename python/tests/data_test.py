@@ -6,6 +6,7 @@ refused by name), default_collate, and Generator objects whose streams are their
 
 import collections
 import inspect
+import os
 import unittest
 
 import numpy as np
@@ -232,6 +233,42 @@ class DataLoaderTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "batch_size attribute should not be set"):
             loader.batch_size = 3
         self.assertIs(dataloader.DataLoader, DataLoader)
+
+
+class SummaryWriterTest(unittest.TestCase):
+    def test_scalars_land_in_a_tensorboard_event_file(self):
+        import struct
+        import tempfile
+
+        from ember.utils import tensorboard
+        self.assertEqual(tensorboard.crc32c(b"123456789"), 0xE3069283)  # CRC-32C's check value
+        with tempfile.TemporaryDirectory() as tmp:
+            with tensorboard.SummaryWriter(log_dir=tmp, max_queue=2) as writer:
+                writer.add_scalar("Loss/train", 2.5, 0)
+                writer.add_scalar("Loss/train", ember.tensor(1.25), 10)
+                writer.add_scalar("Loss/test", 3.0, global_step=10)
+            (name,) = os.listdir(tmp)
+            self.assertTrue(name.startswith("events.out.tfevents."))
+            with open(os.path.join(tmp, name), "rb") as f:
+                data = f.read()
+        events = []
+        while data:  # length, its masked CRC, the event, its masked CRC
+            (length,) = struct.unpack("<Q", data[:8])
+            masked = struct.unpack("<I", data[8:12])[0]
+            self.assertEqual(masked, tensorboard._masked(tensorboard.crc32c(data[:8])))
+            event = data[12:12 + length]
+            self.assertEqual(struct.unpack("<I", data[12 + length:16 + length])[0],
+                             tensorboard._masked(tensorboard.crc32c(event)))
+            events.append(event)
+            data = data[16 + length:]
+        self.assertEqual(len(events), 4)
+        self.assertIn(b"brain.Event:2", events[0])
+        # Event: wall_time (0x09, 8 bytes), step (0x10, varint), summary (0x2a): value (0x0a):
+        # tag (0x0a) and simple_value (0x15, float).
+        step, tag, value = events[2][10], events[2][17:17 + events[2][16]], events[2][-4:]
+        self.assertEqual((step, tag, struct.unpack("<f", value)[0]), (10, b"Loss/train", 1.25))
+        with self.assertRaisesRegex(ValueError, "purge_step"):
+            tensorboard.SummaryWriter(log_dir=tmp, purge_step=3)
 
 
 class ModuleIterationTest(unittest.TestCase):

@@ -204,6 +204,52 @@ class TorchNamesTest(unittest.TestCase):
         self.assertEqual(ember.multinomial(ember.ones(8), 8, generator=g.manual_seed(4)).tolist(), first)
 
 
+class TensorIndexTest(unittest.TestCase):
+    """Integer and bool tensors (and lists) as indices, against NumPy's advanced indexing,
+    which PyTorch's follows; gradients scatter-add back."""
+
+    def test_reads_match_numpy(self):
+        a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+        x = ember.from_numpy(a.copy())
+        i2, j2 = np.array([[2, 0], [1, 1]]), np.array([3, -1])
+        cases = [
+            (lambda t, T: t[T(i2)]), (lambda t, T: t[:, T(j2)]), (lambda t, T: t[..., T(j2)]),
+            (lambda t, T: t[T(i2[0]), T(j2)]), (lambda t, T: t[:, T(j2), T(np.array([0, 4]))]),
+            (lambda t, T: t[T(np.array([0, 2])), :, T(np.array([1, 3]))]),  # apart: B goes first
+            (lambda t, T: t[1, T(j2)]), (lambda t, T: t[T(np.array(2))]), (lambda t, T: t[[2, 0]]),
+            (lambda t, T: t[t > 30] if T is ember.tensor else t[t > 30]),
+            (lambda t, T: t[:, T(np.array([True, False, True, True]))]),
+            (lambda t, T: t[T(np.array([], dtype=np.int64))]),
+        ]
+        for n, f in enumerate(cases):
+            expected = f(a, lambda v: v)
+            got = f(x, ember.tensor)
+            self.assertEqual(tuple(got.shape), expected.shape, n)
+            self.assertEqual(got.tolist(), expected.tolist(), n)
+
+    def test_gradients_add_up_over_repeated_indices(self):
+        w = ember.zeros(4, 3, requires_grad=True)
+        (w[ember.tensor([[1, 1], [3, 0]])] * ember.tensor([1.0, 2.0, 3.0])).sum().backward()
+        self.assertEqual(w.grad.tolist(), [[1, 2, 3], [2, 4, 6], [0, 0, 0], [1, 2, 3]])
+        v = ember.ones(2, 3, requires_grad=True)
+        v[ember.tensor([0, 1, 1]), ember.tensor([2, 0, 0])].sum().backward()
+        self.assertEqual(v.grad.tolist(), [[0, 0, 1], [2, 0, 0]])
+
+    def test_errors_name_the_index(self):
+        x = ember.zeros(3, 4)
+        with self.assertRaisesRegex(IndexError, "index 3 is out of bounds for dimension 0 with size 3"):
+            x[ember.tensor([0, 3])]
+        with self.assertRaisesRegex(IndexError, "index 4 is out of bounds for dimension 1 with size 4"):
+            x[ember.tensor([0]), ember.tensor([4])]
+        with self.assertRaisesRegex(IndexError, "shape of the mask \\[4\\] at index 0 does not match"):
+            x[ember.ones(4, dtype=ember.bool)]
+        with self.assertRaisesRegex(IndexError, "must be integer or bool"):
+            x[ember.tensor([0.0])]
+        self.assertEqual(ember.nonzero(ember.tensor([[0, 1], [1, 1]])).tolist(), [[0, 1], [1, 0], [1, 1]])
+        self.assertEqual([t.tolist() for t in ember.tensor([0, 2, 0, 5]).nonzero(as_tuple=True)], [[1, 3]])
+        self.assertEqual(ember.index_select(x, 1, ember.tensor([3, 3])).shape, (3, 2))
+
+
 class RawMemoryTest(unittest.TestCase):
     """frombuffer, as_strided and view(dtype): views of memory as it lies, as PyTorch's."""
 
@@ -261,8 +307,7 @@ class AdvancedIndexTest(unittest.TestCase):
         x.requires_grad_(True)
         x[:, [1, 1]].sum().backward()
         self.assertEqual(x.grad.tolist(), [[0, 2, 0], [0, 2, 0]])
-        with self.assertRaisesRegex(IndexError, "only one list index"):
-            t[[0], [1]]
+        self.assertEqual(t[[0, 2], [1, 3]].tolist(), [1, 11])  # paired element by element
         with self.assertRaisesRegex(IndexError, "out of bounds"):
             t[:, [4]]
 

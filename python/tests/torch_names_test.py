@@ -287,5 +287,60 @@ class LrSchedulerTest(unittest.TestCase):
         self.assertEqual(again.param_groups[0]["lr"], 0.125)
 
 
+class MoreTorchNamesTest(unittest.TestCase):
+    """roll, flip, narrow, add/sub with alpha, var's forms, type, nelement, Tensor(...),
+    the constants and the losses composed in Python, against NumPy and the formulas."""
+
+    def test_shapes_of_data(self):
+        a = np.arange(12.0).reshape(3, 4)
+        x = ember.from_numpy(a.copy())
+        self.assertEqual(x.roll(1, 1).tolist(), np.roll(a, 1, 1).tolist())
+        self.assertEqual(ember.roll(x, -2).tolist(), np.roll(a, -2).tolist())
+        self.assertEqual(x.roll((1, 2), (0, 1)).tolist(), np.roll(a, (1, 2), (0, 1)).tolist())
+        self.assertEqual(x.flip(0).tolist(), np.flip(a, 0).tolist())
+        self.assertEqual(ember.flip(x, (0, 1)).tolist(), np.flip(a, (0, 1)).tolist())
+        self.assertEqual(x.narrow(1, 1, 2).tolist(), a[:, 1:3].tolist())
+        self.assertEqual(ember.narrow(x, 0, -1, 1).tolist(), a[-1:].tolist())
+        w = ember.ones(3, 4, requires_grad=True)
+        (w.roll(1, 1).flip(0) * ember.arange(4.0)).sum().backward()
+        self.assertEqual(w.grad.tolist(), [[1.0, 2.0, 3.0, 0.0]] * 3)  # column c went to c + 1
+
+    def test_arithmetic_and_types(self):
+        y = ember.ones(2)
+        y.add_(ember.ones(2), alpha=3)
+        self.assertEqual(y.tolist(), [4.0, 4.0])
+        y.sub_(1, alpha=2)
+        self.assertEqual(y.tolist(), [2.0, 2.0])
+        self.assertEqual(ember.add(y, ember.ones(2), alpha=0.5).tolist(), [2.5, 2.5])
+        x = ember.tensor([1.0, 2.0, 3.0, 6.0])
+        self.assertAlmostEqual(x.var(unbiased=False).item(), float(np.var([1, 2, 3, 6])), places=5)
+        self.assertAlmostEqual(x.var(correction=0).item(), float(np.var([1, 2, 3, 6])), places=5)
+        self.assertAlmostEqual(x.var().item(), float(np.var([1, 2, 3, 6], ddof=1)), places=5)
+        self.assertEqual((x.type(), x.type(ember.int64).dtype, x.type("torch.DoubleTensor").dtype),
+                         ("torch.FloatTensor", ember.int64, ember.float64))
+        self.assertEqual(x.nelement(), 4)
+        self.assertEqual(x.view(2, 2).mm(ember.tensor([[0.0, 1.0], [1.0, 0.0]])).tolist(), [[2.0, 1.0], [6.0, 3.0]])
+        self.assertEqual((ember.Tensor([1, 2]).dtype, ember.Tensor(2, 3).shape), (ember.float32, (2, 3)))
+        self.assertEqual((ember.inf, ember.pi, ember.e), (math.inf, math.pi, math.e))
+        self.assertTrue(math.isnan(ember.nan))
+        self.assertIsInstance(ember.__version__, str)
+
+    def test_losses(self):
+        a = [[0.5, -2.0], [3.0, 0.1]]
+        x, zero = ember.tensor(a), ember.zeros(2, 2)
+        d = np.abs(np.array(a))
+        for beta in (1.0, 0.5):
+            expected = np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).mean()
+            self.assertAlmostEqual(F.smooth_l1_loss(x, zero, beta=beta).item(), float(expected), places=6)
+            self.assertAlmostEqual(nn.SmoothL1Loss(beta=beta)(x, zero).item(), float(expected), places=6)
+        self.assertAlmostEqual(nn.L1Loss()(x, zero).item(), float(d.mean()), places=6)
+        self.assertAlmostEqual(F.l1_loss(x, zero, reduction="sum").item(), float(d.sum()), places=5)
+        self.assertAlmostEqual(nn.NLLLoss()(x, ember.tensor([1, 0])).item(), -(-2.0 + 3.0) / 2)
+
+    def test_onnx_export_says_it_is_not_there(self):
+        with self.assertRaisesRegex(NotImplementedError, "ONNX"):
+            ember.onnx.export(nn.Linear(2, 2), ember.ones(1, 2), "model.onnx")
+
+
 if __name__ == "__main__":
     unittest.main()

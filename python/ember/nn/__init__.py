@@ -11,7 +11,7 @@ from ember.nn import functional as F
 from ember.nn import init, utils
 
 __all__ = [
-    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
+    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "L1Loss", "NLLLoss", "SmoothL1Loss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
     "LayerNorm", "LeakyReLU", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList",
     "Parameter", "ParameterList", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh",
     "from_spec", "functional", "init", "utils",
@@ -540,6 +540,23 @@ class CrossEntropyLoss(_Loss):
 class MSELoss(_Loss):
     def __init__(self):
         super().__init__(F.mse_loss)
+
+
+class NLLLoss(_Loss):
+    """-input[i, target[i]] averaged over the targets not equal to ignore_index."""
+
+    def __init__(self, ignore_index: int = -100):
+        super().__init__(lambda x, y: F.nll_loss(x, y, ignore_index))
+
+
+class L1Loss(_Loss):
+    def __init__(self, reduction: str = "mean"):
+        super().__init__(lambda x, y: F.l1_loss(x, y, reduction))
+
+
+class SmoothL1Loss(_Loss):
+    def __init__(self, reduction: str = "mean", beta: float = 1.0):
+        super().__init__(lambda x, y: F.smooth_l1_loss(x, y, reduction, beta))
 
 
 class BCEWithLogitsLoss(_Loss):

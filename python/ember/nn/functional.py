@@ -1,6 +1,6 @@
 """torch.nn.functional's names over ember's autograd functions (python/nn.cc), and a few
-composed from them (silu, leaky_relu, one_hot, binary_cross_entropy, normalize, pad,
-rms_norm)."""
+composed from them (silu, leaky_relu, one_hot, binary_cross_entropy, l1_loss,
+smooth_l1_loss, normalize, pad, rms_norm)."""
 
 import ember
 
@@ -10,7 +10,7 @@ from ember._ember.functional import (binary_cross_entropy_with_logits, conv2d, c
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "embedding",
-    "gelu", "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "normalize",
+    "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "smooth_l1_loss", "max_pool2d", "mse_loss", "nll_loss", "normalize",
     "one_hot", "pad", "relu", "rms_norm", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "tanh",
 ]
 
@@ -49,6 +49,23 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if weight is not None:
         loss = loss * weight
     return _reduce("binary_cross_entropy", loss, reduction)
+
+
+def l1_loss(input, target, reduction="mean"):
+    """|input - target|, reduced."""
+    return _reduce("l1_loss", (input - target).abs(), reduction)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """Huber's loss over beta: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d =
+    input - target; beta = 0 is l1_loss), reduced."""
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce("smooth_l1_loss", d, reduction)
+    loss = ember.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    return _reduce("smooth_l1_loss", loss, reduction)
 
 
 def _reduce(name, loss, reduction):

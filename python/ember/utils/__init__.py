@@ -1,4 +1,5 @@
-"""torch.utils in ember: data (Dataset, TensorDataset, DataLoader)."""
+"""torch.utils in ember: data (datasets, samplers, DataLoader) and tensorboard
+(SummaryWriter, imported by name as in torch)."""
 
 from ember.utils import data
 

@@ -52,8 +52,9 @@ class RandomSampler(Sampler):
         n, count = len(self.data_source), self.num_samples
         if n == 0:
             return
-        if self.replacement:
-            yield from ember.randint(0, n, (count,), generator=self.generator).tolist()
+        if self.replacement:  # drawn lazily, 32 at a time: num_samples may be 1e10
+            for start in range(0, count, 32):
+                yield from ember.randint(0, n, (min(32, count - start),), generator=self.generator).tolist()
             return
         for _ in range(count // n):
             yield from ember.randperm(n, generator=self.generator).tolist()
