@@ -129,6 +129,20 @@ Tensor GeluErf(const Tensor& x) {
       [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::GeluErfBackward(x, g); });
 }
 
+Tensor Sin(const Tensor& x) {
+  return Unary<kInput>(
+      "sin", x, [](const Tensor& x) { return ops::Sin(x); },
+      [](const Tensor& x, const Tensor&, const Tensor& g) { return ops::Mul(g, ops::Cos(x)); });
+}
+
+Tensor Cos(const Tensor& x) {
+  return Unary<kInput>(
+      "cos", x, [](const Tensor& x) { return ops::Cos(x); },
+      [](const Tensor& x, const Tensor&, const Tensor& g) {
+        return ops::Neg(ops::Mul(g, ops::Sin(x)));
+      });
+}
+
 // d x^p = p x^(p-1).
 Tensor Pow(const Tensor& x, double exponent) {
   return Unary<kInput>(

@@ -22,6 +22,8 @@ Tensor Sigmoid(const Tensor& x);
 Tensor Relu(const Tensor& x);      // d/dx = [x > 0]
 Tensor GeluTanh(const Tensor& x);  // GPT-2's approximation
 Tensor GeluErf(const Tensor& x);   // x Phi(x)
+Tensor Sin(const Tensor& x);       // d sin x = cos x
+Tensor Cos(const Tensor& x);       // d cos x = -sin x
 Tensor Pow(const Tensor& x, double exponent);
 
 // Binary functions of two floating dtypes compute in the wider one (bf16 and f16 meet

@@ -87,7 +87,8 @@ TEST(FunctionsTest, Unary) {
       {"square", Square, -2, 2},    {"tanh", Tanh, -2, 2},
       {"sigmoid", Sigmoid, -3, 3},  {"gelu_tanh", GeluTanh, -3, 3},
       {"gelu_erf", GeluErf, -3, 3}, {"abs", Abs, 0.1, 2},
-      {"relu", Relu, 0.1, 2},
+      {"relu", Relu, 0.1, 2},       {"sin", Sin, -4, 4},
+      {"cos", Cos, -4, 4},
   };
   for (const Case& c : cases) {
     auto f = [&c](const std::vector<Tensor>& in) { return c.f(in[0]); };

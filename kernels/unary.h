@@ -12,7 +12,7 @@
 #define EMBER_UNARY_KERNELS(X)                                                                   \
   X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Reciprocal) X(Square) X(Tanh) X(Sigmoid)        \
   X(Relu) X(GeluTanh) X(GeluErf) X(PowScalar) X(ReluBackward) X(GeluTanhBackward)                \
-  X(GeluErfBackward) X(TanhBackward) X(SigmoidBackward)
+  X(GeluErfBackward) X(TanhBackward) X(SigmoidBackward) X(Sin) X(Cos)
 // clang-format on
 
 namespace ember::kernels::cpu {
@@ -44,6 +44,11 @@ void GeluErf(DType dtype, int64_t n, const void* in, void* out);
 // x^exponent. Exponents 2, 3, 0.5, -0.5, -1, 1 and 0 use exact SIMD forms (as
 // PyTorch does); any other uses std::pow.
 void PowScalar(DType dtype, int64_t n, const void* in, double exponent, void* out);
+// sin x and cos x, in double then rounded once: correct over every range of x (SIMD
+// sines reduce the argument accurately only within a bounded range), and off the hot
+// paths (positional encodings are made once).
+void Sin(DType dtype, int64_t n, const void* in, void* out);
+void Cos(DType dtype, int64_t n, const void* in, void* out);
 
 // Backward forms, for gradients that need more than one composed op:
 //   grad_in[i] = grad_out[i] * f'(.)    all [n]; grad_in overwritten, may alias either input.

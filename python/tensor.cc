@@ -765,6 +765,8 @@ void BindTensor(py::module_& m) {
       .def("sqrt", &ag::Sqrt)
       .def("rsqrt", &ag::Rsqrt)
       .def("tanh", &ag::Tanh)
+      .def("sin", &ag::Sin)
+      .def("cos", &ag::Cos)
       .def("sigmoid", &ag::Sigmoid)
       .def("relu", &ag::Relu)
       .def("abs", &ag::Abs)

@@ -158,6 +158,13 @@ void GeluErf(DType dtype, int64_t n, const void* in, void* out) {
   });
 }
 
+void Sin(DType dtype, int64_t n, const void* in, void* out) {
+  ScalarMap("sin", dtype, n, in, nullptr, out, [](double x, double) { return std::sin(x); });
+}
+void Cos(DType dtype, int64_t n, const void* in, void* out) {
+  ScalarMap("cos", dtype, n, in, nullptr, out, [](double x, double) { return std::cos(x); });
+}
+
 void PowScalar(DType dtype, int64_t n, const void* in, double exponent, void* out) {
   if (exponent == 2) return Square(dtype, n, in, out);
   if (exponent == 3) {
@@ -242,6 +249,8 @@ HWY_EXPORT(TanhBackward);
 HWY_EXPORT(SigmoidBackward);
 HWY_EXPORT(GeluTanhBackward);
 HWY_EXPORT(GeluErfBackward);
+HWY_EXPORT(Sin);
+HWY_EXPORT(Cos);
 
 void Neg(DType dtype, int64_t n, const void* in, void* out) {
   HWY_DYNAMIC_DISPATCH(Neg)(dtype, n, in, out);
@@ -299,6 +308,12 @@ void GeluTanhBackward(DType dtype, int64_t n, const void* x, const void* grad_ou
 }
 void GeluErfBackward(DType dtype, int64_t n, const void* x, const void* grad_out, void* grad_in) {
   HWY_DYNAMIC_DISPATCH(GeluErfBackward)(dtype, n, x, grad_out, grad_in);
+}
+void Sin(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Sin)(dtype, n, in, out);
+}
+void Cos(DType dtype, int64_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(Cos)(dtype, n, in, out);
 }
 
 }  // namespace ember::kernels::cpu

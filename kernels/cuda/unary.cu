@@ -78,6 +78,9 @@ EMBER_UNARY_OP(GeluTanh,
                x / (T(1) + exp(T(-2 * 0.7978845608028654) * (x + T(0.044715) * x * x * x))))
 // x Phi(x) = 0.5 x erfc(-x / sqrt 2), in double as on the CPU.
 EMBER_UNARY_OP(GeluErf, T(0.5 * double(x) * erfc(-double(x) * 0.7071067811865476)))
+// In double, rounded once, as on the CPU.
+EMBER_UNARY_OP(Sin, T(sin(double(x))))
+EMBER_UNARY_OP(Cos, T(cos(double(x))))
 // Derivatives (the factor of grad_out).
 EMBER_UNARY_OP(ReluDerivative, x > T(0) ? T(1) : T(0))
 EMBER_UNARY_OP(TanhDerivative, T(1) - x * x)     // from y = tanh x
@@ -152,6 +155,12 @@ void GeluTanh(DType dtype, int64_t n, const void* in, void* out) {
 }
 void GeluErf(DType dtype, int64_t n, const void* in, void* out) {
   Unary("kernels::cuda::GeluErf", dtype, n, in, out, GeluErfOp{});
+}
+void Sin(DType dtype, int64_t n, const void* in, void* out) {
+  Unary("kernels::cuda::Sin", dtype, n, in, out, SinOp{});
+}
+void Cos(DType dtype, int64_t n, const void* in, void* out) {
+  Unary("kernels::cuda::Cos", dtype, n, in, out, CosOp{});
 }
 
 // The exact forms the CPU uses for these exponents (PyTorch's too); pow in double

@@ -27,6 +27,8 @@ inline double GeluTanh(double x) { return 0.5 * x * (1.0 + std::tanh(GeluTanhInn
 inline double Phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 inline double GeluErf(double x) { return x * Phi(x); }
 inline double Pow(double x, double p) { return std::pow(x, p); }
+inline double Sin(double x) { return std::sin(x); }
+inline double Cos(double x) { return std::cos(x); }
 
 // Derivatives times an upstream gradient g.
 inline double ReluBackward(double x, double g) { return x > 0 ? g : 0.0; }

@@ -125,7 +125,7 @@ long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
     "Generator", "Tensor", "add", "e", "flip", "index_select", "inf", "nan", "narrow", "nonzero", "onnx", "pi", "roll",
-    "sub", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
+    "sin", "cos", "sub", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
     "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "default_generator", "detach", "device", "distributed", "dtype",
     "empty", "empty_like", "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "frombuffer",
     "full", "full_like", "ge", "get_default_dtype", "get_num_threads", "gt", "inference_mode", "initial_seed", "int32", "int64",

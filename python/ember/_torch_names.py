@@ -409,7 +409,7 @@ def _method_as_function(name):
 
 
 FUNCTIONS = {name: _method_as_function(name) for name in [
-    "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg", "square", "reciprocal", "softmax",
+    "exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "relu", "abs", "neg", "square", "reciprocal", "softmax",
     "log_softmax", "sum", "mean", "var", "std", "max", "min", "argmax", "flatten", "reshape", "transpose",
     "permute", "squeeze", "unsqueeze", "clone", "numel", "chunk", "norm", "pow", "eq", "ne", "lt", "le", "gt",
     "ge", "all", "any", "t", "detach", "is_floating_point", "clamp", "clip"]}

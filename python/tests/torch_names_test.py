@@ -337,6 +337,14 @@ class MoreTorchNamesTest(unittest.TestCase):
         self.assertAlmostEqual(F.l1_loss(x, zero, reduction="sum").item(), float(d.sum()), places=5)
         self.assertAlmostEqual(nn.NLLLoss()(x, ember.tensor([1, 0])).item(), -(-2.0 + 3.0) / 2)
 
+    def test_sin_and_cos(self):
+        x = ember.tensor([0.0, 1.0, -2.5, 1e4], dtype=ember.float64, requires_grad=True)
+        y = ember.sin(x) * 2 + x.cos()
+        self.assertEqual(y.tolist(), [2 * math.sin(v) + math.cos(v) for v in (0.0, 1.0, -2.5, 1e4)])
+        y.sum().backward()
+        for g, v in zip(x.grad.tolist(), (0.0, 1.0, -2.5, 1e4)):
+            self.assertAlmostEqual(g, 2 * math.cos(v) - math.sin(v), places=12)
+
     def test_onnx_export_says_it_is_not_there(self):
         with self.assertRaisesRegex(NotImplementedError, "ONNX"):
             ember.onnx.export(nn.Linear(2, 2), ember.ones(1, 2), "model.onnx")

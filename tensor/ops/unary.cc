@@ -50,6 +50,8 @@ Tensor Sigmoid(const Tensor& x) { return Unary("sigmoid", x, EMBER_KERNEL(Sigmoi
 Tensor Relu(const Tensor& x) { return Unary("relu", x, EMBER_KERNEL(Relu)); }
 Tensor GeluTanh(const Tensor& x) { return Unary("gelu_tanh", x, EMBER_KERNEL(GeluTanh)); }
 Tensor GeluErf(const Tensor& x) { return Unary("gelu_erf", x, EMBER_KERNEL(GeluErf)); }
+Tensor Sin(const Tensor& x) { return Unary("sin", x, EMBER_KERNEL(Sin)); }
+Tensor Cos(const Tensor& x) { return Unary("cos", x, EMBER_KERNEL(Cos)); }
 
 Tensor Pow(const Tensor& x, double exponent) {
   const DType compute = internal::FloatOrBf16DType("pow", x);

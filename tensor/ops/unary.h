@@ -24,6 +24,8 @@ Tensor Sigmoid(const Tensor& x);
 Tensor Relu(const Tensor& x);
 Tensor GeluTanh(const Tensor& x);  // GPT-2's approximation
 Tensor GeluErf(const Tensor& x);   // the exact x * Phi(x)
+Tensor Sin(const Tensor& x);
+Tensor Cos(const Tensor& x);
 Tensor Pow(const Tensor& x, double exponent);
 
 // Gradients through these functions: grad_out times the derivative, with grad_out of
