@@ -11,7 +11,8 @@ from ember.nn import functional as F
 from ember.nn import init, utils
 
 __all__ = [
-    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "L1Loss", "NLLLoss", "SmoothL1Loss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
+    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "GRU", "GRUCell", "L1Loss", "LSTM", "LSTMCell", "NLLLoss",
+    "RNN", "RNNBase", "RNNCell", "SmoothL1Loss", "modules", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
     "LayerNorm", "LeakyReLU", "Linear", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList",
     "Parameter", "ParameterList", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh",
     "from_spec", "functional", "init", "utils",
@@ -590,3 +591,8 @@ def from_spec(spec: str) -> Module:
     layer). `spec` is the JSON text or a file's path; a mistake raises ValueError naming
     the layer."""
     return _FromSpec(spec)
+
+
+# The layers in nn/modules/ (they subclass Module above).
+from ember.nn import modules  # noqa: E402
+from ember.nn.modules import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell  # noqa: E402
