@@ -1,11 +1,11 @@
 """torch.optim in ember: SGD, RMSprop, Adam and AdamW over the C++ optimizers (the same
-updates, bit for bit, as ember's C++ training). param_groups is a list of dicts, as in
+updates, bit for bit, as ember's C++ training), and LBFGS (lbfgs.py). param_groups is a list of dicts, as in
 PyTorch: a scheduler (lr_scheduler) may change a group's "lr" (or "weight_decay") between
 steps."""
 
 from ember import _ember
 
-__all__ = ["Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
 
 
 class Optimizer:
@@ -82,3 +82,6 @@ class AdamW(Optimizer):
 
 
 from ember.optim import lr_scheduler  # noqa: E402 (it takes the optimizers above)
+
+
+from ember.optim.lbfgs import LBFGS  # noqa: E402
