@@ -205,6 +205,21 @@ def flip(input, dims):
     return out if out is not input else input.clone()
 
 
+def _deepcopy(self, memo):
+    """copy.deepcopy of a tensor a user made (a leaf): a clone that requires grad as it
+    did; a Parameter stays a Parameter (copy.deepcopy(module) copies its weights)."""
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                           "protocol at the moment")
+    if id(self) in memo:
+        return memo[id(self)]
+    data = self.detach().clone()
+    copied = type(self)(data, self.requires_grad) if type(self) is not Tensor else \
+        data.requires_grad_(self.requires_grad)
+    memo[id(self)] = copied
+    return copied
+
+
 def _var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """torch.var: with unbiased (the old form) or correction (the number subtracted from
     the count), 1 by default."""
@@ -338,6 +353,7 @@ METHODS = {
     "narrow": narrow,
     "roll": roll,
     "flip": flip,
+    "__deepcopy__": _deepcopy,
     "mul_": _in_place("mul_", lambda a, b: a * b),
     "div_": _in_place("div_", lambda a, b: a / b),
     "masked_fill_": lambda self, mask, value: self.copy_(_ember.masked_fill(self, mask, value)),

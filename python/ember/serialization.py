@@ -18,11 +18,13 @@ import json
 import os
 import pickle
 import struct
+import sys
+import types
 import zipfile
 
 from ember import _ember
 
-__all__ = ["load", "save"]
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
 
 # The storage classes PyTorch names in its files, by element type (UInt16Storage is
 # PyTorch 2.3's; PyTorch 1.13 has no uint16).
@@ -97,6 +99,17 @@ class _Pickler(pickle._Pickler):  # the Python pickler: its save_global can be e
         if isinstance(obj, _Storage):
             return ("storage", _Global("torch", _STORAGE_OF_DTYPE[obj.dtype]), obj.key, obj.location, obj.numel)
         return None
+
+    def _save_builtin(self, obj):
+        """A function of ember's extension (F.relu kept as a layer's activation) by the
+        public name it has in an ember module, as pickle names Python's functions."""
+        for name, module in list(sys.modules.items()):
+            if name.startswith("ember.") and not name.startswith("ember._") and \
+                    getattr(module, obj.__name__, None) is obj:
+                return self._save_global_name(_Global(name, obj.__name__))
+        return pickle._Pickler.save_global(self, obj)
+
+    dispatch[types.BuiltinFunctionType] = _save_builtin
 
     def reducer_override(self, obj):
         from ember import nn  # nn imports this module's package
@@ -244,9 +257,53 @@ def _torch_name(module, name):
 
 
 # What weights_only=True lets a file name besides torch's tensors (PyTorch's own list, in
-# the part that ember's objects need).
+# the part that ember's objects need), and what add_safe_globals adds to it.
 _WEIGHTS_ONLY = {("collections", "OrderedDict"), ("builtins", "set"), ("builtins", "frozenset"),
                  ("builtins", "bytearray"), ("builtins", "slice")}
+_safe_globals = []
+
+
+def add_safe_globals(safe_globals):
+    """torch.serialization.add_safe_globals: classes and functions weights_only=True loads
+    may name (a list of objects, or of (object, "module.name") pairs)."""
+    _safe_globals.extend(safe_globals)
+
+
+def get_safe_globals():
+    return list(_safe_globals)
+
+
+def clear_safe_globals():
+    _safe_globals.clear()
+
+
+class safe_globals:
+    """torch.serialization.safe_globals: add_safe_globals for the body of a with block."""
+
+    def __init__(self, safe_globals):
+        self.globals = list(safe_globals)
+
+    def __enter__(self):
+        _safe_globals.extend(self.globals)
+
+    def __exit__(self, *exc):
+        del _safe_globals[len(_safe_globals) - len(self.globals):]
+
+
+def _allowed(module, name):
+    """Whether weights_only=True may load the global module.name: PyTorch's safe list,
+    or an object add_safe_globals gave (found by identity in the module as imported: a
+    function of ember's extension is named by its public module, not its own)."""
+    if (module, name) in _WEIGHTS_ONLY:
+        return True
+    found = getattr(sys.modules.get(module), name, None)
+    for item in _safe_globals:
+        if isinstance(item, tuple):
+            if f"{module}.{name}" == item[1]:
+                return True
+        elif found is not None and found is item:
+            return True
+    return False
 
 
 class _Unpickler(pickle.Unpickler):
@@ -263,7 +320,7 @@ class _Unpickler(pickle.Unpickler):
                     f"load: the file refers to {module}.{name}, which ember does not have (a whole PyTorch module "
                     "or another PyTorch object: save its state_dict() instead)")
             return found
-        if self.weights_only and (module, name) not in _WEIGHTS_ONLY:
+        if self.weights_only and not _allowed("builtins" if module == "__builtin__" else module, name):
             raise pickle.UnpicklingError(
                 f"load: weights_only=True refuses {module}.{name} (tensors, dicts, lists and numbers only); pass "
                 "weights_only=False for a file you trust")

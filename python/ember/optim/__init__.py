@@ -34,7 +34,7 @@ class Optimizer:
         if set_to_none:
             self._core.zero_grad()
         else:
-            from ember.nn import _zero_grads
+            from ember.nn.modules.module import _zero_grads
             _zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none=False)
 
     def state_dict(self):

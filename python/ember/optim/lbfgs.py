@@ -38,7 +38,7 @@ class LBFGS:
         return self.param_groups[0]["params"]
 
     def zero_grad(self, set_to_none=True):
-        from ember.nn import _zero_grads
+        from ember.nn.modules.module import _zero_grads
         _zero_grads(self._params, set_to_none)
 
     def _flat_grad(self):

@@ -17,8 +17,10 @@ yet."""
 import math
 
 import ember
-from ember.nn import Module, Parameter, init
 from ember.nn import functional as F
+from ember.nn import init
+from ember.nn.modules.module import Module
+from ember.nn.parameter import Parameter
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell"]
 
@@ -87,6 +89,10 @@ class RNNBase(Module):
         bound = 1.0 / math.sqrt(self.hidden_size)
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
+
+    def flatten_parameters(self):
+        """Nothing to do: PyTorch packs the weights into one buffer for cuDNN; ember's
+        layers use them where they are."""
 
     @property
     def all_weights(self):
