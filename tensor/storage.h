@@ -117,6 +117,14 @@ class Storage {
   bool released() const { return impl_ != nullptr && impl_->data == nullptr && impl_->nbytes > 0; }
   bool is_same(const Storage& other) const { return impl_ == other.impl_; }
 
+  // How many in-place writes the buffer has had (Tensor::Fill and CopyFrom count one
+  // each), PyTorch's version counter: autograd keeps the count a tensor it saved had,
+  // and a backward that finds it changed refuses to compute a wrong gradient.
+  uint64_t version() const { return impl_ ? impl_->version.load(std::memory_order_relaxed) : 0; }
+  void BumpVersion() const {
+    if (impl_) impl_->version.fetch_add(1, std::memory_order_relaxed);
+  }
+
  private:
   struct Impl {
     Impl(int64_t nbytes, Allocator& allocator);
@@ -130,6 +138,7 @@ class Storage {
     Allocator* allocator;  // null for borrowed memory
     Device device;
     std::shared_ptr<void> owner;  // what keeps borrowed memory alive
+    std::atomic<uint64_t> version{0};
   };
   std::shared_ptr<Impl> impl_;
 };

@@ -439,6 +439,7 @@ const Tensor& Tensor::Fill(const Scalar& value) const {
     case DeviceType::kMeta:
       ThrowMetaHasNoData("fill");
   }
+  storage().BumpVersion();
   return *this;
 }
 
@@ -488,6 +489,7 @@ const Tensor& Tensor::CopyFrom(const Tensor& src) const {
     case DeviceType::kMeta:
       ThrowMetaHasNoData("copy");
   }
+  storage().BumpVersion();
   return *this;
 }
 

@@ -115,6 +115,21 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return t.to(device if device is not None else "cpu").requires_grad_(requires_grad)
 
 
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable=False):
+    """torch.compile: today, the model itself, unchanged (the same object, so its
+    parameters, state_dict and training are the model's): ember runs eagerly, its fused
+    kernels (attention, layer norm, cross entropy, AdamW) chosen as the model calls them,
+    with no graph compiler to hand the model to. The arguments choose how a compiler
+    would work, never what the model computes, so any value is accepted. Used as a
+    decorator too (@ember.compile or @ember.compile(...))."""
+    if model is None:
+        return lambda fn: fn
+    if not callable(model):
+        raise TypeError(f"compile: expected a module or a function, got {type(model).__name__}")
+    return model
+
+
 # PyTorch's constants, and the package's version (pyproject.toml's).
 inf, nan, pi, e = float("inf"), float("nan"), _math.pi, _math.e
 __version__ = "0.1.0"
@@ -124,7 +139,7 @@ __version__ = "0.1.0"
 long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
-    "Generator", "Tensor", "add", "e", "flip", "index_select", "inf", "nan", "narrow", "nonzero", "onnx", "pi", "roll",
+    "Generator", "Tensor", "add", "compile", "e", "flip", "index_select", "inf", "nan", "narrow", "nonzero", "onnx", "pi", "roll",
     "sin", "cos", "sub", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
     "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "default_generator", "detach", "device", "distributed", "dtype",
     "empty", "empty_like", "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "frombuffer",

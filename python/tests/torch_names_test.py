@@ -345,6 +345,23 @@ class MoreTorchNamesTest(unittest.TestCase):
         for g, v in zip(x.grad.tolist(), (0.0, 1.0, -2.5, 1e4)):
             self.assertAlmostEqual(g, 2 * math.cos(v) - math.sin(v), places=12)
 
+    def test_compile_returns_the_model(self):
+        model = nn.Linear(2, 3)
+        self.assertIs(ember.compile(model), model)
+        self.assertIs(ember.compile(model, mode="max-autotune", fullgraph=True, dynamic=False), model)
+
+        @ember.compile
+        def double(x):
+            return x * 2
+
+        @ember.compile(backend="inductor")
+        def triple(x):
+            return x * 3
+
+        self.assertEqual((double(ember.ones(1)).tolist(), triple(ember.ones(1)).tolist()), ([2.0], [3.0]))
+        with self.assertRaisesRegex(TypeError, "expected a module or a function"):
+            ember.compile(3)
+
     def test_onnx_export_says_it_is_not_there(self):
         with self.assertRaisesRegex(NotImplementedError, "ONNX"):
             ember.onnx.export(nn.Linear(2, 2), ember.ones(1, 2), "model.onnx")
