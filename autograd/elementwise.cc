@@ -20,10 +20,10 @@ template <int kSaved, typename Forward, typename Backward>
 Tensor Unary(const char* name, const Tensor& x, const Forward& forward, const Backward& backward) {
   const Tensor y = WithoutGrad([&] { return forward(x); });
   if (!ShouldRecord({x})) return y;
-  const Tensor saved_x = (kSaved & kInput) ? Detach(x) : Tensor();
-  const Tensor saved_y = (kSaved & kOutput) ? Detach(y) : Tensor();
+  const SavedTensor saved_x((kSaved & kInput) ? x : Tensor());
+  const SavedTensor saved_y((kSaved & kOutput) ? y : Tensor());
   return Record(name, y, {x}, [saved_x, saved_y, backward](const Tensor& g) {
-    return std::vector<Tensor>{backward(saved_x, saved_y, g)};
+    return std::vector<Tensor>{backward(saved_x.get(), saved_y.get(), g)};
   });
 }
 
@@ -182,7 +182,9 @@ Tensor Mul(const Tensor& a_in, const Tensor& b_in) {
   if (!ShouldRecord({a, b})) return out;
   const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
   return Record(
-      "mul", out, {a, b}, [a = Detach(a), b = Detach(b), need_a, need_b](const Tensor& g) {
+      "mul", out, {a, b},
+      [saved_a = SavedTensor(a), saved_b = SavedTensor(b), need_a, need_b](const Tensor& g) {
+        const Tensor &a = saved_a.get(), &b = saved_b.get();
         return std::vector<Tensor>{need_a ? ops::SumToSize(ops::Mul(g, b), a.shape()) : Tensor(),
                                    need_b ? ops::SumToSize(ops::Mul(g, a), b.shape()) : Tensor()};
       });
@@ -196,7 +198,9 @@ Tensor Div(const Tensor& a_in, const Tensor& b_in) {
   if (!ShouldRecord({a, b})) return out;
   const bool need_b = RequiresGrad(b);
   return Record("div", out, {a, b},
-                [sa = a.shape(), b = Detach(b), out = Detach(out), need_b](const Tensor& g) {
+                [sa = a.shape(), saved_b = SavedTensor(b), saved_out = SavedTensor(out),
+                 need_b](const Tensor& g) {
+                  const Tensor &b = saved_b.get(), &out = saved_out.get();
                   const Tensor ga = ops::Div(g, b);
                   return std::vector<Tensor>{
                       ops::SumToSize(ga, sa),
@@ -213,7 +217,9 @@ Tensor Pow(const Tensor& a_in, const Tensor& b_in) {
   const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
   return Record(
       "pow", out, {a, b},
-      [a = Detach(a), b = Detach(b), out = Detach(out), need_a, need_b](const Tensor& g) {
+      [saved_a = SavedTensor(a), saved_b = SavedTensor(b), saved_out = SavedTensor(out), need_a,
+       need_b](const Tensor& g) {
+        const Tensor &a = saved_a.get(), &b = saved_b.get(), &out = saved_out.get();
         return std::vector<Tensor>{
             need_a
                 ? ops::SumToSize(ops::Mul(g, ops::Mul(b, ops::Pow(a, ops::Sub(b, 1)))), a.shape())
@@ -227,12 +233,14 @@ Tensor Maximum(const Tensor& a_in, const Tensor& b_in) {
   internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Maximum(a, b); });
   if (!ShouldRecord({a, b})) return out;
-  return Record("maximum", out, {a, b}, [a = Detach(a), b = Detach(b)](const Tensor& g) {
-    const Tensor tie = ops::Eq(a, b);
-    return std::vector<Tensor>{
-        ops::SumToSize(ops::Mul(g, Share(ops::Gt(a, b), tie, g.dtype())), a.shape()),
-        ops::SumToSize(ops::Mul(g, Share(ops::Lt(a, b), tie, g.dtype())), b.shape())};
-  });
+  return Record("maximum", out, {a, b},
+                [saved_a = SavedTensor(a), saved_b = SavedTensor(b)](const Tensor& g) {
+                  const Tensor &a = saved_a.get(), &b = saved_b.get();
+                  const Tensor tie = ops::Eq(a, b);
+                  return std::vector<Tensor>{
+                      ops::SumToSize(ops::Mul(g, Share(ops::Gt(a, b), tie, g.dtype())), a.shape()),
+                      ops::SumToSize(ops::Mul(g, Share(ops::Lt(a, b), tie, g.dtype())), b.shape())};
+                });
 }
 
 Tensor Minimum(const Tensor& a_in, const Tensor& b_in) {
@@ -240,12 +248,14 @@ Tensor Minimum(const Tensor& a_in, const Tensor& b_in) {
   internal::Promote(a, b);
   const Tensor out = WithoutGrad([&] { return ops::Minimum(a, b); });
   if (!ShouldRecord({a, b})) return out;
-  return Record("minimum", out, {a, b}, [a = Detach(a), b = Detach(b)](const Tensor& g) {
-    const Tensor tie = ops::Eq(a, b);
-    return std::vector<Tensor>{
-        ops::SumToSize(ops::Mul(g, Share(ops::Lt(a, b), tie, g.dtype())), a.shape()),
-        ops::SumToSize(ops::Mul(g, Share(ops::Gt(a, b), tie, g.dtype())), b.shape())};
-  });
+  return Record("minimum", out, {a, b},
+                [saved_a = SavedTensor(a), saved_b = SavedTensor(b)](const Tensor& g) {
+                  const Tensor &a = saved_a.get(), &b = saved_b.get();
+                  const Tensor tie = ops::Eq(a, b);
+                  return std::vector<Tensor>{
+                      ops::SumToSize(ops::Mul(g, Share(ops::Lt(a, b), tie, g.dtype())), a.shape()),
+                      ops::SumToSize(ops::Mul(g, Share(ops::Gt(a, b), tie, g.dtype())), b.shape())};
+                });
 }
 
 // ---- With a scalar ----
@@ -297,7 +307,8 @@ Tensor Where(const Tensor& condition, const Tensor& a_in, const Tensor& b_in) {
   const Tensor out = WithoutGrad([&] { return ops::Where(condition, a, b); });
   if (!ShouldRecord({a, b})) return out;
   return Record("where", out, {a, b},
-                [condition = Detach(condition), sa = a.shape(), sb = b.shape()](const Tensor& g) {
+                [saved = SavedTensor(condition), sa = a.shape(), sb = b.shape()](const Tensor& g) {
+                  const Tensor& condition = saved.get();
                   const Tensor zero = Zeros({}, g.dtype(), g.device());
                   return std::vector<Tensor>{ops::SumToSize(ops::Where(condition, g, zero), sa),
                                              ops::SumToSize(ops::Where(condition, zero, g), sb)};
@@ -307,8 +318,8 @@ Tensor Where(const Tensor& condition, const Tensor& a_in, const Tensor& b_in) {
 Tensor MaskedFill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   const Tensor out = WithoutGrad([&] { return ops::MaskedFill(x, mask, value); });
   if (!ShouldRecord({x})) return out;
-  return Record("masked_fill", out, {x}, [mask = Detach(mask)](const Tensor& g) {
-    return std::vector<Tensor>{ops::MaskedFill(g, mask, 0)};
+  return Record("masked_fill", out, {x}, [mask = SavedTensor(mask)](const Tensor& g) {
+    return std::vector<Tensor>{ops::MaskedFill(g, mask.get(), 0)};
   });
 }
 

@@ -15,6 +15,20 @@ namespace {
 
 thread_local bool grad_mode_enabled = true;
 thread_local bool releasing_graph = false;
+// The node whose backward is running on this thread, for SavedTensor's error.
+thread_local const Node* running_node = nullptr;
+
+// Sets running_node for a scope.
+class Running {
+ public:
+  explicit Running(const Node* node) : previous_(running_node) { running_node = node; }
+  ~Running() { running_node = previous_; }
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+
+ private:
+  const Node* previous_;
+};
 
 // The node that accumulates into leaf t: one per leaf while a graph holds it, so that
 // the gradients of a leaf used several times are summed before they are accumulated.
@@ -106,6 +120,22 @@ Tensor Detach(const Tensor& t) {
   return Tensor(t.storage(), t.offset_elements(), t.shape(), t.strides(), t.dtype());
 }
 
+SavedTensor::SavedTensor(const Tensor& t)
+    : tensor_(t.defined() ? Detach(t) : Tensor()),
+      version_(t.defined() ? t.storage().version() : 0) {}
+
+const Tensor& SavedTensor::get() const {
+  if (tensor_.defined() && tensor_.storage().version() != version_) {
+    EMBER_THROW("one of the tensors needed for the gradient computation has been modified by an ",
+                "in-place operation: a ", DTypeName(tensor_.dtype()), " tensor of shape ",
+                ShapeToString(tensor_.shape()), " that ",
+                running_node != nullptr ? running_node->name : std::string("a node"),
+                " saved is at version ", tensor_.storage().version(), "; expected version ",
+                version_, " (clone it before writing to it in place)");
+  }
+  return tensor_;
+}
+
 std::string GradFnName(const Tensor& t) {
   return t.autograd_meta() && t.autograd_meta()->grad_fn ? t.autograd_meta()->grad_fn->name : "";
 }
@@ -190,6 +220,7 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
       // The input's gradient so far, if nobody else holds it, takes this one in place.
       Node* child = node->next[0].get();
       auto slot = pending.find(child);
+      const Running running(node);
       if (slot != pending.end() && slot->second.is_sole_owner() && slot->second.is_contiguous() &&
           node->add_backward(grad, slot->second)) {
         if (!options.retain_graph) release(node);
@@ -202,6 +233,7 @@ void Backward(const Tensor& root, const Tensor& grad_root, const BackwardOptions
       EMBER_CHECK(node->backward != nullptr, "backward: trying to run backward through ",
                   node->name, " a second time, but its saved tensors were freed after the ",
                   "first; pass retain_graph to keep them");
+      const Running running(node);
       grads = node->backward(grad);
       EMBER_CHECK(grads.size() == node->next.size(), "backward of ", node->name, " returned ",
                   grads.size(), " gradients for ", node->next.size(), " inputs");

@@ -29,6 +29,9 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;    // the node that made this tensor
   std::weak_ptr<Node> accumulator;  // a leaf's AccumulateGrad node, while a graph uses it
   std::function<void()> post_accumulate_hook;  // see SetPostAccumulateGradHook
+  // A recorded view (autograd/views.h) that shares its input's memory: an in-place write
+  // into it would change a tensor whose history does not know of the write.
+  bool is_view = false;
 };
 
 namespace autograd {
@@ -129,6 +132,22 @@ void Backward(const Tensor& root, const Tensor& grad_root = Tensor(),
 // retain_graph): a backward function then reads its saved tensors for the last time,
 // and may write its gradient over one that nothing else holds (cross entropy's logits).
 bool ReleasingGraph();
+
+// A tensor that a backward function reads, saved with its storage's version (PyTorch's
+// saved variable): get() returns it, or throws, naming the node that is running, when an
+// in-place write (Tensor::Fill, CopyFrom) changed it after it was saved: the gradient
+// would be computed from the new values. An undefined tensor saves nothing.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  explicit SavedTensor(const Tensor& t);
+  const Tensor& get() const;
+  bool defined() const { return tensor_.defined(); }
+
+ private:
+  Tensor tensor_;  // Detach(t): the values, outside the graph
+  uint64_t version_ = 0;
+};
 
 // Whether a function with these inputs records a node: grad mode is on and one of them
 // requires gradients.

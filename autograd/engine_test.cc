@@ -310,6 +310,35 @@ TEST(EngineTest, UnaryNodesSaveOnlyWhatTheirBackwardReads) {
   EXPECT_EQ(n.storage().use_count(), 1);
 }
 
+// PyTorch's version counter: a write to a tensor a node saved (Fill, CopyFrom) makes
+// that node's backward refuse, naming it; writes to tensors nothing saved are fine, and
+// a saved view sees writes to its base (one storage, one count).
+TEST(EngineTest, ABackwardRefusesATensorItSavedThatWasWrittenSince) {
+  const Tensor x = SetRequiresGrad(FromList({1.0, 2.0, 3.0}));
+  const Tensor y = Exp(x);       // saves y
+  const Tensor z = Add(y, 1.0);  // saves nothing
+  EXPECT_EQ(y.storage().version(), 0u);
+  Detach(z).Fill(5);
+  EXPECT_EQ(z.storage().version(), 1u);
+  Backward(Sum(z));  // add saved nothing: fine
+  EXPECT_EQ(Grad(x).ToVector<float>()[0], std::exp(1.0f));
+
+  const Tensor w = Exp(x);
+  const Tensor loss = Sum(w);
+  Detach(w).Select(0, 1).CopyFrom(FromList({0.0}).View({}));
+  EXPECT_EQ(w.storage().version(), 1u);
+  try {
+    Backward(loss);
+    FAIL() << "the changed exp output was used";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("modified by an in-place operation"));
+    EXPECT_THAT(e.what(), testing::HasSubstr("that exp saved is at version 1; expected version 0"));
+  }
+  const SavedTensor saved(x);
+  EXPECT_EQ(saved.get().data<float>(), x.data<float>());  // the same memory, not a copy
+  EXPECT_FALSE(SavedTensor().defined());
+}
+
 TEST(EngineTest, ToDotDrawsOpsLeavesAndEdges) {
   const Tensor x = SetRequiresGrad(Ones({2, 3}));
   const Tensor w = SetRequiresGrad(Ones({3, 4}));

@@ -36,7 +36,9 @@ Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
   if (!ShouldRecord({a, b})) return out;
   const bool need_a = RequiresGrad(a), need_b = RequiresGrad(b);
   return Record(
-      "matmul", out, {a, b}, [a = Detach(a), b = Detach(b), need_a, need_b](const Tensor& g) {
+      "matmul", out, {a, b},
+      [saved_a = SavedTensor(a), saved_b = SavedTensor(b), need_a, need_b](const Tensor& g) {
+        const Tensor &a = saved_a.get(), &b = saved_b.get();
         return std::vector<Tensor>{
             need_a ? ops::SumToSize(ops::Matmul(g, b.Transpose(-1, -2)), a.shape()) : Tensor(),
             need_b ? ops::SumToSize(ops::Matmul(a.Transpose(-1, -2), g), b.shape()) : Tensor()};
@@ -60,20 +62,20 @@ Tensor Linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
   if (!ShouldRecord({x, w_input, b_input})) return y;
   const bool need_x = RequiresGrad(x), need_w = RequiresGrad(w_input),
              need_b = RequiresGrad(b_input);
-  return Record(
-      "linear", y, {x, w_input, b_input},
-      [x = Detach(x), w = weight, need_x, need_w, need_b, master, bias_master](const Tensor& g) {
-        const Tensor rows = g.Reshape({-1, w.size(0)});  // [N, out]
-        const Tensor x_rows = x.Reshape({-1, w.size(1)});
-        Tensor dw;
-        if (need_w) {
-          dw = master ? ops::MatmulToF32(rows.Transpose(0, 1), x_rows)
-                      : ops::Matmul(rows.Transpose(0, 1), x_rows);
-        }
-        Tensor db;
-        if (need_b) db = ops::Sum(bias_master ? rows.To(DType::kF32) : rows, {0});
-        return std::vector<Tensor>{need_x ? ops::Matmul(g, w) : Tensor(), dw, db};
-      });
+  return Record("linear", y, {x, w_input, b_input},
+                [saved_x = SavedTensor(x), w = weight, need_x, need_w, need_b, master,
+                 bias_master](const Tensor& g) {
+                  const Tensor rows = g.Reshape({-1, w.size(0)});  // [N, out]
+                  const Tensor x_rows = saved_x.get().Reshape({-1, w.size(1)});
+                  Tensor dw;
+                  if (need_w) {
+                    dw = master ? ops::MatmulToF32(rows.Transpose(0, 1), x_rows)
+                                : ops::Matmul(rows.Transpose(0, 1), x_rows);
+                  }
+                  Tensor db;
+                  if (need_b) db = ops::Sum(bias_master ? rows.To(DType::kF32) : rows, {0});
+                  return std::vector<Tensor>{need_x ? ops::Matmul(g, w) : Tensor(), dw, db};
+                });
 }
 
 // dx = y (g - sum(g y)).
@@ -81,8 +83,8 @@ Tensor Softmax(const Tensor& x_in) {
   const Tensor x = internal::ForF32(x_in);
   const Tensor y = WithoutGrad([&] { return ops::Softmax(x); });
   if (!ShouldRecord({x})) return y;
-  return Record("softmax", y, {x}, [y = Detach(y)](const Tensor& g) {
-    return std::vector<Tensor>{ops::SoftmaxBackward(y, g)};
+  return Record("softmax", y, {x}, [y = SavedTensor(y)](const Tensor& g) {
+    return std::vector<Tensor>{ops::SoftmaxBackward(y.get(), g)};
   });
 }
 
@@ -91,8 +93,8 @@ Tensor LogSoftmax(const Tensor& x_in) {
   const Tensor x = internal::ForF32(x_in);
   const Tensor y = WithoutGrad([&] { return ops::LogSoftmax(x); });
   if (!ShouldRecord({x})) return y;
-  return Record("log_softmax", y, {x}, [y = Detach(y)](const Tensor& g) {
-    return std::vector<Tensor>{ops::LogSoftmaxBackward(y, g)};
+  return Record("log_softmax", y, {x}, [y = SavedTensor(y)](const Tensor& g) {
+    return std::vector<Tensor>{ops::LogSoftmaxBackward(y.get(), g)};
   });
 }
 
@@ -107,10 +109,10 @@ Tensor RecordLayerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias
   result.y = Tensor();
   result.sum = Tensor();  // x itself, saved below
   return Record("layer_norm", y, {x, weight, bias},
-                [x = Detach(x), weight = Detach(weight), has_bias = bias.defined(),
+                [x = SavedTensor(x), weight = SavedTensor(weight), has_bias = bias.defined(),
                  result = std::move(result)](const Tensor& g) {
                   ops::LayerNormGrads grads =
-                      ops::LayerNormBackward(x, weight, has_bias, result, g);
+                      ops::LayerNormBackward(x.get(), weight.get(), has_bias, result, g);
                   return std::vector<Tensor>{grads.dx, grads.dweight, grads.dbias};
                 });
 }

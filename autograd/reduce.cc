@@ -52,8 +52,10 @@ Tensor Extreme(const char* name, const Tensor& x, const Tensor& out, IntSpan dim
   if (!ShouldRecord({x})) return out;
   const Shape kept = KeptShape(x, dims);
   return Record(name, out, {x},
-                [x = Detach(x), m = Detach(out).Reshape(kept),
+                [saved_x = SavedTensor(x), saved_m = SavedTensor(out), kept,
                  dims = Shape(dims.begin(), dims.end())](const Tensor& g) {
+                  const Tensor& x = saved_x.get();
+                  const Tensor m = saved_m.get().Reshape(kept);
                   const Tensor hit = ops::Eq(x, m).To(x.dtype());
                   const Tensor ties = ops::Sum(hit, dims, /*keepdim=*/true);
                   return std::vector<Tensor>{ops::Mul(hit, ops::Div(g.Reshape(m.shape()), ties))};
@@ -77,8 +79,9 @@ Tensor Var(const Tensor& x, IntSpan dims, int64_t correction, bool keepdim) {
   const Shape kept = KeptShape(x, dims);
   return Record(
       "var", out, {x},
-      [x = Detach(x), kept, dims = Shape(dims.begin(), dims.end()),
+      [saved_x = SavedTensor(x), kept, dims = Shape(dims.begin(), dims.end()),
        denominator = ReducedCount(x, kept) - static_cast<double>(correction)](const Tensor& g) {
+        const Tensor& x = saved_x.get();
         const Tensor centered = ops::Sub(x, ops::Mean(x, dims, /*keepdim=*/true));
         return std::vector<Tensor>{ops::Mul(centered, ops::Div(g.Reshape(kept), denominator / 2))};
       });

@@ -11,13 +11,20 @@
 namespace ember::autograd {
 namespace {
 
+// Marks a recorded result that shares x's memory as a view (AutogradMeta::is_view).
+Tensor MarkView(const Tensor& x, const Tensor& out) {
+  if (out.autograd_meta() && out.storage().is_same(x.storage()))
+    out.autograd_meta()->is_view = true;
+  return out;
+}
+
 // A function of x alone whose gradient is `backward(g)`.
 template <typename Backward>
 Tensor Recorded(const char* name, const Tensor& x, const Tensor& out, Backward backward) {
   if (!ShouldRecord({x})) return out;
-  return Record(name, out, {x}, [backward = std::move(backward)](const Tensor& g) {
-    return std::vector<Tensor>{backward(g)};
-  });
+  return MarkView(x, Record(name, out, {x}, [backward = std::move(backward)](const Tensor& g) {
+                    return std::vector<Tensor>{backward(g)};
+                  }));
 }
 
 // The gradient of a reshaping view: g in the input's shape.
@@ -35,19 +42,19 @@ template <typename Pick>
 Tensor Picked(const char* name, const Tensor& x, Pick pick) {
   const Tensor out = WithoutGrad([&] { return pick(x); });
   if (!ShouldRecord({x})) return out;
-  return Record(
-      name, out, {x},
-      [shape = x.shape(), pick](const Tensor& g) {
-        const Tensor grad = Zeros(shape, g.dtype(), g.device());
-        pick(grad).CopyFrom(g);
-        return std::vector<Tensor>{grad};
-      },
-      [pick](const Tensor& g, const Tensor& into) {
-        if (into.dtype() != g.dtype()) return false;
-        const Tensor picked = pick(into);
-        picked.CopyFrom(ops::Add(picked, g));
-        return true;
-      });
+  return MarkView(x, Record(
+                         name, out, {x},
+                         [shape = x.shape(), pick](const Tensor& g) {
+                           const Tensor grad = Zeros(shape, g.dtype(), g.device());
+                           pick(grad).CopyFrom(g);
+                           return std::vector<Tensor>{grad};
+                         },
+                         [pick](const Tensor& g, const Tensor& into) {
+                           if (into.dtype() != g.dtype()) return false;
+                           const Tensor picked = pick(into);
+                           picked.CopyFrom(ops::Add(picked, g));
+                           return true;
+                         }));
 }
 
 }  // namespace

@@ -110,12 +110,16 @@ void FullyShardedData::EnsureGathered(size_t u) {
     for (size_t i = 0; i < unit.params.size(); ++i) {
       const Param& p = unit.params[i];
       if (p.dim < 0) continue;
+      const uint64_t version = p.param.storage().version();
       p.param.storage().Restore();
       for (int64_t k = 0; k < group_.size(); ++k) {
         const Tensor piece = unit.gather_buffer.Narrow(0, k * s + unit.offsets[i], p.shard.numel())
                                  .View(p.shard.shape());
         CopyShard(p, p.param, piece, group_.size(), k, /*into_shard=*/false);
       }
+      // The same weights again (the shards change only in the optimizer's step, after
+      // backward): the tensors the forward saved from them are still right.
+      p.param.storage().set_version(version);
     }
     unit.gather_buffer = Tensor();
   }

@@ -39,14 +39,36 @@ namespace ag = ::ember::autograd;
 namespace ember::python {
 namespace {
 
-// In place on a view: refused for a tensor that requires gradients while they are
-// recorded (as PyTorch refuses it for a leaf), fine under no_grad.
-void CheckWritable(const Tensor& t) {
-  if (ag::RequiresGrad(t) && ag::GradModeEnabled()) {
+// Whether an in-place write to t must be recorded: t requires grad and grad mode is on.
+// Such a write is refused, as PyTorch refuses it, for a leaf (a parameter: write it
+// under no_grad) and for a view of another tensor that records gradients (the tensor it
+// views would not learn of the write); a result of recorded ops is rebased (Rebase).
+bool InPlaceRecorded(const Tensor& t) {
+  if (!(ag::RequiresGrad(t) && ag::GradModeEnabled())) return false;
+  if (ag::IsLeaf(t)) {
     throw std::runtime_error(
-        "a tensor that requires grad cannot be written in place while gradients are recorded "
-        "(use `with ember.no_grad():`)");
+        "a leaf Variable that requires grad is being used in an in-place operation (write it "
+        "under `with ember.no_grad():`)");
   }
+  if (t.autograd_meta()->is_view) {
+    throw std::runtime_error(absl::StrCat(
+        "an in-place write to a view (", ag::GradFnName(t),
+        ") of a tensor that records gradients is not supported yet; compute the new tensor "
+        "out of place (where, masked_fill, cat)"));
+  }
+  return true;
+}
+
+// t takes `result`'s values (written into t's memory, which counts as a new version of
+// it) and its history: t is now what the recorded ops made of it, as PyTorch's in-place
+// ops on a result. A backward that saved t's old values then refuses (SavedTensor).
+void Rebase(const Tensor& t, const Tensor& result) {
+  const Tensor values = ag::Expand(ag::To(result, t.dtype()), t.shape());
+  {
+    ag::NoGradGuard plain;
+    t.CopyFrom(values);
+  }
+  t.set_autograd_meta(values.autograd_meta());
 }
 
 // Where tril (lower) or triu keeps t's entries: column - row <= diagonal (tril) or >=
@@ -599,6 +621,8 @@ void BindTensor(py::module_& m) {
                                return g.defined() ? py::cast(g) : py::none();
                              })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return ag::IsLeaf(t); })
+      // torch's version counter: in-place writes to the tensor's memory so far.
+      .def_property_readonly("_version", [](const Tensor& t) { return t.storage().version(); })
       .def_property_readonly("grad_fn",
                              [](const Tensor& t) -> py::object {
                                const std::string name = ag::GradFnName(t);
@@ -662,34 +686,64 @@ void BindTensor(py::module_& m) {
       .def("__getitem__", &Index)
       .def("__setitem__",
            [](const Tensor& t, const py::object& key, const py::object& value) {
-             CheckWritable(t);
-             ag::NoGradGuard plain;
-             if (py::isinstance<Tensor>(key)) {
-               // A bool mask (broadcast to t): the entries where it is true take the value.
-               const Tensor& mask = key.cast<const Tensor&>();
-               if (mask.dtype() != DType::kBool) {
-                 throw py::index_error(
-                     "assigning through an integer tensor index is not supported yet; assign "
-                     "through a bool mask");
+             const bool recorded = InPlaceRecorded(t);
+             Tensor where, v;
+             {
+               ag::NoGradGuard plain;
+               // Where the key writes: a bool mask (broadcast to t), or the entries the
+               // basic index picks.
+               if (py::isinstance<Tensor>(key)) {
+                 const Tensor& mask = key.cast<const Tensor&>();
+                 if (mask.dtype() != DType::kBool) {
+                   throw py::index_error(
+                       "assigning through an integer tensor index is not supported yet; assign "
+                       "through a bool mask");
+                 }
+                 where = mask;
+               } else if (recorded) {
+                 where = Zeros(t.shape(), DType::kBool).To(t.device());
+                 Index(where, key).Fill(true);
                }
-               const Tensor v = py::isinstance<Tensor>(value)
-                                    ? value.cast<const Tensor&>().To(t.dtype())
-                                    : Full({}, ScalarOf(value), t.dtype()).To(t.device());
-               t.CopyFrom(ops::Where(mask, v, t));
-               return;
+               const bool tensor_value = py::isinstance<Tensor>(value);
+               if (recorded && tensor_value && ag::RequiresGrad(value.cast<const Tensor&>())) {
+                 throw std::runtime_error(
+                     "assigning a tensor that requires grad into one that records gradients is "
+                     "not supported yet; use where() or cat() out of place");
+               }
+               if (!where.defined()) {  // into the view itself
+                 const Tensor view = Index(t, key);
+                 if (tensor_value) {
+                   view.CopyFrom(value.cast<const Tensor&>().BroadcastTo(view.shape()));
+                 } else {
+                   view.Fill(ScalarOf(value));
+                 }
+                 return;
+               }
+               // The new values where the key writes, t's elsewhere.
+               if (!tensor_value) {
+                 v = Full({}, ScalarOf(value), t.dtype()).To(t.device());
+               } else if (py::isinstance<Tensor>(key)) {
+                 v = value.cast<const Tensor&>().To(t.dtype());
+               } else {  // a value of the indexed region's shape, placed in t's
+                 v = Zeros(t.shape(), t.dtype()).To(t.device());
+                 const Tensor region = Index(v, key);
+                 region.CopyFrom(value.cast<const Tensor&>().BroadcastTo(region.shape()));
+               }
+               if (!recorded) {
+                 t.CopyFrom(ops::Where(where, v, t));
+                 return;
+               }
              }
-             const Tensor view = Index(t, key);
-             if (py::isinstance<Tensor>(value)) {
-               view.CopyFrom(value.cast<const Tensor&>().BroadcastTo(view.shape()));
-             } else {
-               view.Fill(ScalarOf(value));
-             }
+             Rebase(t, ag::Where(where, v, t));
            })
       .def(
           "copy_",
           [](const py::object& self, const Tensor& src) {
             const Tensor& t = self.cast<const Tensor&>();
-            CheckWritable(t);
+            if (InPlaceRecorded(t)) {
+              Rebase(t, src);  // t's gradient goes to src; its old values get none
+              return self;
+            }
             ag::NoGradGuard plain;
             t.CopyFrom(src.BroadcastTo(t.shape()));  // src's dtype and device converted
             return self;
@@ -699,7 +753,10 @@ void BindTensor(py::module_& m) {
           "fill_",
           [](const py::object& self, const py::object& value) {
             const Tensor& t = self.cast<const Tensor&>();
-            CheckWritable(t);
+            if (InPlaceRecorded(t)) {  // still recorded: every gradient through it zero
+              Rebase(t, ag::Add(ag::Mul(t, 0.0), ScalarOf(value)));
+              return self;
+            }
             t.Fill(ScalarOf(value));
             return self;
           },
@@ -707,7 +764,10 @@ void BindTensor(py::module_& m) {
       .def("zero_",
            [](const py::object& self) {
              const Tensor& t = self.cast<const Tensor&>();
-             CheckWritable(t);
+             if (InPlaceRecorded(t)) {
+               Rebase(t, ag::Mul(t, 0.0));
+               return self;
+             }
              t.Fill(0);
              return self;
            })

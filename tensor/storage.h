@@ -124,6 +124,11 @@ class Storage {
   void BumpVersion() const {
     if (impl_) impl_->version.fetch_add(1, std::memory_order_relaxed);
   }
+  // Sets the count back, for a buffer refilled with the values it had (fully sharded
+  // training gathers a released layer's weights again for backward): not a change.
+  void set_version(uint64_t version) const {
+    if (impl_) impl_->version.store(version, std::memory_order_relaxed);
+  }
 
  private:
   struct Impl {

@@ -110,12 +110,16 @@ def _repeat(self, *sizes):
     # [.., 1, s, ..] expanded to [.., r, s, ..] and merged: copy r of dimension d is outer.
     spread = self.reshape(*[v for s in shape for v in (1, s)])
     tiled = spread.expand(*[v for r, s in zip(sizes, shape) for v in (r, s)])
-    return tiled.reshape(*[r * s for r, s in zip(sizes, shape)])
+    # A copy, as PyTorch's: the merged shape can still be a stride-0 view of self.
+    return tiled.reshape(*[r * s for r, s in zip(sizes, shape)]).contiguous()
 
 
 def _in_place(name, op):
     def method(self, other):
-        return self.copy_(op(self, other))
+        # self's old values stay saved for op's backward: a copy of them when self is
+        # rebased onto the result (copy_ writes over self's own memory).
+        old = self.clone() if self.requires_grad and _ember.is_grad_enabled() else self
+        return self.copy_(op(old, other))
 
     method.__name__ = name
     method.__doc__ = f"self = self {name[:-1]} other, in place (self's dtype kept); returns self."

@@ -37,9 +37,18 @@ class FunctionCtx:
             if t is not None and not isinstance(t, _ember.Tensor):
                 raise TypeError(f"save_for_backward takes tensors or None, not {type(t).__name__}")
         self._saved = tensors
+        self._versions = [t._version if t is not None else 0 for t in tensors]
 
     @property
     def saved_tensors(self):
+        """The saved tensors; RuntimeError, as PyTorch's, if one was modified in place
+        after it was saved (its _version changed)."""
+        for i, (t, version) in enumerate(zip(self._saved, self._versions)):
+            if t is not None and t._version != version:
+                raise RuntimeError(
+                    f"one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: saved tensor {i} of shape {tuple(t.shape)} is at version {t._version}; expected "
+                    f"version {version} instead")
         return self._saved
 
     def mark_non_differentiable(self, *tensors):

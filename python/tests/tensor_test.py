@@ -6,6 +6,7 @@ printing, errors as Python exceptions, and the GIL released during a long matmul
 import gc
 import threading
 import time
+import math
 import unittest
 
 import numpy as np
@@ -248,6 +249,84 @@ class TensorIndexTest(unittest.TestCase):
         self.assertEqual(ember.nonzero(ember.tensor([[0, 1], [1, 1]])).tolist(), [[0, 1], [1, 0], [1, 1]])
         self.assertEqual([t.tolist() for t in ember.tensor([0, 2, 0, 5]).nonzero(as_tuple=True)], [[1, 3]])
         self.assertEqual(ember.index_select(x, 1, ember.tensor([3, 3])).shape, (3, 2))
+
+
+class InPlaceAutogradTest(unittest.TestCase):
+    """In-place ops on results of recorded ops, as PyTorch's version counters allow them:
+    the write is recorded (gradients flow through it), and a backward that saved the old
+    values refuses, naming the op; a leaf, and a view of a recorded tensor, are refused."""
+
+    def test_safe_writes_are_recorded(self):
+        x = ember.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = x * 2
+        y.masked_fill_(y < 0, 0.0)  # attention's scores.masked_fill_(mask, -inf)
+        y.sum().backward()
+        self.assertEqual(x.grad.tolist(), [2.0, 0.0, 2.0])
+        x.zero_grad_()
+        y = x * 3
+        y[1] = 5.0  # d/dx sum(y^2): 2 * 3x * 3 where not overwritten
+        (y * y).sum().backward()
+        self.assertEqual(x.grad.tolist(), [18.0, 0.0, 54.0])
+        x.zero_grad_()
+        y = x * 1
+        y.mul_(x)  # x^2: mul_ keeps a copy of y's old values for its own backward
+        y.sum().backward()
+        self.assertEqual(x.grad.tolist(), [2.0, -4.0, 6.0])
+        x.zero_grad_()
+        y = x + 1
+        z = y.sigmoid()  # saves its output, not y
+        y.copy_(x * 5)
+        (z.sum() + y.sum()).backward()
+        s = [1 / (1 + math.exp(-(v + 1))) for v in (1.0, -2.0, 3.0)]
+        for g, sv in zip(x.grad.tolist(), s):
+            self.assertAlmostEqual(g, sv * (1 - sv) + 5, places=6)
+        x.zero_grad_()
+        y = x * 3
+        y.zero_()
+        (y + x).sum().backward()
+        self.assertEqual(x.grad.tolist(), [1.0, 1.0, 1.0])
+
+    def test_unsafe_writes_fail_in_backward(self):
+        x = ember.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = x.exp()  # saves y
+        before = y._version
+        y.add_(1)
+        self.assertEqual(y._version, before + 1)
+        with self.assertRaisesRegex(ValueError, "modified by an in-place operation.*that exp saved"):
+            y.sum().backward()
+        y = x.exp()
+        y[0] = 1.0
+        with self.assertRaisesRegex(ValueError, "that exp saved is at version"):
+            y.sum().backward()
+
+    def test_refused_writes(self):
+        x = ember.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, "a leaf Variable that requires grad"):
+            x.add_(1)
+        with self.assertRaisesRegex(RuntimeError, "in-place write to a view \\(slice\\)"):
+            (x * 3)[1:].add_(1)
+        with ember.no_grad():
+            x.add_(1)  # a parameter's update
+        self.assertEqual(x.tolist(), [2.0, -1.0, 4.0])
+
+    def test_custom_functions_check_their_saved_tensors(self):
+        class Square(ember.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return a * a
+
+            @staticmethod
+            def backward(ctx, grad):
+                (a,) = ctx.saved_tensors
+                return grad * 2 * a
+
+        x = ember.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 1
+        out = Square.apply(h)
+        h.add_(1)
+        with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
+            out.sum().backward()
 
 
 class RawMemoryTest(unittest.TestCase):
