@@ -209,6 +209,106 @@ def flip(input, dims):
     return out if out is not input else input.clone()
 
 
+def gather(input, dim, index, *, sparse_grad=False):
+    """torch.gather: out[p] = input[p with its dim-th coordinate replaced by index[p]],
+    of index's shape (index.size(d) <= input.size(d) for every other d). Through one
+    index_select of the flattened input, so the gradient scatter-adds into input."""
+    if sparse_grad:
+        raise ValueError("gather: sparse_grad=True (a sparse gradient) is not supported")
+    (dim,) = _dims(dim, input.dim(), "gather")
+    if index.dim() != input.dim():
+        raise ValueError(f"gather: index has {index.dim()} dimensions, input {input.dim()}; they must agree")
+    for d in range(input.dim()):
+        if d != dim and index.shape[d] > input.shape[d]:
+            raise ValueError(f"gather: index.size({d}) = {index.shape[d]} exceeds input.size({d}) = "
+                             f"{input.shape[d]}")
+    size = input.shape[dim]
+    if index.numel() and (bool((index < 0).any()) or bool((index >= size).any())):
+        bad = [v for v in index.reshape(-1).tolist() if not 0 <= v < size][0]
+        raise IndexError(f"gather: index {bad} is out of bounds for dimension {dim} with size {size}")
+    strides, step = [0] * input.dim(), 1
+    for d in range(input.dim() - 1, -1, -1):  # input's contiguous strides
+        strides[d], step = step, step * input.shape[d]
+    linear = index.to(_ember.int64) * strides[dim]
+    for d in range(input.dim()):
+        if d != dim:
+            shape = [1] * input.dim()
+            shape[d] = index.shape[d]
+            linear = linear + _ember.arange(index.shape[d]).to(index.device).view(*shape) * strides[d]
+    return input.reshape(-1).index_select(0, linear.reshape(-1)).view(*index.shape)
+
+
+def einsum(equation, *operands):
+    """torch.einsum for operands whose subscripts are distinct letters each ("...": the
+    broadcast dimensions, at most once an operand): the letters of no output are summed;
+    two operands contract by one batched matmul (shared output letters as the batch, shared
+    summed ones as the inner dimension), several fold from the left. A letter repeated
+    within one operand (a diagonal) is refused."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum: {len(terms)} operands in {equation!r}, {len(operands)} given")
+    ellipsis = max((t.dim() - len(term.replace("...", "")) for term, t in zip(terms, operands) if "..." in term),
+                   default=0)
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation][:ellipsis]
+    subs = []
+    for term, t in zip(terms, operands):
+        if "..." in term:
+            before, after = term.split("...")
+            term = before + "".join(spare[ellipsis - (t.dim() - len(before) - len(after)):]) + after
+        if len(set(term)) != len(term):
+            raise ValueError(f"einsum: a subscript repeated within one operand ({term!r}) is not supported")
+        if len(term) != t.dim():
+            raise ValueError(f"einsum: subscripts {term!r} for a tensor of {t.dim()} dimensions")
+        subs.append(term)
+    if not arrow:  # the implicit output: letters seen once, in order
+        counts = {c: "".join(subs).count(c) for c in "".join(subs)}
+        output = "".join(spare) + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in spare))
+    else:
+        output = output.replace("...", "".join(spare))
+    sizes = {}
+    for term, t in zip(subs, operands):
+        for c, n in zip(term, t.shape):
+            if sizes.setdefault(c, n) != n and n != 1 and sizes[c] != 1:
+                raise ValueError(f"einsum: subscript {c} is {sizes[c]} in one operand and {n} in another")
+            sizes[c] = max(sizes[c], n)
+
+    def reduce_unshared(term, t, keep):  # sum letters nobody else needs
+        gone = [i for i, c in enumerate(term) if c not in keep]
+        if gone:
+            t = t.sum(dim=tuple(gone))
+            term = "".join(c for c in term if c not in set(term[i] for i in gone))
+        return term, t
+
+    term, acc = subs[0], operands[0]
+    for k in range(1, len(subs)):
+        later = set(output) | set("".join(subs[k + 1:]))
+        other, t = subs[k], operands[k]
+        term, acc = reduce_unshared(term, acc, later | set(other))
+        other, t = reduce_unshared(other, t, later | set(term))
+        batch = [c for c in term if c in other and c in later]
+        inner = [c for c in term if c in other and c not in later]
+        left = [c for c in term if c not in other]
+        right = [c for c in other if c not in term]
+        a = acc.permute(*[term.index(c) for c in batch + left + inner])
+        b = t.permute(*[other.index(c) for c in batch + inner + right])
+        a = a.expand(*[sizes[c] for c in batch] + list(a.shape[len(batch):]))
+        b = b.expand(*[sizes[c] for c in batch] + list(b.shape[len(batch):]))
+        prod = lambda cs: math.prod(sizes[c] for c in cs)
+        a = a.reshape(prod(batch), prod(left), prod(inner))
+        b = b.reshape(prod(batch), prod(inner), prod(right))
+        acc = (a @ b).reshape(*[sizes[c] for c in batch + left + right])
+        term = "".join(batch + left + right)
+    term, acc = reduce_unshared(term, acc, set(output))
+    missing = [c for c in output if c not in term]
+    if missing:
+        raise ValueError(f"einsum: output subscripts {missing} appear in no operand")
+    return acc.permute(*[term.index(c) for c in output]) if len(term) > 1 else acc
+
+
 def _deepcopy(self, memo):
     """copy.deepcopy of a tensor a user made (a leaf): a clone that requires grad as it
     did; a Parameter stays a Parameter (copy.deepcopy(module) copies its weights)."""
@@ -357,6 +457,7 @@ METHODS = {
     "narrow": narrow,
     "roll": roll,
     "flip": flip,
+    "gather": gather,
     "__deepcopy__": _deepcopy,
     "mul_": _in_place("mul_", lambda a, b: a * b),
     "div_": _in_place("div_", lambda a, b: a / b),
@@ -456,5 +557,7 @@ FUNCTIONS.update({
     "roll": roll,
     "flip": flip,
     "index_select": _ember.index_select,
+    "gather": gather,
+    "einsum": einsum,
     "nonzero": _ember.nonzero,
 })

@@ -337,6 +337,43 @@ class MoreTorchNamesTest(unittest.TestCase):
         self.assertAlmostEqual(F.l1_loss(x, zero, reduction="sum").item(), float(d.sum()), places=5)
         self.assertAlmostEqual(nn.NLLLoss()(x, ember.tensor([1, 0])).item(), -(-2.0 + 3.0) / 2)
 
+    def test_gather(self):
+        a = np.random.RandomState(0).randn(3, 4, 5)
+        x = ember.tensor(a.tolist(), dtype=ember.float64, requires_grad=True)
+        for dim, shape in ((0, (2, 4, 5)), (1, (3, 2, 5)), (2, (2, 3, 7))):
+            idx = np.random.RandomState(dim).randint(0, a.shape[dim], shape)
+            # NumPy's take_along_axis on input cut to index's extent in the other dimensions.
+            cut = a[tuple(slice(0, n) if d != dim else slice(None) for d, n in enumerate(shape))]
+            expected = np.take_along_axis(cut, idx, dim)
+            self.assertEqual(ember.gather(x, dim, ember.tensor(idx.tolist())).tolist(), expected.tolist())
+        ids = ember.tensor([[1, 1], [0, 2]])
+        x.zero_grad_()
+        w = ember.ones(3, 3, requires_grad=True)
+        w.gather(1, ids).sum().backward()  # repeated indices add up
+        self.assertEqual(w.grad.tolist(), [[0, 2, 0], [1, 0, 1], [0, 0, 0]])
+        with self.assertRaisesRegex(IndexError, "index 3 is out of bounds for dimension 1 with size 3"):
+            w.gather(1, ember.tensor([[3]]))
+        with self.assertRaisesRegex(ValueError, "sparse_grad"):
+            ember.gather(w, 1, ids, sparse_grad=True)
+
+    def test_einsum_against_numpy(self):
+        r = np.random.RandomState(0)
+        cases = [("ij,jk->ik", [(3, 4), (4, 5)]), ("bhid,bhjd->bhij", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+                 ("i,i->", [(4,), (4,)]), ("i,j->ij", [(3,), (4,)]), ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]),
+                 ("bij,bjk", [(2, 3, 4), (2, 4, 5)]), ("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+                 ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)])]
+        for equation, shapes in cases:
+            arrays = [r.randn(*s) for s in shapes]
+            got = ember.einsum(equation, *[ember.tensor(a.tolist(), dtype=ember.float64) for a in arrays])
+            np.testing.assert_allclose(got.tolist(), np.einsum(equation, *arrays), rtol=1e-12, atol=1e-12,
+                                       err_msg=equation)
+        a = ember.tensor(r.randn(3, 4).tolist(), dtype=ember.float64, requires_grad=True)
+        b = ember.tensor(r.randn(4, 5).tolist(), dtype=ember.float64)
+        ember.einsum("ij,jk->ik", a, b).sum().backward()  # d/dA sum(A B) = 1 B^T
+        np.testing.assert_allclose(a.grad.tolist(), np.ones((3, 5)) @ np.array(b.tolist()).T, rtol=1e-12)
+        with self.assertRaisesRegex(ValueError, "repeated within one operand"):
+            ember.einsum("ii->i", ember.ones(3, 3))
+
     def test_sin_and_cos(self):
         x = ember.tensor([0.0, 1.0, -2.5, 1e4], dtype=ember.float64, requires_grad=True)
         y = ember.sin(x) * 2 + x.cos()
