@@ -233,6 +233,55 @@ Tensor IndexSelect(const Tensor& x, int64_t dim, const Tensor& index) {
   return Permute(out, back);
 }
 
+Tensor IndexAdd(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  EMBER_CHECK(x.dim() >= 1, "index_add: cannot index a 0-d tensor");
+  const int64_t d = dim < 0 ? dim + x.dim() : dim;
+  EMBER_CHECK(d >= 0 && d < x.dim(), "index_add: dimension ", dim, " is out of range for ", x.dim(),
+              " dimensions");
+  EMBER_CHECK(index.dim() <= 1 && !IsFloatingPoint(index.dtype()) && index.dtype() != DType::kBool,
+              "index_add: the index must be a 1-d tensor of integers, got ",
+              ShapeToString(index.shape()), " ", DTypeName(index.dtype()));
+  Shape expected(x.shape().begin(), x.shape().end());
+  expected[d] = index.numel();
+  EMBER_CHECK(source.shape() == expected, "index_add: source of shape ",
+              ShapeToString(source.shape()), " for x of shape ", ShapeToString(x.shape()), " and ",
+              index.numel(), " indices; expected ", ShapeToString(expected));
+  const int64_t n = x.size(d);
+  Tensor ids = index.To(DType::kI64).Reshape({index.numel()});
+  if (ids.numel() > 0) {
+    const Tensor exact = ids.To(DType::kF64);
+    const auto lo = static_cast<int64_t>(ops::Min(exact).item<double>());
+    const auto hi = static_cast<int64_t>(ops::Max(exact).item<double>());
+    EMBER_CHECK(lo >= -n && hi < n, "index ", lo < -n ? lo : hi, " is out of bounds for dimension ",
+                dim, " with size ", n);
+    if (lo < 0) ids = ops::Where(ops::Lt(ids, 0), ops::Add(ids, n), ids);
+  }
+  // source with dim first, as [k, rest]; its rows summed into [n, rest]; dim put back.
+  std::vector<int64_t> order = {d};
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (i != d) order.push_back(i);
+  }
+  const Tensor front = d == 0 ? source : Permute(source, order);
+  Shape rest(front.shape().begin() + 1, front.shape().end());
+  int64_t width = 1;
+  for (int64_t s : rest) width *= s;
+  const Tensor rows = Reshape(front, {index.numel(), width});
+  Tensor summed = WithoutGrad([&] { return ops::EmbeddingBackward(rows, ids, n); });
+  if (ShouldRecord({rows})) {
+    summed = Record("index_add", summed, {rows},
+                    [ids](const Tensor& g) { return std::vector<Tensor>{ops::Embedding(g, ids)}; });
+  }
+  Shape placed_shape = {n};
+  placed_shape.insert(placed_shape.end(), rest.begin(), rest.end());
+  Tensor placed = Reshape(summed, placed_shape);
+  if (d != 0) {
+    std::vector<int64_t> back(x.dim());
+    for (int64_t i = 0; i < x.dim(); ++i) back[order[i]] = i;
+    placed = Permute(placed, back);
+  }
+  return Add(x, placed);
+}
+
 // One node over [rows, C]: the kernel keeps each row's max and sum of exponentials,
 // and the backward is softmax - one_hot(target), scaled, without a one-hot tensor.
 Tensor CrossEntropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index,

@@ -57,6 +57,13 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids);
 // range throws, naming it.
 Tensor IndexSelect(const Tensor& x, int64_t dim, const Tensor& index);
 
+// x with source's slices added at `index` along dim (torch.index_add): for a 1-d integer
+// index of k entries and source of x's shape with dim of size k,
+//   out[..., index[i], ...] = x[..., index[i], ...] + source[..., i, ...],
+// repeated indices adding up. Through the embedding backward's scatter-add (floating
+// dtypes); the gradient to x is g, to source g's slices at index (IndexSelect).
+Tensor IndexAdd(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+
 // Mean cross entropy of logits [..., C] against i64 targets [...], over the targets
 // that are not ignore_index (NaN when there are none, as PyTorch). With `classes` < C,
 // only the first `classes` columns are classes, the rest padding that takes no part and

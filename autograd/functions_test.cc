@@ -295,6 +295,25 @@ TEST(FunctionsTest, IndexSelect) {
   }
 }
 
+// x + source's slices added at index along each dimension, against finite differences
+// (a repeated and a negative index), and the values by hand.
+TEST(FunctionsTest, IndexAdd) {
+  const Tensor ids = FromList({2, 0, -1, 2}, DType::kI64);
+  for (int64_t dim : {0, 1, 2}) {
+    Shape source_shape = {3, 3, 3};
+    source_shape[dim] = 4;
+    Check(absl::StrCat("index_add dim ", dim),
+          [&](const auto& in) { return IndexAdd(in[0], dim, ids, in[1]); },
+          {Leaf({3, 3, 3}), Leaf(source_shape)});
+  }
+  const Tensor x = Zeros({3, 2}, DType::kF64);
+  const Tensor source = FromList({{1.0, 2.0}, {10.0, 20.0}, {100.0, 200.0}}, DType::kF64);
+  const Tensor out = IndexAdd(x, 0, FromList({2, 0, 2}, DType::kI64), source);
+  EXPECT_EQ(out.ToVector<double>(), (std::vector<double>{10, 20, 0, 0, 101, 202}));
+  EXPECT_THROW(IndexAdd(x, 0, FromList({3}, DType::kI64), FromList({{1.0, 2.0}}, DType::kF64)),
+               Error);
+}
+
 // The residual add fused with the LayerNorm after it: finite differences through both
 // outputs, and the same bits as Add then LayerNorm (values and every gradient) in f32
 // and f64; the graph shows the two nodes; shapes that broadcast take the two ops.

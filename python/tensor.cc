@@ -877,6 +877,7 @@ void BindTensor(py::module_& m) {
           py::arg("mask"), py::arg("value"))
       .def("split", &SplitTensor, py::arg("split_size_or_sections"), py::arg("dim") = 0)
       .def("index_select", &ag::IndexSelect, py::arg("dim"), py::arg("index"))
+      .def("_index_add", &ag::IndexAdd, py::arg("dim"), py::arg("index"), py::arg("source"))
       .def("nonzero", &NonzeroOf, py::kw_only(), py::arg("as_tuple") = false)
       .def("topk", &TopK, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true,
            py::arg("sorted") = true)

@@ -309,6 +309,44 @@ def einsum(equation, *operands):
     return acc.permute(*[term.index(c) for c in output]) if len(term) > 1 else acc
 
 
+def index_add(input, dim, index, source, *, alpha=1):
+    """torch.index_add: input with alpha * source's slices added at index along dim
+    (repeated indices add up); differentiable in input and source."""
+    return input._index_add(dim, index, _scaled(source, alpha))
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    return self.copy_(index_add(self, dim, index, source, alpha=alpha))
+
+
+def scatter_add(input, dim, index, src):
+    """torch.scatter_add: input with src[p] added at p's position with its dim-th
+    coordinate replaced by index[p], for p over index's shape (src.size(d) and, but for
+    dim, input.size(d) at least index.size(d)); repeated targets add up."""
+    (dim,) = _dims(dim, input.dim(), "scatter_add")
+    if index.dim() != input.dim() or src.dim() != input.dim():
+        raise ValueError("scatter_add: index and src must have as many dimensions as input")
+    for d in range(input.dim()):
+        if index.shape[d] > src.shape[d] or (d != dim and index.shape[d] > input.shape[d]):
+            raise ValueError(f"scatter_add: index.size({d}) = {index.shape[d]} exceeds src's or input's")
+    size = input.shape[dim]
+    if index.numel() and (bool((index < 0).any()) or bool((index >= size).any())):
+        bad = [v for v in index.reshape(-1).tolist() if not 0 <= v < size][0]
+        raise IndexError(f"scatter_add: index {bad} is out of bounds for dimension {dim} with size {size}")
+    strides, step = [0] * input.dim(), 1
+    for d in range(input.dim() - 1, -1, -1):
+        strides[d], step = step, step * input.shape[d]
+    linear = index.to(_ember.int64) * strides[dim]
+    for d in range(input.dim()):
+        if d != dim:
+            shape = [1] * input.dim()
+            shape[d] = index.shape[d]
+            linear = linear + _ember.arange(index.shape[d]).to(index.device).view(*shape) * strides[d]
+    picked = src[tuple(slice(0, n) for n in index.shape)]
+    flat = input.reshape(-1)._index_add(0, linear.reshape(-1), picked.reshape(-1))
+    return flat.view(*input.shape)
+
+
 def _deepcopy(self, memo):
     """copy.deepcopy of a tensor a user made (a leaf): a clone that requires grad as it
     did; a Parameter stays a Parameter (copy.deepcopy(module) copies its weights)."""
@@ -458,6 +496,10 @@ METHODS = {
     "roll": roll,
     "flip": flip,
     "gather": gather,
+    "index_add": index_add,
+    "index_add_": _index_add_,
+    "scatter_add": scatter_add,
+    "scatter_add_": lambda self, dim, index, src: self.copy_(scatter_add(self, dim, index, src)),
     "__deepcopy__": _deepcopy,
     "mul_": _in_place("mul_", lambda a, b: a * b),
     "div_": _in_place("div_", lambda a, b: a / b),
@@ -559,5 +601,7 @@ FUNCTIONS.update({
     "index_select": _ember.index_select,
     "gather": gather,
     "einsum": einsum,
+    "index_add": index_add,
+    "scatter_add": scatter_add,
     "nonzero": _ember.nonzero,
 })

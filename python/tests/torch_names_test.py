@@ -356,6 +356,40 @@ class MoreTorchNamesTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "sparse_grad"):
             ember.gather(w, 1, ids, sparse_grad=True)
 
+    def test_index_add_and_scatter_add_against_numpy(self):
+        r = np.random.RandomState(1)
+        a = r.randn(3, 4, 5)
+        for dim in (0, 1, 2):
+            idx = r.randint(0, a.shape[dim], 6)  # repeats: they add up
+            shape = list(a.shape)
+            shape[dim] = 6
+            src = r.randn(*shape)
+            expected = a.copy()
+            np.add.at(expected, (slice(None),) * dim + (idx,), 2.0 * src)
+            got = ember.tensor(a.tolist(), dtype=ember.float64).index_add(
+                dim, ember.tensor(idx.tolist()), ember.tensor(src.tolist(), dtype=ember.float64), alpha=2.0)
+            np.testing.assert_allclose(got.tolist(), expected, rtol=1e-12, err_msg=f"index_add {dim}")
+            index = r.randint(0, a.shape[dim], (2, 3, 4))
+            src = r.randn(3, 4, 5)
+            expected = a.copy()
+            for p in np.ndindex(*index.shape):
+                target = list(p)
+                target[dim] = index[p]
+                expected[tuple(target)] += src[p]
+            got = ember.scatter_add(ember.tensor(a.tolist(), dtype=ember.float64), dim, ember.tensor(index.tolist()),
+                                    ember.tensor(src.tolist(), dtype=ember.float64))
+            np.testing.assert_allclose(got.tolist(), expected, rtol=1e-12, err_msg=f"scatter_add {dim}")
+        counts = ember.zeros(4)
+        counts.index_add_(0, ember.tensor([1, 1, 3]), ember.ones(3))
+        self.assertEqual(counts.tolist(), [0.0, 2.0, 0.0, 1.0])
+        counts.scatter_add_(0, ember.tensor([0, 0]), ember.ones(2))
+        self.assertEqual(counts.tolist(), [2.0, 2.0, 0.0, 1.0])
+        src = ember.ones(3, requires_grad=True)
+        (ember.zeros(4).index_add(0, ember.tensor([2, 2, 0]), src) * ember.arange(4.0)).sum().backward()
+        self.assertEqual(src.grad.tolist(), [2.0, 2.0, 0.0])  # each source row's target's weight
+        with self.assertRaisesRegex(IndexError, "index 4 is out of bounds"):
+            ember.scatter_add(ember.zeros(4), 0, ember.tensor([4]), ember.ones(1))
+
     def test_einsum_against_numpy(self):
         r = np.random.RandomState(0)
         cases = [("ij,jk->ik", [(3, 4), (4, 5)]), ("bhid,bhjd->bhij", [(2, 3, 4, 5), (2, 3, 6, 5)]),
