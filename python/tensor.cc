@@ -379,6 +379,61 @@ Tensor Index(const Tensor& x, const py::object& key) {
   return advanced.empty() ? t : ApplyAdvanced(t, advanced);
 }
 
+// Whether key holds an integer index (a tensor or a list): t[key] is then a copy, and an
+// assignment must place the values at the positions the key picks (AssignAtPositions).
+bool HasIntegerIndex(const py::object& key) {
+  const py::tuple keys =
+      py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
+  for (const py::handle k : keys) {
+    if (py::isinstance<py::list>(k)) return true;
+    if (py::isinstance<Tensor>(k) && k.cast<const Tensor&>().dtype() != DType::kBool) return true;
+  }
+  return false;
+}
+
+// t[key] = value for a key with integer indices. Reading t's flat positions through the
+// same key says where each element of t[key] lives; those positions take the value
+// (broadcast to t[key]'s shape). A tensor value with a position picked twice is
+// refused: PyTorch leaves which write wins undefined. Recorded like any in-place write
+// (the value's gradient comes back from its positions).
+void AssignAtPositions(const Tensor& t, const py::object& key, const py::object& value,
+                       bool recorded) {
+  Tensor positions, hit;
+  Shape picked;
+  {
+    ag::NoGradGuard plain;
+    const Tensor all = Arange(Scalar(t.numel())).To(t.device()).View(t.shape());
+    const Tensor at = Index(all, key);
+    picked = at.shape();
+    positions = at.Contiguous().Reshape({at.numel()});
+    hit = ag::IndexAdd(Zeros({t.numel()}, DType::kF32).To(t.device()), 0, positions,
+                       Ones({at.numel()}, DType::kF32).To(t.device()));
+  }
+  const Tensor mask = ops::Gt(hit, 0).View(t.shape());
+  Tensor updated;
+  if (py::isinstance<Tensor>(value)) {
+    if (positions.numel() > 0 && ops::Max(hit).item<double>() > 1) {
+      throw py::index_error(
+          "assigning a tensor through an index that picks a position twice is not supported "
+          "(PyTorch leaves which value wins undefined)");
+    }
+    // Integers are placed through f64 (exact below 2^53), as the scatter-add is floating.
+    const DType place = IsFloatingPoint(t.dtype()) ? t.dtype() : DType::kF64;
+    const Tensor v = ag::Reshape(ag::Expand(ag::To(value.cast<const Tensor&>(), place), picked),
+                                 {positions.numel()});
+    const Tensor placed = ag::IndexAdd(Zeros({t.numel()}, place).To(t.device()), 0, positions, v);
+    updated = ag::Where(mask, ag::To(ag::View(placed, t.shape()), t.dtype()), t);
+  } else {
+    updated = ag::Where(mask, Full({}, ScalarOf(value), t.dtype()).To(t.device()), t);
+  }
+  if (recorded) {
+    Rebase(t, updated);
+  } else {
+    ag::NoGradGuard plain;
+    t.CopyFrom(updated);
+  }
+}
+
 // ---- Operators ----
 
 // The method `a OP b` for b a Tensor or a Python number; f is overloaded on both.
@@ -687,6 +742,7 @@ void BindTensor(py::module_& m) {
       .def("__setitem__",
            [](const Tensor& t, const py::object& key, const py::object& value) {
              const bool recorded = InPlaceRecorded(t);
+             if (HasIntegerIndex(key)) return AssignAtPositions(t, key, value, recorded);
              Tensor where, v;
              {
                ag::NoGradGuard plain;
@@ -694,12 +750,7 @@ void BindTensor(py::module_& m) {
                // basic index picks.
                if (py::isinstance<Tensor>(key)) {
                  const Tensor& mask = key.cast<const Tensor&>();
-                 if (mask.dtype() != DType::kBool) {
-                   throw py::index_error(
-                       "assigning through an integer tensor index is not supported yet; assign "
-                       "through a bool mask");
-                 }
-                 where = mask;
+                 where = mask;  // a bool mask (integer indices took AssignAtPositions)
                } else if (recorded) {
                  where = Zeros(t.shape(), DType::kBool).To(t.device());
                  Index(where, key).Fill(true);

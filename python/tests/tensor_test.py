@@ -236,6 +236,32 @@ class TensorIndexTest(unittest.TestCase):
         v[ember.tensor([0, 1, 1]), ember.tensor([2, 0, 0])].sum().backward()
         self.assertEqual(v.grad.tolist(), [[0, 0, 1], [2, 0, 0]])
 
+    def test_assignment_through_integer_indices_matches_numpy(self):
+        a = np.zeros((3, 4))
+        x = ember.zeros(3, 4, dtype=ember.float64)
+        for key_np, key_em, value in (
+                ((np.array([0, 2]),), (ember.tensor([0, 2]),), 1.0),
+                ((slice(None), [1, 3]), (slice(None), [1, 3]), np.array([5.0, 6.0])),
+                ((np.array([1]), np.array([0])), (ember.tensor([1]), ember.tensor([0])), 9.0),
+                ((np.arange(3), np.array([2, 0, 3])), (ember.arange(3), ember.tensor([2, 0, 3])), -1.0)):
+            a[key_np] = value
+            x[key_em] = ember.tensor(value.tolist(), dtype=ember.float64) if isinstance(value, np.ndarray) else value
+            self.assertEqual(x.tolist(), a.tolist())
+        labels = ember.zeros(4, dtype=ember.int64)
+        labels[ember.tensor([1, 3])] = ember.tensor([7, 8])
+        self.assertEqual(labels.tolist(), [0, 7, 0, 8])
+        t = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = ember.tensor([10.0, 20.0], requires_grad=True)
+        y = t * 2
+        y[ember.tensor([2, 0])] = v * 3  # values and gradients as PyTorch 1.13 gives them
+        (y * ember.tensor([1.0, 2.0, 3.0])).sum().backward()
+        self.assertEqual((y.tolist(), t.grad.tolist(), v.grad.tolist()), ([60.0, 4.0, 30.0], [0.0, 4.0, 0.0], [9.0, 3.0]))
+        z = ember.zeros(3)
+        z[ember.tensor([1, 1])] = 4.0  # a number: picking a position twice is fine
+        self.assertEqual(z.tolist(), [0.0, 4.0, 0.0])
+        with self.assertRaisesRegex(IndexError, "picks a position twice"):
+            z[ember.tensor([1, 1])] = ember.tensor([1.0, 2.0])
+
     def test_errors_name_the_index(self):
         x = ember.zeros(3, 4)
         with self.assertRaisesRegex(IndexError, "index 3 is out of bounds for dimension 0 with size 3"):
@@ -398,7 +424,7 @@ class AdvancedIndexTest(unittest.TestCase):
         m = ember.zeros(2, 3)
         m[m == 0] = ember.tensor(2.0)
         self.assertEqual(m.tolist(), [[2, 2, 2], [2, 2, 2]])
-        with self.assertRaisesRegex(IndexError, "bool mask"):
+        with self.assertRaisesRegex(IndexError, "must be integer or bool, not f32"):
             m[ember.zeros(2, 3)] = 1.0
 
 
