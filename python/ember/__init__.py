@@ -115,7 +115,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return t.to(device if device is not None else "cpu").requires_grad_(requires_grad)
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
             disable=False):
     """torch.compile: today, the model itself, unchanged (the same object, so its
     parameters, state_dict and training are the model's): ember runs eagerly, its fused
@@ -130,6 +130,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return model
 
 
+# (compile stays out of __all__: a star import would hide Python's own compile.)
+
 # PyTorch's constants, and the package's version (pyproject.toml's).
 inf, nan, pi, e = float("inf"), float("nan"), _math.pi, _math.e
 __version__ = "0.1.0"
@@ -139,7 +141,7 @@ __version__ = "0.1.0"
 long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
-    "Generator", "Tensor", "add", "compile", "e", "einsum", "flip", "gather", "index_add", "scatter_add", "index_select", "inf", "nan", "narrow", "nonzero", "onnx", "pi", "roll",
+    "Generator", "Tensor", "add", "e", "einsum", "flip", "gather", "index_add", "scatter_add", "index_select", "inf", "nan", "narrow", "nonzero", "onnx", "pi", "roll",
     "sin", "cos", "sub", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
     "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "default_generator", "detach", "device", "distributed", "dtype",
     "empty", "empty_like", "enable_grad", "eq", "exp", "flatten", "float16", "float32", "float64", "from_numpy", "frombuffer",
