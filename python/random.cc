@@ -74,10 +74,10 @@ uint64_t FreshSeed() {
 }
 
 // torch.multinomial: num_samples indices a row of probs [..., n] (non-negative weights,
-// need not sum to 1), each drawn with one uniform number from gen; without replacement
-// (as PyTorch), a drawn index's weight is zeroed before the row's next draw. Each
-// sample is one pass over the weights (ops::Multinomial), so num_samples draws cost
-// num_samples times n.
+// need not sum to 1), each drawn with one uniform number from gen. With replacement,
+// a binary search over the row's running sums a draw; without (as PyTorch), a drawn
+// index's weight is zeroed before the row's next draw, each draw one pass over the
+// weights (ops::Multinomial): num_samples times n.
 Tensor Multinomial(const Tensor& probs, int64_t num_samples, bool replacement,
                    const py::object& generator) {
   EMBER_CHECK(probs.dim() == 1 || probs.dim() == 2, "multinomial: expected 1 or 2 dimensions, got ",
@@ -89,6 +89,10 @@ Tensor Multinomial(const Tensor& probs, int64_t num_samples, bool replacement,
   Generator& gen = GeneratorArg(generator);
   Tensor weights = ag::Detach(probs).To(Device::Cpu()).To(DType::kF64).Contiguous();
   if (probs.dim() == 1) weights = weights.View({1, n});
+  if (replacement && num_samples > 1) {  // a binary search a draw, over the running sums
+    const Tensor out = ops::MultinomialWithReplacement(weights, num_samples, gen);
+    return (probs.dim() == 1 ? out.View({num_samples}) : out).To(probs.device());
+  }
   if (!replacement && num_samples > 1) weights = weights.Clone();  // zeroed as drawn
   std::vector<Tensor> columns;
   for (int64_t s = 0; s < num_samples; ++s) {

@@ -103,6 +103,17 @@ class SamplerTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "replacement should be a boolean"):
             RandomSampler(Range(4), replacement=1)
 
+    def test_weighted_random_sampler_follows_the_weights(self):
+        from ember.utils.data import WeightedRandomSampler
+        drawn = list(WeightedRandomSampler([1.0, 0.0, 3.0], 8000, generator=ember.Generator().manual_seed(2)))
+        counts = collections.Counter(drawn)
+        self.assertEqual(counts[1], 0)  # a zero weight is never drawn
+        self.assertLess(abs(counts[0] - 2000), 6 * (8000 * 0.25 * 0.75) ** 0.5)
+        once = list(WeightedRandomSampler([1.0, 1.0, 1.0, 1.0], 4, replacement=False))
+        self.assertEqual(sorted(once), [0, 1, 2, 3])  # without replacement: each index once
+        with self.assertRaisesRegex(ValueError, "num_samples should be a positive integer"):
+            WeightedRandomSampler([1.0], 0)
+
     def test_subset_sequential_and_batch_samplers(self):
         self.assertEqual(list(SequentialSampler(Range(3))), [0, 1, 2])
         picked = list(SubsetRandomSampler([5, 7, 9], generator=ember.Generator().manual_seed(0)))

@@ -1,5 +1,7 @@
 #include "tensor/ops/sampling.h"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/sampling.h"
@@ -45,6 +47,36 @@ Tensor Multinomial(const Tensor& probs, Generator& gen) {
     EMBER_CHECK(picked[r] >= 0, "multinomial: row ", r, " has no positive weight");
   }
   return out;
+}
+
+Tensor MultinomialWithReplacement(const Tensor& probs, int64_t num_samples, Generator& gen) {
+  EMBER_CHECK(probs.dim() == 2, "multinomial: expected [rows, n] weights, got ",
+              ShapeToString(probs.shape()));
+  EMBER_CHECK(num_samples >= 0, "multinomial: num_samples must be non-negative, got ", num_samples);
+  const int64_t rows = probs.size(0), n = probs.size(1);
+  const Tensor host = probs.To(Device::Cpu()).To(DType::kF64).Contiguous();
+  const double* w = host.data<double>();
+  Tensor out = Empty({rows, num_samples}, DType::kI64);
+  int64_t* picked = out.data<int64_t>();
+  std::vector<double> running(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double weight = w[r * n + i];
+      EMBER_CHECK(weight >= 0, "multinomial: weights must be non-negative and not NaN, got ",
+                  weight, " in row ", r);
+      total += weight;
+      running[i] = total;
+    }
+    EMBER_CHECK(total > 0 && std::isfinite(total), "multinomial: row ", r,
+                " has no positive weight (or an infinite one)");
+    for (int64_t s = 0; s < num_samples; ++s) {
+      const double u = gen.NextUniform(53) * total;
+      const auto at = std::upper_bound(running.begin(), running.end(), u);
+      picked[r * num_samples + s] = std::min<int64_t>(at - running.begin(), n - 1);
+    }
+  }
+  return out.To(probs.device());
 }
 
 }  // namespace ember::ops

@@ -22,6 +22,15 @@ TopKResult TopK(const Tensor& x, int64_t k);
 // A row of all zeros or with a negative or NaN weight throws ember::Error.
 Tensor Multinomial(const Tensor& probs, Generator& gen = DefaultGenerator());
 
+// num_samples indices (i64, [rows, num_samples]) for each row of probs [rows, n], drawn
+// independently (with replacement) with weights proportional to the row: the row's
+// running sums once, then for each draw u = U[0, 1) (53 bits from gen, rows in order,
+// a row's draws in order) times the row's total, the first index whose running sum
+// exceeds u. O(n + num_samples log n) a row, on the host (probs is read back). Weights
+// as Multinomial's: non-negative, not NaN, some positive.
+Tensor MultinomialWithReplacement(const Tensor& probs, int64_t num_samples,
+                                  Generator& gen = DefaultGenerator());
+
 }  // namespace ember::ops
 
 #endif  // EMBER_TENSOR_OPS_SAMPLING_H_

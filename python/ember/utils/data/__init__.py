@@ -9,10 +9,10 @@ from ember.utils.data.dataloader import DataLoader, get_worker_info
 from ember.utils.data.dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset,
                                       TensorDataset, random_split)
 from ember.utils.data.sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
-                                      SubsetRandomSampler)
+                                      SubsetRandomSampler, WeightedRandomSampler)
 
 __all__ = [
     "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler",
     "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "default_collate",
-    "default_convert", "get_worker_info", "random_split",
+    "default_convert", "get_worker_info", "random_split", "WeightedRandomSampler",
 ]

@@ -4,7 +4,8 @@ ember.manual_seed fixes a run's order."""
 
 import ember
 
-__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler"]
+__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
+           "WeightedRandomSampler"]
 
 
 class Sampler:
@@ -77,6 +78,29 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self):
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices of 0 .. len(weights) - 1, each drawn with probability
+    proportional to its weight (with replacement by default), a fresh draw each pass."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights = weights if isinstance(weights, ember.Tensor) else ember.tensor(list(weights), dtype=ember.float64)
+        if weights.dim() != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
+        self.weights, self.num_samples, self.replacement = weights.to(ember.float64), num_samples, replacement
+        self.generator = generator
+
+    def __iter__(self):
+        yield from ember.multinomial(self.weights, self.num_samples, self.replacement,
+                                     generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
