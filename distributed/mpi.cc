@@ -244,16 +244,41 @@ class MpiGroup final : public ProcessGroup {
 };
 
 MpiGroup* world = nullptr;
+// A communicator of the world's ranks used only by AtExit's barrier, so that it cannot
+// match a collective that other ranks are waiting in.
+MPI_Comm exit_comm = MPI_COMM_NULL;
 
-// At exit: a run that succeeded finalizes MPI; one that failed aborts every rank at
-// once (they may be waiting in a collective this rank will never join).
+// How long a failing rank waits for the others to fail too before it aborts them.
+constexpr auto kExitGrace = std::chrono::seconds(5);
+
+// At exit: a run that succeeded finalizes MPI; one that failed aborts every rank (they
+// may be waiting in a collective this rank will never join). Before aborting, a failing
+// rank waits up to kExitGrace at a barrier of exit_comm: an error that every rank finds
+// (a mesh that is not the world, heads that do not split) is then printed by every rank
+// before mpirun ends the job, not only by whichever rank aborted first. A rank stuck in a
+// collective never reaches the barrier, and the failing one aborts after the grace.
 void AtExit(int status, void*) {
   if (status == 0) {
     world->thread().Stop();
     MPI_Finalize();
-  } else {
-    MPI_Abort(MPI_COMM_WORLD, status);
+    return;
   }
+  const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+  auto work = std::make_shared<Work>("exit barrier");
+  // Runs on the communication thread (MPI_THREAD_SERIALIZED), if it is free in time.
+  world->thread().Enqueue(work, [deadline] {
+    MPI_Request request;
+    if (MPI_Ibarrier(exit_comm, &request) != MPI_SUCCESS) return;
+    int done = 0;
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+      if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return;
+      if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  while (!work->done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  MPI_Abort(MPI_COMM_WORLD, status);
 }
 
 }  // namespace
@@ -277,6 +302,7 @@ std::unique_ptr<ProcessGroup> NewMpiWorld() {
   auto group =
       std::make_unique<MpiGroup>(rank, size, MPI_COMM_WORLD, std::make_shared<MpiThread>());
   world = group.get();
+  Check(MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm), "MPI_Comm_dup");
   on_exit(&AtExit, nullptr);
   return group;
 }
