@@ -103,6 +103,9 @@ bool IsLeaf(const Tensor& t);
 Tensor Grad(const Tensor& t);
 // Forgets t's gradient (PyTorch's zero_grad(set_to_none=True)).
 void ZeroGrad(const Tensor& t);
+// Makes grad t's gradient (PyTorch's `t.grad = grad`), which the next backward adds to;
+// an undefined grad forgets it, as ZeroGrad. grad must have t's shape, dtype and device.
+void SetGrad(const Tensor& t, const Tensor& grad);
 // Calls hook() each time Backward has finished leaf t's gradient for that pass (every
 // use of t summed into Grad(t)), as torch's register_post_accumulate_grad_hook, while
 // the rest of backward is still to run: a data-parallel reducer starts sending it

@@ -74,6 +74,20 @@ TEST(EngineTest, GradientsAccumulateAcrossCallsUntilZeroed) {
   EXPECT_EQ(Values(Grad(x)), (std::vector<double>{3, 3}));
 }
 
+// x.grad = g: the next backward adds to g (into a new tensor: g itself stays as it was);
+// an undefined gradient forgets it; a mismatched one is refused.
+TEST(EngineTest, AnAssignedGradientIsAddedTo) {
+  const Tensor x = SetRequiresGrad(FromList({1.0, -2.0}));
+  const Tensor g = FromList({10.0, 20.0});
+  SetGrad(x, g);
+  Backward(Sum(x * 3));
+  EXPECT_EQ(Values(Grad(x)), (std::vector<double>{13, 23}));
+  EXPECT_EQ(Values(g), (std::vector<double>{10, 20}));
+  SetGrad(x, Tensor());
+  EXPECT_FALSE(Grad(x).defined());
+  EXPECT_THROW(SetGrad(x, FromList({1.0})), Error);
+}
+
 TEST(EngineTest, ALeafTakesOverAGradientOnlyWhenNothingElseHoldsIt) {
   // x -> view: the view's backward hands back a view of the caller's seed, which the
   // leaf must copy (the caller may change the seed); x -> x * 2 makes a fresh tensor,

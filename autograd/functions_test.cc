@@ -273,6 +273,38 @@ TEST(FunctionsTest, SoftmaxLayerNormEmbedding) {
 // x[index] along each dimension: picked entries against finite differences (a repeated
 // and a negative index, an index of two dimensions), the shape torch gives, and the
 // error for an index out of range.
+// Cumulative sums and products along each dimension of a 3-d leaf and a transposed one;
+// products through exact zeros (one, and two in a row) where a division-based gradient
+// fails; sort's values along each dimension, ascending and descending.
+TEST(FunctionsTest, ScansAndSort) {
+  for (int64_t dim : {0, 1, 2, -1}) {
+    Check(absl::StrCat("cumsum dim ", dim), [&](const auto& in) { return Cumsum(in[0], dim); },
+          {Leaf({3, 4, 5})});
+    Check(absl::StrCat("cumprod dim ", dim), [&](const auto& in) { return Cumprod(in[0], dim); },
+          {Leaf({3, 4, 5}, 0.5, 1.5)});
+    for (bool descending : {false, true}) {
+      Check(absl::StrCat("sort dim ", dim, descending ? " descending" : ""),
+            [&](const auto& in) { return Sort(in[0], dim, descending).first; },
+            {Leaf({3, 4, 5})});
+    }
+  }
+  Check("cumsum transposed", [](const auto& in) { return Cumsum(in[0], 1); },
+        {TransposedLeaf({3, 5})});
+  Check("sort transposed", [](const auto& in) { return Sort(in[0], 0).first; },
+        {TransposedLeaf({3, 5})});
+  for (const std::vector<double>& values :
+       {std::vector<double>{0.5, 0.0, 2.0, 1.5}, std::vector<double>{0.5, 0.0, 0.0, 1.5}}) {
+    const Tensor x = SetRequiresGrad(FromVector(values, {4}).To(DType::kF64));
+    Check("cumprod through zeros", [](const auto& in) { return Cumprod(in[0], 0); }, {x});
+  }
+  // By hand: the sort's gradient goes back where each value came from.
+  const Tensor x = SetRequiresGrad(FromList({3.0, 1.0, 2.0}, DType::kF64));
+  const auto [values, indices] = Sort(x, 0);
+  EXPECT_EQ(indices.ToVector<int64_t>(), (std::vector<int64_t>{1, 2, 0}));
+  Backward(Sum(Mul(values, FromList({1.0, 10.0, 100.0}, DType::kF64))));
+  EXPECT_EQ(Grad(x).ToVector<double>(), (std::vector<double>{100, 1, 10}));
+}
+
 TEST(FunctionsTest, IndexSelect) {
   const Tensor ids = FromList({{2, 0}, {-1, 2}}, DType::kI64);
   for (int64_t dim : {0, 1, 2}) {

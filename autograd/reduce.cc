@@ -1,8 +1,11 @@
 #include "autograd/reduce.h"
 
 #include "autograd/engine.h"
+#include "tensor/creation.h"
 #include "tensor/ops/binary.h"
+#include "tensor/ops/embedding.h"
 #include "tensor/ops/reduce.h"
+#include "tensor/ops/scan.h"
 
 namespace ember::autograd {
 namespace {
@@ -85,6 +88,47 @@ Tensor Var(const Tensor& x, IntSpan dims, int64_t correction, bool keepdim) {
         const Tensor centered = ops::Sub(x, ops::Mean(x, dims, /*keepdim=*/true));
         return std::vector<Tensor>{ops::Mul(centered, ops::Div(g.Reshape(kept), denominator / 2))};
       });
+}
+
+Tensor Cumsum(const Tensor& x, int64_t dim) {
+  const Tensor out = WithoutGrad([&] { return ops::Cumsum(x, dim); });
+  if (!ShouldRecord({x})) return out;
+  return Record("cumsum", out, {x}, [dim](const Tensor& g) {
+    return std::vector<Tensor>{ops::Cumsum(g, dim, /*reverse=*/true)};
+  });
+}
+
+Tensor Cumprod(const Tensor& x, int64_t dim) {
+  const Tensor out = WithoutGrad([&] { return ops::Cumprod(x, dim); });
+  if (!ShouldRecord({x})) return out;
+  return Record("cumprod", out, {x}, [saved_x = SavedTensor(x), dim](const Tensor& g) {
+    return std::vector<Tensor>{ops::CumprodBackward(saved_x.get(), g, dim)};
+  });
+}
+
+std::pair<Tensor, Tensor> Sort(const Tensor& x, int64_t dim, bool descending) {
+  ops::SortResult sorted = WithoutGrad([&] { return ops::Sort(x, dim, descending); });
+  if (!ShouldRecord({x}) || x.dim() == 0) {
+    if (x.dim() == 0 && ShouldRecord({x})) {  // one element: values = x
+      sorted.values = Record("sort", sorted.values, {x},
+                             [](const Tensor& g) { return std::vector<Tensor>{g}; });
+    }
+    return {sorted.values, sorted.indices};
+  }
+  // With dim last, as [rows, n]: output (r, j) came from x's flat position r n + index.
+  const int64_t d = NormalizeDim(dim, x.dim(), "sort"), last = x.dim() - 1;
+  const Tensor moved = sorted.indices.Transpose(d, last).Contiguous();
+  const int64_t n = x.size(d), count = x.numel(), rows = n == 0 ? 0 : count / n;
+  const Tensor starts = ops::Mul(Arange(rows).To(x.device()), n).Reshape({rows, 1});
+  const Tensor positions = ops::Add(moved.Reshape({rows, n}), starts).Reshape({count});
+  const Tensor values = Record(
+      "sort", sorted.values, {x},
+      [positions, moved_shape = moved.shape(), d, last, count](const Tensor& g) {
+        const Tensor rows = g.Transpose(d, last).Contiguous().Reshape({count, 1});
+        const Tensor dx = ops::EmbeddingBackward(rows, positions, count);
+        return std::vector<Tensor>{dx.Reshape(moved_shape).Transpose(d, last)};
+      });
+  return {values, sorted.indices};
 }
 
 }  // namespace ember::autograd

@@ -2,7 +2,10 @@
 #define EMBER_AUTOGRAD_REDUCE_H_
 
 // Differentiable reductions (tensor/ops/reduce.h), over any set of dimensions with
-// keepdim; an empty `dims` reduces over all of them.
+// keepdim; an empty `dims` reduces over all of them. And the scans and sort along one
+// dimension (tensor/ops/scan.h).
+
+#include <utility>
 
 #include "tensor/tensor.h"
 
@@ -15,6 +18,15 @@ Tensor Mean(const Tensor& x, IntSpan dims = {}, bool keepdim = false);
 Tensor Max(const Tensor& x, IntSpan dims = {}, bool keepdim = false);
 Tensor Min(const Tensor& x, IntSpan dims = {}, bool keepdim = false);
 Tensor Var(const Tensor& x, IntSpan dims = {}, int64_t correction = 1, bool keepdim = false);
+
+// torch.cumsum: the gradient is g summed from the end, dx_i = sum_{j >= i} g_j.
+Tensor Cumsum(const Tensor& x, int64_t dim);
+// torch.cumprod: the gradient by kernels/scan.h's CumulativeProductBackward (exact
+// where x has zeros, no division).
+Tensor Cumprod(const Tensor& x, int64_t dim);
+// torch.sort: {values, indices}; the gradient to x puts g[..., j, ...] back at
+// indices[..., j, ...] along dim (a permutation, so a scatter without collisions).
+std::pair<Tensor, Tensor> Sort(const Tensor& x, int64_t dim = -1, bool descending = false);
 
 }  // namespace ember::autograd
 

@@ -41,6 +41,7 @@ void BindTokenizer(pybind11::module_& m);
 void BindTensor(pybind11::module_& m);
 void BindNn(pybind11::module_& m);
 void BindMemory(pybind11::module_& m);
+void BindReductions(pybind11::module_& m);
 void BindRandom(pybind11::module_& m);
 
 }  // namespace ember::python

@@ -102,21 +102,6 @@ std::vector<Tensor> SplitTensor(const Tensor& t, const py::object& sizes, int64_
   return pieces;
 }
 
-// torch.topk along the last dimension, largest first: a (values, indices) named tuple.
-py::object TopK(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sorted) {
-  EMBER_CHECK(dim == -1 || dim == t.dim() - 1, "topk: only along the last dimension (dim=-1), not ",
-              dim);
-  EMBER_CHECK(largest && sorted,
-              "topk: only the largest entries, sorted (largest=True, "
-              "sorted=True)");
-  EMBER_CHECK(!(ag::GradModeEnabled() && ag::RequiresGrad(t)),
-              "topk: its values carry no gradient; call it under ember.no_grad()");
-  const ops::TopKResult result = ops::TopK(t, k);
-  static const py::object kType =
-      py::module_::import("collections").attr("namedtuple")("topk", "values indices");
-  return kType(result.values, result.indices);
-}
-
 // ---- Creation ----
 
 // Python numbers and (nested) sequences of them, as FromList takes them.
@@ -449,13 +434,6 @@ auto Binary(F f) {
 Tensor Detached(const Tensor& t) { return ag::Detach(t); }
 const Scalar& Detached(const Scalar& s) { return s; }
 
-// The dims of a reduction: None (all), an int, or a sequence of ints.
-std::vector<int64_t> Dims(const py::object& dim) {
-  if (dim.is_none()) return {};
-  if (py::isinstance<py::int_>(dim)) return {dim.cast<int64_t>()};
-  return dim.cast<std::vector<int64_t>>();
-}
-
 py::object ToPython(const Tensor& t) {
   if (t.dtype() == DType::kBool) return py::bool_(t.item<bool>());
   if (IsFloatingPoint(t.dtype())) return py::float_(t.item<double>());
@@ -670,11 +648,15 @@ void BindTensor(py::module_& m) {
       .def(
           "requires_grad_", [](const Tensor& t, bool on) { return ag::SetRequiresGrad(t, on); },
           py::arg("requires_grad") = true)
-      .def_property_readonly("grad",
-                             [](const Tensor& t) -> py::object {
-                               const Tensor g = ag::Grad(t);
-                               return g.defined() ? py::cast(g) : py::none();
-                             })
+      .def_property(
+          "grad",
+          [](const Tensor& t) -> py::object {
+            const Tensor g = ag::Grad(t);
+            return g.defined() ? py::cast(g) : py::none();
+          },
+          [](const Tensor& t, const py::object& grad) {
+            ag::SetGrad(t, grad.is_none() ? Tensor() : grad.cast<Tensor>());
+          })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return ag::IsLeaf(t); })
       // torch's version counter: in-place writes to the tensor's memory so far.
       .def_property_readonly("_version", [](const Tensor& t) { return t.storage().version(); })
@@ -870,7 +852,7 @@ void BindTensor(py::module_& m) {
            }))
       .attr("__hash__") = py::none();  // == is elementwise, so tensors are not hashable by value
 
-  // Elementwise functions and reductions.
+  // Elementwise functions (the reductions are in reduce.cc).
   tensor.def("exp", &ag::Exp)
       .def("log", &ag::Log)
       .def("sqrt", &ag::Sqrt)
@@ -885,42 +867,6 @@ void BindTensor(py::module_& m) {
       .def("neg", &ag::Neg)
       .def("reciprocal", &ag::Reciprocal)
       .def(
-          "sum",
-          [](const Tensor& t, const py::object& dim, bool keepdim) {
-            return ag::Sum(t, Dims(dim), keepdim);
-          },
-          py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "mean",
-          [](const Tensor& t, const py::object& dim, bool keepdim) {
-            return ag::Mean(t, Dims(dim), keepdim);
-          },
-          py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "max",
-          [](const Tensor& t, const py::object& dim, bool keepdim) {
-            return ag::Max(t, Dims(dim), keepdim);
-          },
-          py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "min",
-          [](const Tensor& t, const py::object& dim, bool keepdim) {
-            return ag::Min(t, Dims(dim), keepdim);
-          },
-          py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "var",
-          [](const Tensor& t, const py::object& dim, int64_t correction, bool keepdim) {
-            return ag::Var(t, Dims(dim), correction, keepdim);
-          },
-          py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false)
-      .def(
-          "argmax",
-          [](const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-            return ops::ArgMax(ag::Detach(t), dim, keepdim);
-          },
-          py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def(
           "masked_fill",
           [](const Tensor& t, const Tensor& mask, const py::object& value) {
             return ag::MaskedFill(t, mask, ScalarOf(value));
@@ -930,8 +876,6 @@ void BindTensor(py::module_& m) {
       .def("index_select", &ag::IndexSelect, py::arg("dim"), py::arg("index"))
       .def("_index_add", &ag::IndexAdd, py::arg("dim"), py::arg("index"), py::arg("source"))
       .def("nonzero", &NonzeroOf, py::kw_only(), py::arg("as_tuple") = false)
-      .def("topk", &TopK, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true,
-           py::arg("sorted") = true)
       .def(
           "tril",
           [](const Tensor& t, int64_t diagonal) {
@@ -1022,8 +966,6 @@ void BindTensor(py::module_& m) {
   m.def("nonzero", &NonzeroOf, py::arg("input"), py::kw_only(), py::arg("as_tuple") = false);
   m.def("split", &SplitTensor, py::arg("tensor"), py::arg("split_size_or_sections"),
         py::arg("dim") = 0);
-  m.def("topk", &TopK, py::arg("input"), py::arg("k"), py::arg("dim") = -1,
-        py::arg("largest") = true, py::arg("sorted") = true);
   m.def(
       "tril",
       [](const Tensor& t, int64_t diagonal) {

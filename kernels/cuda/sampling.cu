@@ -23,6 +23,7 @@ namespace {
 
 using internal::DispatchFloat;
 using internal::kThreads;
+using internal::OrderKey;
 
 // Whether (va, ia) comes before (vb, ib) in top-k order; an index of -1 is "none".
 template <typename T>
@@ -82,18 +83,6 @@ __global__ void TopKKernel(int64_t rows, int64_t n, int64_t k, const T* x, T* va
 
 constexpr int kSelectMax = 1024;
 
-// The key of a value: larger keys come first in top-k order.
-__device__ uint32_t Key(float v) {
-  if (v != v) return 0xffffffffu;
-  const uint32_t u = __float_as_uint(v == 0.0f ? 0.0f : v);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-__device__ uint64_t Key(double v) {
-  if (v != v) return ~uint64_t{0};
-  const uint64_t u = static_cast<uint64_t>(__double_as_longlong(v == 0.0 ? 0.0 : v));
-  return (u >> 63) ? ~u : (u | (uint64_t{1} << 63));
-}
-
 // Adds 1 to counts[digit] for every lane of the warp that passes a digit (< 256), one
 // shared atomic per distinct digit: values close together share their top digits, and
 // 32 atomics on one address would run one after another. Every lane must call it.
@@ -109,7 +98,7 @@ constexpr int kSelectThreads = 1024;
 template <typename T>
 __global__ void __launch_bounds__(kSelectThreads)
     TopKSelectKernel(int64_t rows, int64_t n, int64_t k, const T* x, T* values, int64_t* indices) {
-  using K = decltype(Key(T(0)));
+  using K = decltype(OrderKey(T(0)));
   __shared__ int counts[256];
   __shared__ int warp_counts[kSelectThreads / 32];
   __shared__ K shared_prefix;
@@ -129,7 +118,7 @@ __global__ void __launch_bounds__(kSelectThreads)
       __syncthreads();
       for (int64_t j0 = 0; j0 < n; j0 += blockDim.x) {  // the same trip count in every lane
         const int64_t j = j0 + threadIdx.x;
-        const K key = j < n ? Key(row[j]) : K(0);
+        const K key = j < n ? OrderKey(row[j]) : K(0);
         CountDigits(j < n && (key & mask) == prefix ? static_cast<int>((key >> shift) & 0xff) : 256,
                     counts);
       }
@@ -149,7 +138,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     // 2. The k - left keys above the k-th, in any order; then the first `left` keys
     //    equal to it, in the order of j (a block-wide count of the equal keys before each).
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      if (Key(row[j]) > prefix) {
+      if (OrderKey(row[j]) > prefix) {
         const int slot = atomicAdd(&gathered, 1);
         picked_values[slot] = row[j];
         picked_indices[slot] = j;
@@ -159,7 +148,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     int64_t taken = 0;  // equal keys seen so far: the same in every thread
     for (int64_t j0 = 0; j0 < n && taken < left; j0 += blockDim.x) {
       const int64_t j = j0 + threadIdx.x;
-      const bool equal = j < n && Key(row[j]) == prefix;
+      const bool equal = j < n && OrderKey(row[j]) == prefix;
       const unsigned ballot = __ballot_sync(0xffffffffu, equal);
       if (lane == 0) warp_counts[warp] = __popc(ballot);
       __syncthreads();
@@ -178,11 +167,11 @@ __global__ void __launch_bounds__(kSelectThreads)
     __syncthreads();
     // 3. Each pick's place: the picks before it in top-k order.
     for (int64_t a = threadIdx.x; a < k; a += blockDim.x) {
-      const K key = Key(picked_values[a]);
+      const K key = OrderKey(picked_values[a]);
       const int64_t index = picked_indices[a];
       int64_t place = 0;
       for (int64_t b = 0; b < k; ++b) {
-        const K other = Key(picked_values[b]);
+        const K other = OrderKey(picked_values[b]);
         place += other > key || (other == key && picked_indices[b] < index);
       }
       values[r * k + place] = picked_values[a];

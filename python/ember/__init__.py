@@ -15,11 +15,11 @@ import math as _math
 import operator as _operator
 
 from ember import _ember
-from ember._ember import (Generator, Tensor, arange, bfloat16, bool, cat, default_generator, device, dtype,
-                          float16, float32, float64, from_numpy, frombuffer, full, get_num_threads, initial_seed,
-                          int32, int64, is_grad_enabled, manual_seed, masked_fill, matmul, multinomial, ones, rand,
-                          randn, randperm, seed, set_num_threads, split, stack, tensor, topk, tril, triu, uint8,
-                          uint16, zeros)
+from ember._ember import (Generator, Tensor, arange, argsort, bfloat16, bool, cat, cumprod, cumsum, default_generator,
+                          device, dtype, float16, float32, float64, from_numpy, frombuffer, full, get_num_threads,
+                          initial_seed, int32, int64, is_grad_enabled, manual_seed, masked_fill, matmul, msort,
+                          multinomial, ones, rand, randn, randperm, seed, set_num_threads, sort, split, stack, tensor,
+                          topk, tril, triu, uint8, uint16, zeros)
 from ember import amp, autograd, backends, cuda, distributed, nn, onnx, optim, tokenizer, utils
 from ember.amp import autocast
 from ember.nn import parallel as _parallel

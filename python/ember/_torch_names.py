@@ -209,23 +209,25 @@ def flip(input, dims):
     return out if out is not input else input.clone()
 
 
-def gather(input, dim, index, *, sparse_grad=False):
-    """torch.gather: out[p] = input[p with its dim-th coordinate replaced by index[p]],
-    of index's shape (index.size(d) <= input.size(d) for every other d). Through one
-    index_select of the flattened input, so the gradient scatter-adds into input."""
-    if sparse_grad:
-        raise ValueError("gather: sparse_grad=True (a sparse gradient) is not supported")
-    (dim,) = _dims(dim, input.dim(), "gather")
-    if index.dim() != input.dim():
-        raise ValueError(f"gather: index has {index.dim()} dimensions, input {input.dim()}; they must agree")
+def _scatter_positions(input, dim, index, src, name):
+    """Where index's entries point in input, as flat positions of input's contiguous
+    layout (index's shape): position p's dim-th coordinate replaced by index[p]. Checks
+    PyTorch's shape rules (index.size(d) <= src.size(d), and <= input.size(d) but for
+    dim) and the range of index (IndexError naming the entry)."""
+    if index.dim() != input.dim() or (src is not None and src.dim() != input.dim()):
+        raise ValueError(f"{name}: index{' and src' if src is not None else ''} must have as many "
+                         f"dimensions as input ({input.dim()})")
     for d in range(input.dim()):
         if d != dim and index.shape[d] > input.shape[d]:
-            raise ValueError(f"gather: index.size({d}) = {index.shape[d]} exceeds input.size({d}) = "
+            raise ValueError(f"{name}: index.size({d}) = {index.shape[d]} exceeds input.size({d}) = "
                              f"{input.shape[d]}")
+        if src is not None and index.shape[d] > src.shape[d]:
+            raise ValueError(f"{name}: index.size({d}) = {index.shape[d]} exceeds src.size({d}) = "
+                             f"{src.shape[d]}")
     size = input.shape[dim]
     if index.numel() and (bool((index < 0).any()) or bool((index >= size).any())):
         bad = [v for v in index.reshape(-1).tolist() if not 0 <= v < size][0]
-        raise IndexError(f"gather: index {bad} is out of bounds for dimension {dim} with size {size}")
+        raise IndexError(f"{name}: index {bad} is out of bounds for dimension {dim} with size {size}")
     strides, step = [0] * input.dim(), 1
     for d in range(input.dim() - 1, -1, -1):  # input's contiguous strides
         strides[d], step = step, step * input.shape[d]
@@ -235,7 +237,18 @@ def gather(input, dim, index, *, sparse_grad=False):
             shape = [1] * input.dim()
             shape[d] = index.shape[d]
             linear = linear + _ember.arange(index.shape[d]).to(index.device).view(*shape) * strides[d]
-    return input.reshape(-1).index_select(0, linear.reshape(-1)).view(*index.shape)
+    return linear.reshape(-1)
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    """torch.gather: out[p] = input[p with its dim-th coordinate replaced by index[p]],
+    of index's shape (index.size(d) <= input.size(d) for every other d). Through one
+    index_select of the flattened input, so the gradient scatter-adds into input."""
+    if sparse_grad:
+        raise ValueError("gather: sparse_grad=True (a sparse gradient) is not supported")
+    (dim,) = _dims(dim, input.dim(), "gather")
+    linear = _scatter_positions(input, dim, index, None, "gather")
+    return input.reshape(-1).index_select(0, linear).view(*index.shape)
 
 
 def einsum(equation, *operands):
@@ -324,27 +337,32 @@ def scatter_add(input, dim, index, src):
     coordinate replaced by index[p], for p over index's shape (src.size(d) and, but for
     dim, input.size(d) at least index.size(d)); repeated targets add up."""
     (dim,) = _dims(dim, input.dim(), "scatter_add")
-    if index.dim() != input.dim() or src.dim() != input.dim():
-        raise ValueError("scatter_add: index and src must have as many dimensions as input")
-    for d in range(input.dim()):
-        if index.shape[d] > src.shape[d] or (d != dim and index.shape[d] > input.shape[d]):
-            raise ValueError(f"scatter_add: index.size({d}) = {index.shape[d]} exceeds src's or input's")
-    size = input.shape[dim]
-    if index.numel() and (bool((index < 0).any()) or bool((index >= size).any())):
-        bad = [v for v in index.reshape(-1).tolist() if not 0 <= v < size][0]
-        raise IndexError(f"scatter_add: index {bad} is out of bounds for dimension {dim} with size {size}")
-    strides, step = [0] * input.dim(), 1
-    for d in range(input.dim() - 1, -1, -1):
-        strides[d], step = step, step * input.shape[d]
-    linear = index.to(_ember.int64) * strides[dim]
-    for d in range(input.dim()):
-        if d != dim:
-            shape = [1] * input.dim()
-            shape[d] = index.shape[d]
-            linear = linear + _ember.arange(index.shape[d]).to(index.device).view(*shape) * strides[d]
+    linear = _scatter_positions(input, dim, index, src, "scatter_add")
     picked = src[tuple(slice(0, n) for n in index.shape)]
-    flat = input.reshape(-1)._index_add(0, linear.reshape(-1), picked.reshape(-1))
-    return flat.view(*input.shape)
+    return input.reshape(-1)._index_add(0, linear, picked.reshape(-1)).view(*input.shape)
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """torch.scatter: input with src[p] (or the number `value`, or a number given as src)
+    written at p's position with its dim-th coordinate replaced by index[p], for p over
+    index's shape; differentiable in input (zero where written) and src. reduce="add"
+    is scatter_add; "multiply" is refused by name. A tensor src that writes one position
+    twice is refused (PyTorch leaves which write wins undefined); a number may."""
+    if (src is None) == (value is None):
+        raise TypeError("scatter: give exactly one of src (a tensor or a number) and value")
+    if src is None:
+        src = value
+    (dim,) = _dims(dim, input.dim(), "scatter")
+    number = not isinstance(src, Tensor)
+    if reduce == "add":
+        full = _ember.full(list(index.shape), src, dtype=input.dtype, device=input.device) if number else src
+        return scatter_add(input, dim, index, full)
+    if reduce is not None:
+        raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported (None or 'add')")
+    linear = _scatter_positions(input, dim, index, None if number else src, "scatter")
+    out = input.reshape(-1).clone()
+    out[linear] = src if number else src[tuple(slice(0, n) for n in index.shape)].reshape(-1)
+    return out.view(*input.shape)
 
 
 def _deepcopy(self, memo):
@@ -500,6 +518,9 @@ METHODS = {
     "index_add_": _index_add_,
     "scatter_add": scatter_add,
     "scatter_add_": lambda self, dim, index, src: self.copy_(scatter_add(self, dim, index, src)),
+    "scatter": scatter,
+    "scatter_": lambda self, dim, index, src=None, value=None, *, reduce=None: self.copy_(
+        scatter(self, dim, index, src, value, reduce=reduce)),
     "__deepcopy__": _deepcopy,
     "mul_": _in_place("mul_", lambda a, b: a * b),
     "div_": _in_place("div_", lambda a, b: a / b),
@@ -603,5 +624,6 @@ FUNCTIONS.update({
     "einsum": einsum,
     "index_add": index_add,
     "scatter_add": scatter_add,
+    "scatter": scatter,
     "nonzero": _ember.nonzero,
 })

@@ -390,6 +390,78 @@ class MoreTorchNamesTest(unittest.TestCase):
         with self.assertRaisesRegex(IndexError, "index 4 is out of bounds"):
             ember.scatter_add(ember.zeros(4), 0, ember.tensor([4]), ember.ones(1))
 
+    def test_scatter(self):
+        """Values and gradients as PyTorch 1.13 gives them (copied from its run), and
+        NumPy's put_along_axis for random indices that do not repeat."""
+        x = ember.zeros(3, 5, requires_grad=True)
+        src = ember.arange(1, 11).float().view(2, 5).requires_grad_()
+        idx = ember.tensor([[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]])
+        y = x.scatter(0, idx, src)
+        self.assertEqual(y.tolist(), [[1, 7, 8, 4, 5], [0, 2, 0, 9, 0], [6, 0, 3, 0, 10]])
+        (y * ember.arange(15).float().view(3, 5)).sum().backward()
+        self.assertEqual(x.grad.tolist(), [[0, 0, 0, 0, 0], [5, 0, 7, 0, 9], [0, 11, 0, 13, 0]])
+        self.assertEqual(src.grad.tolist(), [[0, 6, 12, 3, 4], [10, 1, 2, 8, 14]])
+        one_hot = ember.zeros(2, 4).scatter_(1, ember.tensor([[1], [3]]), 1.0)
+        self.assertEqual(one_hot.tolist(), [[0, 1, 0, 0], [0, 0, 0, 1]])
+        added = ember.zeros(2, 4).scatter(1, ember.tensor([[1, 1], [3, 3]]), 2.0, reduce="add")
+        self.assertEqual(added.tolist(), [[0, 4, 0, 0], [0, 0, 0, 4]])
+        r = np.random.RandomState(3)
+        a = r.randn(4, 6)
+        for dim in (0, 1):
+            index = np.argsort(r.rand(*a.shape), axis=dim)[:2] if dim == 0 else np.argsort(r.rand(*a.shape), 1)[:, :3]
+            values = r.randn(*index.shape)
+            expected = a.copy()
+            np.put_along_axis(expected, index, values, dim)
+            got = ember.scatter(ember.tensor(a.tolist(), dtype=ember.float64), dim, ember.tensor(index.tolist()),
+                                ember.tensor(values.tolist(), dtype=ember.float64))
+            self.assertEqual(got.tolist(), expected.tolist())
+        with self.assertRaisesRegex(NotImplementedError, "multiply"):
+            ember.zeros(2).scatter(0, ember.tensor([0]), 2.0, reduce="multiply")
+        with self.assertRaisesRegex(IndexError, "index 5 is out of bounds for dimension 0 with size 2"):
+            ember.zeros(2).scatter(0, ember.tensor([5]), ember.ones(1))
+
+    def test_cumsum_cumprod_against_numpy(self):
+        r = np.random.RandomState(4)
+        a = r.rand(3, 4, 5) + 0.5
+        x = ember.tensor(a.tolist(), dtype=ember.float64)
+        for dim in (0, 1, 2, -1):
+            np.testing.assert_allclose(x.cumsum(dim).tolist(), np.cumsum(a, dim), rtol=1e-12)
+            np.testing.assert_allclose(ember.cumprod(x, dim).tolist(), np.cumprod(a, dim), rtol=1e-12)
+        ints = ember.tensor([[1, 2], [3, 4]], dtype=ember.int32)
+        self.assertEqual((ints.cumsum(1).dtype, ints.cumsum(1).tolist()), (ember.int64, [[1, 3], [3, 7]]))
+        self.assertEqual(ints.cumsum(0, dtype=ember.float32).dtype, ember.float32)
+        self.assertEqual(ember.tensor([True, True, False]).cumsum(0).tolist(), [1, 2, 2])
+        # Gradients as PyTorch 1.13's: cumsum's is the reverse running sum of g; cumprod's
+        # exact through a zero (no division).
+        v = ember.tensor([2.0, 0.0, 3.0, 4.0], requires_grad=True)
+        (v.cumsum(0) * ember.tensor([1.0, 10.0, 100.0, 1000.0])).sum().backward()
+        self.assertEqual(v.grad.tolist(), [1111.0, 1110.0, 1100.0, 1000.0])
+        v.grad = None
+        v.cumprod(0).sum().backward()
+        self.assertEqual(v.grad.tolist(), [1.0, 32.0, 0.0, 0.0])
+
+    def test_sort_and_argsort_against_numpy(self):
+        r = np.random.RandomState(5)
+        a = r.randint(-3, 4, (4, 6)).astype(np.float64)  # ties: a stable sort lists them by index
+        x = ember.tensor(a.tolist(), dtype=ember.float64, requires_grad=True)
+        for dim in (0, 1, -1):
+            values, indices = ember.sort(x, dim)
+            self.assertEqual(indices.tolist(), np.argsort(a, dim, kind="stable").tolist())
+            self.assertEqual(values.tolist(), np.sort(a, dim).tolist())
+            down = x.sort(dim=dim, descending=True, stable=True)
+            self.assertEqual(down.indices.tolist(), np.argsort(-a, dim, kind="stable").tolist())
+            self.assertEqual(ember.argsort(x, dim, descending=True).tolist(), down.indices.tolist())
+        self.assertEqual(ember.msort(x).tolist(), np.sort(a, 0).tolist())
+        nan = ember.tensor([2.0, float("nan"), -1.0])
+        self.assertEqual(nan.argsort().tolist(), [2, 0, 1])  # NaN last, as PyTorch
+        self.assertEqual(nan.argsort(descending=True).tolist(), [1, 0, 2])
+        big = ember.tensor([2**60 + 1, 2**60])
+        self.assertEqual(big.sort().values.tolist(), [2**60, 2**60 + 1])  # int64, exactly
+        # The gradient goes back to where each value came from.
+        w = ember.tensor([3.0, 1.0, 2.0], requires_grad=True)
+        (w.sort(descending=True).values * ember.tensor([1.0, 10.0, 100.0])).sum().backward()
+        self.assertEqual(w.grad.tolist(), [1.0, 100.0, 10.0])
+
     def test_einsum_against_numpy(self):
         r = np.random.RandomState(0)
         cases = [("ij,jk->ik", [(3, 4), (4, 5)]), ("bhid,bhjd->bhij", [(2, 3, 4, 5), (2, 3, 6, 5)]),

@@ -39,7 +39,9 @@
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/sampling.h"
+#include "kernels/scan.h"
 #include "kernels/softmax.h"
+#include "kernels/sort.h"
 #include "kernels/testing.h"
 #include "kernels/twins.h"
 #include "kernels/unary.h"
@@ -53,7 +55,7 @@ namespace ember::kernels::cuda::internal {
   EMBER_CONV_KERNELS(X) EMBER_COPY_KERNELS(X) EMBER_EMBEDDING_KERNELS(X)                         \
   EMBER_LAYERNORM_KERNELS(X) EMBER_MATMUL_KERNELS(X) EMBER_POOL_KERNELS(X)                       \
   EMBER_RANDOM_KERNELS(X) EMBER_REDUCE_KERNELS(X) EMBER_SAMPLING_KERNELS(X)                      \
-  EMBER_SOFTMAX_KERNELS(X) EMBER_UNARY_KERNELS(X)
+  EMBER_SCAN_KERNELS(X) EMBER_SOFTMAX_KERNELS(X) EMBER_SORT_KERNELS(X) EMBER_UNARY_KERNELS(X)
 // clang-format on
 
 // nbytes of one backend's memory, filled from and read back into host vectors.

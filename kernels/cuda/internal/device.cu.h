@@ -155,6 +155,24 @@ decltype(auto) DispatchFloatOrBf16(const char* op, DType dtype, Fn&& fn) {
   return DispatchFloat(op, dtype, std::forward<Fn>(fn));
 }
 
+// ---- ordering ----
+
+// An unsigned key that orders as the value does (sort.h's order, and top-k's reversed):
+// NaN the largest, -0 equal to +0, int64 by its sign-flipped bits.
+__device__ inline uint32_t OrderKey(float v) {
+  if (v != v) return 0xffffffffu;
+  const uint32_t u = __float_as_uint(v == 0.0f ? 0.0f : v);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ inline uint64_t OrderKey(double v) {
+  if (v != v) return ~uint64_t{0};
+  const uint64_t u = static_cast<uint64_t>(__double_as_longlong(v == 0.0 ? 0.0 : v));
+  return (u >> 63) ? ~u : (u | (uint64_t{1} << 63));
+}
+__device__ inline uint64_t OrderKey(int64_t v) {
+  return static_cast<uint64_t>(v) ^ (uint64_t{1} << 63);
+}
+
 // ---- strided layouts ----
 
 inline constexpr int kMaxDims = 8;
