@@ -15,6 +15,7 @@
 #include "tensor/ops/embedding.h"
 #include "tensor/ops/layernorm.h"
 #include "tensor/ops/matmul.h"
+#include "tensor/ops/recurrent.h"
 #include "tensor/ops/reduce.h"
 #include "tensor/ops/softmax.h"
 #include "tensor/ops/unary.h"
@@ -190,6 +191,35 @@ Tensor Embedding(const Tensor& weight, const Tensor& ids) {
         ops::EmbeddingBackwardInto(g.To(into.dtype()), saved_ids, into);
         return true;
       });
+}
+
+std::pair<Tensor, Tensor> LstmCell(const Tensor& gates_x, const Tensor& gates_h, const Tensor& c) {
+  const ops::LstmCellResult forward =
+      WithoutGrad([&] { return ops::LstmCell(gates_x, gates_h, c); });
+  Tensor state = forward.state;  // [2, ..., H]: h' then c'
+  if (ShouldRecord({gates_x, gates_h, c})) {
+    state = Record("lstm_cell", state, {gates_x, gates_h, c},
+                   [forward, saved_c = SavedTensor(c), gx = gates_x.dtype(), gh = gates_h.dtype()](
+                       const Tensor& g) {
+                     const Tensor& c = saved_c.get();
+                     const auto [dgates, dc] = ops::LstmCellBackward(g, c, forward);
+                     return std::vector<Tensor>{dgates.To(gx), dgates.To(gh), dc.To(c.dtype())};
+                   });
+  }
+  return {Select(state, 0, 0), Select(state, 0, 1)};
+}
+
+Tensor GruCell(const Tensor& gates_x, const Tensor& gates_h, const Tensor& h) {
+  const ops::GruCellResult forward = WithoutGrad([&] { return ops::GruCell(gates_x, gates_h, h); });
+  if (!ShouldRecord({gates_x, gates_h, h})) return forward.h;
+  return Record("gru_cell", forward.h, {gates_x, gates_h, h},
+                [forward, saved_h = SavedTensor(h), gx = gates_x.dtype(), gh = gates_h.dtype()](
+                    const Tensor& g) {
+                  const Tensor& h = saved_h.get();
+                  const ops::GruCellGrads grads = ops::GruCellBackward(g, h, forward);
+                  return std::vector<Tensor>{grads.dgates_x.To(gx), grads.dgates_h.To(gh),
+                                             grads.dh.To(h.dtype())};
+                });
 }
 
 Tensor IndexSelect(const Tensor& x, int64_t dim, const Tensor& index) {

@@ -64,6 +64,16 @@ Tensor IndexSelect(const Tensor& x, int64_t dim, const Tensor& index);
 // dtypes); the gradient to x is g, to source g's slices at index (IndexSelect).
 Tensor IndexAdd(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
 
+// One LSTM step after its two products (kernels/recurrent.h): gates_x = W_ih x + b_ih and
+// gates_h = W_hh h + b_hh [..., 4H] (i, f, g, o), the cell state c [..., H]; returns
+// {h', c'}. One fused node both ways (in f32, or f64); both gate inputs get the same
+// gradient.
+std::pair<Tensor, Tensor> LstmCell(const Tensor& gates_x, const Tensor& gates_h, const Tensor& c);
+
+// One GRU step after its two products: gates_x = W_ih x + b_ih and gates_h = W_hh h + b_hh
+// [..., 3H] (r, z, n), the state h [..., H]; returns h'. One fused node both ways.
+Tensor GruCell(const Tensor& gates_x, const Tensor& gates_h, const Tensor& h);
+
 // Mean cross entropy of logits [..., C] against i64 targets [...], over the targets
 // that are not ignore_index (NaN when there are none, as PyTorch). With `classes` < C,
 // only the first `classes` columns are classes, the rest padding that takes no part and

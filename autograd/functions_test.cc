@@ -305,6 +305,28 @@ TEST(FunctionsTest, ScansAndSort) {
   EXPECT_EQ(Grad(x).ToVector<double>(), (std::vector<double>{100, 1, 10}));
 }
 
+// The fused recurrent steps through both outputs and every input, with a batch of 3 and
+// no batch, and gates large enough to saturate.
+TEST(FunctionsTest, LstmAndGruCells) {
+  for (const Shape& state : {Shape{3, 5}, Shape{4}}) {
+    Shape lstm_gates = state, gru_gates = state;
+    lstm_gates.back() *= 4;
+    gru_gates.back() *= 3;
+    Check("lstm_cell " + ShapeToString(state),
+          [](const auto& in) {
+            const auto [h, c] = LstmCell(in[0], in[1], in[2]);
+            return Add(h, Mul(c, 0.7));
+          },
+          {Leaf(lstm_gates, -3, 3), Leaf(lstm_gates, -3, 3), Leaf(state, -2, 2)});
+    Check("lstm_cell h only",
+          [](const auto& in) { return LstmCell(in[0], in[1], in[2]).first; },
+          {Leaf(lstm_gates), Leaf(lstm_gates), Leaf(state)});
+    Check("gru_cell " + ShapeToString(state),
+          [](const auto& in) { return GruCell(in[0], in[1], in[2]); },
+          {Leaf(gru_gates, -3, 3), Leaf(gru_gates, -3, 3), Leaf(state)});
+  }
+}
+
 TEST(FunctionsTest, IndexSelect) {
   const Tensor ids = FromList({{2, 0}, {-1, 2}}, DType::kI64);
   for (int64_t dim : {0, 1, 2}) {

@@ -65,6 +65,10 @@ void BindFunctional(py::module_& m) {
         return ag::Linear(x, w, Or(b));
       },
       py::arg("input"), py::arg("weight"), py::arg("bias") = py::none());
+  // The fused recurrent steps behind nn.LSTM/GRU and their cells (torch's private
+  // _thnn_fused_lstm_cell and _thnn_fused_gru_cell, after the two products).
+  f.def("_lstm_cell", &ag::LstmCell, py::arg("gates_x"), py::arg("gates_h"), py::arg("c"));
+  f.def("_gru_cell", &ag::GruCell, py::arg("gates_x"), py::arg("gates_h"), py::arg("h"));
   f.def(
       "embedding",
       [](const Tensor& ids, const Tensor& weight) { return ag::Embedding(weight, ids); },

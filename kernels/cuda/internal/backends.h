@@ -37,6 +37,7 @@
 #include "kernels/matmul.h"
 #include "kernels/pool.h"
 #include "kernels/random.h"
+#include "kernels/recurrent.h"
 #include "kernels/reduce.h"
 #include "kernels/sampling.h"
 #include "kernels/scan.h"
@@ -54,8 +55,9 @@ namespace ember::kernels::cuda::internal {
   EMBER_ADAMW_KERNELS(X) EMBER_ATTENTION_KERNELS(X) EMBER_BINARY_KERNELS(X)                      \
   EMBER_CONV_KERNELS(X) EMBER_COPY_KERNELS(X) EMBER_EMBEDDING_KERNELS(X)                         \
   EMBER_LAYERNORM_KERNELS(X) EMBER_MATMUL_KERNELS(X) EMBER_POOL_KERNELS(X)                       \
-  EMBER_RANDOM_KERNELS(X) EMBER_REDUCE_KERNELS(X) EMBER_SAMPLING_KERNELS(X)                      \
-  EMBER_SCAN_KERNELS(X) EMBER_SOFTMAX_KERNELS(X) EMBER_SORT_KERNELS(X) EMBER_UNARY_KERNELS(X)
+  EMBER_RANDOM_KERNELS(X) EMBER_RECURRENT_KERNELS(X) EMBER_REDUCE_KERNELS(X)                     \
+  EMBER_SAMPLING_KERNELS(X) EMBER_SCAN_KERNELS(X) EMBER_SOFTMAX_KERNELS(X)                       \
+  EMBER_SORT_KERNELS(X) EMBER_UNARY_KERNELS(X)
 // clang-format on
 
 // nbytes of one backend's memory, filled from and read back into host vectors.

@@ -11,12 +11,13 @@ gates stacked in its order: LSTM i, f, g, o and GRU r, z, n), its initialisation
           n = tanh(W_in x + b_in + r (W_hn h + b_hn)),  h' = (1 - z) n + z h
 
 Each layer projects the whole input sequence at once (one matrix product), then steps
-through time with ember's autograd ops: a step is a handful of nodes, not a fused kernel
-yet."""
+through time: a step is the product W_hh h + b_hh and, for an LSTM or GRU, one fused
+kernel for everything after it (kernels/recurrent.h), forward and backward."""
 
 import math
 
 import ember
+from ember import _ember
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.modules.module import Module
@@ -33,19 +34,14 @@ def _linear(x, weight, bias):
 
 def _rnn_step(mode, x_proj, h, c, w_hh, b_hh):
     """One step: x_proj = W_ih x + b_ih (already computed), h (and c for an LSTM) the
-    state; returns the new (h, c)."""
+    state; returns the new (h, c). An LSTM's or GRU's gates after the product
+    W_hh h + b_hh are one fused kernel each way (kernels/recurrent.h)."""
+    hh = _linear(h, w_hh, b_hh)
     if mode == "GRU":
-        hh = _linear(h, w_hh, b_hh)
-        xr, xz, xn = x_proj.chunk(3, -1)
-        hr, hz, hn = hh.chunk(3, -1)
-        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
-        n = (xn + r * hn).tanh()
-        return (1 - z) * n + z * h, None
-    gates = x_proj + _linear(h, w_hh, b_hh)
+        return _ember.functional._gru_cell(x_proj, hh, h), None
     if mode == "LSTM":
-        i, f, g, o = gates.chunk(4, -1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+        return _ember.functional._lstm_cell(x_proj, hh, c)
+    gates = x_proj + hh
     return (gates.tanh() if mode == "RNN_TANH" else gates.relu()), None
 
 
