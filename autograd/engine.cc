@@ -112,10 +112,9 @@ void ZeroGrad(const Tensor& t) {
 
 void SetGrad(const Tensor& t, const Tensor& grad) {
   if (!grad.defined()) return ZeroGrad(t);
-  EMBER_CHECK(grad.shape() == t.shape() && grad.dtype() == t.dtype() &&
-                  grad.device() == t.device(),
-              "assigned grad: a ", DTypeName(grad.dtype()), " ", ShapeToString(grad.shape()), " on ",
-              grad.device().ToString(), " for a ", DTypeName(t.dtype()), " ",
+  EMBER_CHECK(grad.shape() == t.shape() && grad.dtype() == t.dtype() && grad.device() == t.device(),
+              "assigned grad: a ", DTypeName(grad.dtype()), " ", ShapeToString(grad.shape()),
+              " on ", grad.device().ToString(), " for a ", DTypeName(t.dtype()), " ",
               ShapeToString(t.shape()), " on ", t.device().ToString(),
               "; they must have the same shape, dtype and device");
   if (!t.autograd_meta()) t.set_autograd_meta(std::make_shared<AutogradMeta>());

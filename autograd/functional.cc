@@ -199,8 +199,8 @@ std::pair<Tensor, Tensor> LstmCell(const Tensor& gates_x, const Tensor& gates_h,
   Tensor state = forward.state;  // [2, ..., H]: h' then c'
   if (ShouldRecord({gates_x, gates_h, c})) {
     state = Record("lstm_cell", state, {gates_x, gates_h, c},
-                   [forward, saved_c = SavedTensor(c), gx = gates_x.dtype(), gh = gates_h.dtype()](
-                       const Tensor& g) {
+                   [forward, saved_c = SavedTensor(c), gx = gates_x.dtype(),
+                    gh = gates_h.dtype()](const Tensor& g) {
                      const Tensor& c = saved_c.get();
                      const auto [dgates, dc] = ops::LstmCellBackward(g, c, forward);
                      return std::vector<Tensor>{dgates.To(gx), dgates.To(gh), dc.To(c.dtype())};
@@ -213,8 +213,8 @@ Tensor GruCell(const Tensor& gates_x, const Tensor& gates_h, const Tensor& h) {
   const ops::GruCellResult forward = WithoutGrad([&] { return ops::GruCell(gates_x, gates_h, h); });
   if (!ShouldRecord({gates_x, gates_h, h})) return forward.h;
   return Record("gru_cell", forward.h, {gates_x, gates_h, h},
-                [forward, saved_h = SavedTensor(h), gx = gates_x.dtype(), gh = gates_h.dtype()](
-                    const Tensor& g) {
+                [forward, saved_h = SavedTensor(h), gx = gates_x.dtype(),
+                 gh = gates_h.dtype()](const Tensor& g) {
                   const Tensor& h = saved_h.get();
                   const ops::GruCellGrads grads = ops::GruCellBackward(g, h, forward);
                   return std::vector<Tensor>{grads.dgates_x.To(gx), grads.dgates_h.To(gh),

@@ -284,8 +284,7 @@ TEST(FunctionsTest, ScansAndSort) {
           {Leaf({3, 4, 5}, 0.5, 1.5)});
     for (bool descending : {false, true}) {
       Check(absl::StrCat("sort dim ", dim, descending ? " descending" : ""),
-            [&](const auto& in) { return Sort(in[0], dim, descending).first; },
-            {Leaf({3, 4, 5})});
+            [&](const auto& in) { return Sort(in[0], dim, descending).first; }, {Leaf({3, 4, 5})});
     }
   }
   Check("cumsum transposed", [](const auto& in) { return Cumsum(in[0], 1); },
@@ -318,8 +317,7 @@ TEST(FunctionsTest, LstmAndGruCells) {
             return Add(h, Mul(c, 0.7));
           },
           {Leaf(lstm_gates, -3, 3), Leaf(lstm_gates, -3, 3), Leaf(state, -2, 2)});
-    Check("lstm_cell h only",
-          [](const auto& in) { return LstmCell(in[0], in[1], in[2]).first; },
+    Check("lstm_cell h only", [](const auto& in) { return LstmCell(in[0], in[1], in[2]).first; },
           {Leaf(lstm_gates), Leaf(lstm_gates), Leaf(state)});
     Check("gru_cell " + ShapeToString(state),
           [](const auto& in) { return GruCell(in[0], in[1], in[2]); },

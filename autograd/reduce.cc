@@ -121,13 +121,13 @@ std::pair<Tensor, Tensor> Sort(const Tensor& x, int64_t dim, bool descending) {
   const int64_t n = x.size(d), count = x.numel(), rows = n == 0 ? 0 : count / n;
   const Tensor starts = ops::Mul(Arange(rows).To(x.device()), n).Reshape({rows, 1});
   const Tensor positions = ops::Add(moved.Reshape({rows, n}), starts).Reshape({count});
-  const Tensor values = Record(
-      "sort", sorted.values, {x},
-      [positions, moved_shape = moved.shape(), d, last, count](const Tensor& g) {
-        const Tensor rows = g.Transpose(d, last).Contiguous().Reshape({count, 1});
-        const Tensor dx = ops::EmbeddingBackward(rows, positions, count);
-        return std::vector<Tensor>{dx.Reshape(moved_shape).Transpose(d, last)};
-      });
+  const Tensor values =
+      Record("sort", sorted.values, {x},
+             [positions, moved_shape = moved.shape(), d, last, count](const Tensor& g) {
+               const Tensor rows = g.Transpose(d, last).Contiguous().Reshape({count, 1});
+               const Tensor dx = ops::EmbeddingBackward(rows, positions, count);
+               return std::vector<Tensor>{dx.Reshape(moved_shape).Transpose(d, last)};
+             });
   return {values, sorted.indices};
 }
 

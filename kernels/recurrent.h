@@ -38,8 +38,7 @@ namespace ember::kernels::cpu {
 // gates_x, gates_h: [batch, 4H]; c, h_out, c_out: [batch, H]; workspace [batch, 4H]
 // receives (i, f, g, o) after their activations, for the backward.
 void LstmCellForward(DType dtype, int64_t batch, int64_t hidden, const void* gates_x,
-                     const void* gates_h, const void* c, void* h_out, void* c_out,
-                     void* workspace);
+                     const void* gates_h, const void* c, void* h_out, void* c_out, void* workspace);
 
 // dh, dc (null: zero), c, c_out: [batch, H]; workspace: the forward's; dgates [batch, 4H];
 // dc_prev [batch, H].

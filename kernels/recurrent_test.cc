@@ -119,8 +119,8 @@ TYPED_TEST(RecurrentTest, GruMatchesTheReference) {
           dh_prev(n * sizeof(T));
       B::GruCellForward(DTypeOf<T>::value, c.batch, H, bgx.data(), bgh.data(), bh.data(),
                         h_out.data(), ws.data());
-      B::GruCellBackward(DTypeOf<T>::value, c.batch, H, bdh.data(), bh.data(), ws.data(),
-                         dx.data(), dhg.data(), dh_prev.data());
+      B::GruCellBackward(DTypeOf<T>::value, c.batch, H, bdh.data(), bh.data(), ws.data(), dx.data(),
+                         dhg.data(), dh_prev.data());
       std::vector<long double> want_h(n), want_dx(3 * n), want_dhg(3 * n), want_dh(n);
       for (int64_t b = 0; b < c.batch; ++b) {
         for (int64_t j = 0; j < H; ++j) {

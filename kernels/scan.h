@@ -32,8 +32,8 @@ void CumulativeProduct(DType dtype, int64_t outer, int64_t n, int64_t inner, con
 // (S_{n-1} = dout_{n-1}). No division, so it is exact where x has zeros (a zero at l
 // leaves only the terms that skip it). O(n): S backwards into dx, then times P forwards.
 // f32 or f64.
-void CumulativeProductBackward(DType dtype, int64_t outer, int64_t n, int64_t inner,
-                               const void* x, const void* dout, void* dx);
+void CumulativeProductBackward(DType dtype, int64_t outer, int64_t n, int64_t inner, const void* x,
+                               const void* dout, void* dx);
 
 }  // namespace ember::kernels::cpu
 

@@ -66,9 +66,9 @@ struct Case {
 // Rows (inner 1, the GPU's block-per-row path, n below, at and above its 256 threads and
 // not a multiple of them), columns narrower and wider than a vector and than the CPU's
 // 256-column blocks, a scan of one, and empty operands.
-const Case kCases[] = {{3, 1, 1},   {2, 7, 1},   {1, 256, 1}, {4, 1000, 1}, {1, 5000, 1},
-                       {3, 9, 2},   {2, 33, 17}, {1, 40, 64}, {2, 11, 300}, {5, 1, 7},
-                       {0, 4, 3},   {2, 0, 3},   {2, 3, 0}};
+const Case kCases[] = {{3, 1, 1}, {2, 7, 1},   {1, 256, 1}, {4, 1000, 1}, {1, 5000, 1},
+                       {3, 9, 2}, {2, 33, 17}, {1, 40, 64}, {2, 11, 300}, {5, 1, 7},
+                       {0, 4, 3}, {2, 0, 3},   {2, 3, 0}};
 
 TYPED_TEST(ScanTest, MatchesTheReference) {
   using B = TypeParam;
@@ -77,8 +77,9 @@ TYPED_TEST(ScanTest, MatchesTheReference) {
     const double eps = std::numeric_limits<T>::epsilon();
     std::mt19937 rng(7);
     for (const Case& c : kCases) {
-      SCOPED_TRACE(path + " " + std::string(DTypeName(DTypeOf<T>::value)) + " outer " + std::to_string(c.outer) +
-                   " n " + std::to_string(c.n) + " inner " + std::to_string(c.inner));
+      SCOPED_TRACE(path + " " + std::string(DTypeName(DTypeOf<T>::value)) + " outer " +
+                   std::to_string(c.outer) + " n " + std::to_string(c.n) + " inner " +
+                   std::to_string(c.inner));
       const int64_t count = c.outer * c.n * c.inner;
       const std::vector<T> x = RandomVector<T>(count, -1, 1, rng);
       std::vector<T> abs_x(count);
@@ -103,11 +104,10 @@ TYPED_TEST(ScanTest, MatchesTheReference) {
       const auto want = reference::CumulativeProduct(c.outer, c.n, c.inner, p);
       std::vector<T> got = out.template ToHost<T>();
       for (int64_t i = 0; i < count; ++i) {
-        ASSERT_NEAR(got[i], want[i], 2 * c.n * eps * std::fabs(static_cast<double>(want[i])))
-            << i;
+        ASSERT_NEAR(got[i], want[i], 2 * c.n * eps * std::fabs(static_cast<double>(want[i]))) << i;
       }
-      B::CumulativeProductBackward(DTypeOf<T>::value, c.outer, c.n, c.inner, gp.data(), gdout.data(),
-                                   out.data());
+      B::CumulativeProductBackward(DTypeOf<T>::value, c.outer, c.n, c.inner, gp.data(),
+                                   gdout.data(), out.data());
       const auto want_dx = reference::CumulativeProductBackward(c.outer, c.n, c.inner, p, dout);
       // Each term of dx_i is bounded by |dout_j| prod |x_l| <= |dout_j| 1.5^j.
       const auto bound = reference::CumulativeProductBackward(c.outer, c.n, c.inner,

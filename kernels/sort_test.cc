@@ -66,9 +66,8 @@ TYPED_TEST(SortTest, MatchesAnInsertionSort) {
     using T = decltype(type);
     for (const auto& c : cases) {
       for (bool descending : {false, true}) {
-        SCOPED_TRACE(std::string(DTypeName(DTypeOf<T>::value)) + " rows " +
-                     std::to_string(c.rows) + " n " + std::to_string(c.n) +
-                     (descending ? " descending" : " ascending"));
+        SCOPED_TRACE(std::string(DTypeName(DTypeOf<T>::value)) + " rows " + std::to_string(c.rows) +
+                     " n " + std::to_string(c.n) + (descending ? " descending" : " ascending"));
         std::vector<T> x(c.rows * c.n);
         // Few distinct values, so that ties are common; some NaN.
         for (T& v : x) v = static_cast<T>(static_cast<int>(rng() % 23) - 11) / T(4);

@@ -2,6 +2,8 @@
 // topk; cumsum and cumprod; sort, argsort and msort. Each differentiable one records
 // through autograd (autograd/reduce.h); argmax and the indices carry no gradient.
 
+#include "tensor/ops/reduce.h"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -10,7 +12,6 @@
 
 #include "autograd/autograd.h"
 #include "python/status.h"
-#include "tensor/ops/reduce.h"
 #include "tensor/ops/sampling.h"
 
 namespace py = pybind11;
@@ -125,8 +126,8 @@ void BindReductions(py::module_& m) {
   auto msort = [](const Tensor& t) { return ag::Sort(t, 0).first; };
   tensor.def("sort", sort, py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
              py::arg("stable") = false);
-  tensor.def("argsort", argsort, py::arg("dim") = -1, py::arg("descending") = false,
-             py::kw_only(), py::arg("stable") = false);
+  tensor.def("argsort", argsort, py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
+             py::arg("stable") = false);
   tensor.def("msort", msort);
   m.def("sort", sort, py::arg("input"), py::arg("dim") = -1, py::arg("descending") = false,
         py::kw_only(), py::arg("stable") = false);

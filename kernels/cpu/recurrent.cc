@@ -60,16 +60,18 @@ void LstmCellForward(DType dtype, int64_t batch, int64_t hidden, const void* gat
       auto sigmoid_sum = [](auto d, auto a, auto b) { return StableSigmoid(d, hn::Add(a, b)); };
       Map(H, ws, sigmoid_sum, gx, gh);
       Map(H, ws + H, sigmoid_sum, gx + H, gh + H);
-      Map(H, ws + 2 * H, [](auto d, auto a, auto b) { return hn::Tanh(d, hn::Add(a, b)); },
+      Map(
+          H, ws + 2 * H, [](auto d, auto a, auto b) { return hn::Tanh(d, hn::Add(a, b)); },
           gx + 2 * H, gh + 2 * H);
       Map(H, ws + 3 * H, sigmoid_sum, gx + 3 * H, gh + 3 * H);
       T* cn = At<T>(c_out, r * H);
       Map(
-          H, cn, [](auto, auto f, auto cp, auto i, auto g) { return hn::MulAdd(f, cp, hn::Mul(i, g)); },
+          H, cn,
+          [](auto, auto f, auto cp, auto i, auto g) { return hn::MulAdd(f, cp, hn::Mul(i, g)); },
           ws + H, At<T>(c, r * H), ws, ws + 2 * H);
       Map(
-          H, At<T>(h_out, r * H), [](auto d, auto o, auto cv) { return hn::Mul(o, hn::Tanh(d, cv)); },
-          ws + 3 * H, cn);
+          H, At<T>(h_out, r * H),
+          [](auto d, auto o, auto cv) { return hn::Mul(o, hn::Tanh(d, cv)); }, ws + 3 * H, cn);
     });
   });
 }
@@ -103,15 +105,22 @@ void LstmCellBackward(DType dtype, int64_t batch, int64_t hidden, const void* dh
         Map(H, dct, through_h, gh, o, cn);
       }
       Map(
-          H, da, [](auto d, auto dv, auto gv, auto iv) { return hn::Mul(hn::Mul(dv, gv), SigmoidSlope(d, iv)); },
+          H, da,
+          [](auto d, auto dv, auto gv, auto iv) {
+            return hn::Mul(hn::Mul(dv, gv), SigmoidSlope(d, iv));
+          },
           dct, g, i);
       Map(
           H, da + H,
-          [](auto d, auto dv, auto cv, auto fv) { return hn::Mul(hn::Mul(dv, cv), SigmoidSlope(d, fv)); },
+          [](auto d, auto dv, auto cv, auto fv) {
+            return hn::Mul(hn::Mul(dv, cv), SigmoidSlope(d, fv));
+          },
           dct, cp, f);
       Map(
           H, da + 2 * H,
-          [](auto d, auto dv, auto iv, auto gv) { return hn::Mul(hn::Mul(dv, iv), TanhSlope(d, gv)); },
+          [](auto d, auto dv, auto iv, auto gv) {
+            return hn::Mul(hn::Mul(dv, iv), TanhSlope(d, gv));
+          },
           dct, i, g);
       Map(
           H, da + 3 * H,
@@ -119,7 +128,8 @@ void LstmCellBackward(DType dtype, int64_t batch, int64_t hidden, const void* dh
             return hn::Mul(hn::Mul(dhv, hn::Tanh(d, cv)), SigmoidSlope(d, ov));
           },
           gh, cn, o);
-      Map(H, dct, [](auto, auto dv, auto fv) { return hn::Mul(dv, fv); }, dct, f);
+      Map(
+          H, dct, [](auto, auto dv, auto fv) { return hn::Mul(dv, fv); }, dct, f);
     });
   });
 }
@@ -168,10 +178,13 @@ void GruCellBackward(DType dtype, int64_t batch, int64_t hidden, const void* dh,
             return hn::Mul(hn::Mul(gv, hn::Sub(hn::Set(d, 1), zv)), TanhSlope(d, nv));
           },
           g, z, n);
-      Map(H, dhg + 2 * H, [](auto, auto dn, auto r_) { return hn::Mul(dn, r_); }, dx + 2 * H, rv);
+      Map(
+          H, dhg + 2 * H, [](auto, auto dn, auto r_) { return hn::Mul(dn, r_); }, dx + 2 * H, rv);
       Map(
           H, dx,
-          [](auto d, auto dn, auto hnv, auto r_) { return hn::Mul(hn::Mul(dn, hnv), SigmoidSlope(d, r_)); },
+          [](auto d, auto dn, auto hnv, auto r_) {
+            return hn::Mul(hn::Mul(dn, hnv), SigmoidSlope(d, r_));
+          },
           dx + 2 * H, hn_, rv);
       Map(
           H, dx + H,
@@ -180,7 +193,8 @@ void GruCellBackward(DType dtype, int64_t batch, int64_t hidden, const void* dh,
           },
           g, hp, n, z);
       std::memcpy(dhg, dx, 2 * H * sizeof(T));
-      Map(H, At<T>(dh_prev, r * H), [](auto, auto gv, auto zv) { return hn::Mul(gv, zv); }, g, z);
+      Map(
+          H, At<T>(dh_prev, r * H), [](auto, auto gv, auto zv) { return hn::Mul(gv, zv); }, g, z);
     });
   });
 }

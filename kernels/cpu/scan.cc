@@ -111,8 +111,8 @@ void CumulativeProduct(DType dtype, int64_t outer, int64_t n, int64_t inner, con
   });
 }
 
-void CumulativeProductBackward(DType dtype, int64_t outer, int64_t n, int64_t inner,
-                               const void* x, const void* dout, void* dx) {
+void CumulativeProductBackward(DType dtype, int64_t outer, int64_t n, int64_t inner, const void* x,
+                               const void* dout, void* dx) {
   DispatchFloat("cumprod_backward", dtype, [&](auto type) {
     using T = decltype(type);
     const hn::ScalableTag<T> d;
@@ -175,8 +175,8 @@ void CumulativeProduct(DType dtype, int64_t outer, int64_t n, int64_t inner, con
   HWY_DYNAMIC_DISPATCH(CumulativeProduct)(dtype, outer, n, inner, x, out);
 }
 
-void CumulativeProductBackward(DType dtype, int64_t outer, int64_t n, int64_t inner,
-                               const void* x, const void* dout, void* dx) {
+void CumulativeProductBackward(DType dtype, int64_t outer, int64_t n, int64_t inner, const void* x,
+                               const void* dout, void* dx) {
   HWY_DYNAMIC_DISPATCH(CumulativeProductBackward)(dtype, outer, n, inner, x, dout, dx);
 }
 

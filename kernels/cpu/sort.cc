@@ -31,25 +31,23 @@ void SortRows(DType dtype, int64_t rows, int64_t n, bool descending, const void*
   auto sort = [&](auto type) {
     using T = decltype(type);
     // About n log2 n comparisons a row, each a few units of work.
-    ParallelForWork(rows, 4 * n * (1 + static_cast<int64_t>(std::log2(n + 1))),
-                    [&](int64_t b, int64_t e) {
-                      for (int64_t r = b; r < e; ++r) {
-                        const T* row = At<T>(x, r * n);
-                        int64_t* order = indices + r * n;
-                        std::iota(order, order + n, int64_t{0});
-                        if (descending) {
-                          std::stable_sort(order, order + n, [row](int64_t a, int64_t c) {
-                            return Less(row[c], row[a]);
-                          });
-                        } else {
-                          std::stable_sort(order, order + n, [row](int64_t a, int64_t c) {
-                            return Less(row[a], row[c]);
-                          });
-                        }
-                        T* out = At<T>(values, r * n);
-                        for (int64_t i = 0; i < n; ++i) out[i] = row[order[i]];
-                      }
-                    });
+    ParallelForWork(
+        rows, 4 * n * (1 + static_cast<int64_t>(std::log2(n + 1))), [&](int64_t b, int64_t e) {
+          for (int64_t r = b; r < e; ++r) {
+            const T* row = At<T>(x, r * n);
+            int64_t* order = indices + r * n;
+            std::iota(order, order + n, int64_t{0});
+            if (descending) {
+              std::stable_sort(order, order + n,
+                               [row](int64_t a, int64_t c) { return Less(row[c], row[a]); });
+            } else {
+              std::stable_sort(order, order + n,
+                               [row](int64_t a, int64_t c) { return Less(row[a], row[c]); });
+            }
+            T* out = At<T>(values, r * n);
+            for (int64_t i = 0; i < n; ++i) out[i] = row[order[i]];
+          }
+        });
   };
   if (dtype == DType::kI64) return sort(int64_t());
   EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, "sort: dtype ", DTypeName(dtype),

@@ -35,7 +35,8 @@ struct Times {
   template <typename T>
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {  // wraps, as on the CPU
-      return static_cast<T>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
+      return static_cast<T>(static_cast<unsigned long long>(a) *
+                            static_cast<unsigned long long>(b));
     } else {
       return a * b;
     }
@@ -46,8 +47,8 @@ struct Times {
 
 // One thread per column (o, k): out[j] = op(out[j -/+ 1], x[j]) along j.
 template <typename T, typename Op>
-__global__ void ScanColumnsKernel(int64_t outer, int64_t n, int64_t inner, bool reverse,
-                                  const T* x, T* out, Op op) {
+__global__ void ScanColumnsKernel(int64_t outer, int64_t n, int64_t inner, bool reverse, const T* x,
+                                  T* out, Op op) {
   EMBER_GRID_STRIDE(c, outer * inner) {
     const int64_t base = (c / inner) * n * inner + c % inner;
     T acc = Op::template kIdentity<T>;
@@ -78,7 +79,8 @@ __global__ void ScanRowsKernel(int64_t rows, int64_t n, bool reverse, const T* x
       for (int t = 0; t < kThreads; ++t) {
         const T chunk_total = offsets[t];
         offsets[t] = running;
-        if (static_cast<int64_t>(t) * chunk < n) running = t == 0 ? chunk_total : op(running, chunk_total);
+        if (static_cast<int64_t>(t) * chunk < n)
+          running = t == 0 ? chunk_total : op(running, chunk_total);
       }
     }
     __syncthreads();
@@ -147,8 +149,8 @@ void CumulativeProduct(DType dtype, int64_t outer, int64_t n, int64_t inner, con
   Scan<Times>("cumprod", dtype, outer, n, inner, /*reverse=*/false, x, out);
 }
 
-void CumulativeProductBackward(DType dtype, int64_t outer, int64_t n, int64_t inner,
-                               const void* x, const void* dout, void* dx) {
+void CumulativeProductBackward(DType dtype, int64_t outer, int64_t n, int64_t inner, const void* x,
+                               const void* dout, void* dx) {
   if (outer == 0 || n == 0 || inner == 0) return;
   internal::DispatchFloat("cumprod_backward", dtype, [&](auto type) {
     using T = decltype(type);

@@ -66,8 +66,8 @@ void SortRows(DType dtype, int64_t rows, int64_t n, bool descending, const void*
     run(nullptr);
     const ScopedAllocation temp(device, static_cast<int64_t>(temp_bytes));
     run(temp.as<void>());
-    GatherKernel<<<internal::Blocks(count), internal::kThreads>>>(
-        rows, n, static_cast<const T*>(x), indices, static_cast<T*>(values));
+    GatherKernel<<<internal::Blocks(count), internal::kThreads>>>(rows, n, static_cast<const T*>(x),
+                                                                  indices, static_cast<T*>(values));
   };
   if (dtype == DType::kI64) {
     sort(int64_t());

@@ -29,8 +29,8 @@ inline LstmGrad LstmBackward(long double a_i, long double a_f, long double a_g, 
   const long double i = Sigmoid(a_i), f = Sigmoid(a_f), g = std::tanh(a_g), o = Sigmoid(a_o);
   const long double t = std::tanh(f * c + i * g);
   const long double dcn = dc_next + dh * o * (1 - t * t);  // h' = o tanh(c')
-  return {dcn * g * i * (1 - i), dcn * c * f * (1 - f), dcn * i * (1 - g * g),
-          dh * t * o * (1 - o), dcn * f};
+  return {dcn * g * i * (1 - i), dcn * c * f * (1 - f), dcn * i * (1 - g * g), dh * t * o * (1 - o),
+          dcn * f};
 }
 
 // x_r, x_z, x_n and h_r, h_z, h_n: the two products' parts; h the state.

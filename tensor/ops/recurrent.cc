@@ -10,8 +10,8 @@ namespace {
 
 // Checks a cell's operands (gates [..., gates H], state [..., H], one device, floating)
 // and returns the dtype it computes in.
-DType CheckCell(const char* op, const Tensor& gates_x, const Tensor& gates_h,
-                const Tensor& state, int64_t gates) {
+DType CheckCell(const char* op, const Tensor& gates_x, const Tensor& gates_h, const Tensor& state,
+                int64_t gates) {
   for (const Tensor* t : {&gates_x, &gates_h, &state}) {
     internal::FloatComputeDType(op, *t);
     EMBER_CHECK(t->device() == state.device(), op, ": operands on ", t->device().ToString(),
@@ -71,8 +71,7 @@ GruCellResult GruCell(const Tensor& gates_x, const Tensor& gates_h, const Tensor
   const Tensor gx = In(gates_x, compute), gh = In(gates_h, compute), hp = In(h, compute);
   Shape workspace = h.shape();
   workspace.back() *= 4;
-  GruCellResult r{Empty(h.shape(), compute, h.device()),
-                  Empty(workspace, compute, h.device())};
+  GruCellResult r{Empty(h.shape(), compute, h.device()), Empty(workspace, compute, h.device())};
   EMBER_KERNEL(GruCellForward)
       .On(h.device())(compute, batch, H, gx.raw_data(), gh.raw_data(), hp.raw_data(),
                       r.h.raw_data(), r.workspace.raw_data());

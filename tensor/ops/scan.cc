@@ -53,10 +53,9 @@ Tensor Cumprod(const Tensor& x, int64_t dim) {
 
 Tensor CumprodBackward(const Tensor& x, const Tensor& dout, int64_t dim) {
   const DType compute = internal::FloatComputeDType("cumprod_backward", x);
-  EMBER_CHECK(dout.shape() == x.shape() && dout.device() == x.device(),
-              "cumprod_backward: dout ", ShapeToString(dout.shape()), " on ",
-              dout.device().ToString(), " for x ", ShapeToString(x.shape()), " on ",
-              x.device().ToString());
+  EMBER_CHECK(dout.shape() == x.shape() && dout.device() == x.device(), "cumprod_backward: dout ",
+              ShapeToString(dout.shape()), " on ", dout.device().ToString(), " for x ",
+              ShapeToString(x.shape()), " on ", x.device().ToString());
   const Around a(x, dim, "cumprod_backward");
   const Tensor in = x.To(compute).Contiguous(), g = dout.To(compute).Contiguous();
   Tensor dx = Empty(x.shape(), compute, x.device());
@@ -79,9 +78,8 @@ SortResult Sort(const Tensor& x, int64_t dim, bool descending) {
   const int64_t n = x.size(d), rows = n == 0 ? 0 : x.numel() / n;
   Tensor values = Empty(in.shape(), compute, x.device());
   Tensor indices = Empty(in.shape(), DType::kI64, x.device());
-  EMBER_KERNEL(SortRows)
-      .On(x.device())(compute, rows, n, descending, in.raw_data(), values.raw_data(),
-                      indices.data<int64_t>());
+  EMBER_KERNEL(SortRows).On(x.device())(compute, rows, n, descending, in.raw_data(),
+                                        values.raw_data(), indices.data<int64_t>());
   return {values.Transpose(d, last).To(x.dtype()).Contiguous(),
           indices.Transpose(d, last).Contiguous()};
 }

@@ -22,8 +22,7 @@ TEST(ScanOpsTest, CumsumAndCumprodAlongAnyDimension) {
             (std::vector<float>{6, 5, 3, 15, 11, 6}));
   EXPECT_EQ(Cumprod(x, 1).ToVector<float>(), (std::vector<float>{1, 2, 6, 4, 20, 120}));
   // A transposed (non-contiguous) input is read as its values.
-  EXPECT_EQ(Cumsum(x.Transpose(0, 1), 1).ToVector<float>(),
-            (std::vector<float>{1, 5, 2, 7, 3, 9}));
+  EXPECT_EQ(Cumsum(x.Transpose(0, 1), 1).ToVector<float>(), (std::vector<float>{1, 5, 2, 7, 3, 9}));
   // Integers and bool sum as i64; bf16 keeps its dtype.
   const Tensor flags = FromList({true, false, true, true});
   const Tensor counted = Cumsum(flags, 0);

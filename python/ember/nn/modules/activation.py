@@ -30,8 +30,14 @@ class _Activation(Module):
 
 
 class ReLU(_Activation):
-    def __init__(self):
+    """torch.nn.ReLU; inplace=True writes the result into the input, as PyTorch."""
+
+    def __init__(self, inplace: bool = False):
         super().__init__(F.relu)
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.copy_(F.relu(x)) if self.inplace else F.relu(x)
 
 
 class SiLU(_Activation):

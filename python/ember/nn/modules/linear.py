@@ -10,11 +10,11 @@ __all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear"]
 
 
 class Linear(Module):
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=ember.float32):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.bias = None
-        _from_core(self, _ember._linear_parameters(in_features, out_features, bias, dtype))
+        _from_core(self, _ember._linear_parameters(in_features, out_features, bias, dtype or ember.float32), device)
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)

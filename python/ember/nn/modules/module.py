@@ -234,6 +234,8 @@ def _zero_grads(parameters, set_to_none):
                 p.grad.zero_()
 
 
-def _from_core(module, parameters):
+def _from_core(module, parameters, device=None):
+    """The C++ layer's initial parameters (PyTorch's initialisations) as the module's,
+    moved to device (a layer's device= argument) when one is given."""
     for name, value in parameters.items():
-        setattr(module, name, Parameter(value))
+        setattr(module, name, Parameter(value if device is None else value.to(device)))
