@@ -63,7 +63,10 @@ bool InPlaceRecorded(const Tensor& t) {
 // it) and its history: t is now what the recorded ops made of it, as PyTorch's in-place
 // ops on a result. A backward that saved t's old values then refuses (SavedTensor).
 void Rebase(const Tensor& t, const Tensor& result) {
-  const Tensor values = ag::Expand(ag::To(result, t.dtype()), t.shape());
+  // t's history must not be a view's (a later write to t would be refused): a result that
+  // broadcasts to t is expanded and then copied.
+  Tensor values = result.dtype() == t.dtype() ? result : ag::To(result, t.dtype());
+  if (values.shape() != t.shape()) values = ag::Clone(ag::Expand(values, t.shape()));
   {
     ag::NoGradGuard plain;
     t.CopyFrom(values);
@@ -364,6 +367,13 @@ Tensor Index(const Tensor& x, const py::object& key) {
   return advanced.empty() ? t : ApplyAdvanced(t, advanced);
 }
 
+// Whether t is all of its storage's memory, not a view into a larger tensor: a write that
+// gives t a history then reaches every tensor that holds the memory.
+bool CoversItsStorage(const Tensor& t) {
+  return t.offset_elements() == 0 && t.is_contiguous() &&
+         t.numel() * ItemSize(t.dtype()) == t.storage().nbytes();
+}
+
 // Whether key holds an integer index (a tensor or a list): t[key] is then a copy, and an
 // assignment must place the values at the positions the key picks (AssignAtPositions).
 bool HasIntegerIndex(const py::object& key) {
@@ -376,7 +386,8 @@ bool HasIntegerIndex(const py::object& key) {
   return false;
 }
 
-// t[key] = value for a key with integer indices. Reading t's flat positions through the
+// t[key] = value for a key with integer indices, or a value that records gradients.
+// Reading t's flat positions through the
 // same key says where each element of t[key] lives; those positions take the value
 // (broadcast to t[key]'s shape). A tensor value with a position picked twice is
 // refused: PyTorch leaves which write wins undefined. Recorded like any in-place write
@@ -724,7 +735,19 @@ void BindTensor(py::module_& m) {
       .def("__setitem__",
            [](const Tensor& t, const py::object& key, const py::object& value) {
              const bool recorded = InPlaceRecorded(t);
-             if (HasIntegerIndex(key)) return AssignAtPositions(t, key, value, recorded);
+             // A value that records gradients makes the write a recorded op (PyTorch's
+             // CopySlices): t, recorded or not, then holds the value's history.
+             const bool value_records = py::isinstance<Tensor>(value) && ag::GradModeEnabled() &&
+                                        ag::RequiresGrad(value.cast<const Tensor&>());
+             if (value_records && !recorded && !CoversItsStorage(t)) {
+               throw std::runtime_error(
+                   "assigning a tensor that requires grad into a view of another tensor is "
+                   "not supported (the tensor it views would not learn of the write); index "
+                   "the whole tensor with one key, as out[0, 1:] = v");
+             }
+             if (HasIntegerIndex(key) || value_records) {
+               return AssignAtPositions(t, key, value, recorded || value_records);
+             }
              Tensor where, v;
              {
                ag::NoGradGuard plain;
@@ -738,11 +761,6 @@ void BindTensor(py::module_& m) {
                  Index(where, key).Fill(true);
                }
                const bool tensor_value = py::isinstance<Tensor>(value);
-               if (recorded && tensor_value && ag::RequiresGrad(value.cast<const Tensor&>())) {
-                 throw std::runtime_error(
-                     "assigning a tensor that requires grad into one that records gradients is "
-                     "not supported yet; use where() or cat() out of place");
-               }
                if (!where.defined()) {  // into the view itself
                  const Tensor view = Index(t, key);
                  if (tensor_value) {

@@ -141,7 +141,7 @@ __version__ = "0.1.0"
 long, int, float, double, half = int64, int32, float32, float64, float16
 
 __all__ = [
-    "Generator", "Tensor", "add", "argsort", "cumprod", "cumsum", "e", "einsum", "flip", "gather", "index_add", "msort",
+    "Generator", "Tensor", "add", "argsort", "cumprod", "cumsum", "diagonal", "e", "einsum", "flip", "gather", "index_add", "msort",
     "scatter", "scatter_add", "sort", "index_select", "inf", "nan", "narrow", "nonzero", "onnx", "pi", "roll",
     "sin", "cos", "sub", "allclose", "amp", "arange", "argmax", "autocast", "autograd", "backends", "bfloat16", "bmm",
     "bool", "cat", "chunk", "clamp", "clip", "clone", "cuda", "default_generator", "detach", "device", "distributed", "dtype",

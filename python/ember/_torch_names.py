@@ -251,12 +251,32 @@ def gather(input, dim, index, *, sparse_grad=False):
     return input.reshape(-1).index_select(0, linear).view(*index.shape)
 
 
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """torch.diagonal: the entries [..., i, i + offset, ...] of dimensions dim1 and dim2 as
+    a new last dimension, the others in order. A view of input's memory, as PyTorch's
+    (writes reach input), except while input records gradients: then a copy through
+    advanced indexing, whose gradient goes back to the diagonal."""
+    dim1, dim2 = _dims((dim1, dim2), input.dim(), "diagonal")
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    rest = [d for d in range(input.dim()) if d not in (dim1, dim2)]
+    start1, start2 = (0, offset) if offset >= 0 else (-offset, 0)
+    length = max(0, min(input.shape[dim1] - start1, input.shape[dim2] - start2))
+    if input.requires_grad and _ember.is_grad_enabled():
+        i = _ember.arange(length).to(input.device)
+        return input.permute(*rest, dim1, dim2)[..., i + start1, i + start2]
+    stride = input.stride()
+    return input.as_strided([input.shape[d] for d in rest] + [length],
+                            [stride[d] for d in rest] + [stride[dim1] + stride[dim2]],
+                            input.storage_offset() + start1 * stride[dim1] + start2 * stride[dim2])
+
+
 def einsum(equation, *operands):
     """torch.einsum for operands whose subscripts are distinct letters each ("...": the
     broadcast dimensions, at most once an operand): the letters of no output are summed;
     two operands contract by one batched matmul (shared output letters as the batch, shared
     summed ones as the inner dimension), several fold from the left. A letter repeated
-    within one operand (a diagonal) is refused."""
+    within one operand takes that operand's diagonal first ("ii->i", "ii->", "bii->bi")."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     equation = equation.replace(" ", "")
@@ -267,21 +287,29 @@ def einsum(equation, *operands):
     ellipsis = max((t.dim() - len(term.replace("...", "")) for term, t in zip(terms, operands) if "..." in term),
                    default=0)
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation][:ellipsis]
-    subs = []
+    subs, diagonals, written = [], [], ""  # written: every letter as often as it was written
     for term, t in zip(terms, operands):
         if "..." in term:
             before, after = term.split("...")
             term = before + "".join(spare[ellipsis - (t.dim() - len(before) - len(after)):]) + after
-        if len(set(term)) != len(term):
-            raise ValueError(f"einsum: a subscript repeated within one operand ({term!r}) is not supported")
         if len(term) != t.dim():
             raise ValueError(f"einsum: subscripts {term!r} for a tensor of {t.dim()} dimensions")
+        written += term
+        while len(set(term)) != len(term):  # a repeated letter: that diagonal, last
+            c = next(c for c in term if term.count(c) > 1)
+            a, b = term.index(c), term.index(c, term.index(c) + 1)
+            if t.shape[a] != t.shape[b]:
+                raise ValueError(f"einsum: subscript {c} repeated over dimensions of {t.shape[a]} and {t.shape[b]}")
+            t = diagonal(t, 0, a, b)
+            term = term[:a] + term[a + 1:b] + term[b + 1:] + c
         subs.append(term)
+        diagonals.append(t)
     if not arrow:  # the implicit output: letters seen once, in order
-        counts = {c: "".join(subs).count(c) for c in "".join(subs)}
+        counts = {c: written.count(c) for c in written}
         output = "".join(spare) + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in spare))
     else:
         output = output.replace("...", "".join(spare))
+    operands = diagonals
     sizes = {}
     for term, t in zip(subs, operands):
         for c, n in zip(term, t.shape):
@@ -514,6 +542,7 @@ METHODS = {
     "roll": roll,
     "flip": flip,
     "gather": gather,
+    "diagonal": diagonal,
     "index_add": index_add,
     "index_add_": _index_add_,
     "scatter_add": scatter_add,
@@ -621,6 +650,7 @@ FUNCTIONS.update({
     "flip": flip,
     "index_select": _ember.index_select,
     "gather": gather,
+    "diagonal": diagonal,
     "einsum": einsum,
     "index_add": index_add,
     "scatter_add": scatter_add,

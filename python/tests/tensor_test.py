@@ -312,6 +312,30 @@ class InPlaceAutogradTest(unittest.TestCase):
         (y + x).sum().backward()
         self.assertEqual(x.grad.tolist(), [1.0, 1.0, 1.0])
 
+    def test_assigning_a_recorded_value_records_the_write(self):
+        """PyTorch's CopySlices: out[key] = v with v requiring grad gives out v's history,
+        whether out recorded before or not (values as PyTorch 1.13 gives them)."""
+        x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        out = ember.zeros(3, 2, 2)  # a plain buffer, rows filled in a loop
+        for t in range(3):
+            out[t] = x * (t + 1)
+        self.assertFalse(out.is_leaf)
+        (out * out).sum().backward()  # sum_t (t + 1)^2 x^2: 2 x (1 + 4 + 9)
+        self.assertEqual(x.grad.tolist(), [[28.0, 56.0], [84.0, 112.0]])
+        x.grad = None
+        y = x * 1
+        y[:, 0] = x[:, 1] * 3  # into a recorded tensor: both gradients
+        y.sum().backward()
+        self.assertEqual(x.grad.tolist(), [[0.0, 4.0], [0.0, 4.0]])
+        x.grad = None
+        z = ember.zeros(2, 2)
+        z[z.sum(1) == 0] = x  # a bool mask
+        z[0, 1] = 7.0  # and a later plain write into the recorded result
+        z.sum().backward()
+        self.assertEqual(x.grad.tolist(), [[1.0, 0.0], [1.0, 1.0]])
+        with self.assertRaisesRegex(RuntimeError, "into a view of another tensor"):
+            ember.zeros(2, 2)[0][:1] = x[0, :1]  # the buffer would not learn of it
+
     def test_unsafe_writes_fail_in_backward(self):
         x = ember.tensor([1.0, -2.0, 3.0], requires_grad=True)
         y = x.exp()  # saves y

@@ -477,8 +477,19 @@ class MoreTorchNamesTest(unittest.TestCase):
         b = ember.tensor(r.randn(4, 5).tolist(), dtype=ember.float64)
         ember.einsum("ij,jk->ik", a, b).sum().backward()  # d/dA sum(A B) = 1 B^T
         np.testing.assert_allclose(a.grad.tolist(), np.ones((3, 5)) @ np.array(b.tolist()).T, rtol=1e-12)
-        with self.assertRaisesRegex(ValueError, "repeated within one operand"):
-            ember.einsum("ii->i", ember.ones(3, 3))
+        # Repeated subscripts take diagonals (a view without gradients, as PyTorch's).
+        m = r.randn(2, 3, 3)
+        for equation in ("bii->bi", "bii->b", "bii", "bij,bjj->bi"):
+            arrays = [m] if equation.count(",") == 0 else [m, m]
+            got = ember.einsum(equation, *[ember.tensor(a.tolist(), dtype=ember.float64) for a in arrays])
+            np.testing.assert_allclose(got.tolist(), np.einsum(equation, *arrays), rtol=1e-12, err_msg=equation)
+        sq = ember.tensor(m[0].tolist(), dtype=ember.float64, requires_grad=True)
+        ember.einsum("ii->", sq).backward()  # the trace: identity gradient
+        self.assertEqual(sq.grad.tolist(), np.eye(3).tolist())
+        plain = ember.zeros(3, 4)
+        plain.diagonal(1).fill_(2.0)  # a view: the write reaches the tensor
+        self.assertEqual(plain.tolist(), np.diag([2.0] * 3, 1)[:3, :4].tolist())
+        self.assertEqual(ember.arange(12).view(3, 4).diagonal(-1).tolist(), [4, 9])
 
     def test_sin_and_cos(self):
         x = ember.tensor([0.0, 1.0, -2.5, 1e4], dtype=ember.float64, requires_grad=True)
