@@ -1,7 +1,7 @@
 """ember.optim.LBFGS against PyTorch 1.13's (testdata/lbfgs_steps.json, written by
 tools/reference/lbfgs_steps.py): the parameters and the first loss of each step (one
-of 20 iterations on Rosenbrock's function, four of five on a least-squares fit) in
-float64, to 1e-10 relative; its arguments."""
+of 20 iterations on Rosenbrock's function, four of five on a least-squares fit; three of
+each with the strong Wolfe line search) in float64, to 1e-10 relative; its arguments."""
 
 import json
 import os
@@ -47,11 +47,16 @@ class LBFGSTest(unittest.TestCase):
         w = (ember.arange(6, dtype=ember.float64).view(3, 2) / 10).requires_grad_()
         b = ember.zeros(2, dtype=ember.float64, requires_grad=True)
         self.run_steps([w, b], least_squares, fixture["least_squares"])
+        start = ember.tensor([-1.5, 2.0], dtype=ember.float64, requires_grad=True)
+        self.run_steps([start], rosenbrock, fixture["rosenbrock_strong_wolfe"])
+        w = (ember.arange(6, dtype=ember.float64).view(3, 2) / 10).requires_grad_()
+        b = ember.zeros(2, dtype=ember.float64, requires_grad=True)
+        self.run_steps([w, b], least_squares, fixture["least_squares_strong_wolfe"])
 
     def test_arguments(self):
         p = ember.zeros(2, requires_grad=True)
-        with self.assertRaisesRegex(ValueError, "strong_wolfe"):
-            ember.optim.LBFGS([p], line_search_fn="strong_wolfe")
+        with self.assertRaisesRegex(RuntimeError, "only 'strong_wolfe'"):
+            ember.optim.LBFGS([p], line_search_fn="backtracking")
         with self.assertRaisesRegex(ValueError, "closure"):
             ember.optim.LBFGS([p]).step(None)
         opt = ember.optim.LBFGS([p], max_iter=7)

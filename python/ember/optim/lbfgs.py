@@ -4,7 +4,10 @@ first step, over every parameter as one flat vector. step(closure) re-evaluates 
 loss (closure zeroes the gradients, computes the loss, calls backward and returns it)
 up to max_iter times. Without a line search each iteration moves by lr along the
 direction (the first by min(1, 1 / |g|_1) lr, as PyTorch's); line_search_fn="strong_wolfe"
-is not supported yet and is refused by name."""
+finds a step that meets the strong Wolfe conditions (Nocedal and Wright's algorithms 3.5
+and 3.6, with cubic interpolation, in the variant PyTorch runs, so the steps agree)."""
+
+import math
 
 import ember
 
@@ -15,11 +18,103 @@ def _dot(a, b):
     return float((a * b).sum().item())
 
 
+def _cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
+    """Where the cubic through (x1, f1) and (x2, f2) with slopes g1 and g2 has its
+    minimum (Nocedal and Wright (3.59)), kept within bounds (by default the interval
+    between x1 and x2); the bounds' midpoint when the cubic has no minimum."""
+    lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    square = d1 * d1 - g1 * g2
+    if square < 0:
+        return (lo + hi) / 2
+    d2 = math.sqrt(square)
+    if x1 <= x2:
+        x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+    else:
+        x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    return min(max(x, lo), hi)
+
+
+class _Point:
+    """A trial step t with the loss f, gradient g and slope gtd = g . d there."""
+
+    def __init__(self, t, f, g, gtd):
+        self.t, self.f, self.g, self.gtd = t, f, g, gtd
+
+
+def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+    """A step t along d from the current point (loss f, gradient g, slope gtd < 0) with
+    sufficient decrease, f(t) <= f + c1 t gtd, and small slope, |g(t) . d| <= c2 |gtd|.
+    First the step grows (cubic extrapolation, at most 10x a time) until it brackets
+    such a point or meets both conditions; then the bracket shrinks by cubic
+    interpolation (kept a tenth of the bracket away from its ends when progress stalls)
+    until the conditions hold, the bracket is shorter than tolerance_change along d, or
+    max_ls evaluations are spent. evaluate(t) -> (loss, flat gradient). Returns the
+    loss, gradient and step of the bracket's better end, and the evaluations spent."""
+    d_scale = d.abs().max().item()
+    start = _Point(0.0, f, g.clone(), gtd)
+    prev = start
+    loss, grad = evaluate(t)
+    new = _Point(t, loss, grad, _dot(grad, d))
+    evals, iters, done, bracket = 1, 0, False, None
+    while iters < max_ls:  # widen until a bracket holds a Wolfe point
+        if new.f > f + c1 * new.t * gtd or (iters > 1 and new.f >= prev.f):
+            bracket = [prev, _Point(new.t, new.f, new.g.clone(), new.gtd)]
+            break
+        if abs(new.gtd) <= -c2 * gtd:
+            bracket, done = [new], True
+            break
+        if new.gtd >= 0:  # past a minimum
+            bracket = [prev, _Point(new.t, new.f, new.g.clone(), new.gtd)]
+            break
+        step = _cubic_minimum(prev.t, prev.f, prev.gtd, new.t, new.f, new.gtd,
+                              bounds=(new.t + 0.01 * (new.t - prev.t), new.t * 10))
+        prev = _Point(new.t, new.f, new.g.clone(), new.gtd)
+        loss, grad = evaluate(step)
+        new = _Point(step, loss, grad, _dot(grad, d))
+        evals += 1
+        iters += 1
+    if iters == max_ls:
+        bracket = [start, new]
+    stalled = False
+    low, high = (0, 1) if bracket[0].f <= bracket[-1].f else (1, 0)
+    while not done and iters < max_ls:  # shrink the bracket
+        a, b = bracket
+        if abs(b.t - a.t) * d_scale < tolerance_change:
+            break
+        t = _cubic_minimum(a.t, a.f, a.gtd, b.t, b.f, b.gtd)
+        top, bottom = max(a.t, b.t), min(a.t, b.t)
+        margin = 0.1 * (top - bottom)
+        if min(top - t, t - bottom) < margin:  # too close to an end
+            if stalled or t >= top or t <= bottom:
+                t = top - margin if abs(t - top) < abs(t - bottom) else bottom + margin
+                stalled = False
+            else:
+                stalled = True
+        else:
+            stalled = False
+        loss, grad = evaluate(t)
+        new = _Point(t, loss, grad.clone(), _dot(grad, d))
+        evals += 1
+        iters += 1
+        if new.f > f + c1 * t * gtd or new.f >= bracket[low].f:
+            bracket[high] = new
+            low, high = (0, 1) if bracket[0].f <= bracket[1].f else (1, 0)
+        else:
+            if abs(new.gtd) <= -c2 * gtd:
+                done = True
+            elif new.gtd * (bracket[high].t - bracket[low].t) >= 0:
+                bracket[high] = bracket[low]
+            bracket[low] = new
+    best = bracket[low]
+    return best.f, best.g, best.t, evals
+
+
 class LBFGS:
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
-        if line_search_fn is not None:
-            raise ValueError(f"LBFGS: line_search_fn={line_search_fn!r} is not supported (only None)")
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise RuntimeError(f"LBFGS: line_search_fn={line_search_fn!r}: only 'strong_wolfe' is supported")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         params = list(params)
@@ -101,15 +196,34 @@ class LBFGS:
             t = min(1.0, 1.0 / grad.abs().sum().item()) * lr if state["n_iter"] == 1 else lr
             if _dot(grad, d) > -tolerance_change:  # not a descent direction
                 break
-            self._move(t, d)
             optimal = False
-            if n_iter != max_iter:
-                with ember.enable_grad():
-                    loss = float(closure())
-                grad = self._flat_grad()
+            if group["line_search_fn"] == "strong_wolfe":
+                start = [p.detach().clone() for p in self._params]
+
+                def evaluate(step):  # the loss and gradient at start + step d
+                    self._move(step, d)
+                    with ember.enable_grad():
+                        value = float(closure())
+                    flat = self._flat_grad()
+                    with ember.no_grad():
+                        for p, v in zip(self._params, start):
+                            p.copy_(v)
+                    return value, flat
+
+                loss, grad, t, spent = _strong_wolfe(evaluate, t, d, loss, grad, _dot(grad, d))
+                self._move(t, d)
                 optimal = grad.abs().max().item() <= tolerance_grad
-                evals += 1
-                state["func_evals"] += 1
+                evals += spent
+                state["func_evals"] += spent
+            else:
+                self._move(t, d)
+                if n_iter != max_iter:
+                    with ember.enable_grad():
+                        loss = float(closure())
+                    grad = self._flat_grad()
+                    optimal = grad.abs().max().item() <= tolerance_grad
+                    evals += 1
+                    state["func_evals"] += 1
             if n_iter == max_iter or evals >= max_eval or optimal:
                 break
             if (d * t).abs().max().item() <= tolerance_change or abs(loss - prev_loss) < tolerance_change:
