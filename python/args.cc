@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
@@ -84,6 +85,25 @@ Scalar ScalarOf(const py::handle& value) {
 bool IsNumber(const py::handle& value) {
   return py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value) ||
          py::isinstance<py::float_>(value);
+}
+
+NestedList Nested(const py::handle& data) {
+  if (IsNumber(data)) return NestedList(ScalarOf(data));
+  if (py::isinstance<Tensor>(data)) {
+    const Tensor& t = data.cast<const Tensor&>();
+    EMBER_CHECK(t.numel() == 1, "tensor(): a list may hold one-element tensors, not one of shape ",
+                ShapeToString(t.shape()));
+    return NestedList(IsFloatingPoint(t.dtype()) ? Scalar(t.item<double>())
+                                                 : Scalar(t.item<int64_t>()));
+  }
+  if (!py::isinstance<py::sequence>(data) || py::isinstance<py::str>(data)) {
+    throw py::type_error(
+        absl::StrCat("tensor(): expected a number or a sequence, got ",
+                     py::str(py::type::of(data).attr("__name__")).cast<std::string>()));
+  }
+  std::vector<NestedList> items;
+  for (const py::handle item : data.cast<py::sequence>()) items.push_back(Nested(item));
+  return NestedList(std::move(items));
 }
 
 Tensor FromBuffer(const py::buffer& array) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "tensor/creation.h"
 #include "tensor/tensor.h"
 
 namespace ember::python {
@@ -39,6 +40,10 @@ std::vector<int64_t> ShapeArg(const pybind11::args& args);
 
 Scalar ScalarOf(const pybind11::handle& value);
 bool IsNumber(const pybind11::handle& value);
+
+// Python numbers and (nested) sequences of them (one-element tensors count as numbers),
+// as FromList takes them; a TypeError for anything else.
+NestedList Nested(const pybind11::handle& data);
 
 // A tensor over the buffer of `array`, sharing its memory (torch.from_numpy); the
 // array stays alive while any tensor uses it.

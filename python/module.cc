@@ -21,6 +21,7 @@ PYBIND11_MODULE(_ember, m) {
   });
   ember::python::BindTensor(m);
   ember::python::BindReductions(m);
+  ember::python::BindCreation(m);
   ember::python::BindRandom(m);
   ember::python::BindMemory(m);
   ember::python::BindCuda(m);

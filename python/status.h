@@ -42,6 +42,7 @@ void BindTensor(pybind11::module_& m);
 void BindNn(pybind11::module_& m);
 void BindMemory(pybind11::module_& m);
 void BindReductions(pybind11::module_& m);
+void BindCreation(pybind11::module_& m);
 void BindRandom(pybind11::module_& m);
 
 }  // namespace ember::python

@@ -1,6 +1,7 @@
 // Tensors and autograd in `ember._ember`, in PyTorch's names: ember.Tensor with its
-// operators, indexing as views, reductions and autograd; creation (tensor, from_numpy,
-// zeros, ones, full, arange; random.cc the random ones); dtypes and devices; no_grad.
+// operators, indexing as views, elementwise functions and autograd; dtypes and devices;
+// no_grad. The rest of the module, by topic: creation.cc, reduce.cc (reductions, scans,
+// sorting), memory.cc (raw memory), random.cc, nn.cc, cuda.cc, distributed.cc.
 // Every op that can be differentiated goes through ember::autograd, so gradients flow
 // as in PyTorch. Math that runs long (matmul, backward) releases the GIL.
 //
@@ -105,28 +106,6 @@ std::vector<Tensor> SplitTensor(const Tensor& t, const py::object& sizes, int64_
   return pieces;
 }
 
-// ---- Creation ----
-
-// Python numbers and (nested) sequences of them, as FromList takes them.
-NestedList Nested(const py::handle& data) {
-  if (IsNumber(data)) return NestedList(ScalarOf(data));
-  if (py::isinstance<Tensor>(data)) {
-    const Tensor& t = data.cast<const Tensor&>();
-    EMBER_CHECK(t.numel() == 1, "tensor(): a list may hold one-element tensors, not one of shape ",
-                ShapeToString(t.shape()));
-    return NestedList(IsFloatingPoint(t.dtype()) ? Scalar(t.item<double>())
-                                                 : Scalar(t.item<int64_t>()));
-  }
-  if (!py::isinstance<py::sequence>(data) || py::isinstance<py::str>(data)) {
-    throw py::type_error(
-        absl::StrCat("tensor(): expected a number or a sequence, got ",
-                     py::str(py::type::of(data).attr("__name__")).cast<std::string>()));
-  }
-  std::vector<NestedList> items;
-  for (const py::handle item : data.cast<py::sequence>()) items.push_back(Nested(item));
-  return NestedList(std::move(items));
-}
-
 // ember.autograd.Function's node: `output` (made under no_grad) recorded as op `name`
 // of `inputs`, its gradients from the Python callable backward(grad_output) -> one
 // tensor or None per input. Backward runs without the GIL, and may free the node
@@ -155,22 +134,6 @@ Tensor RecordPython(const std::string& name, const Tensor& output,
         }
         return grads;
       });
-}
-
-// torch.tensor: always a copy, of numbers, sequences, arrays or a tensor.
-Tensor NewTensor(const py::object& data, const py::object& dtype, const py::object& device,
-                 bool requires_grad) {
-  Tensor t;
-  if (py::isinstance<Tensor>(data)) {
-    t = ag::Detach(data.cast<const Tensor&>()).Clone();
-  } else if (py::isinstance<py::buffer>(data) && !IsNumber(data)) {
-    t = FromBuffer(data.cast<py::buffer>()).Clone();
-  } else {
-    std::optional<DType> as;
-    if (!dtype.is_none()) as = dtype.cast<DType>();
-    t = FromList(Nested(data), as);
-  }
-  return Finish(t, dtype, device, requires_grad);
 }
 
 // ---- Indexing ----
@@ -915,48 +878,6 @@ void BindTensor(py::module_& m) {
           },
           py::arg("dim"));
 
-  // Creation.
-  m.def("tensor", &NewTensor, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
-        py::arg("device") = py::none(), py::arg("requires_grad") = false);
-  m.def(
-      "from_numpy", [](const py::buffer& array) { return FromBuffer(array); }, py::arg("array"));
-  auto sized = [&m](const char* name, auto make) {
-    m.def(
-        name,
-        [make](const py::args& shape, const py::object& dtype, const py::object& device,
-               bool requires_grad) {
-          const DType d = dtype.is_none() ? DType::kF32 : dtype.cast<DType>();
-          return Finish(make(ShapeArg(shape), d), py::none(), device, requires_grad);
-        },
-        py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-        py::arg("requires_grad") = false);
-  };
-  sized("zeros", [](const std::vector<int64_t>& shape, DType d) { return Zeros(shape, d); });
-  sized("ones", [](const std::vector<int64_t>& shape, DType d) { return Ones(shape, d); });
-  m.def(
-      "full",
-      [](const std::vector<int64_t>& shape, const py::object& value, const py::object& dtype,
-         const py::object& device, bool requires_grad) {
-        const Scalar v = ScalarOf(value);
-        const DType d = !dtype.is_none()                   ? dtype.cast<DType>()
-                        : v.kind() == Scalar::Kind::kFloat ? DType::kF32
-                        : v.kind() == Scalar::Kind::kInt   ? DType::kI64
-                                                           : DType::kBool;
-        return Finish(Full(shape, v, d), py::none(), device, requires_grad);
-      },
-      py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
-      py::arg("device") = py::none(), py::arg("requires_grad") = false);
-  m.def(
-      "arange",
-      [](const py::object& a, const py::object& b, const py::object& step, const py::object& dtype,
-         const py::object& device, bool requires_grad) {
-        Tensor t =
-            b.is_none() ? Arange(ScalarOf(a)) : Arange(ScalarOf(a), ScalarOf(b), ScalarOf(step));
-        return Finish(t, dtype, device, requires_grad);
-      },
-      py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
-      py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-      py::arg("requires_grad") = false);
   py::class_<Autocast>(m, "_autocast")
       .def(py::init<DType>(), py::arg("dtype"))
       .def("__enter__", &Autocast::Enter)
