@@ -3,6 +3,8 @@
 // memory), zeros, ones, full and arange, each ending with dtype=, device= and
 // requires_grad= (random.cc has the random ones).
 
+#include "tensor/creation.h"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -14,7 +16,6 @@
 #include "autograd/autograd.h"
 #include "python/args.h"
 #include "python/status.h"
-#include "tensor/creation.h"
 
 namespace py = pybind11;
 namespace ag = ::ember::autograd;

@@ -22,6 +22,7 @@ PYBIND11_MODULE(_ember, m) {
   ember::python::BindTensor(m);
   ember::python::BindReductions(m);
   ember::python::BindCreation(m);
+  ember::python::BindIndexing(m);
   ember::python::BindRandom(m);
   ember::python::BindMemory(m);
   ember::python::BindCuda(m);

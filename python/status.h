@@ -43,6 +43,7 @@ void BindNn(pybind11::module_& m);
 void BindMemory(pybind11::module_& m);
 void BindReductions(pybind11::module_& m);
 void BindCreation(pybind11::module_& m);
+void BindIndexing(pybind11::module_& m);
 void BindRandom(pybind11::module_& m);
 
 }  // namespace ember::python
