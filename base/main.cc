@@ -1,7 +1,11 @@
 #include "base/main.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 
 #include "absl/flags/parse.h"
@@ -27,6 +31,16 @@ int RunMain(int argc, char** argv, const char* name, const char* usage,
   (void)usage_set;
   const std::vector<char*> parsed = absl::ParseCommandLine(argc, argv);
   const std::vector<std::string> arguments(parsed.begin() + 1, parsed.end());
+  // Under `bazel run` the binary starts in its runfiles, and BUILD_WORKING_DIRECTORY says
+  // where the user called it from: it moves there, as Bazel asks of binaries, so that a
+  // relative path on the command line means what the user typed. (Workspace defaults go
+  // through WorkspacePath, which is absolute there.)
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && *dir != 0) {
+    if (chdir(dir) != 0) {
+      return Fail(name, absl::StrCat("cannot enter the directory bazel run was called from (", dir,
+                                     "): ", std::strerror(errno)));
+    }
+  }
   try {
     const absl::Status status = run(arguments);
     return status.ok() ? 0 : Fail(name, status.message());

@@ -13,7 +13,9 @@
 namespace ember {
 
 // A binary's main: sets the usage line, parses the Abseil flags and calls
-// run(arguments), the positional arguments after the program name. Whatever goes
+// run(arguments), the positional arguments after the program name. Under `bazel run` it
+// first moves to the directory the user called bazel from (BUILD_WORKING_DIRECTORY), so
+// that relative paths in flags and arguments resolve as typed. Whatever goes
 // wrong ends as one line on stderr, "<name>: <message>", and exit code 1: a Status
 // that is not OK, an ember::Error (a tensor op's failed check), or any other
 // std::exception (std::bad_alloc, ...). Never an abort.

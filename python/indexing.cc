@@ -321,8 +321,7 @@ void AssignAtPositions(const Tensor& t, const py::object& key, const py::object&
 
 void BindIndexing(py::module_& m) {
   auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
-  tensor
-      .def("__getitem__", &Index)
+  tensor.def("__getitem__", &Index)
       .def("__setitem__",
            [](const Tensor& t, const py::object& key, const py::object& value) {
              const bool recorded = InPlaceRecorded(t);

@@ -117,14 +117,14 @@ std::string LossSvg(const LossCurves& curves, bool log_scale) {
   absl::StrAppendFormat(
       &svg, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#444\"/>\n",
       kLeft, kTop, w, h);
-  absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">step%s</text>\n",
-                        kLeft + w / 2, kHeight - 12,
+  absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">%s%s</text>\n",
+                        kLeft + w / 2, kHeight - 12, curves.x_label,
                         curves.tokens_per_step > 0 ? " (tokens seen, grey)" : "");
   absl::StrAppendFormat(
       &svg,
       "<text x=\"16\" y=\"%g\" transform=\"rotate(-90 16 %g)\" text-anchor=\"middle\">"
-      "loss (nats per token)</text>\n",
-      kTop + h / 2, kTop + h / 2);
+      "%s</text>\n",
+      kTop + h / 2, kTop + h / 2, curves.y_label);
 
   auto polyline = [&](const std::vector<std::pair<double, double>>& curve, const char* color,
                       double width) {
@@ -157,9 +157,9 @@ std::string LossSvg(const LossCurves& curves, bool log_scale) {
       "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#4c78a8\" stroke-width=\"2\"/>"
       "<text x=\"%g\" y=\"%g\">train %s</text>\n"
       "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#e45756\" stroke-width=\"2\"/>"
-      "<text x=\"%g\" y=\"%g\">validation %s</text>\n",
+      "<text x=\"%g\" y=\"%g\">%s %s</text>\n",
       lx, ly, lx + 8, ly + 13, lx + 28, ly + 13, lx + 34, ly + 17, last(curves.train), lx + 8,
-      ly + 29, lx + 28, ly + 29, lx + 34, ly + 33, last(curves.val));
+      ly + 29, lx + 28, ly + 29, lx + 34, ly + 33, curves.val_label, last(curves.val));
   if (empty)
     absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\">no data yet</text>\n", kLeft + 10,
                           kTop + 20);

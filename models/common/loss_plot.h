@@ -19,6 +19,8 @@ struct LossCurves {
   std::vector<std::pair<double, double>> train, val;  // (step, loss)
   double tokens_per_step = 0;                         // 0: no tokens axis
   std::string title;
+  // The axes' and the second curve's names (a classifier's: epoch, its loss, test).
+  std::string x_label = "step", y_label = "loss (nats per token)", val_label = "validation";
 };
 
 // The chart as an SVG document (self-contained: no scripts, no external files).

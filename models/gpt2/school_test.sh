@@ -32,13 +32,38 @@ ask "What is the school mascot?" "heron called Pip"
 ask "When does the school day start?" "8:40"
 
 # From the fine-tuned checkpoint, without --vocab: its tokenizer comes with it, and the
-# first step's loss is the trained model's, far below a fresh one's ln(833) = 6.7.
+# first step's loss is the trained model's, far below a fresh one's ln(833) = 6.7. Its
+# closing sample is one conversation: it ends at <|endoftext|>, which it does not print.
 $train --init_from="$dir/school/checkpoint.safetensors" --conversations=$set_file --batch_size=8 \
-  --seq_len=48 --steps=2 --warmup_steps=0 --lr=1e-4 --min_lr=1e-4 --sample_tokens=0 \
-  --out_dir="$dir/again" 2>"$dir/again.log"
+  --seq_len=48 --steps=2 --warmup_steps=0 --lr=1e-4 --min_lr=1e-4 --sample_tokens=300 \
+  --out_dir="$dir/again" >"$dir/again.stdout" 2>"$dir/again.log"
 expect "fine-tuning from a checkpoint runs" "0" "$?"
+expect "the sample is one conversation" "1 0" \
+  "$(grep -c -- '---- sample' "$dir/again.stdout") $(grep -c -F '<|endoftext|>' "$dir/again.stdout")"
 expect "... from its weights" "yes" \
   "$(awk -F, 'NR == 3 { print ($2 < 1.0) ? "yes" : "no" }' "$dir/again/metrics.csv")"
+
+# The docs' recipe (docs/models.md, "A chatbot for one school") as `bazel run` runs it:
+# each binary started in its runfiles, the user in a workspace of their own
+# (BUILD_WORKSPACE_DIRECTORY, BUILD_WORKING_DIRECTORY), the commands' relative paths as
+# printed, with tiny settings appended (a main job of 4 steps on a 300-token BPE of the
+# Brown corpus). The relative paths must reach the user's workspace, not the runfiles.
+ws="$dir/ws"
+mkdir -p "$ws/downloads" "$ws/models/gpt2"
+ln -s "$PWD/downloads/brown" "$ws/downloads/brown"
+cp $set_file "$ws/models/gpt2/school.jsonl"
+tiny=(--steps=4 --warmup_steps=1 --batch_size=2 --seq_len=32 --val_every=4 --val_batches=1 --sample_tokens=0)
+export BUILD_WORKSPACE_DIRECTORY="$ws" BUILD_WORKING_DIRECTORY="$ws"
+$train "${tiny[@]}" --vocab_size=300 2>"$dir/recipe_main.log"
+expect "the recipe's main job runs" "0" "$?"
+$train --init_from=runs/gpt2/checkpoint.safetensors \
+  --conversations=models/gpt2/school.jsonl --steps=300 --batch_size=8 --seq_len=64 \
+  --warmup_steps=10 --lr=1e-3 --min_lr=1e-4 --out_dir=runs/school "${tiny[@]}" 2>"$dir/recipe_school.log"
+expect "the recipe's fine-tuning runs, from the relative paths" "0" "$?"
+expect "... into the user's runs/school" "yes" "$([ -f "$ws/runs/school/checkpoint.safetensors" ] && echo yes)"
+echo "Who is the head teacher?" | $chat --checkpoint=runs/school/checkpoint.safetensors >"$dir/recipe_chat.out" 2>&1
+expect "the recipe's chat answers" "0" "$?"
+unset BUILD_WORKSPACE_DIRECTORY BUILD_WORKING_DIRECTORY
 
 printf '{"messages": [{"role": "user", "content": "Hi"}]}\n' >"$dir/bad.jsonl"
 $train --model=demo --vocab=$vocab --conversations="$dir/bad.jsonl" --out_dir="$dir/bad" 2>"$dir/bad.log"

@@ -179,7 +179,8 @@ ABSL_FLAG(int64_t, checkpoint_every, 0,
 ABSL_FLAG(int64_t, keep_checkpoints, 3,
           "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
-ABSL_FLAG(int64_t, sample_tokens, 120, "tokens to sample at the end (0: none)");
+ABSL_FLAG(int64_t, sample_tokens, 120,
+          "tokens to sample at the end, at most: the sample ends at <|endoftext|> (0: none)");
 ABSL_FLAG(double, temperature, 0.8, "sampling temperature");
 ABSL_FLAG(int64_t, top_k, 40, "sample from the k most likely tokens (0: all)");
 
@@ -551,17 +552,20 @@ absl::Status PrintShardings(const GPTConfig& config, distributed::ProcessGroup& 
   return absl::OkStatus();
 }
 
-// --sample_tokens tokens after <|endoftext|>, on stdout.
+// Up to --sample_tokens tokens after <|endoftext|>, on stdout, ending at the next
+// <|endoftext|> (a document's end: what a model trained on documents or conversations
+// writes after it is the start of another, not more of this one).
 void PrintSample(Trainer& t, const tokenizer::Encoding& encoding, const SamplingOptions& sampling,
                  uint64_t seed) {
   const int64_t n = absl::GetFlag(FLAGS_sample_tokens);
   Generator gen(seed);
   const int64_t eot = encoding.specials().at("<|endoftext|>");
-  const std::vector<int64_t> ids = Generate(*t.gpt(), {eot}, n, sampling, gen);
+  std::vector<int64_t> ids = Generate(*t.gpt(), {eot}, n, sampling, gen, /*stop=*/eot);
+  if (ids.size() > 1 && ids.back() == eot) ids.pop_back();
   const std::vector<tokenizer::Rank> text_ids(ids.begin() + 1, ids.end());
-  std::printf("---- sample (%lld tokens, temperature %.2f, top-k %lld) ----\n%s\n",
-              static_cast<long long>(n), sampling.temperature,
-              static_cast<long long>(sampling.top_k), encoding.Decode(text_ids)->c_str());
+  std::printf("---- sample (%zu tokens, temperature %.2f, top-k %lld) ----\n%s\n", text_ids.size(),
+              sampling.temperature, static_cast<long long>(sampling.top_k),
+              encoding.Decode(text_ids)->c_str());
 }
 
 absl::Status Run() {

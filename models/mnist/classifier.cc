@@ -8,6 +8,8 @@
 #include "autograd/autograd.h"
 #include "nn/loss.h"
 #include "nn/spec.h"
+#include "tensor/creation.h"
+#include "tensor/ops/binary.h"
 #include "tensor/ops/reduce.h"
 
 namespace ember::models::mnist {
@@ -65,8 +67,24 @@ absl::StatusOr<double> DefaultLearningRate(const std::string& optimizer) {
                                                  "\"; expected sgd, momentum, rmsprop or adam"));
 }
 
+absl::Status CheckLoss(const std::string& loss) {
+  if (loss == "cross_entropy" || loss == "squared_error") return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown loss \"", loss, "\"; expected cross_entropy or squared_error"));
+}
+
+Tensor ClassifierLoss(const std::string& loss, const Tensor& logits, const Tensor& labels) {
+  if (loss == "cross_entropy") return nn::CrossEntropyLoss(logits, labels);
+  EMBER_CHECK(loss == "squared_error", "unknown loss ", loss);
+  const int64_t classes = logits.size(-1);
+  const Tensor one_hot =
+      ops::Eq(labels.Reshape({labels.numel(), 1}), Arange(Scalar(classes)).To(labels.device()))
+          .To(DType::kF32);
+  return nn::MseLoss(autograd::Softmax(logits), one_hot);
+}
+
 Evaluation Evaluate(nn::Module& model, const Tensor& images, const Tensor& labels,
-                    int64_t batch_size) {
+                    int64_t batch_size, const std::string& loss) {
   const bool training = model.is_training();
   model.Eval();
   autograd::NoGradGuard no_grad;
@@ -77,7 +95,7 @@ Evaluation Evaluate(nn::Module& model, const Tensor& images, const Tensor& label
     const int64_t end = std::min(n, start + batch_size);
     const Tensor logits = model(images.Slice(0, start, end).To(model.device())).Contiguous();
     const Tensor y = labels.Slice(0, start, end).Contiguous();
-    loss_sum += nn::CrossEntropyLoss(logits, y.To(model.device())).item<double>() *
+    loss_sum += ClassifierLoss(loss, logits, y.To(model.device())).item<double>() *
                 static_cast<double>(end - start);
     const Tensor predicted = ops::ArgMax(logits, 1).To(Device::Cpu()).Contiguous();
     const int64_t* p = predicted.data<int64_t>();

@@ -1,15 +1,19 @@
-// Trains an image classifier on Fashion-MNIST and reports its test accuracy:
+// Trains an image classifier on Fashion-MNIST or MNIST digits and reports its test
+// accuracy:
 //
 //   bazel run -c opt //models/mnist:train                               # MLP, SGD, 5 epochs
 //   bazel run -c opt //models/mnist:train -- --model=cnn --optimizer=adam --epochs=3
+//   bazel run -c opt //models/mnist:train -- --dataset=digits --loss=squared_error
 //   EMBER_NUM_THREADS=1 bazel run -c opt //models/mnist:train -- --batch_size=32   # one thread
 //
-// The data is Debian's dataset-fashion-mnist (./setup.sh installs it): 60,000 training
-// and 10,000 test images. Each epoch visits the training set in a seeded shuffled
-// order; the progress line shows the epoch, the running loss, examples per second and
-// the ETA; after each epoch the test loss and accuracy go to --out_dir/metrics.csv, and
-// at the end the model to --save_checkpoint and the final figures (test_accuracy,
-// test_loss, train_loss, train_seconds, examples_per_second, epochs, parameters) to
+// The data (./setup.sh fetches both): --dataset=fashion, Debian's dataset-fashion-mnist,
+// 60,000 training and 10,000 test images; --dataset=digits, 10,000 MNIST digits split
+// 8,000 / 2,000, each digit in the same proportion (downloads/README.md). Each epoch visits the
+// training set in a seeded shuffled order; the progress line shows the epoch, the running loss,
+// examples per second and the ETA; after each epoch the test loss and accuracy go to
+// --out_dir/metrics.csv (and the loss curves to --out_dir/loss.svg), and at the end the model to
+// --save_checkpoint and the final figures (test_accuracy, test_loss, train_loss, train_seconds,
+// examples_per_second, epochs, parameters) to
 // --metrics_out as one JSON object. train_seconds counts the training steps and
 // their batches, not the evaluation. tools/reference/mnist_torch.py runs the same
 // configuration in PyTorch.
@@ -44,6 +48,7 @@
 #include "distributed/data_parallel.h"
 #include "distributed/process_group.h"
 #include "models/common/checkpoints.h"
+#include "models/common/loss_plot.h"
 #include "models/common/precision.h"
 #include "models/common/run_log.h"
 #include "models/mnist/classifier.h"
@@ -54,7 +59,7 @@ ABSL_FLAG(std::string, model, "mlp",
           "mlp (784-128-10), cnn (two conv+pool stages, then linear), or a .json model spec "
           "(nn/spec.h: a network of named layers or a chain) from [B, 1, 28, 28] to 10 logits");
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd, momentum (SGD, momentum 0.9), rmsprop or adam");
-ABSL_FLAG(int64_t, epochs, 5, "passes over the 60,000 training images");
+ABSL_FLAG(int64_t, epochs, 5, "passes over the training images");
 ABSL_FLAG(int64_t, batch_size, 32, "images per step (per rank under mpirun)");
 ABSL_FLAG(double, lr, 0,
           "learning rate (0: the optimizer's default: sgd 0.1, momentum 0.01, rmsprop/adam 1e-3)");
@@ -62,8 +67,14 @@ ABSL_FLAG(uint64_t, seed, 0, "seed of the initialisation and the shuffling");
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
-ABSL_FLAG(std::string, data_dir, ember::data::kFashionMnistDir,
-          "folder of the IDX files (train-*, t10k-*)");
+ABSL_FLAG(std::string, dataset, "fashion",
+          "fashion (Fashion-MNIST: 60,000 / 10,000 images) or digits (MNIST digits: 8,000 / "
+          "2,000, downloads/mnist-digits)");
+ABSL_FLAG(std::string, data_dir, "",
+          "folder of the IDX files (train-*, t10k-*) (default: --dataset's, from ./setup.sh)");
+ABSL_FLAG(std::string, loss, "cross_entropy",
+          "cross_entropy, or squared_error (the mean squared error of the softmax against "
+          "the one-hot label, as Keras's mean_squared_error on a softmax output)");
 ABSL_FLAG(std::string, out_dir, "",
           "where metrics.csv goes (default: runs/mnist in the workspace)");
 ABSL_FLAG(std::string, save_checkpoint, "",
@@ -86,7 +97,7 @@ constexpr char kCheckpointFormat[] = "ember-mnist";
 
 // The run the flags ask for, checked in the order a user's mistakes are reported.
 struct RunOptions {
-  std::string model, optimizer;
+  std::string model, optimizer, loss, dataset, data_dir;
   int64_t epochs, batch_size;  // batch_size: per rank
   double lr;
   uint64_t seed;
@@ -97,6 +108,8 @@ struct RunOptions {
   std::map<std::string, std::string> RunFlags(int world_size) const {
     return {{"model", model},
             {"optimizer", optimizer},
+            {"loss", loss},
+            {"dataset", dataset},
             {"lr", absl::StrCat(lr)},
             {"batch_size", absl::StrCat(batch_size)},
             {"seed", absl::StrCat(seed)},
@@ -108,6 +121,18 @@ absl::StatusOr<RunOptions> RunOptionsFromFlags() {
   RunOptions o;
   o.model = absl::GetFlag(FLAGS_model);
   o.optimizer = absl::GetFlag(FLAGS_optimizer);
+  o.loss = absl::GetFlag(FLAGS_loss);
+  RETURN_IF_ERROR(CheckLoss(o.loss));
+  o.dataset = absl::GetFlag(FLAGS_dataset);
+  if (o.dataset != "fashion" && o.dataset != "digits") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dataset=", o.dataset, ": expected fashion or digits"));
+  }
+  o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (o.data_dir.empty()) {
+    o.data_dir =
+        o.dataset == "fashion" ? data::kFashionMnistDir : WorkspacePath(data::kMnistDigitsDir);
+  }
   o.epochs = absl::GetFlag(FLAGS_epochs);
   o.batch_size = absl::GetFlag(FLAGS_batch_size);
   if (o.epochs < 1) {
@@ -156,8 +181,14 @@ absl::StatusOr<Position> ResumeRun(const std::string& path, nn::Module& model,
                                    const std::map<std::string, std::string>& run_flags,
                                    int64_t epochs, int64_t total_steps) {
   ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(path, kCheckpointFormat));
-  for (const auto& [flag, value] : run_flags)
+  // Flags added after checkpoints were written: such a checkpoint ran with their default.
+  const std::map<std::string, std::string> added = {{"loss", "cross_entropy"},
+                                                    {"dataset", "fashion"}};
+  for (const auto& [flag, value] : run_flags) {
+    const auto old = added.find(flag);
+    if (old != added.end() && state.metadata.count(flag) == 0 && value == old->second) continue;
     RETURN_IF_ERROR(CheckSameRun(state, path, flag, value));
+  }
   RETURN_IF_ERROR(model.LoadStateDict(state.model));
   RETURN_IF_ERROR(optimizer.LoadStateDict(state.optimizer));
   Position at;
@@ -192,7 +223,7 @@ absl::StatusOr<bool> CheckpointOrStop(distributed::ProcessGroup& world, const st
   return stop;
 }
 
-// Fashion-MNIST from --data_dir, and the loader of its training images in global batches
+// The dataset's images from its folder, and the loader of its training images in global batches
 // (this rank takes its rows of each).
 struct Data {
   data::ImageSet train, test;
@@ -200,7 +231,7 @@ struct Data {
 };
 
 absl::StatusOr<Data> LoadData(const RunOptions& o, int world_size) {
-  const std::string dir = absl::GetFlag(FLAGS_data_dir);
+  const std::string& dir = o.data_dir;
   absl::StatusOr<data::ImageSet> train =
       data::LoadMnist(dir, data::Split::kTrain, data::ImageLayout::kNCHW);
   if (!train.ok()) return MissingInput(train.status());
@@ -223,13 +254,13 @@ absl::StatusOr<Data> LoadData(const RunOptions& o, int world_size) {
 // ranks; returns the global batch's mean loss.
 double TrainStep(nn::Module& model, optim::Optimizer& optimizer,
                  distributed::GradientAverager* averager, distributed::ProcessGroup& world,
-                 const data::Batch& batch, Device device, DType dtype) {
+                 const data::Batch& batch, Device device, DType dtype, const std::string& kind) {
   const int64_t n = batch.x.size(0) / world.size(), first = world.rank() * n;
   Tensor loss;
   {
     const ag::AutocastGuard autocast(dtype);
-    loss = nn::CrossEntropyLoss(model(batch.x.Narrow(0, first, n).To(device)),
-                                batch.y.Narrow(0, first, n).To(device));
+    loss = ClassifierLoss(kind, model(batch.x.Narrow(0, first, n).To(device)),
+                          batch.y.Narrow(0, first, n).To(device));
   }
   optimizer.ZeroGrad();
   if (averager) averager->Arm();
@@ -309,7 +340,7 @@ absl::Status Run() {
     auto start = std::chrono::steady_clock::now();
     while (std::optional<data::Batch> batch = loader->Next()) {
       const double loss =
-          TrainStep(*model, *optimizer, averager.get(), world, *batch, o.device, o.dtype);
+          TrainStep(*model, *optimizer, averager.get(), world, *batch, o.device, o.dtype, o.loss);
       at.loss_sum += loss * static_cast<double>(batch->x.size(0));
       at.epoch_examples += batch->x.size(0);
       ++at.step;
@@ -334,7 +365,8 @@ absl::Status Run() {
     at.loss_sum = 0, at.epoch_examples = 0;
     {
       const ag::AutocastGuard autocast(o.dtype);
-      evaluation = Evaluate(*model, data.test.images, data.test.labels);  // the same on every rank
+      evaluation = Evaluate(*model, data.test.images, data.test.labels, 1000,
+                            o.loss);  // the same on every rank
     }
     if (lead) {
       EndProgress();
@@ -344,6 +376,13 @@ absl::Status Run() {
       csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy
           << ',' << at.train_seconds << ',' << at.examples / at.train_seconds << '\n';
       csv.flush();
+      LossCurves curves = ReadLossCurves(out_dir + "/metrics.csv");  // every epoch's, resumed too
+      curves.title =
+          absl::StrCat(o.model, ", ", o.optimizer, " lr ", o.lr, ", ", o.loss, ", ", o.dataset);
+      curves.x_label = "epoch";
+      curves.y_label = absl::StrCat("loss (", o.loss, ")");
+      curves.val_label = "test";
+      RETURN_IF_ERROR(WriteLossSvg(out_dir + "/loss.svg", curves, /*log_scale=*/false));
     }
     ASSIGN_OR_RETURN(const bool stop, CheckpointOrStop(world, out_dir, total_steps, save, at.step));
     if (stop) return absl::OkStatus();
@@ -374,7 +413,8 @@ absl::Status Run() {
 
 int main(int argc, char** argv) {
   const int code = ember::RunMain(
-      argc, argv, "train", "trains a Fashion-MNIST classifier; see models/mnist/train.cc's header",
+      argc, argv, "train",
+      "trains a Fashion-MNIST or MNIST-digits classifier; see models/mnist/train.cc's header",
       &ember::models::mnist::Run);
   return ember::models::ExitCodeAfterSignal(code);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The train binary end to end: one epoch of the MLP on Fashion-MNIST with its progress
 # line, CSV, metrics JSON and checkpoint; the same on 2 ranks under mpirun; stopping
-# with Ctrl-C and resuming; and the errors a user can cause.
+# with Ctrl-C and resuming; MNIST digits with the squared-error loss; and the errors a
+# user can cause.
 set -uo pipefail
 source base/expect.sh
 train=models/mnist/train
@@ -73,6 +74,17 @@ expect "resume: another run's flags" \
   "$($train --epochs=3 --batch_size=256 --lr=0.001 --out_dir="$out/cut" --resume=latest 2>&1)"
 expect "resume: nothing left" "1" "$($train "${run[@]}" --out_dir="$out/cut" --resume=latest 2>&1 | grep -c 'is at step 470 and --epochs=2 has 470: nothing to continue')"
 expect "resume: not mnist's" "1" "$($train "${run[@]}" --resume="$out/m.json" 2>&1 | grep -c '^train: .*m.json')"
+# MNIST digits (8,000 / 2,000) with the thesis's loss, squared error on the softmax: two
+# epochs of Adam learn them; the loss curves are drawn.
+$train --dataset=digits --loss=squared_error --optimizer=adam --epochs=2 --out_dir="$out/digits" \
+  --metrics_out="$out/digits.json" >/dev/null 2>"$out.digits"
+expect "digits: exit" "0" "$?"
+expect "digits: 8,000 training images" "1" "$(grep -c 'epochs of 8000 images' "$out.digits")"
+expect "digits: it learnt" "True" \
+  "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["test_accuracy"] > 0.9)' "$out/digits.json")"
+expect "digits: the loss plot" "1" "$(grep -c '<svg' "$out/digits/loss.svg")"
+expect "bad loss" 'train: unknown loss "hinge"; expected cross_entropy or squared_error' "$($train --loss=hinge 2>&1)"
+expect "bad dataset" "train: --dataset=cifar: expected fashion or digits" "$($train --dataset=cifar 2>&1)"
 expect "bad model" 'train: unknown model "vit"; expected mlp, cnn or a .json model spec' "$($train --model=vit 2>&1)"
 expect "bad optimizer" 'train: unknown optimizer "lbfgs"; expected sgd, momentum, rmsprop or adam' \
   "$($train --optimizer=lbfgs 2>&1)"

@@ -8,7 +8,10 @@ Run by tools/ci/docs.sh (which CI runs), from the repository root. It checks:
   command): the file or folder exists, unless git ignores it (made by the set-up or a run);
 - every Bazel label (`//models/gpt2:train`, `@ember//tensor`, `//tensor/...`, and the
   short form `nn:safetensors_test` in backquotes): `bazel query` knows it. A command that
-  starts with `cd DIR &&` runs in another workspace: its labels are left alone.
+  starts with `cd DIR &&` runs in another workspace: its labels are left alone;
+- every flag given to one of ember's binaries (after `bazel run //...:target --`, or
+  after a `bazel-bin/...` path): some ember binary defines it (an ABSL_FLAG), or it is one
+  of Abseil's own (--help, --flagfile, ...).
 
 Prints one line per problem, `FILE:LINE: what`, and exits 1 if there is any.
 """
@@ -25,6 +28,19 @@ CODE_SPAN = re.compile(r"`([^`]+)`")
 LABEL = re.compile(r"(?:@ember)?//[A-Za-z0-9_./-]*(?::[A-Za-z0-9_./+-]+)?")
 SHORT_LABEL = re.compile(r"^([a-z][a-z0-9_/]*):([A-Za-z0-9_.*+-]+)$")
 PATH_TOKEN = re.compile(r"[A-Za-z0-9_.+/-]+")
+# A command running one of ember's binaries, and the part of it that is the binary's
+# arguments: after `bazel run [options] //label --`, or after a bazel-bin/ path.
+BINARY_ARGS = re.compile(r"(?:bazel run\b[^|;&]*?//[^\s]+ -- |bazel-bin/[^\s]+ )([^|;&#]*)")
+FLAG = re.compile(r"(?:^|\s)--([a-z][a-z0-9_]*)")
+ABSEIL_FLAGS = {"help", "helpfull", "helpshort", "helppackage", "version", "flagfile", "fromenv",
+                "tryfromenv", "undefok", "only_check_args"}
+
+
+def defined_flags():
+    """The names of every ABSL_FLAG in ember's C++ sources."""
+    out = subprocess.run(["git", "grep", "-h", "-o", "-E", r"ABSL_FLAG\([^,]+, *[a-z0-9_]+", "--", "*.cc"],
+                         cwd=ROOT, capture_output=True, text=True, check=True)
+    return {line.rsplit(",", 1)[1].strip() for line in out.stdout.splitlines()} | ABSEIL_FLAGS
 
 
 def top_level_dirs():
@@ -53,6 +69,7 @@ def main():
     problems = []
     labels = {}  # label -> first place it was named
     tops = top_level_dirs()
+    flags = defined_flags()
     for md in markdown_files():
         rel = md.relative_to(ROOT)
         in_fence = False
@@ -90,11 +107,38 @@ def main():
                         continue
                     if not (ROOT / token).exists() and not ignored(token):
                         problems.append(f"{where}: names {token}, which does not exist")
+        problems += flag_problems(md, rel, flags)
     problems += check_labels(labels)
     for p in problems:
         print(p)
     print(f"docs: {len(markdown_files())} files, {len(labels)} labels, {len(problems)} problems")
     return 1 if problems else 0
+
+
+def flag_problems(md, rel, flags):
+    """The flags that commands in md give ember's binaries and no binary defines: in code
+    spans, and in fenced blocks with continued lines (a trailing backslash) joined."""
+    problems = []
+    in_fence, pending, start = False, "", 0
+    for number, line in enumerate(md.read_text().splitlines(), 1):
+        if line.startswith("```"):
+            in_fence, pending = not in_fence, ""
+            continue
+        if in_fence:
+            if not pending:
+                start = number
+            pending += line.rstrip("\\") + " "
+            if line.endswith("\\"):
+                continue
+            commands, where, pending = [pending], start, ""
+        else:
+            commands, where = CODE_SPAN.findall(line), number
+        for command in commands:
+            for args in BINARY_ARGS.findall(command):
+                for flag in FLAG.findall(args):
+                    if flag not in flags:
+                        problems.append(f"{rel}:{where}: gives --{flag}, which no ember binary defines")
+    return problems
 
 
 def canonical(label):
