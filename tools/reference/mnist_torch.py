@@ -1,5 +1,6 @@
-"""The reference for models/mnist:train: the same classifiers, optimizers and schedule in
-PyTorch 1.13 on the same Fashion-MNIST files, reporting the same figures.
+"""The reference for models/mnist:train: the same classifiers, optimizers, losses and
+schedule in PyTorch 1.13 on the same Fashion-MNIST or MNIST-digits files (--data_dir),
+reporting the same figures.
 
   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tools/reference/mnist_torch.py --model=mlp \
       --optimizer=sgd --epochs=5 --batch_size=32 --threads=1 --metrics_out=/tmp/torch.json
@@ -27,7 +28,9 @@ import torch.nn as nn
 
 
 def read_idx(path):
-    with gzip.open(path, "rb") as f:
+    """An IDX file, plain or with ".gz" added (ember's LoadMnist reads either)."""
+    opener, name = (open, path) if os.path.exists(path) else (gzip.open, path + ".gz")
+    with opener(name, "rb") as f:
         data = f.read()
     ndim = data[3]
     dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
@@ -35,8 +38,8 @@ def read_idx(path):
 
 
 def load(folder, prefix):
-    images = read_idx(os.path.join(folder, prefix + "-images-idx3-ubyte.gz"))
-    labels = read_idx(os.path.join(folder, prefix + "-labels-idx1-ubyte.gz"))
+    images = read_idx(os.path.join(folder, prefix + "-images-idx3-ubyte"))
+    labels = read_idx(os.path.join(folder, prefix + "-labels-idx1-ubyte"))
     x = torch.from_numpy(images.astype(np.float32) / 255.0).reshape(-1, 1, 28, 28)
     return x, torch.from_numpy(labels.astype(np.int64))
 
@@ -63,13 +66,22 @@ def make_optimizer(name, params, lr):
     return torch.optim.Adam(params, lr=lr)
 
 
-def evaluate(model, x, y):
+def loss_of(kind, logits, y, reduction="mean"):
+    """cross_entropy, or squared_error: the mean squared error of the softmax against the
+    one-hot label (models/mnist/classifier.h)."""
+    if kind == "cross_entropy":
+        return nn.functional.cross_entropy(logits, y, reduction=reduction)
+    per_row = ((logits.softmax(1) - nn.functional.one_hot(y, 10).float()) ** 2).mean(1)
+    return per_row.mean() if reduction == "mean" else per_row.sum()
+
+
+def evaluate(model, x, y, kind):
     model.eval()
     loss, correct = 0.0, 0
     with torch.no_grad():
         for start in range(0, len(x), 1000):
             logits = model(x[start:start + 1000])
-            loss += nn.functional.cross_entropy(logits, y[start:start + 1000], reduction="sum").item()
+            loss += loss_of(kind, logits, y[start:start + 1000], reduction="sum").item()
             correct += (logits.argmax(1) == y[start:start + 1000]).sum().item()
     model.train()
     return loss / len(x), correct / len(x)
@@ -85,6 +97,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--data_dir", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--loss", choices=["cross_entropy", "squared_error"], default="cross_entropy")
     parser.add_argument("--metrics_out", default="")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -101,14 +114,14 @@ def main():
         loss_sum = 0.0
         for b in range(0, len(order), args.batch_size):
             idx = order[b:b + args.batch_size]
-            loss = nn.functional.cross_entropy(model(train_x[idx]), train_y[idx])
+            loss = loss_of(args.loss, model(train_x[idx]), train_y[idx])
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
             loss_sum += loss.item() * len(idx)
         train_seconds += time.perf_counter() - start
         examples += len(order)
-        test_loss, accuracy = evaluate(model, test_x, test_y)
+        test_loss, accuracy = evaluate(model, test_x, test_y, args.loss)
         print(f"epoch {epoch + 1}: train loss {loss_sum / len(order):.4f}, test loss {test_loss:.4f}, "
               f"test accuracy {100 * accuracy:.2f}%, {examples / train_seconds:.0f} images/s", file=sys.stderr)
     metrics = {"test_accuracy": accuracy, "test_loss": test_loss, "train_loss": loss_sum / len(order),
