@@ -198,13 +198,16 @@ std::pair<Tensor, Tensor> LstmCell(const Tensor& gates_x, const Tensor& gates_h,
       WithoutGrad([&] { return ops::LstmCell(gates_x, gates_h, c); });
   Tensor state = forward.state;  // [2, ..., H]: h' then c'
   if (ShouldRecord({gates_x, gates_h, c})) {
-    state = Record("lstm_cell", state, {gates_x, gates_h, c},
-                   [forward, saved_c = SavedTensor(c), gx = gates_x.dtype(),
-                    gh = gates_h.dtype()](const Tensor& g) {
-                     const Tensor& c = saved_c.get();
-                     const auto [dgates, dc] = ops::LstmCellBackward(g, c, forward);
-                     return std::vector<Tensor>{dgates.To(gx), dgates.To(gh), dc.To(c.dtype())};
-                   });
+    // The node keeps the output's values (SavedTensor: a detached handle), never the
+    // output itself, whose history is this node: holding it would be a cycle.
+    state = Record(
+        "lstm_cell", state, {gates_x, gates_h, c},
+        [saved_state = SavedTensor(forward.state), workspace = forward.workspace,
+         saved_c = SavedTensor(c), gx = gates_x.dtype(), gh = gates_h.dtype()](const Tensor& g) {
+          const Tensor& c = saved_c.get();
+          const auto [dgates, dc] = ops::LstmCellBackward(g, c, {saved_state.get(), workspace});
+          return std::vector<Tensor>{dgates.To(gx), dgates.To(gh), dc.To(c.dtype())};
+        });
   }
   return {Select(state, 0, 0), Select(state, 0, 1)};
 }
@@ -212,11 +215,12 @@ std::pair<Tensor, Tensor> LstmCell(const Tensor& gates_x, const Tensor& gates_h,
 Tensor GruCell(const Tensor& gates_x, const Tensor& gates_h, const Tensor& h) {
   const ops::GruCellResult forward = WithoutGrad([&] { return ops::GruCell(gates_x, gates_h, h); });
   if (!ShouldRecord({gates_x, gates_h, h})) return forward.h;
+  // The node keeps the workspace, not the output (whose history it is: a cycle).
   return Record("gru_cell", forward.h, {gates_x, gates_h, h},
-                [forward, saved_h = SavedTensor(h), gx = gates_x.dtype(),
+                [workspace = forward.workspace, saved_h = SavedTensor(h), gx = gates_x.dtype(),
                  gh = gates_h.dtype()](const Tensor& g) {
                   const Tensor& h = saved_h.get();
-                  const ops::GruCellGrads grads = ops::GruCellBackward(g, h, forward);
+                  const ops::GruCellGrads grads = ops::GruCellBackward(g, h, {Tensor(), workspace});
                   return std::vector<Tensor>{grads.dgates_x.To(gx), grads.dgates_h.To(gh),
                                              grads.dh.To(h.dtype())};
                 });
