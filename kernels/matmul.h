@@ -36,7 +36,9 @@ void Gemm(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b, 
 // row (bf16: the sum in f32, rounded once), shapes and strides as Gemm's. On the CPU
 // every row of C starts as the bias and the product accumulates onto it; on the GPU
 // the bias is added in the GEMM's epilogue (cuBLASLt's CUBLASLT_EPILOGUE_BIAS), so C is
-// written once and never read.
+// written once and never read. In bf16 that epilogue may round the product to bf16
+// before adding the bias (seen on an H200), a second rounding, as PyTorch's addmm
+// through cuBLASLt.
 void GemmBias(DType dtype, int64_t m, int64_t k, int64_t n, MatrixIn a, MatrixIn b,
               const void* bias, void* c, int64_t ldc);
 

@@ -110,6 +110,20 @@ auto Binary(F f) {
 
 // A comparison's operands: no gradient flows through a bool result.
 Tensor Detached(const Tensor& t) { return ag::Detach(t); }
+
+// A conversion to `to` (a dtype or a device) as PyTorch's: the tensor itself, the same
+// Python object, where it is there already (x.cuda() is x on the GPU), else a copy.
+template <typename Target>
+py::object SelfOr(const py::object& self, const Target& to) {
+  const Tensor& t = self.cast<const Tensor&>();
+  bool there;
+  if constexpr (std::is_same_v<Target, DType>) {
+    there = t.dtype() == to;
+  } else {
+    there = t.device() == to;
+  }
+  return there ? self : py::cast(t.To(to));
+}
 const Scalar& Detached(const Scalar& s) { return s; }
 
 py::object ToPython(const Tensor& t) {
@@ -253,31 +267,27 @@ void BindTensor(py::module_& m) {
           })
       .def(
           "to",
-          [](const Tensor& t, const py::object& where) {
-            if (py::isinstance<DType>(where))
-              return t.dtype() == where.cast<DType>() ? t : t.To(where.cast<DType>());
-            const Device d = *DeviceArg(where);
-            return t.device() == d ? t : t.To(d);
+          [](const py::object& self, const py::object& where) {
+            if (py::isinstance<DType>(where)) return SelfOr(self, where.cast<DType>());
+            return SelfOr(self, *DeviceArg(where));
           },
           py::arg("dtype_or_device"))
-      .def("cpu", [](const Tensor& t) { return t.device().is_cpu() ? t : t.To(Device::Cpu()); })
+      .def("cpu", [](const py::object& self) { return SelfOr(self, Device::Cpu()); })
       .def(
           "cuda",
-          [](const Tensor& t, const py::object& device) {
+          [](const py::object& self, const py::object& device) {
             // None: cuda:0; an int N: cuda:N; or a device as to() takes it.
             const Device d = device.is_none()                   ? Device::Cuda(0)
                              : py::isinstance<py::int_>(device) ? Device::Cuda(device.cast<int>())
                                                                 : *DeviceArg(device);
             EMBER_CHECK(!d.is_cpu(), "cuda(): ", d.ToString(), " is not a CUDA device");
-            return t.device() == d ? t : t.To(d);
+            return SelfOr(self, d);
           },
           py::arg("device") = py::none())
       .def_property_readonly("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); })
-      .def("float",
-           [](const Tensor& t) { return t.dtype() == DType::kF32 ? t : t.To(DType::kF32); })
-      .def("double",
-           [](const Tensor& t) { return t.dtype() == DType::kF64 ? t : t.To(DType::kF64); })
-      .def("long", [](const Tensor& t) { return t.dtype() == DType::kI64 ? t : t.To(DType::kI64); })
+      .def("float", [](const py::object& self) { return SelfOr(self, DType::kF32); })
+      .def("double", [](const py::object& self) { return SelfOr(self, DType::kF64); })
+      .def("long", [](const py::object& self) { return SelfOr(self, DType::kI64); })
       .def("__repr__", &Repr)
       .def("__len__",
            [](const Tensor& t) {

@@ -56,6 +56,24 @@ class Floats {
   void* data_;
 };
 
+// A device buffer of n bf16 values: Floats' draws, rounded.
+class Bf16s {
+ public:
+  explicit Bf16s(int64_t n) : bytes_(n * 2), data_(Allocate(0, bytes_)) {
+    Floats values(n);
+    const Shape shape = {n};
+    const Strides along = {1};
+    CopyCast(shape, DType::kF32, values.get(), along, DType::kBF16, data_, along);
+    Synchronize();
+  }
+  ~Bf16s() { Deallocate(0, data_, bytes_); }
+  void* get() const { return data_; }
+
+ private:
+  int64_t bytes_;
+  void* data_;
+};
+
 // Times `launch` with CUDA events around each iteration (after one warm-up call).
 template <typename Fn>
 void TimeOnGpu(benchmark::State& state, Fn&& launch) {
@@ -283,6 +301,35 @@ void BM_AttentionBackward(benchmark::State& state) {
   SetFlops(state, 4.0 * kHeads * kT * kT * kD);
 }
 BENCHMARK(BM_AttentionBackward)->ArgName("tf32")->Arg(0)->Arg(1)->UseManualTime();
+
+// The same in bf16 (attention_bf16.cu's mma.sync kernels; lse f32).
+void BM_AttentionForwardBf16(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t n = kHeads * kT * kD;
+  Bf16s q(n), k(n), v(n), y(n);
+  Floats lse(kHeads * kT);
+  TimeOnGpu(state, [&] {
+    CausalAttentionForward(DType::kBF16, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
+                           lse.get(), {});
+  });
+  SetFlops(state, 2.0 * kHeads * kT * kT * kD);
+}
+BENCHMARK(BM_AttentionForwardBf16)->UseManualTime();
+
+void BM_AttentionBackwardBf16(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const int64_t n = kHeads * kT * kD;
+  Bf16s q(n), k(n), v(n), y(n), dy(n), dq(n), dk(n), dv(n);
+  Floats lse(kHeads * kT);
+  CausalAttentionForward(DType::kBF16, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
+                         lse.get(), {});
+  TimeOnGpu(state, [&] {
+    CausalAttentionBackward(DType::kBF16, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
+                            lse.get(), dy.get(), dq.get(), dk.get(), dv.get(), {});
+  });
+  SetFlops(state, 4.0 * kHeads * kT * kT * kD);
+}
+BENCHMARK(BM_AttentionBackwardBf16)->UseManualTime();
 
 // GPT-2 124M's 148 parameter tensors (wte, wpe, 12 blocks of 12, ln_f's 2), stepped in
 // one call (1) or one call per tensor (0), from arrays laid end to end.

@@ -50,6 +50,10 @@ class CudaTest(unittest.TestCase):
         x = ember.ones(2, 3)
         model = ember.nn.Linear(3, 2)
         self.assertFalse(x.is_cuda)
+        # A conversion to where the tensor is already returns the tensor itself, as torch's.
+        for same in (x.cpu(), x.float(), x.to("cpu"), x.to(ember.float32), x.to(x)):
+            self.assertIs(same, x)
+        self.assertIsNot(x.double(), x)
         self.assertIs(model.cpu(), model)
         self.assertFalse(model.weight.is_cuda)
         with self.assertRaisesRegex(ValueError, "not a CUDA device"):

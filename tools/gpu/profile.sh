@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Where GPT-2 124M's training step (16 x 1024, f32 with TF32 matmuls) spends the GPU's
-# time, kernel by kernel: runs on the GPU machine over what tools/gpu/pack.sh packed,
+# Where GPT-2 124M's training step (16 x 1024; train's default dtype on a GPU, bf16, or
+# what the flags after `steps` say, e.g. --dtype=f32 --tf32) spends the GPU's time, kernel
+# by kernel: runs on the GPU machine over what tools/gpu/pack.sh packed,
 #
-#   tar -xJf .gpu.tar.xz && tools/gpu/profile.sh [steps]
+#   tar -xJf .gpu.tar.xz && tools/gpu/profile.sh [steps [train flags...]]
 #
 # With Nsight Systems (nsys) it traces `steps` (default 6) steps and prints the kernels'
 # summary (total time, calls, mean, by name), the CUDA API's (launches, copies,
@@ -13,6 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 steps="${1:-6}"
+shift || true
 OUT="${OUT:-/tmp/ember-gpu}"
 mkdir -p "$OUT"
 libs=("$PWD/.gpu/lib" /usr/local/cuda/lib64)
@@ -23,7 +25,7 @@ export LD_LIBRARY_PATH="$(IFS=:; echo "${libs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRA
 export PATH="$PATH:$(ls -d /usr/local/cuda*/bin /opt/nvidia/nsight-*/*/bin /opt/nvidia/nsight-*/bin 2>/dev/null | tr '\n' ':')"
 train=(.gpu/bin/models_gpt2_train --device=cuda --model=gpt2 --train_data=runs/data/brown_gpt2_train.bin
   --val_data=runs/data/brown_gpt2_train.bin --batch_size=16 --seq_len=1024 --warmup_steps=1 --dropout=0
-  --val_every=100000 --val_batches=1 --sample_tokens=0 --out_dir=/tmp/profile_run --save_checkpoint=/dev/null)
+  --val_every=100000 --val_batches=1 --sample_tokens=0 --out_dir=/tmp/profile_run --save_checkpoint=/dev/null "$@")
 echo "nsys: $(command -v nsys || echo none); ncu: $(command -v ncu || echo none)"
 if command -v nsys >/dev/null; then
   nsys profile --trace=cuda --sample=none --cpuctxsw=none --force-overwrite=true -o "$OUT/step" \

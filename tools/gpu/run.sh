@@ -19,6 +19,9 @@
 #              train_gpt2cu_fp32 at 16) when .gpu/llmc holds them, PyTorch's at 16 x 1024
 #              (f32, TF32, bf16 eager) and bf16 with torch.compile at 16 and 64 x 1024,
 #              and PyTorch generating at batch 1 (tools/reference/gpt2_generate_torch.py);
+#   python     ember's Python package with CUDA (.gpy, from pack.sh --python): python/tests/
+#              cuda_test.py, then nanoGPT's train.py as-is (its baby GPT on the Brown
+#              characters, --device=cuda, bf16) on ember and on the machine's PyTorch;
 #   ncu        Nsight Compute on the benchmark rows NCU names (NCU_KERNELS: a kernel regex);
 #   memcheck   each test binary matching memcheck_glob (default '*') under
 #              compute-sanitizer's memcheck (or the tools SANITIZERS names), while the
@@ -43,8 +46,8 @@ while [[ "${1:-}" == --* ]]; do
 done
 for step in ${steps//,/ }; do
   case "$step" in
-    tests | bench | torch | gpt2 | refs | ncu | memcheck) ;;
-    *) echo "run.sh: unknown step $step (tests, bench, torch, gpt2, refs, ncu, memcheck)" >&2; exit 2 ;;
+    tests | bench | torch | gpt2 | refs | python | ncu | memcheck) ;;
+    *) echo "run.sh: unknown step $step (tests, bench, torch, gpt2, refs, python, ncu, memcheck)" >&2; exit 2 ;;
   esac
 done
 budget_s="${1:-480}"
@@ -168,6 +171,32 @@ step_refs() {
   timeout 120 "${py[@]}" tools/reference/gpt2_generate_torch.py --device=cuda --preset=small --tokens=200 --bf16 \
     >"$logs/generate_torch.log" 2>&1
   say "torch generate (small, batch 1, bf16): rc=$? $(tail -1 "$logs/generate_torch.log")"
+}
+
+# Debian's python3.11 from .gpy runs ember (its extension is built for that Python);
+# the machine's own python3 runs PyTorch.
+step_python() {
+  if [ ! -x .gpy/bin/python3 ]; then
+    say "python: skipped (needs .gpy from pack.sh --python)"
+    return
+  fi
+  local ember_py=(env PYTHONHOME="$PWD/.gpy" PYTHONPATH="$PWD/.gpy/site" PYTHONUNBUFFERED=1
+    LD_LIBRARY_PATH="$PWD/.gpy/lib:$LD_LIBRARY_PATH" "$PWD/.gpy/bin/python3")
+  timeout 120 "${ember_py[@]}" python/tests/cuda_test.py -v >"$logs/python_cuda_test.log" 2>&1
+  say "python cuda_test: rc=$? $(grep -E '^(Ran|OK|FAILED)' "$logs/python_cuda_test.log" | tr '\n' ' ')"
+  grep -E -A12 '^(FAIL|ERROR):' "$logs/python_cuda_test.log" | head -40 | tee -a "$summary"
+  [ -d .gpy/nanogpt ] || return
+  local args=(config/train_shakespeare_char.py --dataset=brown_char --device=cuda --dtype=bfloat16
+    --compile=False --max_iters=300 --lr_decay_iters=300 --eval_interval=150 --eval_iters=20
+    --log_interval=25)
+  for side in ember torch; do
+    local run=("${ember_py[@]}")
+    [ $side = torch ] && run=("${py[@]}")
+    (cd ".gpy/nanogpt/$side" && timeout 150 "${run[@]}" train.py "${args[@]}") >"$logs/nanogpt_$side.log" 2>&1
+    say "nanoGPT train.py ($side, cuda, bf16, 300 iters): rc=$? $(grep -E '^step [0-9]+:' "$logs/nanogpt_$side.log" | tr '\n' ' ') \
+$(grep -E '^iter (100|200|275):' "$logs/nanogpt_$side.log" | tr '\n' ' ')"
+    tail -5 "$logs/nanogpt_$side.log" | tee -a "$summary"
+  done
 }
 
 # With NCU set to a benchmark filter (and NCU_KERNELS to a kernel-name regex), Nsight

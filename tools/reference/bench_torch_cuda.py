@@ -3,7 +3,7 @@
 
     python3 tools/reference/bench_torch_cuda.py [--json=OUT]
 
-f32 throughout, TF32 off but in the matmul rows that end in /1, each op timed with CUDA events
+f32 (bf16 in the rows named so), TF32 off but in the matmul rows that end in /1, each op timed with CUDA events
 over 20 calls after 3 warm-up calls; the median is reported, with the same byte and
 flop counts as the C++ benchmark, so the two tables compare row by row.
 """
@@ -122,6 +122,14 @@ report("BM_AttentionForward", lambda: F.scaled_dot_product_attention(aq, ak, av,
 ay = F.scaled_dot_product_attention(aq, ak, av, is_causal=True)
 ady = rand(8, 12, T, D)
 report("BM_AttentionBackward", lambda: torch.autograd.grad(ay, (aq, ak, av), ady, retain_graph=True),
+       flops=4.0 * HEADS * T * T * D)
+# bf16, as BM_Attention{Forward,Backward}Bf16 (PyTorch picks flash attention).
+bq, bk, bv = (t.detach().bfloat16().requires_grad_() for t in (aq, ak, av))
+report("BM_AttentionForwardBf16", lambda: F.scaled_dot_product_attention(bq, bk, bv, is_causal=True),
+       flops=2.0 * HEADS * T * T * D)
+by = F.scaled_dot_product_attention(bq, bk, bv, is_causal=True)
+bdy = ady.bfloat16()
+report("BM_AttentionBackwardBf16", lambda: torch.autograd.grad(by, (bq, bk, bv), bdy, retain_graph=True),
        flops=4.0 * HEADS * T * T * D)
 
 n = 124475904

@@ -12,8 +12,8 @@
 # data/shakespeare_char/prepare.py makes Shakespeare's, from ./downloads/brown). Each
 # round runs its README's CPU example on both, one after the other, and prints ms/iter
 # (the median of the logged iterations after the first) and the losses; at the end
-# ember's sample.py samples from its checkpoint. Run from ember's root after ./setup.sh; PyTorch is
-# Debian's python3-torch (/usr/bin/python3).
+# ember's sample.py samples from its checkpoint. ROUNDS=0 only prepares $WORK. Run from
+# ember's root after ./setup.sh; PyTorch is Debian's python3-torch (/usr/bin/python3).
 set -euo pipefail
 nanogpt="$(cd "${1:?usage: tools/reference/nanogpt.sh NANOGPT_DIR [ROUNDS] [ITERS]}" && pwd)"
 rounds="${2:-2}"
@@ -21,9 +21,6 @@ iters="${3:-2000}"
 work="${WORK:-/tmp/nanogpt_ember}"
 python=/usr/bin/python3
 ember_root="$PWD"
-
-bazel build -c opt //python:ember/_ember.so >/dev/null 2>&1
-install -m 0755 "$(bazel info -c opt bazel-bin 2>/dev/null)/python/ember/_ember.so" python/ember/_ember.so
 
 rm -rf "$work/torch" "$work/ember"
 for side in torch ember; do
@@ -68,6 +65,11 @@ PY
 fi
 ln -sfn "$work/data" "$work/torch/data"
 ln -sfn "$work/data" "$work/ember/data"
+
+# ROUNDS=0: only prepare $WORK (tools/gpu/pack.sh --python packs it for the GPU machine).
+[[ $rounds == 0 ]] && exit 0
+bazel build -c opt //python:ember/_ember.so >/dev/null 2>&1
+install -m 0755 "$(bazel info -c opt bazel-bin 2>/dev/null)/python/ember/_ember.so" python/ember/_ember.so
 
 args=(config/train_shakespeare_char.py --dataset=brown_char --device=cpu --compile=False
   --eval_iters=20 --log_interval=10 --block_size=64 --batch_size=12 --n_layer=4 --n_head=4
