@@ -58,9 +58,9 @@ CausalSelfAttention::CausalSelfAttention(int64_t dim, int64_t heads, double drop
   dropout_ = RegisterModule("dropout", std::make_shared<nn::Dropout>(dropout, gen));
 }
 
-Tensor CausalSelfAttention::Forward(const Tensor& x) { return Forward(x, nullptr); }
+Tensor CausalSelfAttention::Forward(const Tensor& x) { return Forward(x, {}); }
 
-Tensor CausalSelfAttention::Forward(const Tensor& x, AttentionCache* cache) {
+Tensor CausalSelfAttention::Forward(const Tensor& x, const AttentionCaches& caches) {
   EMBER_CHECK(x.dim() == 3 && x.size(2) == dim_, "CausalSelfAttention(", dim_,
               "): input must be [batch, time, ", dim_, "], got ", ShapeToString(x.shape()));
   const int64_t batch = x.size(0), time = x.size(1);
@@ -72,38 +72,43 @@ Tensor CausalSelfAttention::Forward(const Tensor& x, AttentionCache* cache) {
   auto heads = [&](const Tensor& t) {  // [B, T, width] -> [B, local heads, T, C / heads]
     return ag::Transpose(ag::View(t, {batch, time, local_heads, head_dim}), 1, 2);
   };
-  Tensor k = heads(qkv[1]), v = heads(qkv[2]);
-  if (cache != nullptr) {
-    if (!cache->k.defined()) {
-      cache->k = Empty({batch, local_heads, cache->capacity, head_dim}, x.dtype(), x.device());
-      cache->v = Empty({batch, local_heads, cache->capacity, head_dim}, x.dtype(), x.device());
-    }
-    EMBER_CHECK(cache->k.size(0) == batch && cache->k.dtype() == x.dtype(),
-                "CausalSelfAttention: a cache of ", cache->k.size(0), " sequences (",
-                DTypeName(cache->k.dtype()), ") for a batch of ", batch, " (", DTypeName(x.dtype()),
-                ")");
-    const int64_t end = cache->length + time;
-    EMBER_CHECK(end <= cache->capacity, "CausalSelfAttention: ", time,
-                " more positions overflow a cache of ", cache->length, " / ", cache->capacity);
-    cache->k.Slice(2, cache->length, end).CopyFrom(ag::Detach(k));
-    cache->v.Slice(2, cache->length, end).CopyFrom(ag::Detach(v));
-    cache->length = end;
-    k = cache->k.Slice(2, 0, end);
-    v = cache->v.Slice(2, 0, end);
-  }
-  const Tensor q = heads(qkv[0]);
-  const double p = is_training() && cache == nullptr ? attn_dropout_ : 0;
+  const Tensor q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);
   Tensor y;
-  if (p > 0 && tp_ != nullptr) {
-    // Each rank its part of the stream: rank r's masks start r x (its weights) words in,
-    // and the stream moves past all ranks' (the heads of one process).
-    const uint64_t start = gen_.offset(),
-                   words = static_cast<uint64_t>(batch * local_heads * time * k.size(2));
-    gen_.set_offset(start + static_cast<uint64_t>(tp_->rank()) * words);
-    y = ag::CausalAttention(q, k, v, p, gen_);
-    gen_.set_offset(start + static_cast<uint64_t>(tp_->size()) * words);
+  if (!caches.empty()) {
+    EMBER_CHECK(static_cast<int64_t>(caches.size()) == batch,
+                "CausalSelfAttention: ", caches.size(), " caches for a batch of ", batch);
+    std::vector<Tensor> rows;
+    for (int64_t b = 0; b < batch; ++b) {
+      AttentionCache& cache = *caches[b];
+      if (!cache.k.defined()) {
+        cache.k = Empty({1, local_heads, cache.capacity, head_dim}, x.dtype(), x.device());
+        cache.v = Empty({1, local_heads, cache.capacity, head_dim}, x.dtype(), x.device());
+      }
+      EMBER_CHECK(cache.k.dtype() == x.dtype(), "CausalSelfAttention: a cache of ",
+                  DTypeName(cache.k.dtype()), " for ", DTypeName(x.dtype()));
+      const int64_t end = cache.length + time;
+      EMBER_CHECK(end <= cache.capacity, "CausalSelfAttention: ", time,
+                  " more positions overflow a cache of ", cache.length, " / ", cache.capacity);
+      cache.k.Slice(2, cache.length, end).CopyFrom(ag::Detach(k).Slice(0, b, b + 1));
+      cache.v.Slice(2, cache.length, end).CopyFrom(ag::Detach(v).Slice(0, b, b + 1));
+      cache.length = end;
+      rows.push_back(ag::CausalAttention(ag::Detach(q).Slice(0, b, b + 1), cache.k.Slice(2, 0, end),
+                                         cache.v.Slice(2, 0, end), 0, gen_));
+    }
+    y = batch == 1 ? rows.front() : ag::Cat(rows, 0);
   } else {
-    y = ag::CausalAttention(q, k, v, p, gen_);
+    const double p = is_training() ? attn_dropout_ : 0;
+    if (p > 0 && tp_ != nullptr) {
+      // Each rank its part of the stream: rank r's masks start r x (its weights) words in,
+      // and the stream moves past all ranks' (the heads of one process).
+      const uint64_t start = gen_.offset(),
+                     words = static_cast<uint64_t>(batch * local_heads * time * k.size(2));
+      gen_.set_offset(start + static_cast<uint64_t>(tp_->rank()) * words);
+      y = ag::CausalAttention(q, k, v, p, gen_);
+      gen_.set_offset(start + static_cast<uint64_t>(tp_->size()) * words);
+    } else {
+      y = ag::CausalAttention(q, k, v, p, gen_);
+    }
   }
   const Tensor merged = ag::Reshape(ag::Transpose(y, 1, 2), {batch, time, width});
   return dropout_->Forward(RowParallel(*c_proj_, merged, tp_));
@@ -134,12 +139,12 @@ Block::Block(int64_t dim, int64_t heads, double dropout, Generator& gen, double 
       ln_2_(RegisterModule("ln_2", std::make_shared<nn::LayerNorm>(dim))),
       mlp_(RegisterModule("mlp", std::make_shared<Mlp>(dim, 4 * dim, dropout, gen))) {}
 
-Tensor Block::Forward(const Tensor& x) { return Forward(x, nullptr); }
+Tensor Block::Forward(const Tensor& x) { return Forward(x, {}); }
 
 // h = x + attn(ln_1(x)), out = h + mlp(ln_2(h)); the first add is fused with ln_2 (the
 // second stays an add: the next block's ln_1 is behind its own forward hooks).
-Tensor Block::Forward(const Tensor& x, AttentionCache* cache) {
-  const auto [h, normed] = ln_2_->Forward(x, attn_->Forward(ln_1_->Forward(x), cache));
+Tensor Block::Forward(const Tensor& x, const AttentionCaches& caches) {
+  const auto [h, normed] = ln_2_->Forward(x, attn_->Forward(ln_1_->Forward(x), caches));
   return h + mlp_->Forward(normed);
 }
 

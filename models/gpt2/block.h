@@ -43,16 +43,21 @@ class Mlp : public nn::Module {
   distributed::ProcessGroup* tp_ = nullptr;
 };
 
-// What causal self-attention keeps of the positions it has seen, so that each new token
-// costs one position when generating: keys and values [B, heads, capacity, C / heads]
-// (allocated on first use), the first `length` positions filled. It holds values, not
-// a graph: no gradient flows through what it keeps.
+// What causal self-attention keeps of the positions one sequence has seen, so that each
+// new token costs one position when generating: keys and values [1, heads, capacity,
+// C / heads] (allocated on first use), the first `length` positions filled. It holds
+// values, not a graph: no gradient flows through what it keeps.
 struct AttentionCache {
   explicit AttentionCache(int64_t capacity) : capacity(capacity) {}
   int64_t capacity;
   int64_t length = 0;
   Tensor k, v;
 };
+
+// The caches of a batch being generated, one a row of the batch: each sequence at its
+// own length, so that sequences at different positions run in one forward pass (a
+// server's continuous batching). Empty: no cache (training, the whole sequence).
+using AttentionCaches = std::vector<AttentionCache*>;
 
 // Causal multi-head self-attention on x [B, T, C]: one fused projection c_attn to q, k, v
 // [B, heads, T, C / heads], causal attention, heads merged, the output projection c_proj,
@@ -71,9 +76,10 @@ class CausalSelfAttention : public nn::Module {
   CausalSelfAttention(int64_t dim, int64_t heads, double dropout = 0,
                       Generator& gen = DefaultGenerator(), double attn_dropout = 0);
   Tensor Forward(const Tensor& x) override;
-  // x holds the T positions after the cache's: their keys and values join the cache and
-  // their queries attend to every position so far.
-  Tensor Forward(const Tensor& x, AttentionCache* cache);
+  // Row b of x holds the T positions after caches[b]'s: their keys and values join that
+  // cache and their queries attend to every position of that sequence so far. The
+  // products run over the whole batch; attention, a row at a time.
+  Tensor Forward(const Tensor& x, const AttentionCaches& caches);
   std::string ToString() const override;
   void SetTensorParallel(distributed::ProcessGroup* group) { tp_ = group; }  // as Mlp's
   // The attention weights softmax(q k^T / sqrt(d), causal) of x [B, T, C]: [B, heads, T,
@@ -96,7 +102,7 @@ class Block : public nn::Module {
   Block(int64_t dim, int64_t heads, double dropout = 0, Generator& gen = DefaultGenerator(),
         double attn_dropout = 0);
   Tensor Forward(const Tensor& x) override;
-  Tensor Forward(const Tensor& x, AttentionCache* cache);  // see CausalSelfAttention
+  Tensor Forward(const Tensor& x, const AttentionCaches& caches);  // see CausalSelfAttention
   std::string ToString() const override;
   // Its attention's weights on x (CausalSelfAttention::Weights of ln_1(x)).
   Tensor AttentionWeights(const Tensor& x);

@@ -142,26 +142,40 @@ Tensor GPT::PaddedTable() const {
                     [v](const Tensor& g) { return std::vector<Tensor>{g.Narrow(0, 0, v)}; });
 }
 
-Tensor GPT::Forward(const Tensor& ids) { return Forward(ids, nullptr); }
+Tensor GPT::Forward(const Tensor& ids) { return Forward(ids, std::vector<KVCache*>()); }
 
-Tensor GPT::Forward(const Tensor& ids, KVCache* cache) {
+Tensor GPT::Forward(const Tensor& ids, const std::vector<KVCache*>& caches) {
   // The head shares wte: logits = x wte^T (one Linear node: wte's gradient comes out
   // [V, C], not as a transposed view to copy).
-  return ag::Linear(Hidden(ids, cache), wte_->weight(), Tensor());
+  return ag::Linear(Hidden(ids, caches), wte_->weight(), Tensor());
 }
 
-Tensor GPT::Hidden(const Tensor& ids, KVCache* cache) {
+Tensor GPT::Hidden(const Tensor& ids, const std::vector<KVCache*>& caches) {
   EMBER_CHECK(ids.dim() == 2, "GPT: ids must be [batch, time], got ", ShapeToString(ids.shape()));
-  const int64_t t = ids.size(1), start = cache != nullptr ? cache->length() : 0;
-  EMBER_CHECK(start + t <= config_.block_size, "GPT: a sequence of ", start + t,
-              " tokens is longer than block_size ", config_.block_size);
-  EMBER_CHECK(cache == nullptr || static_cast<int64_t>(cache->layers.size()) == config_.n_layer,
-              "GPT: a cache of ", cache->layers.size(), " layers for ", config_.n_layer);
-  // x = wte[ids] + wpe[start..start + T), broadcast over the batch.
-  const Tensor pos = Arange(start, start + t).To(ids.device());
+  const int64_t batch = ids.size(0), t = ids.size(1);
+  EMBER_CHECK(caches.empty() || static_cast<int64_t>(caches.size()) == batch,
+              "GPT: ", caches.size(), " caches for a batch of ", batch);
+  // Position p of row b is starts[b] + p: 0 without caches, else that sequence's length.
+  std::vector<int64_t> starts(caches.empty() ? 1 : caches.size(), 0);
+  for (size_t b = 0; b < caches.size(); ++b) {
+    EMBER_CHECK(static_cast<int64_t>(caches[b]->layers.size()) == config_.n_layer,
+                "GPT: a cache of ", caches[b]->layers.size(), " layers for ", config_.n_layer);
+    starts[b] = caches[b]->length();
+  }
+  std::vector<int64_t> positions;
+  for (const int64_t start : starts) {
+    EMBER_CHECK(start + t <= config_.block_size, "GPT: a sequence of ", start + t,
+                " tokens is longer than block_size ", config_.block_size);
+    for (int64_t p = 0; p < t; ++p) positions.push_back(start + p);
+  }
+  // x = wte[ids] + wpe[positions] ([T] broadcast over the batch, or [B, T]).
+  const Tensor pos =
+      FromVector(positions, caches.empty() ? Shape{t} : Shape{batch, t}).To(ids.device());
   Tensor x = drop_->Forward(wte_->Forward(ids) + wpe_->Forward(pos));
   for (int64_t i = 0; i < config_.n_layer; ++i) {
-    x = cache != nullptr ? blocks_[i]->Forward(x, &cache->layers[i]) : (*blocks_[i])(x);
+    AttentionCaches layer;
+    for (KVCache* cache : caches) layer.push_back(&cache->layers[i]);
+    x = caches.empty() ? (*blocks_[i])(x) : blocks_[i]->Forward(x, layer);
   }
   return ln_f_->Forward(x);
 }
@@ -192,7 +206,7 @@ Tensor GPT::Loss(const Tensor& ids, const Tensor& targets) {
     return ag::CrossEntropy(ag::Reshape(Forward(ids), {-1, v}), targets.Reshape({-1}));
   }
   // logits [B, T, Vp], of which the first V columns are the vocabulary's.
-  const Tensor logits = ag::Linear(Hidden(ids, nullptr), table, Tensor());
+  const Tensor logits = ag::Linear(Hidden(ids, {}), table, Tensor());
   return ag::CrossEntropy(ag::Reshape(logits, {-1, config_.padded_vocab_size()}),
                           targets.Reshape({-1}), -100, v);
 }

@@ -55,8 +55,8 @@ struct GPTConfig {
   int64_t padded_vocab_size() const { return (vocab_size + 127) / 128 * 128; }
 };
 
-// Each layer's attention cache, for generating a token at a time (GPT::Forward with a
-// cache). Its capacity is the model's block_size.
+// Each layer's attention cache of one sequence, for generating a token at a time
+// (GPT::Forward with caches). Its capacity is the model's block_size.
 struct KVCache {
   std::vector<AttentionCache> layers;
   int64_t length() const { return layers.empty() ? 0 : layers.front().length; }
@@ -71,10 +71,15 @@ class GPT : public nn::Module {
 
   // ids: integer [B, T] with T <= block_size. Returns the logits [B, T, vocab_size].
   Tensor Forward(const Tensor& ids) override;
-  // ids [B, T] are the positions after the cache's (cache->length() + T <= block_size):
-  // their keys and values join the cache and their logits come out, the same as the
-  // last T rows of Forward on the whole sequence. For inference (no gradients).
-  Tensor Forward(const Tensor& ids, KVCache* cache);
+  // Row b of ids [B, T] holds the positions after caches[b]'s (one cache a sequence,
+  // caches[b]->length() + T <= block_size): their keys and values join that cache and
+  // their logits come out, the same as the last T rows of Forward on that sequence
+  // whole. Sequences of different lengths decode together (a server's batch). For
+  // inference (no gradients).
+  Tensor Forward(const Tensor& ids, const std::vector<KVCache*>& caches);
+  Tensor Forward(const Tensor& ids, KVCache* cache) {  // one sequence, ids [1, T]
+    return Forward(ids, std::vector<KVCache*>{cache});
+  }
   KVCache NewCache() const;
   // Each layer's attention weights over ids [B, T] (T <= block_size): [B, heads, T, T]
   // per layer, softmax(q k^T / sqrt(d), causal) (values, for pictures: generate
@@ -114,7 +119,7 @@ class GPT : public nn::Module {
   Tensor padded_wte_;  // PadVocabulary's table [Vp, C], whose first V rows wte.weight views
 
   // ln_f of the last block's output: the head's input [B, T, C].
-  Tensor Hidden(const Tensor& ids, KVCache* cache);
+  Tensor Hidden(const Tensor& ids, const std::vector<KVCache*>& caches);
   // Whether wte.weight is still the first rows of padded_wte_ (To or sharding replace it).
   bool Padded() const;
   // The padded table as one autograd node over wte.weight (the gradient's first V rows

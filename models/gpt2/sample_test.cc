@@ -47,6 +47,47 @@ TEST(SampleTest, CachedLogitsEqualTheFullForwardPass) {
                Error);  // the window is full
 }
 
+// A server's batch: three sequences at different lengths (prompts of 3, 9 and 1 tokens,
+// each run alone into its own cache), then decoded together a token at a time, each
+// row's logits those of its sequence's whole forward pass.
+TEST(SampleTest, SequencesAtDifferentLengthsDecodeTogether) {
+  Generator gen(2);
+  GPT model(Tiny(), gen);
+  model.Eval();
+  autograd::NoGradGuard no_grad;
+  const std::vector<int64_t> lengths = {3, 9, 1};
+  std::vector<std::vector<int64_t>> sequences;
+  std::vector<KVCache> caches;
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    std::vector<int64_t> ids = Sequence(lengths[s] + 6);
+    for (int64_t& id : ids) id = (id + 17 * static_cast<int64_t>(s)) % 300;
+    sequences.push_back(ids);
+    caches.push_back(model.NewCache());
+    model.Forward(
+        FromVector(std::vector<int64_t>(ids.begin(), ids.begin() + lengths[s]), {1, lengths[s]}),
+        &caches.back());
+  }
+  std::vector<KVCache*> batch;
+  for (KVCache& cache : caches) batch.push_back(&cache);
+  for (int64_t step = 0; step < 6; ++step) {
+    std::vector<int64_t> next;
+    for (size_t s = 0; s < sequences.size(); ++s) next.push_back(sequences[s][lengths[s] + step]);
+    const Tensor logits = model.Forward(FromVector(next, {3, 1}), batch);
+    ASSERT_EQ(logits.shape(), (Shape{3, 1, 300}));
+    for (size_t s = 0; s < sequences.size(); ++s) {
+      const int64_t at = lengths[s] + step;
+      ASSERT_EQ(caches[s].length(), at + 1);
+      const std::vector<int64_t> whole(sequences[s].begin(), sequences[s].begin() + at + 1);
+      const Tensor full = model(FromVector(whole, {1, at + 1}));
+      for (int64_t v = 0; v < 300; v += 7) {
+        ASSERT_NEAR(logits.at({static_cast<int64_t>(s), 0, v}), full.at({0, at, v}), 1e-5)
+            << "sequence " << s << ", position " << at;
+      }
+    }
+  }
+  EXPECT_THROW(model.Forward(FromVector(std::vector<int64_t>{1, 2}, {2, 1}), batch), Error);
+}
+
 TEST(SampleTest, TheCacheChangesNoToken) {
   Generator init(1);
   GPT model(Tiny(), init);
