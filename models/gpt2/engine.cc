@@ -39,33 +39,42 @@ Engine::Engine(GPT& model, const tokenizer::Encoding& encoding, EngineOptions op
 Engine::~Engine() { Drain(); }
 
 absl::Status Engine::Submit(CompletionRequest request) {
+  std::vector<CompletionRequest> one;
+  one.push_back(std::move(request));
+  return Submit(std::move(one));
+}
+
+absl::Status Engine::Submit(std::vector<CompletionRequest> requests) {
   const GPTConfig& config = model_.config();
-  const int64_t tokens = static_cast<int64_t>(request.prompt.size());
-  if (tokens < 1 || tokens >= config.block_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a prompt of ", tokens, " tokens: expected 1 to ", config.block_size - 1));
-  }
-  for (const int64_t id : request.prompt) {
-    if (id < 0 || id >= config.vocab_size) {
+  for (const CompletionRequest& request : requests) {
+    const int64_t tokens = static_cast<int64_t>(request.prompt.size());
+    if (tokens < 1 || tokens >= config.block_size) {
       return absl::InvalidArgumentError(
-          absl::StrCat("token ", id, " is outside the vocabulary of ", config.vocab_size));
+          absl::StrCat("a prompt of ", tokens, " tokens: expected 1 to ", config.block_size - 1));
     }
+    for (const int64_t id : request.prompt) {
+      if (id < 0 || id >= config.vocab_size) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("token ", id, " is outside the vocabulary of ", config.vocab_size));
+      }
+    }
+    if (request.max_tokens < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("max_tokens ", request.max_tokens, ": expected at least 1"));
+    }
+    for (const std::string& stop : request.stop) {
+      if (stop.empty()) return absl::InvalidArgumentError("an empty stop string");
+    }
+    if (absl::Status valid = request.sampling.Validate(); !valid.ok()) return valid;
   }
-  if (request.max_tokens < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_tokens ", request.max_tokens, ": expected at least 1"));
-  }
-  for (const std::string& stop : request.stop) {
-    if (stop.empty()) return absl::InvalidArgumentError("an empty stop string");
-  }
-  if (absl::Status valid = request.sampling.Validate(); !valid.ok()) return valid;
   absl::MutexLock lock(&mu_);
   if (draining_) return absl::UnavailableError("the server is shutting down");
-  if (static_cast<int64_t>(queue_.size()) >= options_.max_queue) {
-    return absl::ResourceExhaustedError(absl::StrCat("the queue is full (", options_.max_queue,
-                                                     " requests wait); try again later"));
+  if (static_cast<int64_t>(queue_.size() + requests.size()) > options_.max_queue) {
+    return absl::ResourceExhaustedError(absl::StrCat("the queue is full (", queue_.size(), " of ",
+                                                     options_.max_queue,
+                                                     " places taken); try again later"));
   }
-  queue_.push_back(std::move(request));
+  for (CompletionRequest& request : requests) queue_.push_back(std::move(request));
   work_.Signal();
   return absl::OkStatus();
 }
@@ -81,7 +90,7 @@ void Engine::Drain() {
 
 Engine::Load Engine::load() const {
   absl::MutexLock lock(&mu_);
-  return {active_, static_cast<int64_t>(queue_.size())};
+  return {active_, static_cast<int64_t>(queue_.size()), draining_};
 }
 
 void Engine::Loop() {
@@ -105,6 +114,13 @@ void Engine::Loop() {
     // Each new prompt alone, into its own cache; its first token joins this step.
     std::vector<std::unique_ptr<Sequence>> next;
     for (CompletionRequest& request : admitted) {
+      if (absl::Now() > request.deadline) {  // it waited too long: never started
+        CompletionResult result;
+        result.prompt_tokens = static_cast<int64_t>(request.prompt.size());
+        result.finish_reason = "timeout";
+        if (request.on_done) request.on_done(result);
+        continue;
+      }
       auto s = std::make_unique<Sequence>(std::move(request), model_.NewCache(), encoding_);
       const int64_t t = static_cast<int64_t>(s->request.prompt.size());
       const Tensor logits =
@@ -184,13 +200,17 @@ bool Engine::Accept(Sequence& s, int64_t token) {
     Finish(s, "length");
     return false;
   }
+  if (absl::Now() > s.request.deadline) {
+    Finish(s, "timeout");
+    return false;
+  }
   return true;
 }
 
 void Engine::Finish(Sequence& s, const std::string& reason) {
   // What is left unsent (held back for a stop string that did not come, or the bytes of
-  // an unfinished character, as U+FFFD) goes out, unless the client went away.
-  if (reason != "cancelled" && s.text.size() > s.sent) {
+  // an unfinished character, as U+FFFD) goes out, unless the request was cut short.
+  if ((reason == "stop" || reason == "length") && s.text.size() > s.sent) {
     if (s.request.on_text) s.request.on_text(s.text.substr(s.sent));
     s.sent = s.text.size();
   }

@@ -8,7 +8,7 @@
 // cache a row), samples each row from the request's own generator, and streams each
 // request's new text. A request joins and leaves between steps; it ends at
 // <|endoftext|> or a stop string ("stop"), at max_tokens or the context window
-// ("length"), or when its client goes away ("cancelled").
+// ("length"), when its client goes away ("cancelled"), or at its deadline ("timeout").
 
 #include <cstdint>
 #include <deque>
@@ -21,6 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/sample.h"
 #include "tensor/dtype.h"
@@ -31,7 +32,7 @@ namespace ember::models::gpt2 {
 struct CompletionResult {
   std::string text;  // what was generated, cut before a stop string
   int64_t prompt_tokens = 0, completion_tokens = 0;
-  std::string finish_reason;  // "stop", "length" or "cancelled"
+  std::string finish_reason;  // "stop", "length", "cancelled" or "timeout"
 };
 
 struct CompletionRequest {
@@ -40,6 +41,8 @@ struct CompletionRequest {
   SamplingOptions sampling;
   uint64_t seed = 0;              // the same request and seed give the same text
   std::vector<std::string> stop;  // the text ends before the first of these (non-empty)
+  // Queued or decoding past this, the request ends ("timeout"; a queued one unstarted).
+  absl::Time deadline = absl::InfiniteFuture();
   // Each piece of new text as it is known, on the engine's thread: never half a UTF-8
   // character, never what may still become a stop string. Returning false cancels the
   // request (its client went away). May be empty.
@@ -65,13 +68,17 @@ class Engine {
   // Queues a request: InvalidArgument for a request outside the limits above,
   // ResourceExhausted when max_queue requests wait already, Unavailable once draining.
   absl::Status Submit(CompletionRequest request);
+  // Queues all of them or none (one API request's n choices).
+  absl::Status Submit(std::vector<CompletionRequest> requests);
   // Admits no more requests, finishes those queued and active, and stops the thread.
   void Drain();
 
   struct Load {
     int64_t active = 0, queued = 0;
+    bool draining = false;
   };
   Load load() const;
+  const EngineOptions& options() const { return options_; }
 
  private:
   struct Sequence;

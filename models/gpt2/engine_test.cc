@@ -146,6 +146,12 @@ TEST(EngineTest, TheQueueHasALimitAndDrainingFinishesTheWork) {
   ASSERT_TRUE(engine.Submit(Request(f.Encode("Hi"), 3, second)).ok());  // waits in the queue
   const absl::Status full = engine.Submit(Request(f.Encode("Hey"), 3, third));
   EXPECT_TRUE(absl::IsResourceExhausted(full)) << full;
+  // n choices are queued all together or not at all.
+  Outcome n1, n2;
+  std::vector<CompletionRequest> pair;
+  pair.push_back(Request(f.Encode("Yo"), 3, n1));
+  pair.push_back(Request(f.Encode("Yo"), 3, n2));
+  EXPECT_TRUE(absl::IsResourceExhausted(engine.Submit(std::move(pair))));
   EXPECT_EQ(engine.load().active, 1);
   EXPECT_EQ(engine.load().queued, 1);
   release.Notify();
@@ -153,6 +159,7 @@ TEST(EngineTest, TheQueueHasALimitAndDrainingFinishesTheWork) {
   EXPECT_TRUE(first.done.HasBeenNotified());
   EXPECT_TRUE(second.done.HasBeenNotified());
   EXPECT_FALSE(third.done.HasBeenNotified());
+  EXPECT_FALSE(n1.done.HasBeenNotified());
   EXPECT_TRUE(absl::IsUnavailable(engine.Submit(Request(f.Encode("Hey"), 3, third))));
 }
 
@@ -176,6 +183,32 @@ TEST(EngineTest, RequestsOutsideTheLimitsAreRefused) {
   hot.sampling.temperature = -1;
   EXPECT_TRUE(absl::IsInvalidArgument(engine.Submit(empty_stop)));
   EXPECT_TRUE(absl::IsInvalidArgument(engine.Submit(hot)));
+}
+
+TEST(EngineTest, ADeadlineEndsTheRequest) {
+  Fixture f;
+  Engine engine(f.model, f.encoding, EngineOptions{1, 1});
+  // Past its deadline in the queue: never started. While decoding: ended at a step.
+  Outcome late, slow;
+  CompletionRequest r = Request(f.Encode("Hello"), 3, late);
+  r.deadline = absl::Now() - absl::Seconds(1);
+  ASSERT_TRUE(engine.Submit(std::move(r)).ok());
+  late.done.WaitForNotification();
+  EXPECT_EQ(late.result.finish_reason, "timeout");
+  EXPECT_EQ(late.result.completion_tokens, 0);
+  EXPECT_EQ(late.result.prompt_tokens, 1);
+  CompletionRequest s = Request(f.Encode("Hello"), 25, slow);
+  s.deadline = absl::Now() + absl::Milliseconds(300);
+  s.on_text = [&slow](const std::string& text) {
+    slow.streamed += text;
+    absl::SleepFor(absl::Milliseconds(100));  // a slow step
+    return true;
+  };
+  ASSERT_TRUE(engine.Submit(std::move(s)).ok());
+  slow.done.WaitForNotification();
+  EXPECT_EQ(slow.result.finish_reason, "timeout");
+  EXPECT_LT(slow.result.completion_tokens, 25);
+  EXPECT_EQ(slow.result.text, slow.streamed);
 }
 
 TEST(EngineTest, TheSameSeedGivesTheSameText) {

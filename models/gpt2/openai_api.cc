@@ -362,7 +362,7 @@ int HttpStatus(const absl::Status& status) {
     case absl::StatusCode::kUnavailable:
       return 503;
     case absl::StatusCode::kDeadlineExceeded:
-      return 504;
+      return 408;
     default:
       return 500;
   }
@@ -382,7 +382,7 @@ std::string ErrorJson(const absl::Status& status) {
   json error = {{"message", message}, {"type", type}, {"code", nullptr}};
   error["param"] = param.empty() || param == "body" ? json(nullptr) : json(param);
   if (http == 401) error["code"] = "invalid_api_key";
-  if (http == 404) error["code"] = "model_not_found";
+  if (http == 404 && param == "model") error["code"] = "model_not_found";
   return Dump(json{{"error", std::move(error)}});
 }
 

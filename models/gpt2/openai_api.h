@@ -82,7 +82,7 @@ std::string StreamEnd();
 
 // OpenAI's error object for a status: {"error": {"message", "type", "param", "code"}}, and
 // the HTTP status it goes with (InvalidArgument 400, Unauthenticated 401, NotFound 404,
-// ResourceExhausted 429, Unavailable 503, DeadlineExceeded 504, else 500).
+// DeadlineExceeded 408, ResourceExhausted 429, Unavailable 503, else 500).
 std::string ErrorJson(const absl::Status& status);
 int HttpStatus(const absl::Status& status);
 

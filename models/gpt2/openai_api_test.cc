@@ -205,10 +205,14 @@ TEST(OpenAiApiTest, RepliesChunksAndErrorsHaveOpenAisShape) {
   json error = json::parse(ErrorJson(absl::InvalidArgumentError("max_tokens: expected 1 to 8")));
   EXPECT_EQ(error["error"]["param"], "max_tokens");
   EXPECT_EQ(error["error"]["type"], "invalid_request_error");
-  error = json::parse(ErrorJson(absl::NotFoundError("the model x does not exist")));
-  EXPECT_TRUE(error["error"]["param"].is_null());
+  error = json::parse(ErrorJson(absl::NotFoundError("model: 'x' is not served here")));
+  EXPECT_EQ(error["error"]["param"], "model");
   EXPECT_EQ(error["error"]["code"], "model_not_found");
+  error = json::parse(ErrorJson(absl::NotFoundError("no such thing")));
+  EXPECT_TRUE(error["error"]["param"].is_null());
+  EXPECT_TRUE(error["error"]["code"].is_null());
   EXPECT_EQ(HttpStatus(absl::NotFoundError("")), 404);
+  EXPECT_EQ(HttpStatus(absl::DeadlineExceededError("")), 408);
   EXPECT_EQ(HttpStatus(absl::ResourceExhaustedError("")), 429);
   EXPECT_EQ(HttpStatus(absl::UnauthenticatedError("")), 401);
   EXPECT_EQ(HttpStatus(absl::UnavailableError("")), 503);

@@ -25,7 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE_SPAN = re.compile(r"`([^`]+)`")
-LABEL = re.compile(r"(?:@ember)?//[A-Za-z0-9_./-]*(?::[A-Za-z0-9_./+-]+)?")
+LABEL = re.compile(r"(?:@ember)?(?<!:)//[A-Za-z0-9_./-]*(?::[A-Za-z0-9_./+-]+)?")  # not a URL's
 SHORT_LABEL = re.compile(r"^([a-z][a-z0-9_/]*):([A-Za-z0-9_.*+-]+)$")
 PATH_TOKEN = re.compile(r"[A-Za-z0-9_.+/-]+")
 # A command running one of ember's binaries, and the part of it that is the binary's
