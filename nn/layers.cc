@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "autograd/autocast.h"
 #include "autograd/autograd.h"
 #include "base/error.h"
 #include "base/status.h"
@@ -32,10 +33,35 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& 
         "bias", {{out_features}, dtype, Initializer::Uniform(-bound, bound), {"out"}}, gen);
 }
 
+void PackedForInference::Pack(const Tensor& w, ops::PackedFormat format) {
+  packed_ = ops::PackWeight(w, format);
+  source_ = w.raw_data();
+  version_ = w.storage().version();
+}
+
+Tensor PackedForInference::Forward(const Tensor& x, const Tensor& w, const Tensor& bias) const {
+  if (!packed() || ag::GradModeEnabled() || w.raw_data() != source_ ||
+      w.storage().version() != version_) {
+    return Tensor();
+  }
+  return ops::PackedLinear(ag::internal::ForProduct(x), packed_, bias);
+}
+
 Tensor Linear::Forward(const Tensor& x) {
   EMBER_CHECK(x.dim() >= 1 && x.size(-1) == in_, "Linear(in_features=", in_, "): input of shape ",
               ShapeToString(x.shape()), " has ", x.dim() ? x.size(-1) : 0, " features");
+  if (Tensor y = packed_.Forward(x, weight_, bias_); y.defined()) return y;
   return ag::Linear(x, weight_, bias_);
+}
+
+std::vector<Linear*> FindLinears(Module& module) {
+  std::vector<Linear*> found;
+  if (auto* linear = dynamic_cast<Linear*>(&module)) found.push_back(linear);
+  for (const auto& [name, child] : module.Children()) {
+    const std::vector<Linear*> below = FindLinears(*child);
+    found.insert(found.end(), below.begin(), below.end());
+  }
+  return found;
 }
 
 std::string Linear::ToString() const {

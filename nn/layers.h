@@ -13,13 +13,36 @@
 
 #include "nn/module.h"
 #include "tensor/ops/conv.h"
+#include "tensor/ops/packed_linear.h"
 #include "tensor/ops/pool.h"
 #include "tensor/random.h"
 
 namespace ember::nn {
 
+// A weight W [out, in] packed once for inference (tensor/ops/packed_linear.h), used in
+// place of W while grad mode is off and W is still the tensor that was packed (the same
+// memory, not written since: its version counter); otherwise W itself is used, so that
+// training, or loading new weights, never meets a stale copy.
+class PackedForInference {
+ public:
+  // Packs w (f32, on the CPU) in `format`.
+  void Pack(const Tensor& w, ops::PackedFormat format);
+  void Clear() { packed_ = ops::PackedWeight(); }
+  // x W'^T + bias if the packed copy stands for w now (x cast as a product's operand
+  // under autocast, autograd/autocast.h); else undefined.
+  Tensor Forward(const Tensor& x, const Tensor& w, const Tensor& bias) const;
+  bool packed() const { return packed_.data.defined(); }
+  const ops::PackedWeight& weight() const { return packed_; }
+
+ private:
+  ops::PackedWeight packed_;
+  const void* source_ = nullptr;  // w's memory and version when packed
+  uint64_t version_ = 0;
+};
+
 // y = x W^T + b, W [out, in]. Init: kaiming_uniform(a = sqrt(5)) for W, which is
-// U(-1/sqrt(in), 1/sqrt(in)), and the same range for b.
+// U(-1/sqrt(in), 1/sqrt(in)), and the same range for b. Pack() keeps a copy of W for
+// inference (PackedForInference: f32 re-laid, bf16 or int8).
 class Linear : public Module {
  public:
   Linear(int64_t in_features, int64_t out_features, bool bias = true,
@@ -28,11 +51,19 @@ class Linear : public Module {
   std::string ToString() const override;
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }  // undefined without bias
+  void Pack(ops::PackedFormat format) { packed_.Pack(weight_, format); }
+  void Unpack() { packed_.Clear(); }
+  const PackedForInference& packed() const { return packed_; }
 
  private:
   int64_t in_, out_;
   Tensor weight_, bias_;
+  PackedForInference packed_;
 };
+
+// Every Linear in module's tree (module itself included), depth first: the layers
+// PackedForInference packs.
+std::vector<Linear*> FindLinears(Module& module);
 
 // Rows of weight [num, dim] picked by integer ids. Init: N(0, 1).
 class Embedding : public Module {

@@ -99,6 +99,10 @@ class Tensor {
   template <typename T>
   std::vector<T> ToVector() const {
     if (!device().is_cpu()) return To(Device::Cpu()).ToVector<T>();
+    if (is_contiguous() && dtype() == DTypeOf<T>::value) {  // one copy (a decoded token's logits)
+      const T* first = static_cast<const T*>(raw_data());
+      return std::vector<T>(first, first + numel());
+    }
     std::vector<T> out;
     out.reserve(numel());
     for (NdIndexIterator it(shape()); !it.done(); it.Next()) out.push_back(at<T>(it.index()));

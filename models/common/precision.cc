@@ -11,4 +11,24 @@ absl::StatusOr<DType> ComputeDTypeFromFlag(const std::string& flag, Device devic
   return absl::InvalidArgumentError(absl::StrCat("--dtype=", flag, ": expected f32, bf16 or auto"));
 }
 
+absl::StatusOr<std::optional<ops::PackedFormat>> WeightsFromFlag(const std::string& flag,
+                                                                 DType dtype, Device device) {
+  if (flag == "none") return std::nullopt;
+  if (flag == "auto") {
+    if (!device.is_cpu()) return std::nullopt;
+    return dtype == DType::kBF16 ? ops::PackedFormat::kBF16 : ops::PackedFormat::kF32;
+  }
+  absl::StatusOr<ops::PackedFormat> format = ops::PackedFormatFromName(flag);
+  if (!format.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--weights=", flag, ": expected f32, bf16, int8, auto or none"));
+  }
+  if (!device.is_cpu()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--weights=", flag, ": packed weights are for the CPU; on ", device.ToString(),
+                     " use --weights=none (the GPU decodes from the compute dtype's copies)"));
+  }
+  return *format;
+}
+
 }  // namespace ember::models

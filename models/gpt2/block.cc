@@ -29,8 +29,8 @@ namespace {
 
 // c_proj(x), or, tensor parallel, the sum over the group of this rank's share of it and
 // then the bias (which every rank holds whole).
-Tensor RowParallel(const nn::Linear& c_proj, const Tensor& x, distributed::ProcessGroup* tp) {
-  if (tp == nullptr) return ag::Linear(x, c_proj.weight(), c_proj.bias());
+Tensor RowParallel(nn::Linear& c_proj, const Tensor& x, distributed::ProcessGroup* tp) {
+  if (tp == nullptr) return c_proj.Forward(x);
   return distributed::FromTensorParallel(ag::Linear(x, c_proj.weight(), Tensor()), *tp) +
          c_proj.bias();
 }

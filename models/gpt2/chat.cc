@@ -44,6 +44,7 @@ ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
+ABSL_FLAG(std::string, weights, "auto", ember::models::kWeightsFlagHelp);
 
 namespace ember::models::gpt2 {
 namespace {
@@ -68,6 +69,9 @@ absl::Status Run() {
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
   GPT& model = *loaded.model;
   model.To(device);
+  ASSIGN_OR_RETURN(const std::optional<ops::PackedFormat> weights,
+                   WeightsFromFlag(absl::GetFlag(FLAGS_weights), dtype, device));
+  if (weights) model.PackForInference(*weights);
   const tokenizer::Encoding& gpt2 = loaded.encoding;
   const int64_t eot = gpt2.specials().at("<|endoftext|>"), block = model.config().block_size;
   const int64_t max_reply = std::min(absl::GetFlag(FLAGS_max_reply_tokens), block / 2);

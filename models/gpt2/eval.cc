@@ -53,6 +53,9 @@ ABSL_FLAG(std::string, vocab, "auto",
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
+ABSL_FLAG(std::string, weights, "none",
+          "evaluate the products' weights packed for inference as generate, chat and serve "
+          "decode with them: f32, bf16, int8, auto or none (the parameters as they are)");
 
 namespace ember::models::gpt2 {
 namespace {
@@ -69,6 +72,9 @@ absl::Status Run() {
   const std::string recorded = named != weights.metadata.end() ? named->second : "";
   ASSIGN_OR_RETURN(std::unique_ptr<GPT> model, GptFromWeights(std::move(weights), path));
   model->To(device);
+  ASSIGN_OR_RETURN(const std::optional<ops::PackedFormat> packed,
+                   WeightsFromFlag(absl::GetFlag(FLAGS_weights), dtype, device));
+  if (packed) model->PackForInference(*packed);
   const GPTConfig& config = (model)->config();
   ASSIGN_OR_RETURN(data::TokenShard shard,
                    data::TokenShard::Open(absl::GetFlag(FLAGS_tokens), config.vocab_size));

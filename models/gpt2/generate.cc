@@ -1,9 +1,10 @@
 // Continues a prompt with a GPT-2 and prints the text as it comes:
 //
-//   bazel run -c opt //models/gpt2:generate -- --prompt="The jury said"          # the train
-//   binary's model bazel run -c opt //models/gpt2:generate -- --checkpoint=/data/gpt2_124M.bin
-//   --prompt="Hello, I'm a language model," bazel run -c opt //models/gpt2:generate --
-//   --checkpoint=/data/gpt2 --temperature=0.7 --top_p=0.9 --max_tokens=300
+//   bazel run -c opt //models/gpt2:generate -- --prompt="The jury said"  # train's model
+//   bazel run -c opt //models/gpt2:generate -- --checkpoint=/data/gpt2_124M.bin \
+//       --prompt="Hello, I'm a language model," --weights=int8
+//   bazel run -c opt //models/gpt2:generate -- --checkpoint=/data/gpt2 --temperature=0.7 \
+//       --top_p=0.9 --max_tokens=300
 //
 // --checkpoint is an ember checkpoint, llm.c's gpt2_124M.bin or a Hugging Face GPT-2
 // folder (models/gpt2/weights.h). The text is GPT-2's BPE (downloads/tokenizer, from
@@ -11,8 +12,9 @@
 // the most likely token), --top_k, --top_p, --seed. A key/value cache makes each new
 // token cost one position (--kv_cache=false runs the whole window every token, for
 // comparison: the same tokens while the text fits the context window). Stops after
-// --max_tokens or at <|endoftext|>; the speed goes to stderr. --attention_svg=FILE draws
-// the prompt's attention weights first, a heat map per layer and head
+// --max_tokens or at <|endoftext|>; the speed goes to stderr, with the bytes of weights a
+// token reads (--weights: packed once in f32, bf16 or int8; model.h's PackForInference).
+// --attention_svg=FILE draws the prompt's attention weights first, a heat map per layer and head
 // (attention_map.h).
 
 #include <algorithm>
@@ -45,6 +47,7 @@ ABSL_FLAG(uint64_t, seed, 1337, "seed of the sampling");
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
+ABSL_FLAG(std::string, weights, "auto", ember::models::kWeightsFlagHelp);
 ABSL_FLAG(bool, kv_cache, true,
           "keep keys and values of past positions (false: rerun the window every token)");
 ABSL_FLAG(bool, stop_at_eot, true, "stop at <|endoftext|>");
@@ -69,6 +72,10 @@ absl::Status Run() {
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
   GPT& model = *loaded.model;
   model.To(device);
+  ASSIGN_OR_RETURN(const std::optional<ops::PackedFormat> weights,
+                   WeightsFromFlag(absl::GetFlag(FLAGS_weights), dtype, device));
+  if (weights) model.PackForInference(*weights);
+  const double token_bytes = static_cast<double>(model.DecodeWeightBytes());
   const tokenizer::Encoding& gpt2 = loaded.encoding;
   const int64_t eot = gpt2.specials().at("<|endoftext|>");
   std::vector<int64_t> prompt = {eot};
@@ -76,8 +83,11 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(std::vector<tokenizer::Rank> ids, gpt2.EncodeOrdinary(text));
     prompt.assign(ids.begin(), ids.end());
   }
-  std::fprintf(stderr, "generate: %s (%.1fM parameters) from %s; a prompt of %zu tokens\n",
+  std::fprintf(stderr,
+               "generate: %s (%.1fM parameters) from %s; %s weights (%.1f MB a token); a prompt "
+               "of %zu tokens\n",
                model.config().ToString().c_str(), model.NumParameters() / 1e6, path.c_str(),
+               weights ? kernels::cpu::PackedFormatName(*weights) : "unpacked", token_bytes / 1e6,
                prompt.size());
   if (const std::string svg = absl::GetFlag(FLAGS_attention_svg); !svg.empty()) {
     const int64_t t =
@@ -114,8 +124,9 @@ absl::Status Run() {
   std::fflush(stdout);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "generate: %lld tokens in %.2f s (%.1f tokens/s%s)\n",
+  std::fprintf(stderr, "generate: %lld tokens in %.2f s (%.1f tokens/s, %.1f GB/s of weights%s)\n",
                static_cast<long long>(made), seconds, made / seconds,
+               made * token_bytes / seconds / 1e9,
                absl::GetFlag(FLAGS_kv_cache) ? "" : ", without the key/value cache");
   return absl::OkStatus();
 }

@@ -147,7 +147,29 @@ Tensor GPT::Forward(const Tensor& ids) { return Forward(ids, std::vector<KVCache
 Tensor GPT::Forward(const Tensor& ids, const std::vector<KVCache*>& caches) {
   // The head shares wte: logits = x wte^T (one Linear node: wte's gradient comes out
   // [V, C], not as a transposed view to copy).
-  return ag::Linear(Hidden(ids, caches), wte_->weight(), Tensor());
+  const Tensor hidden = Hidden(ids, caches);
+  if (Tensor logits = head_.Forward(hidden, wte_->weight(), Tensor()); logits.defined()) {
+    return logits;
+  }
+  return ag::Linear(hidden, wte_->weight(), Tensor());
+}
+
+void GPT::PackForInference(ops::PackedFormat format) {
+  EMBER_CHECK(wte_->weight().device() == Device::Cpu(), "GPT: packed weights are for the CPU; ",
+              "the model is on ", wte_->weight().device().ToString());
+  for (nn::Linear* linear : nn::FindLinears(*this)) linear->Pack(format);
+  head_.Pack(wte_->weight(), format);
+}
+
+int64_t GPT::DecodeWeightBytes() {
+  int64_t bytes = 2 * config_.n_embd * 4;  // a row of wte and of wpe
+  auto product = [&](const nn::PackedForInference& packed, const Tensor& w) {
+    const Tensor& read = packed.packed() ? packed.weight().data : w;
+    bytes += read.numel() * ItemSize(read.dtype());
+  };
+  for (nn::Linear* linear : nn::FindLinears(*this)) product(linear->packed(), linear->weight());
+  product(head_, wte_->weight());
+  return bytes;
 }
 
 Tensor GPT::Hidden(const Tensor& ids, const std::vector<KVCache*>& caches) {
@@ -201,6 +223,12 @@ KVCache GPT::NewCache() const {
 
 Tensor GPT::Loss(const Tensor& ids, const Tensor& targets) {
   const int64_t v = config_.vocab_size;
+  if (head_.packed() && !ag::GradModeEnabled()) {  // evaluating packed weights
+    const Tensor hidden = Hidden(ids, {});
+    if (Tensor logits = head_.Forward(hidden, wte_->weight(), Tensor()); logits.defined()) {
+      return ag::CrossEntropy(ag::Reshape(logits, {-1, v}), targets.Reshape({-1}));
+    }
+  }
   const Tensor table = PaddedTable();
   if (!table.defined()) {
     return ag::CrossEntropy(ag::Reshape(Forward(ids), {-1, v}), targets.Reshape({-1}));

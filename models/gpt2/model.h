@@ -99,6 +99,16 @@ class GPT : public nn::Module {
   // on the meta device, or when V is a multiple of 128.
   void PadVocabulary();
 
+  // Keeps a copy of every product's weight packed for inference in `format`
+  // (nn::PackedForInference: f32 re-laid for streaming, bf16, or int8 with a scale per 32
+  // weights): the blocks' four Linears and the head (wte). Forward uses them while grad
+  // mode is off and the weights are unchanged; decoding a token then reads each weight
+  // once, in as few bytes as the format has. On the CPU only (throws elsewhere).
+  void PackForInference(ops::PackedFormat format);
+  // The bytes of weights one decoded token reads: the products' (packed, else as stored:
+  // f32) and its rows of wte and wpe.
+  int64_t DecodeWeightBytes();
+
   std::string ToString() const override;
   const GPTConfig& config() const { return config_; }
 
@@ -117,6 +127,7 @@ class GPT : public nn::Module {
   std::vector<std::shared_ptr<Block>> blocks_;  // the same blocks, typed
   std::shared_ptr<nn::LayerNorm> ln_f_;
   Tensor padded_wte_;  // PadVocabulary's table [Vp, C], whose first V rows wte.weight views
+  nn::PackedForInference head_;  // wte packed as the head's weight (PackForInference)
 
   // ln_f of the last block's output: the head's input [B, T, C].
   Tensor Hidden(const Tensor& ids, const std::vector<KVCache*>& caches);

@@ -1,6 +1,7 @@
 // GPT-2 as parameter specs: gpt2-xl counted on the meta device without memory, a meta
 // model materialised equal to one made at once, and a model sharded along "mlp" whose
-// shards are the whole model's slices.
+// shards are the whole model's slices; the head over the padded vocabulary; weights
+// packed for inference.
 
 #include "models/gpt2/model.h"
 
@@ -13,6 +14,7 @@
 #include "nn/module.h"
 #include "tensor/ops/binary.h"
 #include "tensor/ops/cat.h"
+#include "tensor/ops/packed_linear.h"
 #include "tensor/random.h"
 #include "tensor/storage.h"
 
@@ -142,6 +144,60 @@ TEST(GptVocabularyTest, TheHeadRunsOverThePaddedVocabularyWithTheSameNumbers) {
   EXPECT_EQ(wte.storage().nbytes(), vp * c * 4);
   EXPECT_EQ(Values(wte), before);
   EXPECT_NE(autograd::ToDot(gpt.Loss(ids, targets)).find("pad_vocabulary"), std::string::npos);
+}
+
+// Weights packed for inference: the same logits as the parameters (f32 to rounding,
+// bf16 and int8 to their precision), with a cache too, and in Loss; never while
+// recording gradients, and never once a parameter has changed.
+TEST(GptPackedTest, DecodesWithPackedWeightsWhileTheyAreCurrent) {
+  const GPTConfig config = GPTConfig::Preset("tiny").value();
+  Generator gen(3);
+  GPT gpt(config, gen);
+  gpt.Eval();
+  const Tensor ids = RandInt(0, config.vocab_size, {2, 8}, gen);
+  const Tensor targets = RandInt(0, config.vocab_size, {2, 8}, gen);
+  const autograd::NoGradGuard no_grad;
+  const std::vector<float> want = Values(gpt(ids));
+  const float want_loss = gpt.Loss(ids, targets).item<float>();
+  const int64_t f32_bytes = gpt.DecodeWeightBytes();
+  const std::pair<ops::PackedFormat, double> formats[] = {{ops::PackedFormat::kF32, 1e-5},
+                                                          {ops::PackedFormat::kBF16, 2e-2},
+                                                          {ops::PackedFormat::kI8, 2e-2}};
+  for (const auto& [format, tol] : formats) {
+    gpt.PackForInference(format);
+    const std::vector<float> got = Values(gpt(ids));
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      err = std::max(err, std::fabs(static_cast<double>(got[i]) - want[i]));
+      scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
+    }
+    EXPECT_LE(err, tol * scale) << kernels::cpu::PackedFormatName(format);
+    EXPECT_NEAR(gpt.Loss(ids, targets).item<float>(), want_loss, tol * want_loss);
+    // One token at a time through a cache: the same last logits as the whole window.
+    KVCache cache = gpt.NewCache();
+    const Tensor row = ids.Narrow(0, 0, 1);
+    gpt.Forward(row.Narrow(1, 0, 7), &cache);
+    const std::vector<float> last = Values(gpt.Forward(row.Narrow(1, 7, 1), &cache));
+    const std::vector<float> whole = Values(gpt(row).Narrow(1, 7, 1));
+    for (size_t i = 0; i < last.size(); ++i) ASSERT_NEAR(last[i], whole[i], 1e-4) << i;
+  }
+  // int8: about a quarter of f32's bytes a token.
+  EXPECT_LT(gpt.DecodeWeightBytes(), f32_bytes * 3 / 10);
+  EXPECT_NE(Values(gpt(ids)), want);
+  {  // recording gradients: the parameters themselves
+    autograd::SetGradModeEnabled(true);
+    EXPECT_EQ(Values(gpt(ids)), want);
+    autograd::SetGradModeEnabled(false);
+  }
+  // A parameter written in place (a training step): its packed copy is stale, unused.
+  gpt.PackForInference(ops::PackedFormat::kF32);
+  Tensor w = gpt.NamedParameters()[2].second;  // h.0's first matrix
+  w.CopyFrom(ops::Mul(w, 0.5));
+  const std::vector<float> changed = Values(gpt(ids));
+  gpt.PackForInference(ops::PackedFormat::kF32);  // packed again: the same numbers
+  const std::vector<float> repacked = Values(gpt(ids));
+  for (size_t i = 0; i < changed.size(); ++i) ASSERT_NEAR(repacked[i], changed[i], 1e-4) << i;
+  EXPECT_NE(changed, want);
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ ABSL_FLAG(double, timeout_s, 300, "a request's time limit, queued and decoding (
 ABSL_FLAG(std::string, device, "cpu",
           "where to run: cpu, cuda, cuda:N, or auto (cuda:0 when there is a GPU)");
 ABSL_FLAG(std::string, dtype, "auto", ember::models::kDTypeFlagHelp);
+ABSL_FLAG(std::string, weights, "auto", ember::models::kWeightsFlagHelp);
 
 namespace ember::models::gpt2 {
 namespace {
@@ -99,6 +100,9 @@ absl::Status Run() {
   ASSIGN_OR_RETURN(engine_options.dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
   ASSIGN_OR_RETURN(TextModel loaded, LoadTextModel(path));
   loaded.model->To(device);
+  ASSIGN_OR_RETURN(const std::optional<ops::PackedFormat> weights,
+                   WeightsFromFlag(absl::GetFlag(FLAGS_weights), engine_options.dtype, device));
+  if (weights) loaded.model->PackForInference(*weights);
 
   Engine engine(*loaded.model, loaded.encoding, engine_options);
   Server server(engine, loaded.encoding, loaded.model->config().block_size, options);
@@ -114,10 +118,12 @@ absl::Status Run() {
     server.Stop();
   }).detach();
   const std::string url = host.find(':') != std::string::npos ? absl::StrCat("[", host, "]") : host;
-  std::fprintf(stderr, "serve: %s (%s, %s) from %s\nserve: listening on http://%s:%d/%s\n",
+  std::fprintf(stderr,
+               "serve: %s (%s, %s, %s weights) from %s\nserve: listening on http://%s:%d/%s\n",
                options.model_name.c_str(), loaded.model->config().ToString().c_str(),
-               std::string(DTypeName(engine_options.dtype)).c_str(), path.c_str(), url.c_str(),
-               bound, key.empty() ? "" : " (API key required)");
+               std::string(DTypeName(engine_options.dtype)).c_str(),
+               weights ? kernels::cpu::PackedFormatName(*weights) : "unpacked", path.c_str(),
+               url.c_str(), bound, key.empty() ? "" : " (API key required)");
   server.Serve();
   std::fprintf(stderr, "serve: stopped\n");
   return absl::OkStatus();

@@ -39,6 +39,11 @@ void AdamWStep(const std::vector<AdamWUpdate>& updates) {
     EMBER_KERNEL(AdamWStep).On(t.device)(t.dtype, static_cast<int64_t>(t.tensors.size()),
                                          t.tensors.data());
   }
+  // Written in place, as CopyFrom: each counts one write (what was saved for a backward,
+  // or packed for inference, from the old values is stale now).
+  for (const AdamWUpdate& u : updates) {
+    for (const Tensor* t : {&u.param, &u.exp_avg, &u.exp_avg_sq}) t->storage().BumpVersion();
+  }
 }
 
 }  // namespace ember::ops

@@ -1,0 +1,51 @@
+#ifndef EMBER_KERNELS_REFERENCE_PACKED_LINEAR_H_
+#define EMBER_KERNELS_REFERENCE_PACKED_LINEAR_H_
+
+// float64 reference for kernels/packed_linear.h: the weights a format stores, W', from
+// the contract's equations, one weight at a time (the product is then Matmul's).
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/packed_linear.h"
+#include "tensor/dtype.h"
+
+namespace ember::kernels::reference {
+
+// W' [n, k] (row-major) of W [n, k]: W, bf16(W), or s q with s the group's largest |W|
+// over 127 rounded up to bf16 and q = round(W / s) to nearest even.
+inline std::vector<double> StoredWeights(cpu::PackedFormat format, int64_t n, int64_t k,
+                                         const std::vector<float>& w) {
+  std::vector<double> stored(w.size());
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t p0 = 0; p0 < k; p0 += cpu::kPackedGroup) {
+      const int64_t p1 = std::min(k, p0 + cpu::kPackedGroup);
+      float largest = 0;
+      for (int64_t p = p0; p < p1; ++p) largest = std::max(largest, std::fabs(w[j * k + p]));
+      BFloat16 scale = BFloat16::FromFloat(largest / 127.0f);
+      if (scale.ToFloat() < largest / 127.0f) ++scale.bits;
+      const double s = scale.ToFloat();
+      for (int64_t p = p0; p < p1; ++p) {
+        const float x = w[j * k + p];
+        switch (format) {
+          case cpu::PackedFormat::kF32:
+            stored[j * k + p] = x;
+            break;
+          case cpu::PackedFormat::kBF16:
+            stored[j * k + p] = BFloat16::FromFloat(x).ToFloat();
+            break;
+          case cpu::PackedFormat::kI8:
+            stored[j * k + p] = s > 0 ? s * std::nearbyint(x / static_cast<float>(s)) : 0.0;
+            break;
+        }
+      }
+    }
+  }
+  return stored;
+}
+
+}  // namespace ember::kernels::reference
+
+#endif  // EMBER_KERNELS_REFERENCE_PACKED_LINEAR_H_
