@@ -392,19 +392,22 @@ Tensor CausalAttention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_i
                        Generator& gen) {
   const Tensor q = internal::ForProduct(q_in), k = internal::ForProduct(k_in),
                v = internal::ForProduct(v_in);
-  // The kernel reads contiguous heads: copied once here (heads are usually strided views
-  // of one qkv projection) and kept for the backward.
-  const Tensor qc = Detach(q).Contiguous(), kc = Detach(k).Contiguous(),
-               vc = Detach(v).Contiguous();
   kernels::AttentionDropout mask{dropout, gen.seed(), gen.offset()};
   if (dropout > 0) {  // the words Rand([..., Tq, Tk]) in f32 would draw
     int64_t weights = k.size(-2);
     for (int64_t i = 0; i + 1 < q.dim(); ++i) weights *= q.size(i);
     gen.set_offset(gen.offset() + static_cast<uint64_t>(weights));
   }
+  if (!ShouldRecord({q, k, v})) {  // the op reads a cache's keys and values in place
+    return WithoutGrad(
+        [&] { return ops::CausalAttention(Detach(q), Detach(k), Detach(v), mask).y; });
+  }
+  // The kernels read contiguous heads: copied once here (heads are usually strided views
+  // of one qkv projection) and kept for the backward.
+  const Tensor qc = Detach(q).Contiguous(), kc = Detach(k).Contiguous(),
+               vc = Detach(v).Contiguous();
   ops::CausalAttentionResult result =
       WithoutGrad([&] { return ops::CausalAttention(qc, kc, vc, mask); });
-  if (!ShouldRecord({q, k, v})) return result.y;
   const Tensor y = result.y;
   result.y = Detach(y);  // the node holds y's values, not y (whose node it is: a cycle)
   return Record(

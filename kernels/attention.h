@@ -44,13 +44,15 @@ namespace ember::kernels::cpu {
 //   dP = dY V^T,  D_i = sum_j P_ij dP_ij = dY_i . Y_i,
 //   dS = P * (dP - D),  dQ = dS K / sqrt(d),  dK = dS^T Q / sqrt(d),  dV = P^T dY.
 // Q, Y, dY, dQ: [batch, tq, d]; K, V, dK, dV: [batch, tk, d]; lse: [batch, tq]; all
-// contiguous, outputs overwritten. Work goes in blocks of query rows whose keys stop at
+// contiguous, outputs overwritten, except that the forward's K and V heads start
+// kv_stride >= tk d elements apart (their rows contiguous): the first tk rows of a cache
+// of longer heads are read in place. Work goes in blocks of query rows whose keys stop at
 // the block's last visible one (the masked triangle is mostly skipped), one head per
 // thread: each head's sums run in one order whatever the thread count.
 // With dropout (above) the backward is given the forward's.
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
-                            const void* q, const void* k, const void* v, void* y, void* lse,
-                            const AttentionDropout& dropout);
+                            const void* q, const void* k, const void* v, int64_t kv_stride, void* y,
+                            void* lse, const AttentionDropout& dropout);
 void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
                              const void* q, const void* k, const void* v, const void* y,
                              const void* lse, const void* dy, void* dq, void* dk, void* dv,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -26,18 +27,36 @@ namespace {
 
 namespace ref = ::ember::kernels::reference;
 
+// capacity > tk: the forward reads K and V as the first tk rows of heads of `capacity`
+// rows (a key/value cache read in place), the rows past tk NaN.
 struct Shape {
-  int64_t batch, tq, tk, d;
+  int64_t batch, tq, tk, d, capacity = 0;
+  int64_t kv_stride() const { return std::max(tk, capacity) * d; }
 };
 
 // One position; one generated token against a cache of earlier keys (tq < tk); odd
 // widths (no vector's); blocks of the CPU's 48 query rows and their edges; rows past a
 // CUDA block. d = 32 and 64 fill the CUDA kernels' head width, whose tiles are copied
-// as 16-byte vectors (cp.async); the others element by element.
-const std::vector<Shape> kShapes = {
-    {2, 1, 1, 1},     {2, 1, 1, 4},      {3, 5, 5, 3},     {2, 7, 12, 8},    {2, 1, 40, 64},
-    {3, 1, 300, 16},  {2, 50, 50, 16},   {2, 60, 70, 33},  {1, 97, 130, 33}, {2, 128, 128, 32},
-    {4, 300, 300, 8}, {2, 200, 330, 64}, {1, 129, 129, 32}};
+// as 16-byte vectors (cp.async); the others element by element. Caches longer than the
+// keys, read in place, for one and for several queries.
+const std::vector<Shape> kShapes = {{2, 1, 1, 1},      {2, 1, 1, 4},          {3, 5, 5, 3},
+                                    {2, 7, 12, 8},     {2, 1, 40, 64},        {3, 1, 300, 16},
+                                    {2, 50, 50, 16},   {2, 60, 70, 33},       {1, 97, 130, 33},
+                                    {2, 128, 128, 32}, {4, 300, 300, 8},      {2, 200, 330, 64},
+                                    {1, 129, 129, 32}, {3, 1, 40, 64, 100},   {2, 1, 17, 33, 18},
+                                    {2, 7, 12, 8, 64}, {2, 70, 130, 64, 1024}};
+
+// x's heads of `rows` rows of d, as heads of `capacity` rows, the rest NaN.
+template <typename T>
+std::vector<T> InCache(const std::vector<T>& x, int64_t rows, int64_t d, int64_t capacity) {
+  const int64_t heads = static_cast<int64_t>(x.size()) / (rows * d);
+  std::vector<T> cache(heads * capacity * d, Convert<T>(std::numeric_limits<double>::quiet_NaN()));
+  for (int64_t b = 0; b < heads; ++b) {
+    std::copy(x.begin() + b * rows * d, x.begin() + (b + 1) * rows * d,
+              cache.begin() + b * capacity * d);
+  }
+  return cache;
+}
 
 template <typename T>
 struct Outputs {
@@ -55,9 +74,11 @@ Outputs<T> Attend(const Shape& s, double spread, std::mt19937& rng,
   r.dy = RandomVector<T>(s.batch * s.tq * s.d, -1, 1, rng);
   const int64_t q_bytes = r.q.size() * sizeof(T), k_bytes = r.k.size() * sizeof(T);
   const typename B::Buffer q(r.q), k(r.k), v(r.v), dy(r.dy), y(q_bytes),
-      lse(s.batch * s.tq * sizeof(T)), dq(q_bytes), dk(k_bytes), dv(k_bytes);
-  B::CausalAttentionForward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, q.data(), k.data(), v.data(),
-                            y.data(), lse.data(), dropout);
+      lse(s.batch * s.tq * sizeof(T)), dq(q_bytes), dk(k_bytes), dv(k_bytes),
+      k_cache(InCache(r.k, s.tk, s.d, s.kv_stride() / s.d)),
+      v_cache(InCache(r.v, s.tk, s.d, s.kv_stride() / s.d));
+  B::CausalAttentionForward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, q.data(), k_cache.data(),
+                            v_cache.data(), s.kv_stride(), y.data(), lse.data(), dropout);
   B::CausalAttentionBackward(kDTypeOf<T>, s.batch, s.tq, s.tk, s.d, q.data(), k.data(), v.data(),
                              y.data(), lse.data(), dy.data(), dq.data(), dk.data(), dv.data(),
                              dropout);
@@ -164,8 +185,11 @@ TEST(CausalAttentionCudaTest, OnTensorCoresIsWithinTf32sRounding) {
   std::mt19937 rng(12);
   Errors largest;
   cuda::SetAllowTf32(true);
-  for (const Shape& s :
-       std::vector<Shape>{{2, 200, 330, 64}, {1, 129, 129, 64}, {3, 1, 300, 64}, {1, 64, 64, 64}}) {
+  for (const Shape& s : std::vector<Shape>{{2, 200, 330, 64},
+                                           {1, 129, 129, 64},
+                                           {3, 1, 300, 64},
+                                           {1, 64, 64, 64},
+                                           {2, 9, 300, 64, 512}}) {
     const Errors e = Check<B, float>("Cuda TF32", s, 1.0, 1e-2, rng);
     largest.y = std::max(largest.y, e.y);
     largest.dq = std::max(largest.dq, e.dq);
@@ -191,8 +215,10 @@ TEST(CausalAttentionCpuTest, Bf16IsWithinBf16sRounding) {
                                   dy = RandomVector<BFloat16>(s.batch * s.tq * s.d, -1, 1, rng);
       std::vector<BFloat16> y(q.size()), dq(q.size()), dk(k.size()), dv(k.size());
       std::vector<float> lse(s.batch * s.tq);
-      cpu::CausalAttentionForward(DType::kBF16, s.batch, s.tq, s.tk, s.d, q.data(), k.data(),
-                                  v.data(), y.data(), lse.data(), {});
+      const std::vector<BFloat16> k_cache = InCache(k, s.tk, s.d, s.kv_stride() / s.d),
+                                  v_cache = InCache(v, s.tk, s.d, s.kv_stride() / s.d);
+      cpu::CausalAttentionForward(DType::kBF16, s.batch, s.tq, s.tk, s.d, q.data(), k_cache.data(),
+                                  v_cache.data(), s.kv_stride(), y.data(), lse.data(), {});
       cpu::CausalAttentionBackward(DType::kBF16, s.batch, s.tq, s.tk, s.d, q.data(), k.data(),
                                    v.data(), y.data(), lse.data(), dy.data(), dq.data(), dk.data(),
                                    dv.data(), {});

@@ -113,6 +113,15 @@ void Materialize(Module& module, Device device, Generator& gen, const Sharding* 
   }
 }
 
+void ToEmpty(Module& module, Device device) {
+  const std::vector<std::pair<std::string, Tensor>> params = module.NamedParameters();
+  const std::vector<std::pair<std::string, ParamSpec>> specs = module.NamedParameterSpecs();
+  for (size_t i = 0; i < params.size(); ++i) {
+    params[i].second.SetData(Empty(specs[i].second.shape, specs[i].second.dtype, device));
+    autograd::ZeroGrad(params[i].second);
+  }
+}
+
 ParameterCount CountParameters(const Module& module) {
   ParameterCount count;
   for (const auto& [name, spec] : module.NamedParameterSpecs()) {

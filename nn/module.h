@@ -155,6 +155,12 @@ struct Sharding {
 // Buffers are left as they are.
 void Materialize(Module& module, Device device, Generator& gen, const Sharding* sharding = nullptr);
 
+// Makes every parameter of `module` on `device` from its spec's shape and dtype,
+// uninitialised (no draws), as torch.nn.Module.to_empty: for a model whose every
+// parameter a checkpoint is about to overwrite (LoadStateDict), made in the time of the
+// allocation rather than of drawing its initial values. Buffers are left as they are.
+void ToEmpty(Module& module, Device device);
+
 // Parameters and their bytes, from the specs alone (a meta model's too).
 struct ParameterCount {
   int64_t parameters = 0;

@@ -75,6 +75,34 @@ TEST(ParamSpecTest, MaterialisingAMetaModelGivesTheNumbersOfOneMadeAtOnce) {
   EXPECT_EQ(meta_gen.offset(), eager_gen.offset());
 }
 
+// ToEmpty makes each parameter in place with its spec's shape and dtype, drawing
+// nothing; a state dict then fills it with the eager model's values.
+TEST(ParamSpecTest, ToEmptyMakesTheParametersWithoutDrawingForAStateDict) {
+  Generator eager_gen(42), meta_gen(42);
+  Small eager(eager_gen);
+  std::unique_ptr<Small> empty;
+  {
+    MetaDeviceGuard guard;
+    empty = std::make_unique<Small>(meta_gen);
+  }
+  const Tensor handle = empty->NamedParameters()[0].second;
+  ToEmpty(*empty, Device::Cpu());
+  EXPECT_EQ(meta_gen.offset(), 0u);
+  EXPECT_TRUE(handle.device().is_cpu());
+  const auto specs = empty->NamedParameterSpecs();
+  const auto params = empty->NamedParameters();
+  ASSERT_EQ(params.size(), specs.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ(params[i].second.shape(), specs[i].second.shape) << params[i].first;
+    EXPECT_EQ(params[i].second.dtype(), specs[i].second.dtype) << params[i].first;
+  }
+  ASSERT_TRUE(empty->LoadStateDict(eager.StateDict()).ok());
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ(Values(params[i].second), Values(eager.NamedParameters()[i].second))
+        << params[i].first;
+  }
+}
+
 TEST(ParamSpecTest, ShardsAreTheWholeTensorsSlices) {
   Generator whole_gen(3);
   Small whole(whole_gen);

@@ -211,28 +211,28 @@ inline int64_t HeadWork(int64_t tq, int64_t tk, int64_t d, int64_t gemms) {
   return gemms * tq * tk * d / 8;
 }
 
-// Head b's matrices and mask.
+// Head b's matrices and mask (K's and V's heads kv_stride apart).
 template <typename T>
 Head<T> HeadOf(int64_t b, int64_t tq, int64_t tk, int64_t d, const void* q, const void* k,
-               const void* v, const AttentionDropout& dropout) {
+               const void* v, int64_t kv_stride, const AttentionDropout& dropout) {
   return {tq,
           tk,
           d,
           At<T>(q, b * tq * d),
-          At<T>(k, b * tk * d),
-          At<T>(v, b * tk * d),
+          At<T>(k, b * kv_stride),
+          At<T>(v, b * kv_stride),
           dropout.offset + static_cast<uint64_t>(b * tq * tk)};
 }
 
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
-                            const void* q, const void* k, const void* v, void* y, void* lse,
-                            const AttentionDropout& dropout) {
+                            const void* q, const void* k, const void* v, int64_t kv_stride, void* y,
+                            void* lse, const AttentionDropout& dropout) {
   DispatchFloatOrBf16("causal_attention", dtype, [&](auto type) {
     using T = decltype(type);
     using C = Compute<T>;
     ParallelForWork(batch, HeadWork(tq, tk, d, 2), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        ForwardHead(HeadOf<T>(b, tq, tk, d, q, k, v, dropout), At<T>(y, b * tq * d),
+        ForwardHead(HeadOf<T>(b, tq, tk, d, q, k, v, kv_stride, dropout), At<T>(y, b * tq * d),
                     At<C>(lse, b * tq), dropout);
       }
     });
@@ -248,7 +248,7 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
     using C = Compute<T>;
     ParallelForWork(batch, HeadWork(tq, tk, d, 5), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        BackwardHead(HeadOf<T>(b, tq, tk, d, q, k, v, dropout), At<T>(y, b * tq * d),
+        BackwardHead(HeadOf<T>(b, tq, tk, d, q, k, v, tk * d, dropout), At<T>(y, b * tq * d),
                      At<C>(lse, b * tq), At<T>(dy, b * tq * d), At<T>(dq, b * tq * d),
                      At<T>(dk, b * tk * d), At<T>(dv, b * tk * d), dropout);
       }
@@ -267,9 +267,10 @@ HWY_EXPORT(CausalAttentionForward);
 HWY_EXPORT(CausalAttentionBackward);
 
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
-                            const void* q, const void* k, const void* v, void* y, void* lse,
-                            const AttentionDropout& dropout) {
-  HWY_DYNAMIC_DISPATCH(CausalAttentionForward)(dtype, batch, tq, tk, d, q, k, v, y, lse, dropout);
+                            const void* q, const void* k, const void* v, int64_t kv_stride, void* y,
+                            void* lse, const AttentionDropout& dropout) {
+  HWY_DYNAMIC_DISPATCH(CausalAttentionForward)
+  (dtype, batch, tq, tk, d, q, k, v, kv_stride, y, lse, dropout);
 }
 
 void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,

@@ -151,8 +151,8 @@ void BM_CausalAttention(benchmark::State& state) {
                            dy = Random(n, -1, 1);
   std::vector<float> y(n), lse(heads * t), dq(n), dk(n), dv(n);
   for (auto _ : state) {
-    CausalAttentionForward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), y.data(),
-                           lse.data(), {});
+    CausalAttentionForward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), t * d,
+                           y.data(), lse.data(), {});
     CausalAttentionBackward(DType::kF32, heads, t, t, d, q.data(), k.data(), v.data(), y.data(),
                             lse.data(), dy.data(), dq.data(), dk.data(), dv.data(), {});
   }

@@ -298,7 +298,8 @@ void PackedLinear(PackedFormat format, DType dtype, int64_t m, int64_t k, int64_
   const int64_t panel_bytes = internal::PanelBytes(format, kp);
   const int64_t blocks = (n + kBlock - 1) / kBlock;
   const auto* base = static_cast<const uint8_t*>(packed);
-  ParallelForWork(
+  // Blocks are independent (each column's sums are one block's): a fine cut.
+  ParallelForWorkFine(
       blocks, kp * kBlock * std::max<int64_t>(m, 8) / 8, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
           const uint8_t* at[kBlockPanels];

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -70,6 +71,40 @@ void BM_Gemm(benchmark::State& state) {
   Report(state, m, k, n, n * k * item);
 }
 
+// One token of GPT-2 124M at batch 1: the 12 blocks' four products (each block its own
+// weights, so that they come from memory as in decoding) and the head, one after
+// another, nothing else between them. Against BM_ReadBandwidth: how near the products
+// alone come to the memory's bound. Argument: format.
+void BM_PackedToken(benchmark::State& state) {
+  const auto format = static_cast<PackedFormat>(state.range(0));
+  std::vector<std::pair<int64_t, int64_t>> shapes;  // K x N
+  for (int layer = 0; layer < 12; ++layer) {
+    shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}});
+  }
+  shapes.emplace_back(768, 50257);
+  std::vector<std::vector<uint8_t>> packed;
+  int64_t bytes = 0;
+  for (const auto& [k, n] : shapes) {
+    const std::vector<float> w = Random(n * k);
+    packed.emplace_back(static_cast<size_t>(PackedBytes(format, n, k)));
+    PackWeights(format, n, k, w.data(), k, packed.back().data());
+    bytes += static_cast<int64_t>(packed.back().size());
+  }
+  const std::vector<float> a = Random(3072);
+  std::vector<float> c(50257);
+  for (auto _ : state) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const auto [k, n] = shapes[i];
+      PackedLinear(format, DType::kF32, 1, k, n, a.data(), k, packed[i].data(), nullptr, c.data(),
+                   n);
+    }
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.SetLabel(PackedFormatName(format));
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * bytes / 1e9,
+                                              benchmark::Counter::kIsRate);
+}
+
 // Sums a 512 MiB buffer across the pool (vector loads, several sums in flight, each
 // line asked for 4 KiB ahead as PackedLinear does): the bytes a second that the memory
 // gives the threads' reads. The VM's figure moves between runs: compare within one.
@@ -112,6 +147,7 @@ void Shapes(benchmark::internal::Benchmark* b, int formats) {
 
 BENCHMARK(BM_PackedLinear)->Apply([](auto* b) { Shapes(b, 3); });
 BENCHMARK(BM_Gemm)->Apply([](auto* b) { Shapes(b, 2); });
+BENCHMARK(BM_PackedToken)->ArgName("format")->DenseRange(0, 2)->UseRealTime();
 BENCHMARK(BM_ReadBandwidth)->UseRealTime();
 
 }  // namespace

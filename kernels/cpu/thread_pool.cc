@@ -114,10 +114,12 @@ void ThreadPool::WorkerLoop() {
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t grain,
-                             const std::function<void(int64_t, int64_t)>& fn) {
+                             const std::function<void(int64_t, int64_t)>& fn,
+                             int64_t chunks_per_thread) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  const int64_t chunks = std::min<int64_t>(num_threads(), (n + grain - 1) / grain);
+  const int64_t chunks =
+      std::min<int64_t>(num_threads() * chunks_per_thread, (n + grain - 1) / grain);
   if (chunks <= 1 || in_parallel_region) {
     fn(0, n);
     return;
@@ -195,8 +197,9 @@ void SetNumThreads(int num_threads) {
   if (num_threads != NumThreads()) PoolSlot() = std::make_unique<ThreadPool>(num_threads);
 }
 
-void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-  DefaultThreadPool().ParallelFor(n, grain, fn);
+void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                 int64_t chunks_per_thread) {
+  DefaultThreadPool().ParallelFor(n, grain, fn, chunks_per_thread);
 }
 
 }  // namespace ember::kernels::cpu

@@ -18,7 +18,10 @@ namespace ember::kernels::cpu {
 // ParallelFor(n, grain, fn) cuts [0, n) into at most num_threads() contiguous chunks of
 // at least `grain` items, equal but for the last, and calls fn(begin, end) once per
 // chunk. The cut depends only on n, grain and num_threads(), never on timing, so a
-// kernel that reduces within a chunk is deterministic for a given thread count. Which
+// kernel that reduces within a chunk is deterministic for a given thread count. A loop
+// whose results do not depend on the cut (each item computed whole by the call that
+// holds it) may ask for chunks_per_thread > 1: up to that many chunks a thread, so that
+// a thread that gets less of the memory or of its core (a busy machine) claims fewer. Which
 // thread runs a chunk is not fixed: the caller and the woken workers claim chunks one
 // at a time, and the caller keeps claiming until none is left, so a worker that the
 // scheduler has not run yet (another process holds its core) never holds the caller
@@ -45,7 +48,8 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
-  void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                   int64_t chunks_per_thread = 1);
 
  private:
   struct Loop {
@@ -105,7 +109,8 @@ int NumThreads();
 void SetNumThreads(int num_threads);
 
 // DefaultThreadPool().ParallelFor(...).
-void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                 int64_t chunks_per_thread = 1);
 
 }  // namespace ember::kernels::cpu
 

@@ -51,22 +51,28 @@ TEST(ThreadPoolTest, CoversTheRangeOnceInEqualChunks) {
     EXPECT_EQ(pool.num_threads(), threads);
     for (int64_t n : {0, 1, 2, 7, 100, 1001}) {
       for (int64_t grain : {1, 10, 1000}) {
-        std::vector<std::atomic<int>> hits(n);
-        std::mutex mutex;
-        std::set<std::pair<int64_t, int64_t>> chunks;
-        pool.ParallelFor(n, grain, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) hits[i]++;
-          std::lock_guard<std::mutex> lock(mutex);
-          chunks.insert({begin, end});
-        });
-        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
-        if (n == 0) continue;
-        // The cut: ceil(n / k) per chunk, k = min(threads, ceil(n / grain)).
-        const int64_t k = std::min<int64_t>(threads, (n + grain - 1) / grain);
-        const int64_t size = (n + k - 1) / k;
-        for (const auto& [begin, end] : chunks) {
-          EXPECT_EQ(begin % size, 0);
-          EXPECT_EQ(end, std::min(n, begin + size));
+        for (int64_t per_thread : {1, 4}) {
+          std::vector<std::atomic<int>> hits(n);
+          std::mutex mutex;
+          std::set<std::pair<int64_t, int64_t>> chunks;
+          pool.ParallelFor(
+              n, grain,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) hits[i]++;
+                std::lock_guard<std::mutex> lock(mutex);
+                chunks.insert({begin, end});
+              },
+              per_thread);
+          for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
+          if (n == 0) continue;
+          // The cut: ceil(n / k) per chunk, k = min(threads per_thread, ceil(n / grain)).
+          const int64_t k = std::min<int64_t>(threads * per_thread, (n + grain - 1) / grain);
+          const int64_t size = (n + k - 1) / k;
+          EXPECT_EQ(static_cast<int64_t>(chunks.size()), (n + size - 1) / size);
+          for (const auto& [begin, end] : chunks) {
+            EXPECT_EQ(begin % size, 0);
+            EXPECT_EQ(end, std::min(n, begin + size));
+          }
         }
       }
     }

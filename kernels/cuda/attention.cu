@@ -190,14 +190,15 @@ __device__ void StoreRow(const T (&v)[kD], int64_t row, int64_t rows, int64_t d,
 template <typename T, int kD>
 __global__ void __launch_bounds__(kRows)
     ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, int64_t d, const T* q, const T* k,
-                  const T* v, T* y, T* lse, bool async, AttentionDropout dropout) {
+                  const T* v, int64_t kv_stride, T* y, T* lse, bool async,
+                  AttentionDropout dropout) {
   extern __shared__ __align__(128) unsigned char shared[];
   constexpr int kStage = 2 * kCols * kD;
   const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kRows, offset = tk - tq;
   const int64_t i = q0 + threadIdx.x;
   const T scale = T(1) / sqrt(T(d));
-  k += head * tk * d;
-  v += head * tk * d;
+  k += head * kv_stride;
+  v += head * kv_stride;
   T qi[kD], o[kD];
   LoadRow(q + head * tq * d, i, tq, d, qi);
 #pragma unroll
@@ -358,7 +359,7 @@ __device__ void LoadTcTile(const float* m, int64_t row0, int64_t rows, int count
 // Block b: head b / tiles, queries [kTcRows t, + kTcRows) for t = LastFirst(tiles).
 __global__ void __launch_bounds__(kTcThreads)
     Tf32ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, const float* q, const float* k,
-                      const float* v, float* y, float* lse) {
+                      const float* v, int64_t kv_stride, float* y, float* lse) {
 #if __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) unsigned char shared[];
@@ -368,8 +369,8 @@ __global__ void __launch_bounds__(kTcThreads)
   float* sw = stages + 2 * 2 * kTcTile + warp * 16 * kTcLd;  // this warp's S, P and P V
   const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kTcRows, offset = tk - tq;
   q += head * tq * kTcD;
-  k += head * tk * kTcD;
-  v += head * tk * kTcD;
+  k += head * kv_stride;
+  v += head * kv_stride;
   const int row = lane / 2, half = lane % 2;  // the lane's row of the warp's 16, its 32 columns
   const int64_t i = q0 + warp * 16 + row;
   float* srow = sw + row * kTcLd + half * 32;
@@ -707,10 +708,12 @@ void AllowShared(const char* op, Kernel kernel, int64_t bytes, int64_t d) {
 int64_t Tiles(int64_t rows) { return (rows + kRows - 1) / kRows; }
 
 // Whether the streamed matrices' tiles can be copied as 16-byte cp.async vectors: rows
-// as wide as the tile's (d == kD, every row then starts on a 16-byte boundary) and
-// 16-byte aligned bases. Other head sizes load element by element.
-bool Async(int kD, int64_t d, std::initializer_list<const void*> streamed) {
-  bool aligned = d == kD;
+// as wide as the tile's (d == kD, every row then starts on a 16-byte boundary), 16-byte
+// aligned bases and heads a whole number of rows apart (`head_stride`, K's and V's).
+// Other head sizes load element by element.
+bool Async(int kD, int64_t d, std::initializer_list<const void*> streamed,
+           int64_t head_stride = 0) {
+  bool aligned = d == kD && head_stride % d == 0;
   for (const void* p : streamed) aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
   return aligned;
 }
@@ -728,8 +731,8 @@ void VisitHeadSize(const char* op, int64_t d, Fn&& fn) {
 }  // namespace
 
 void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, int64_t d,
-                            const void* q, const void* k, const void* v, void* y, void* lse,
-                            const AttentionDropout& dropout) {
+                            const void* q, const void* k, const void* v, int64_t kv_stride, void* y,
+                            void* lse, const AttentionDropout& dropout) {
   if (batch == 0 || tq == 0) return;
   const char* op = "causal_attention";
   EMBER_CHECK(dropout.p == 0 || dtype != DType::kBF16, op,
@@ -737,21 +740,23 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
   if (dtype == DType::kBF16) {
     EMBER_CHECK(d == internal::kBf16HeadSize, op, ": bf16 heads of d = ", d,
                 " (the CUDA bf16 kernels take d = ", internal::kBf16HeadSize, ")");
-    EMBER_CHECK(Async(internal::kBf16HeadSize, d, {q, k, v, y}), op,
-                ": bf16 q, k, v and y must start on 16-byte boundaries (their rows are read "
-                "and written as 16-byte vectors; a contiguous copy does)");
-    internal::Bf16CausalAttentionForward(
-        batch, tq, tk, static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k),
-        static_cast<const uint16_t*>(v), static_cast<uint16_t*>(y), static_cast<float*>(lse));
+    EMBER_CHECK(Async(internal::kBf16HeadSize, d, {q, k, v, y}, kv_stride), op,
+                ": bf16 q, k, v and y must start on 16-byte boundaries and heads of k and v a "
+                "whole number of rows apart (their rows are read and written as 16-byte "
+                "vectors; a contiguous copy does)");
+    internal::Bf16CausalAttentionForward(batch, tq, tk, static_cast<const uint16_t*>(q),
+                                         static_cast<const uint16_t*>(k),
+                                         static_cast<const uint16_t*>(v), kv_stride,
+                                         static_cast<uint16_t*>(y), static_cast<float*>(lse));
     return;
   }
   if (dtype == DType::kF32 && d == kTcD && AllowTf32() && dropout.p == 0 &&
-      Async(kTcD, d, {q, k, v})) {
+      Async(kTcD, d, {q, k, v}, kv_stride)) {
     AllowShared(op, Tf32ForwardKernel, kTcShared, d);
     const int64_t tiles = (tq + kTcRows - 1) / kTcRows;
     Tf32ForwardKernel<<<batch * tiles, kTcThreads, kTcShared>>>(
         tiles, tq, tk, static_cast<const float*>(q), static_cast<const float*>(k),
-        static_cast<const float*>(v), static_cast<float*>(y), static_cast<float*>(lse));
+        static_cast<const float*>(v), kv_stride, static_cast<float*>(y), static_cast<float*>(lse));
     EMBER_CUDA_CHECK_LAUNCH(op);
     return;
   }
@@ -763,8 +768,8 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
       AllowShared(op, ForwardKernel<T, kD>, shared, d);
       ForwardKernel<T, kD><<<batch * Tiles(tq), kRows, shared>>>(
           Tiles(tq), tq, tk, d, static_cast<const T*>(q), static_cast<const T*>(k),
-          static_cast<const T*>(v), static_cast<T*>(y), static_cast<T*>(lse), Async(kD, d, {k, v}),
-          dropout);
+          static_cast<const T*>(v), kv_stride, static_cast<T*>(y), static_cast<T*>(lse),
+          Async(kD, d, {k, v}, kv_stride), dropout);
     });
   });
   EMBER_CUDA_CHECK_LAUNCH(op);

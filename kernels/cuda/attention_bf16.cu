@@ -153,13 +153,13 @@ __device__ int64_t LastFirst(int64_t tiles) { return tiles - 1 - blockIdx.x % ti
 // Block b: head b / tiles, queries [64 t, + 64) for t = LastFirst(tiles).
 __global__ void __launch_bounds__(kBlockThreads)
     ForwardKernel(int64_t tiles, int64_t tq, int64_t tk, const uint16_t* q, const uint16_t* k,
-                  const uint16_t* v, uint16_t* y, float* lse) {
+                  const uint16_t* v, int64_t kv_stride, uint16_t* y, float* lse) {
   __shared__ __align__(16) uint16_t qs[kTile * kLd], ks[kTile * kLd], vs[kTile * kLd];
   const int64_t head = blockIdx.x / tiles, q0 = LastFirst(tiles) * kTile, offset = tk - tq;
   const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, c = threadIdx.x % 4;
   q += head * tq * kD;
-  k += head * tk * kD;
-  v += head * tk * kD;
+  k += head * kv_stride;
+  v += head * kv_stride;
   LoadTile(q, q0, tq, qs);
   __syncthreads();
   uint32_t qa[kChunks][4];
@@ -371,8 +371,10 @@ int64_t Tiles(int64_t rows) { return (rows + kTile - 1) / kTile; }
 }  // namespace
 
 void Bf16CausalAttentionForward(int64_t batch, int64_t tq, int64_t tk, const uint16_t* q,
-                                const uint16_t* k, const uint16_t* v, uint16_t* y, float* lse) {
-  ForwardKernel<<<batch * Tiles(tq), kBlockThreads>>>(Tiles(tq), tq, tk, q, k, v, y, lse);
+                                const uint16_t* k, const uint16_t* v, int64_t kv_stride,
+                                uint16_t* y, float* lse) {
+  ForwardKernel<<<batch * Tiles(tq), kBlockThreads>>>(Tiles(tq), tq, tk, q, k, v, kv_stride, y,
+                                                      lse);
   EMBER_CUDA_CHECK_LAUNCH("causal_attention (bf16)");
 }
 

@@ -278,8 +278,8 @@ void BM_AttentionForward(benchmark::State& state) {
       lse(kHeads * kT);
   SetAllowTf32(state.range(0) == 1);
   TimeOnGpu(state, [&] {
-    CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
-                           lse.get(), {});
+    CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), kT * kD,
+                           y.get(), lse.get(), {});
   });
   SetAllowTf32(false);
   SetFlops(state, 2.0 * kHeads * kT * kT * kD);
@@ -290,8 +290,8 @@ void BM_AttentionBackward(benchmark::State& state) {
   if (!HaveGpu(state)) return;
   const int64_t n = kHeads * kT * kD;
   Floats q(n), k(n), v(n), y(n), lse(kHeads * kT), dy(n), dq(n), dk(n), dv(n);
-  CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
-                         lse.get(), {});
+  CausalAttentionForward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), kT * kD,
+                         y.get(), lse.get(), {});
   SetAllowTf32(state.range(0) == 1);
   TimeOnGpu(state, [&] {
     CausalAttentionBackward(DType::kF32, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
@@ -309,8 +309,8 @@ void BM_AttentionForwardBf16(benchmark::State& state) {
   Bf16s q(n), k(n), v(n), y(n);
   Floats lse(kHeads * kT);
   TimeOnGpu(state, [&] {
-    CausalAttentionForward(DType::kBF16, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
-                           lse.get(), {});
+    CausalAttentionForward(DType::kBF16, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), kT * kD,
+                           y.get(), lse.get(), {});
   });
   SetFlops(state, 2.0 * kHeads * kT * kT * kD);
 }
@@ -321,8 +321,8 @@ void BM_AttentionBackwardBf16(benchmark::State& state) {
   const int64_t n = kHeads * kT * kD;
   Bf16s q(n), k(n), v(n), y(n), dy(n), dq(n), dk(n), dv(n);
   Floats lse(kHeads * kT);
-  CausalAttentionForward(DType::kBF16, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
-                         lse.get(), {});
+  CausalAttentionForward(DType::kBF16, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), kT * kD,
+                         y.get(), lse.get(), {});
   TimeOnGpu(state, [&] {
     CausalAttentionBackward(DType::kBF16, kHeads, kT, kT, kD, q.get(), k.get(), v.get(), y.get(),
                             lse.get(), dy.get(), dq.get(), dk.get(), dv.get(), {});

@@ -232,7 +232,15 @@ absl::StatusOr<std::unique_ptr<GPT>> GptFromWeights(Weights w, const std::string
         absl::StrCat(path, " (", w.format, "): its config (", w.config.ToString(), ") has ",
                      w.config.NumParameters(), " parameters, the file holds ", held));
   }
-  auto model = std::make_unique<GPT>(w.config);
+  // Declared without memory, then made uninitialised: the checkpoint's values replace
+  // every parameter (LoadStateDict is strict), so nothing is drawn only to be overwritten.
+  std::unique_ptr<GPT> model;
+  {
+    const nn::MetaDeviceGuard meta;
+    model = std::make_unique<GPT>(w.config);
+  }
+  nn::ToEmpty(*model, Device::Cpu());
+  model->PadVocabulary();
   if (absl::Status s = model->LoadStateDict(w.state); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, " (", w.format, "): ", s.message()));
   }

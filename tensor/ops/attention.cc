@@ -36,6 +36,27 @@ int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
   return rows == 0 ? 0 : q.numel() / rows;
 }
 
+// The elements from one head of t [..., rows, d] to the next when its rows are contiguous
+// and its heads (the leading dimensions flattened) evenly spaced a whole number of rows
+// apart, at least `rows` rows: rows d for a contiguous t, capacity d for the first rows
+// of a cache [..., capacity, d]. 0 when t is not so laid out.
+int64_t HeadStride(const Tensor& t) {
+  const int64_t rows = t.size(-2), d = t.size(-1);
+  if ((d > 1 && t.stride(-1) != 1) || (rows > 1 && t.stride(-2) != d)) return 0;
+  int64_t stride = rows * d;  // one head's
+  int64_t next = -1;          // what the next outer dimension's stride must be (-1: any)
+  for (int64_t i = t.dim() - 3; i >= 0; --i) {
+    if (t.size(i) == 1) continue;
+    if (next == -1) {
+      stride = t.stride(i);
+    } else if (t.stride(i) != next) {
+      return 0;
+    }
+    next = t.stride(i) * t.size(i);
+  }
+  return stride >= rows * d && d > 0 && stride % d == 0 ? stride : 0;
+}
+
 }  // namespace
 
 CausalAttentionResult CausalAttention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -43,15 +64,20 @@ CausalAttentionResult CausalAttention(const Tensor& q, const Tensor& k, const Te
   DType kernel, compute;
   const int64_t heads = Check("causal_attention", q, k, v, dropout, &kernel, &compute);
   const int64_t tq = q.size(-2), tk = k.size(-2), d = q.size(-1);
-  const Tensor qc = q.To(kernel).Contiguous(), kc = k.To(kernel).Contiguous(),
-               vc = v.To(kernel).Contiguous();
+  // K and V are read in place when their heads are laid out alike (a cache's first tk
+  // rows), else copied contiguous.
+  const int64_t in_place = k.dtype() == kernel ? HeadStride(k) : 0;
+  const bool strided = in_place != 0 && HeadStride(v) == in_place && v.dtype() == kernel;
+  const Tensor qc = q.To(kernel).Contiguous(), kc = strided ? k : k.To(kernel).Contiguous(),
+               vc = strided ? v : v.To(kernel).Contiguous();
+  const int64_t kv_stride = strided ? in_place : tk * d;
   std::vector<int64_t> lse_shape(q.shape().begin(), q.shape().end() - 1);
   CausalAttentionResult result{Empty(q.shape(), kernel, q.device()),
                                Empty(lse_shape, compute, q.device()), dropout};
   if (heads > 0 && tq > 0 && d > 0) {
     EMBER_KERNEL(CausalAttentionForward)
         .On(q.device())(kernel, heads, tq, tk, d, qc.raw_data(), kc.raw_data(), vc.raw_data(),
-                        result.y.raw_data(), result.lse.raw_data(), dropout);
+                        kv_stride, result.y.raw_data(), result.lse.raw_data(), dropout);
   } else {
     result.y.Fill(0);
     result.lse.Fill(0);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -13,6 +14,7 @@
 #include "tensor/ops/embedding.h"
 #include "tensor/ops/layernorm.h"
 #include "tensor/ops/testing.h"
+#include "tensor/random.h"
 
 namespace ember::ops {
 namespace {
@@ -141,6 +143,38 @@ TEST(CausalAttentionOpsTest, ChecksShapesAndKeepsTheDtype) {
   EXPECT_THAT([&] { CausalAttention(q, k, v.To(DType::kF64)); },
               ThrowsMessage<Error>(
                   "causal_attention: q, k and v must share a dtype, got f32, f32 and f64"));
+}
+
+// Keys and values as views: the first rows of a longer cache (read in place, heads
+// capacity d apart, the rows past them NaN), rows strided by a transpose, heads broadcast
+// by Expand, and one head, each equal to the same values made contiguous.
+TEST(CausalAttentionOpsTest, ViewsOfKeysAndValuesEqualTheirContiguousCopies) {
+  Generator gen(7);
+  for (const DType dtype : {DType::kF32, DType::kBF16}) {
+    const Tensor q = Randn({2, 3, 2, 8}, gen).To(dtype);
+    Tensor k_cache = Full({2, 3, 10, 8}, std::nan(""), dtype),
+           v_cache = Full({2, 3, 10, 8}, std::nan(""), dtype);
+    k_cache.Slice(2, 0, 5).CopyFrom(Randn({2, 3, 5, 8}, gen));
+    v_cache.Slice(2, 0, 5).CopyFrom(Randn({2, 3, 5, 8}, gen));
+    const Tensor by_rows = Randn({2, 5, 3, 8}, gen).To(dtype).Transpose(1, 2);
+    const Tensor one_head = Randn({1, 1, 5, 8}, gen).To(dtype);
+    const std::vector<std::pair<Tensor, Tensor>> cases = {
+        {k_cache.Slice(2, 0, 5), v_cache.Slice(2, 0, 5)},
+        {by_rows, k_cache.Slice(2, 0, 5)},
+        {one_head.Expand({2, 3, 5, 8}), v_cache.Slice(2, 0, 5)}};
+    for (const auto& [k, v] : cases) {
+      EXPECT_EQ(
+          CausalAttention(q, k, v).y.To(DType::kF32).ToVector<float>(),
+          CausalAttention(q, k.Contiguous(), v.Contiguous()).y.To(DType::kF32).ToVector<float>())
+          << DTypeName(dtype) << ", k " << ShapeToString(k.shape()) << " strides "
+          << ShapeToString(k.strides());
+    }
+    const Tensor q1 = q.Slice(0, 0, 1).Slice(1, 0, 1);
+    const Tensor k1 = k_cache.Slice(0, 0, 1).Slice(1, 0, 1).Slice(2, 0, 5);
+    EXPECT_EQ(
+        CausalAttention(q1, k1, k1).y.To(DType::kF32).ToVector<float>(),
+        CausalAttention(q1, k1.Contiguous(), k1.Contiguous()).y.To(DType::kF32).ToVector<float>());
+  }
 }
 
 }  // namespace

@@ -60,6 +60,20 @@ inline void ParallelForWork(int64_t n, int64_t work_per_item,
   ParallelFor(n, std::max<int64_t>(1, kMinChunkWork / std::max<int64_t>(work_per_item, 1)), fn);
 }
 
+// Chunks a thread for ParallelForWorkFine.
+inline constexpr int64_t kFineChunksPerThread = 4;
+
+// ParallelForWork for a loop whose results do not depend on the cut (each item computed
+// whole by the call that holds it): up to kFineChunksPerThread chunks a thread, claimed
+// as threads come free, so that one that streams memory more slowly than the other (or
+// shares its core with another process) takes fewer instead of holding the rest up
+// (four: as fast as eight, on decoding's products in packed_linear_benchmark).
+inline void ParallelForWorkFine(int64_t n, int64_t work_per_item,
+                                const std::function<void(int64_t, int64_t)>& fn) {
+  ParallelFor(n, std::max<int64_t>(1, kMinChunkWork / std::max<int64_t>(work_per_item, 1)), fn,
+              kFineChunksPerThread);
+}
+
 // Calls fn(T()) with T = float or double for dtype f32 or f64, and returns what it
 // returns. The floating-point kernels compute in f32 or f64 (tensor ops convert f16,
 // and bf16 for the kernels that take only these, to f32 first); any other dtype is a

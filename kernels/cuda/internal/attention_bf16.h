@@ -13,7 +13,8 @@ namespace ember::kernels::cuda::internal {
 inline constexpr int64_t kBf16HeadSize = 64;
 
 void Bf16CausalAttentionForward(int64_t batch, int64_t tq, int64_t tk, const uint16_t* q,
-                                const uint16_t* k, const uint16_t* v, uint16_t* y, float* lse);
+                                const uint16_t* k, const uint16_t* v, int64_t kv_stride,
+                                uint16_t* y, float* lse);
 
 void Bf16CausalAttentionBackward(int64_t batch, int64_t tq, int64_t tk, const uint16_t* q,
                                  const uint16_t* k, const uint16_t* v, const uint16_t* y,
