@@ -70,11 +70,30 @@ void GemmSerial(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_
   }
 }
 
+// C row ci[j0, j0 + kVecs lanes) (+)= sum_p a_p B[p, j0:...] (a_p = ai[p acs], rows of B
+// brs apart), the kVecs vectors of C held in registers over the whole depth: C is read
+// and written once, not once a row of B (a chain through memory). Each vector's FMAs run
+// in p's order, from C or 0.
+template <int kVecs, typename T>
+HWY_INLINE void AxpyBlock(int64_t k, const T* ai, int64_t acs, const T* b, int64_t brs, T* ci,
+                          bool accumulate) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  hn::Vec<decltype(d)> acc[kVecs];
+  for (int v = 0; v < kVecs; ++v) acc[v] = accumulate ? hn::LoadU(d, ci + v * lanes) : hn::Zero(d);
+  for (int64_t p = 0; p < k; ++p) {
+    const T* row = b + p * brs;
+    const auto av = hn::Set(d, ai[p * acs]);
+    for (int v = 0; v < kVecs; ++v) acc[v] = hn::MulAdd(av, hn::LoadU(d, row + v * lanes), acc[v]);
+  }
+  for (int v = 0; v < kVecs; ++v) hn::StoreU(acc[v], d, ci + v * lanes);
+}
+
 // C[0:m, j0:j1] (+)= A B for a few rows of A (m < kMr), without packing: packing B
 // costs as much as using it once, and a row of generated tokens is one row. B's
 // contiguous side decides the loop: rows of B (C row += a_ip B[p, :], axpy over
-// columns) or columns of B (C[i][j] = a_i . B[:, j], dot products; x W^T with W [out,
-// in]).
+// columns, in blocks of 4 vectors kept in registers) or columns of B (C[i][j] = a_i .
+// B[:, j], dot products; x W^T with W [out, in]).
 template <typename T>
 void GemmFewRows(int64_t m, int64_t k, int64_t j0, int64_t j1, const T* a, int64_t ars, int64_t acs,
                  const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc, bool accumulate) {
@@ -84,15 +103,14 @@ void GemmFewRows(int64_t m, int64_t k, int64_t j0, int64_t j1, const T* a, int64
     const T* ai = a + i * ars;
     T* ci = c + i * ldc;
     if (bcs == 1) {
-      if (!accumulate) std::fill(ci + j0, ci + j1, T(0));
-      for (int64_t p = 0; p < k; ++p) {
-        const T* row = b + p * brs;
-        const auto av = hn::Set(d, ai[p * acs]);
-        int64_t j = j0;
-        for (; j + lanes <= j1; j += lanes) {
-          hn::StoreU(hn::MulAdd(av, hn::LoadU(d, row + j), hn::LoadU(d, ci + j)), d, ci + j);
-        }
-        for (; j < j1; ++j) ci[j] += ai[p * acs] * row[j];
+      int64_t j = j0;
+      for (; j + 4 * lanes <= j1; j += 4 * lanes)
+        AxpyBlock<4>(k, ai, acs, b + j, brs, ci + j, accumulate);
+      for (; j + lanes <= j1; j += lanes) AxpyBlock<1>(k, ai, acs, b + j, brs, ci + j, accumulate);
+      for (; j < j1; ++j) {
+        T sum = accumulate ? ci[j] : T(0);
+        for (int64_t p = 0; p < k; ++p) sum += ai[p * acs] * b[p * brs + j];
+        ci[j] = sum;
       }
       continue;
     }

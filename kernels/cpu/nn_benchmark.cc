@@ -168,6 +168,25 @@ BENCHMARK(BM_CausalAttention)
     ->Args({48, 1024, 64})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+// One generated token's attention: a query against a cache of t keys and values, the
+// first t rows of heads of 1024 (as GPT-2's decoder reads its cache in place). GB/s: the
+// keys' and values' bytes over the time.
+void BM_CausalAttentionDecode(benchmark::State& state) {
+  const int64_t heads = state.range(0), t = state.range(1), d = state.range(2), capacity = 1024;
+  const std::vector<float> q = Random(heads * d, -1, 1), k = Random(heads * capacity * d, -1, 1),
+                           v = Random(heads * capacity * d, -1, 1);
+  std::vector<float> y(heads * d), lse(heads);
+  for (auto _ : state) {
+    CausalAttentionForward(DType::kF32, heads, 1, t, d, q.data(), k.data(), v.data(), capacity * d,
+                           y.data(), lse.data(), {});
+  }
+  SetBytes(state, 2 * heads * t * d * 4);
+}
+BENCHMARK(BM_CausalAttentionDecode)
+    ->ArgNames({"heads", "t", "d"})
+    ->Args({12, 128, 64})
+    ->Args({12, 512, 64})
+    ->UseRealTime();
 BENCHMARK(BM_AdamW)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CopyOnPool)->Unit(benchmark::kMillisecond)->UseRealTime();
 
