@@ -206,9 +206,11 @@ void BackwardHead(const Head<T>& h, const T* y, const C* lse, const T* dy, T* dq
 }
 
 // A head costs about tq tk d multiply-adds a GEMM (two forward, five backward): in the
-// pool's units (thread_pool.h), tq tk d / 8 each.
+// pool's units (thread_pool.h), tq tk d / 8 each; and about 8 units a score for its
+// softmax (an exp and a few passes), which is most of a generated token's head (tq = 1:
+// its products are dot products and axpys of d, the GEMM's register tiles unused).
 inline int64_t HeadWork(int64_t tq, int64_t tk, int64_t d, int64_t gemms) {
-  return gemms * tq * tk * d / 8;
+  return gemms * tq * tk * d / 8 + 8 * tq * tk;
 }
 
 // Head b's matrices and mask (K's and V's heads kv_stride apart).

@@ -22,8 +22,20 @@ int64_t SampleToken(const std::vector<float>& logits, const SamplingOptions& opt
                     Generator& gen) {
   const int64_t n = static_cast<int64_t>(logits.size());
   EMBER_CHECK(n > 0, "SampleToken: no logits");
-  if (options.temperature <= 0)
-    return std::max_element(logits.begin(), logits.end()) - logits.begin();
+  if (options.temperature <= 0) {
+    // The first largest, as std::max_element, with the largest so far in a register
+    // (max_element reloads it through its iterator each element: a chain through memory
+    // over the whole vocabulary, every token).
+    int64_t best = 0;
+    float top = logits[0];
+    for (int64_t i = 1; i < n; ++i) {
+      if (logits[i] > top) {
+        top = logits[i];
+        best = i;
+      }
+    }
+    return best;
+  }
   // Candidates: every token, or the top_k by score (ties: lower id first); by
   // descending score when top-p needs the order.
   std::vector<int64_t> order(static_cast<size_t>(n));

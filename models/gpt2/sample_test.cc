@@ -128,6 +128,9 @@ TEST(SampleTest, TopKTopPAndTemperature) {
     return n;
   };
   EXPECT_EQ(SampleToken(logits, SamplingOptions{0, 0, 1}, gen), 3);  // greedy
+  // Greedy ties go to the first largest; the largest first is found too.
+  EXPECT_EQ(SampleToken({1.0f, 5.0f, 5.0f, 2.0f}, SamplingOptions{0, 0, 1}, gen), 1);
+  EXPECT_EQ(SampleToken({9.0f, 5.0f, 5.0f, 2.0f}, SamplingOptions{0, 0, 1}, gen), 0);
   auto all = counts({1, 0, 1});
   EXPECT_NEAR(all[0], 400, 80);
   EXPECT_NEAR(all[3], 1600, 120);
