@@ -1,10 +1,10 @@
 #ifndef EMBER_KERNELS_BINARY_H_
 #define EMBER_KERNELS_BINARY_H_
 
+#include "core/dtype.h"
+#include "core/shape.h"
 #include "kernels/operands.h"
 #include "kernels/twins.h"
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
 // twins at the end.

@@ -1,5 +1,5 @@
 // Strided copy with a cast, and fill: one table of cases on the CPU and on CUDA
-// (kernels/cuda/internal/backends.h), against tensor/dtype.h's Convert applied element
+// (kernels/cuda/internal/backends.h), against core/dtype.h's Convert applied element
 // by element: every dtype pair on random layouts (permuted, padded, every other
 // element, broadcast sources, empty and 0-d shapes) and on hand-picked ones (a
 // transpose, whole 16-byte vectors along rows, rows too far apart for vectors), with

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "kernels/twins.h"
-#include "tensor/dtype.h"
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
 // twins at the end.
@@ -15,7 +15,7 @@ namespace ember::kernels::cpu {
 // Embedding lookup: out[i, :] = weight[ids[i], :].
 // weight: [vocab, dim] of dtype (any), contiguous; ids: int64 [n]; out: [n, dim],
 // overwritten. An id outside [0, vocab) reads nothing and gives a row of NaN (as
-// tensor/dtype.h's Convert stores NaN in dtype): a GPU's callers do not wait to check.
+// core/dtype.h's Convert stores NaN in dtype): a GPU's callers do not wait to check.
 void EmbeddingForward(DType dtype, int64_t n, int64_t dim, int64_t vocab, const void* weight,
                       const int64_t* ids, void* out);
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
+#include "core/dtype.h"
+#include "core/shape.h"
 
 namespace ember::kernels {
 

@@ -27,7 +27,7 @@
 
 #include <cstdint>
 
-#include "tensor/dtype.h"
+#include "core/dtype.h"
 
 namespace ember::kernels::cpu {
 

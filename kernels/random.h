@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "base/error.h"
+#include "core/dtype.h"
 #include "kernels/twins.h"
-#include "tensor/dtype.h"
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
 // twins at the end.

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "kernels/twins.h"
-#include "tensor/dtype.h"
 
 // One time step of an LSTM or GRU cell after its two matrix products, fused: everything
 // between the products and the next step's state, one kernel each way (as PyTorch's

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "kernels/twins.h"
-#include "tensor/dtype.h"
 
 // The family's kernels (kernels/twins.h): declared below for the CPU, and as CUDA
 // twins at the end.

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "kernels/twins.h"
-#include "tensor/dtype.h"
 
 // Cumulative sums and products along one dimension (torch.cumsum, torch.cumprod) and the
 // product's gradient. Every operand is [outer, n, inner], contiguous; the scan runs along

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "kernels/twins.h"
-#include "tensor/dtype.h"
 
 // Sorting rows (torch.sort, torch.argsort); torch.topk's partial sort is TopKRows in
 // kernels/sampling.h.

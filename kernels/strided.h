@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tensor/shape.h"
+#include "core/shape.h"
 
 namespace ember::kernels {
 

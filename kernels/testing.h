@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
 #include "hwy/highway.h"
 #include "hwy/targets.h"
-#include "tensor/dtype.h"
 
 namespace ember::kernels {
 

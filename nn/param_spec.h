@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/shape.h"
 #include "tensor/random.h"
-#include "tensor/shape.h"
 #include "tensor/tensor.h"
 
 namespace ember::nn {

@@ -11,9 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/device.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/runtime.h"
-#include "tensor/device.h"
 
 namespace ember::cuda {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <mutex>
 
-#include "tensor/device.h"
+#include "core/device.h"
 
 namespace ember {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "base/error.h"
-#include "tensor/device.h"
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/shape.h"
 #include "tensor/storage.h"
 
 namespace ember {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tensor/shape.h"
+#include "core/shape.h"
 
 namespace ember::kernels::reference {
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/dtype.h"
 #include "kernels/packed_linear.h"
-#include "tensor/dtype.h"
 
 namespace ember::kernels::reference {
 

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "tensor/device.h"
-#include "tensor/dtype.h"
+#include "core/device.h"
+#include "core/dtype.h"
 #include "tensor/ops/packed_linear.h"
 
 namespace ember::models {

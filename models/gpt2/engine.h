@@ -22,9 +22,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/dtype.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/sample.h"
-#include "tensor/dtype.h"
 #include "tokenizer/encoding.h"
 
 namespace ember::models::gpt2 {

@@ -8,7 +8,7 @@
 #define EMBER_KERNELS_CPU_INTERNAL_BF16_COMPUTE_H_
 #include <type_traits>
 
-#include "tensor/dtype.h"
+#include "core/dtype.h"
 
 namespace ember::kernels::cpu::internal {
 

@@ -36,9 +36,9 @@
 #include <utility>
 
 #include "base/error.h"
+#include "core/dtype.h"
 #include "kernels/cpu/internal/fp_mode.h"
 #include "kernels/cpu/thread_pool.h"
-#include "tensor/dtype.h"
 
 // In namespace cpu itself (as ParallelFor), so that kernel code in
 // cpu::HWY_NAMESPACE finds them unqualified.

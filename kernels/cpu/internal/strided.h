@@ -4,9 +4,9 @@
 #include <array>
 #include <cstdint>
 
+#include "core/shape.h"
 #include "kernels/cpu/internal/dispatch.h"
 #include "kernels/strided.h"
-#include "tensor/shape.h"
 
 namespace ember::kernels::cpu::internal {
 

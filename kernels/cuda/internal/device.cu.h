@@ -14,15 +14,15 @@
 #include <type_traits>
 
 #include "base/error.h"
+#include "core/dtype.h"
+#include "core/shape.h"
 #include "kernels/strided.h"
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
 
 namespace ember::kernels::cuda::internal {
 
 // ---- dtypes on the device ----
 
-// bf16 and f16 as raw bits: tensor/dtype.h's BFloat16 and Float16 have the same
+// bf16 and f16 as raw bits: core/dtype.h's BFloat16 and Float16 have the same
 // layout, but their conversions are host code.
 struct Bf16 {
   uint16_t bits;
@@ -50,7 +50,7 @@ using DeviceType = typename DeviceTypeOf<T>::type;
 template <typename T>
 inline constexpr bool kIsHalf = std::is_same_v<T, Bf16> || std::is_same_v<T, F16>;
 
-// The conversions of tensor/dtype.h (BFloat16::FromFloat, internal::FloatToHalfBits,
+// The conversions of core/dtype.h (BFloat16::FromFloat, internal::FloatToHalfBits,
 // HalfBitsToFloat), bit for bit, so that a cast gives the same bits on both devices.
 __device__ inline float ToFloat(Bf16 x) {
   return __uint_as_float(static_cast<uint32_t>(x.bits) << 16);
@@ -91,7 +91,7 @@ __device__ inline F16 FromFloat<F16>(float value) {
   return {static_cast<uint16_t>(half | (sign >> 16))};
 }
 
-// tensor/dtype.h's Convert on the device: halves through float, the other types by
+// core/dtype.h's Convert on the device: halves through float, the other types by
 // the same NumberCast.
 template <typename To, typename From>
 __device__ To Cast(From value) {

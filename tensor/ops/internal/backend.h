@@ -17,9 +17,9 @@
 #include <initializer_list>
 
 #include "base/error.h"
+#include "core/device.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/twins.h"
-#include "tensor/device.h"
 #include "tensor/tensor.h"
 
 namespace ember::ops::internal {

@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "base/error.h"
+#include "core/shape.h"
 #include "kernels/operands.h"
-#include "tensor/shape.h"
 
 namespace ember::ops::internal {
 

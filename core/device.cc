@@ -1,4 +1,4 @@
-#include "tensor/device.h"
+#include "core/device.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"

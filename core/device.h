@@ -1,5 +1,5 @@
-#ifndef EMBER_TENSOR_DEVICE_H_
-#define EMBER_TENSOR_DEVICE_H_
+#ifndef EMBER_CORE_DEVICE_H_
+#define EMBER_CORE_DEVICE_H_
 
 #include <string>
 
@@ -35,4 +35,4 @@ absl::StatusOr<Device> ParseDevice(absl::string_view text);
 
 }  // namespace ember
 
-#endif  // EMBER_TENSOR_DEVICE_H_
+#endif  // EMBER_CORE_DEVICE_H_

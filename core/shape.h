@@ -1,5 +1,5 @@
-#ifndef EMBER_TENSOR_SHAPE_H_
-#define EMBER_TENSOR_SHAPE_H_
+#ifndef EMBER_CORE_SHAPE_H_
+#define EMBER_CORE_SHAPE_H_
 
 #include <cstdint>
 #include <string>
@@ -67,4 +67,4 @@ class NdIndexIterator {
 
 }  // namespace ember
 
-#endif  // EMBER_TENSOR_SHAPE_H_
+#endif  // EMBER_CORE_SHAPE_H_

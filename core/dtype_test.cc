@@ -1,4 +1,4 @@
-#include "tensor/dtype.h"
+#include "core/dtype.h"
 
 #include <cmath>
 #include <cstdint>

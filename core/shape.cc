@@ -1,4 +1,4 @@
-#include "tensor/shape.h"
+#include "core/shape.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,5 +1,5 @@
-#ifndef EMBER_TENSOR_DTYPE_H_
-#define EMBER_TENSOR_DTYPE_H_
+#ifndef EMBER_CORE_DTYPE_H_
+#define EMBER_CORE_DTYPE_H_
 
 #include <cmath>
 #include <cstdint>
@@ -234,4 +234,4 @@ class Scalar {
 
 }  // namespace ember
 
-#endif  // EMBER_TENSOR_DTYPE_H_
+#endif  // EMBER_CORE_DTYPE_H_

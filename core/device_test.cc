@@ -1,4 +1,4 @@
-#include "tensor/device.h"
+#include "core/device.h"
 
 #include "gtest/gtest.h"
 
