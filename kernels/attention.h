@@ -26,6 +26,13 @@ struct AttentionDropout {
   uint64_t seed = 0, offset = 0;
 };
 
+// CUDA's bf16 kernels (attention_bf16.cu, on bf16 tensor cores) take heads of this size,
+// without dropout; tensor/ops widens other bf16 heads on CUDA to f32.
+inline constexpr int64_t kCudaBf16HeadSize = 64;
+inline bool CudaTakesBf16Heads(int64_t d, const AttentionDropout& dropout) {
+  return d == kCudaBf16HeadSize && dropout.p == 0;
+}
+
 }  // namespace ember::kernels
 
 namespace ember::kernels::cpu {

@@ -738,9 +738,9 @@ void CausalAttentionForward(DType dtype, int64_t batch, int64_t tq, int64_t tk, 
   EMBER_CHECK(dropout.p == 0 || dtype != DType::kBF16, op,
               ": attention dropout runs on f32 or f64 heads on CUDA (tensor/ops widens bf16 ones)");
   if (dtype == DType::kBF16) {
-    EMBER_CHECK(d == internal::kBf16HeadSize, op, ": bf16 heads of d = ", d,
-                " (the CUDA bf16 kernels take d = ", internal::kBf16HeadSize, ")");
-    EMBER_CHECK(Async(internal::kBf16HeadSize, d, {q, k, v, y}, kv_stride), op,
+    EMBER_CHECK(d == kCudaBf16HeadSize, op, ": bf16 heads of d = ", d,
+                " (the CUDA bf16 kernels take d = ", kCudaBf16HeadSize, ")");
+    EMBER_CHECK(Async(kCudaBf16HeadSize, d, {q, k, v, y}, kv_stride), op,
                 ": bf16 q, k, v and y must start on 16-byte boundaries and heads of k and v a "
                 "whole number of rows apart (their rows are read and written as 16-byte "
                 "vectors; a contiguous copy does)");
@@ -784,9 +784,9 @@ void CausalAttentionBackward(DType dtype, int64_t batch, int64_t tq, int64_t tk,
   EMBER_CHECK(dropout.p == 0 || dtype != DType::kBF16, op,
               ": attention dropout runs on f32 or f64 heads on CUDA (tensor/ops widens bf16 ones)");
   if (dtype == DType::kBF16) {
-    EMBER_CHECK(d == internal::kBf16HeadSize, op, ": bf16 heads of d = ", d,
-                " (the CUDA bf16 kernels take d = ", internal::kBf16HeadSize, ")");
-    EMBER_CHECK(Async(internal::kBf16HeadSize, d, {q, k, v, dy, dq, dk, dv}), op,
+    EMBER_CHECK(d == kCudaBf16HeadSize, op, ": bf16 heads of d = ", d,
+                " (the CUDA bf16 kernels take d = ", kCudaBf16HeadSize, ")");
+    EMBER_CHECK(Async(kCudaBf16HeadSize, d, {q, k, v, dy, dq, dk, dv}), op,
                 ": bf16 q, k, v, dy and the gradients must start on 16-byte boundaries (their "
                 "rows are read and written as 16-byte vectors; a contiguous copy does)");
     internal::Bf16CausalAttentionBackward(

@@ -32,7 +32,7 @@
 namespace ember::kernels::cuda::internal {
 namespace {
 
-constexpr int kD = static_cast<int>(kBf16HeadSize);
+constexpr int kD = static_cast<int>(kCudaBf16HeadSize);
 constexpr int kWarps = 4;
 constexpr int kBlockThreads = 32 * kWarps;
 constexpr int kTile = 16 * kWarps;  // rows a block owns; rows of the other side a tile

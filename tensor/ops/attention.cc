@@ -20,8 +20,8 @@ int64_t Check(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
   *compute = internal::FloatComputeDType(op, q);
   EMBER_CHECK(dropout.p >= 0 && dropout.p <= 1, op, ": dropout probability must be in [0, 1], got ",
               dropout.p);
-  const bool bf16 =
-      q.dtype() == DType::kBF16 && (q.device().is_cpu() || (q.size(-1) == 64 && dropout.p == 0));
+  const bool bf16 = q.dtype() == DType::kBF16 &&
+                    (q.device().is_cpu() || kernels::CudaTakesBf16Heads(q.size(-1), dropout));
   *kernel = bf16 ? DType::kBF16 : *compute;
   EMBER_CHECK(q.dim() >= 2 && q.dim() == k.dim() && k.shape() == v.shape() &&
                   std::equal(q.shape().begin(), q.shape().end() - 2, k.shape().begin()) &&
