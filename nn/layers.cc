@@ -226,7 +226,7 @@ std::string Sequential::ToString() const {
   return out + ")";
 }
 
-// The layers a model spec (nn/spec.h) can name, with PyTorch's argument names and
+// The layers a model spec (nn/network_json.h) can name, with PyTorch's argument names and
 // defaults.
 
 EMBER_REGISTER_LAYER(

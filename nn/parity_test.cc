@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "nn/layers.h"
 #include "nn/loss.h"
-#include "nn/spec.h"
+#include "nn/network_json.h"
 #include "tensor/creation.h"
 #include "tensor/ops/testing.h"
 

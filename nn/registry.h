@@ -1,7 +1,7 @@
 #ifndef EMBER_NN_REGISTRY_H_
 #define EMBER_NN_REGISTRY_H_
 
-// Layers by name, so that a model can be described in data (nn/spec.h) and tried
+// Layers by name, so that a model can be described in data (nn/network_json.h) and tried
 // without recompiling. Each layer registers its PyTorch class name and a factory that
 // reads PyTorch's constructor arguments, beside its own code:
 //
@@ -73,7 +73,7 @@ using LayerOr = absl::StatusOr<std::shared_ptr<Module>>;
 using LayerFactory = std::function<LayerOr(const LayerArgs&)>;
 
 // What a layer's arguments say of its sizes (the last dimension of its input and of its
-// output), so that a network spec (nn/spec.h) refuses a mismatch when it is built.
+// output), so that a network spec (nn/network_json.h) refuses a mismatch when it is built.
 struct LayerSizes {
   // The output's size is the input's; `input`, if given, is the argument the input's
   // size must equal ("normalized_shape").

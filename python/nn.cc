@@ -20,8 +20,8 @@
 #include "nn/layers.h"
 #include "nn/loss.h"
 #include "nn/module.h"
+#include "nn/network_json.h"
 #include "nn/safetensors.h"
-#include "nn/spec.h"
 #include "optim/optimizer.h"
 #include "python/status.h"
 #include "tensor/creation.h"
@@ -270,7 +270,7 @@ void BindSafetensors(py::module_& m) {
       py::arg("path"));
 }
 
-// A model built in C++ from a JSON spec (nn/spec.h), which ember.nn.from_spec wraps: its
+// A model built in C++ from a JSON spec (nn/network_json.h), which ember.nn.from_spec wraps: its
 // forward, its parameters (the C++ layers' own leaves) and its training mode.
 void BindSpec(py::module_& m) {
   py::class_<nn::Module, std::shared_ptr<nn::Module>>(m, "_SpecModel")

@@ -200,7 +200,7 @@ void SetGpt2Specs(nn::Module& model, int64_t layers) {
   }
 }
 
-// GPT-2's layers and initialisation for network specs (nn/spec.h), under Hugging Face's
+// GPT-2's layers and initialisation for network specs (nn/network_json.h), under Hugging Face's
 // class names, with GPTConfig's argument names.
 namespace {
 

@@ -5,7 +5,7 @@
 // its key/value cache, the pre-LayerNorm block, and GPT-2's initialisation. Parameter
 // names are nanoGPT's (and so Hugging Face's and llm.c's): ln_1, attn.c_attn, ...
 //
-// Network specs (nn/spec.h) name them as Hugging Face's classes: GPT2Block (n_embd,
+// Network specs (nn/network_json.h) name them as Hugging Face's classes: GPT2Block (n_embd,
 // n_head, dropout = 0, attn_dropout = 0), GPT2Attention (the same) and GPT2MLP (n_embd,
 // n_inner = 4 n_embd, dropout = 0); "init": "gpt2" is SetGpt2Specs (L: the spec's
 // attention layers). Linking this library registers them.

@@ -3,8 +3,6 @@
 // "init": "gpt2") is the C++ class: the same parameters under the same names from the
 // same seed, the same logits, and the same losses step after step under AdamW.
 
-#include "nn/spec.h"
-
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -14,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/gpt2/model.h"
+#include "nn/network_json.h"
 #include "optim/optimizer.h"
 #include "tensor/creation.h"
 #include "tensor/random.h"

@@ -5,7 +5,7 @@
 //   bazel run -c opt //models/gpt2:train -- --resume=runs/gpt2/checkpoint.safetensors --steps=600
 //   bazel run -c opt //models/gpt2:train -- --model=$PWD/models/gpt2/tiny.json   # a network spec
 //
-// --model=FILE.json trains the network that spec describes (nn/spec.h: any layers from
+// --model=FILE.json trains the network that spec describes (nn/network_json.h: any layers from
 // ids [B, T] to logits [B, T, V]; GPT-2's blocks are registered) with everything below
 // but sharding; its sizes and dropout are its own, and no sample is printed (generate
 // and chat run GPT-2's checkpoints).
@@ -86,7 +86,7 @@ static const ember::models::gpt2::TrainOptions kDefaults;
 
 ABSL_FLAG(std::optional<std::string>, model, std::nullopt,
           "a fresh model of this preset: demo, small, tiny, gpt2, gpt2-medium, ... (default: demo "
-          "on a CPU, small on a GPU), or a network spec's file, FILE.json (nn/spec.h)");
+          "on a CPU, small on a GPU), or a network spec's file, FILE.json (nn/network_json.h)");
 ABSL_FLAG(std::string, init_from, "",
           "start from these weights and their config (step 0): an ember checkpoint, llm.c's .bin "
           "or a Hugging Face GPT-2 folder");

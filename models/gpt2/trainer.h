@@ -22,7 +22,7 @@
 // state; rank 0 writes them, and a run resumes on any number of ranks whose global batch
 // is the saved one's.
 //
-// A network spec (TrainOptions::model_spec, nn/spec.h) trains in GPT-2's place: any
+// A network spec (TrainOptions::model_spec, nn/network_json.h) trains in GPT-2's place: any
 // network from ids [B, T] to logits [B, T, V] (models/gpt2/tiny.json is the tiny GPT,
 // which takes the class's steps exactly), with everything above but sharding; its
 // checkpoints hold the spec instead of a config.

@@ -46,7 +46,7 @@ struct Weights {
   std::map<std::string, Tensor> optimizer;
   std::map<std::string, std::string> metadata;
   // A checkpoint of a run that trained a network spec (train --model=net.json): the spec
-  // (nn/spec.h), its parameters in `state`, and `config` unused. GptFromWeights refuses it.
+  // (nn/network_json.h), its parameters in `state`, and `config` unused. GptFromWeights refuses it.
   std::string spec;
 };
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "autograd/autograd.h"
 #include "nn/loss.h"
-#include "nn/spec.h"
+#include "nn/network_json.h"
 #include "tensor/creation.h"
 #include "tensor/ops/binary.h"
 #include "tensor/ops/reduce.h"

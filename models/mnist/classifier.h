@@ -25,7 +25,7 @@
 namespace ember::models::mnist {
 
 // "mlp", "cnn", or a JSON model spec file (a path ending in .json: a network of named
-// layers or a Sequential chain, nn/spec.h) taking [B, 1, 28, 28] images to 10 logits;
+// layers or a Sequential chain, nn/network_json.h) taking [B, 1, 28, 28] images to 10 logits;
 // InvalidArgument naming the choices (or the spec's mistake) otherwise.
 absl::StatusOr<std::shared_ptr<nn::Module>> MakeClassifier(const std::string& name, Generator& gen);
 

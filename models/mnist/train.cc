@@ -55,9 +55,10 @@
 #include "nn/loss.h"
 #include "tensor/cuda.h"
 
-ABSL_FLAG(std::string, model, "mlp",
-          "mlp (784-128-10), cnn (two conv+pool stages, then linear), or a .json model spec "
-          "(nn/spec.h: a network of named layers or a chain) from [B, 1, 28, 28] to 10 logits");
+ABSL_FLAG(
+    std::string, model, "mlp",
+    "mlp (784-128-10), cnn (two conv+pool stages, then linear), or a .json model spec "
+    "(nn/network_json.h: a network of named layers or a chain) from [B, 1, 28, 28] to 10 logits");
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd, momentum (SGD, momentum 0.9), rmsprop or adam");
 ABSL_FLAG(int64_t, epochs, 5, "passes over the training images");
 ABSL_FLAG(int64_t, batch_size, 32, "images per step (per rank under mpirun)");

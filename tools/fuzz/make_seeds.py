@@ -188,8 +188,8 @@ write(*J, "decode_partial_utf8", b"\x00" + b'{"ids": [171]}')
 write(*J, "not_an_object", b"\x00" + b'[1, 2]')
 write(*J, "not_json", b"\x01" + b'{"text": ')
 
-# --- model specs (spec_fuzzer: the JSON text itself).
-S = ("nn", "spec_fuzzer")
+# --- model specs (network_json_fuzzer: the JSON text itself).
+S = ("nn", "network_json_fuzzer")
 write(*S, "mlp", json.dumps({"layers": [{"type": "Flatten"}, {"type": "Linear", "in_features": 784, "out_features": 128},
                                         {"type": "ReLU"}, {"type": "Linear", "in_features": 128, "out_features": 10}]}))
 write(*S, "cnn", json.dumps({"layers": [
@@ -209,4 +209,4 @@ write(*S, "huge", '{"layers": [{"type": "Linear", "in_features": 78400000, "out_
 write(*S, "not_an_object", '[{"type": "ReLU"}]')
 write(*S, "extra_key", '{"layers": [], "extra": 1}')
 write(*S, "not_json", '{"layers": [')
-write(*S, "number_overflow", '{"layers": [{"type": "Dropout", "p": 33333e3333333333}]}')  # spec_fuzzer's first finding
+write(*S, "number_overflow", '{"layers": [{"type": "Dropout", "p": 33333e3333333333}]}')  # network_json_fuzzer's first finding

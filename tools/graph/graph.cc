@@ -6,7 +6,7 @@
 //   bazel run //tools/graph -- --checkpoint=runs/gpt2/checkpoint.safetensors --out=/tmp/gpt2.svg
 // Models: `mlp` (two linear layers with GELU and cross entropy), `block` (a
 // pre-LayerNorm transformer block with causal self-attention and an MLP, then a linear
-// head and cross entropy, as in GPT-2), any model spec (nn/spec.h: a chain or a network
+// head and cross entropy, as in GPT-2), any model spec (nn/network_json.h: a chain or a network
 // of named layers; the graph of the sum of its output on random inputs of
 // --input_shape, normal floats or, with --input_ids=V, token ids below V:
 // --spec=models/gpt2/tiny.json --input_ids=50257 draws GPT-2 written as a spec), or a
@@ -36,7 +36,7 @@
 #include "models/gpt2/weights.h"
 #include "nn/layers.h"
 #include "nn/loss.h"
-#include "nn/spec.h"
+#include "nn/network_json.h"
 #include "tensor/creation.h"
 #include "tensor/random.h"
 
@@ -46,7 +46,8 @@ ABSL_FLAG(int64_t, seq, 8, "sequence length (block)");
 ABSL_FLAG(int64_t, dim, 16, "model width");
 ABSL_FLAG(int64_t, heads, 2, "attention heads (block); must divide --dim");
 ABSL_FLAG(int64_t, classes, 10, "output classes / vocabulary");
-ABSL_FLAG(std::string, spec, "", "a model spec (JSON, nn/spec.h) to draw instead of --model");
+ABSL_FLAG(std::string, spec, "",
+          "a model spec (JSON, nn/network_json.h) to draw instead of --model");
 ABSL_FLAG(std::string, input_shape, "2,16", "--spec's input shape, e.g. 4,1,28,28");
 ABSL_FLAG(int64_t, input_ids, 0,
           "--spec's input as token ids below this (a language model's), not N(0, 1) floats");

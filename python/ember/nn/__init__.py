@@ -37,7 +37,7 @@ class _FromSpec(Module):
 
 
 def from_spec(spec: str) -> Module:
-    """The model a JSON spec describes (ember's nn/spec.h): a chain {"layers": [{"type":
+    """The model a JSON spec describes (ember's nn/network_json.h): a chain {"layers": [{"type":
     "Linear", ...}, ...]} or a network of named layers whose "inputs" name other layers
     (residual "Add", "Concat", "FullyConnected" over several inputs, an "activation" per
     layer). `spec` is the JSON text or a file's path; a mistake raises ValueError naming

@@ -1,8 +1,8 @@
-// libFuzzer target for model specs (nn/spec.h; ember_fuzzer, base/fuzzer.bzl). For any
+// libFuzzer target for model specs (nn/network_json.h; ember_fuzzer, base/fuzzer.bzl). For any
 // bytes, ModelFromJson (a chain, or a network of named layers) builds a model or returns
 // InvalidArgument, never crashes or throws, and a model it builds has at most the 2^28 parameters a
-// spec may have. Specs with a number past 4,096 are left to spec_test: valid ones build weights of
-// up to a gigabyte, seconds each under the sanitizers.
+// spec may have. Specs with a number past 4,096 are left to network_json_test: valid ones build
+// weights of up to a gigabyte, seconds each under the sanitizers.
 
 #include <cstddef>
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/fuzz_input.h"
 #include "nlohmann/json.hpp"
+#include "nn/network_json.h"
 #include "nn/registry.h"
-#include "nn/spec.h"
 #include "tensor/random.h"
 
 namespace {

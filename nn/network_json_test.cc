@@ -1,4 +1,4 @@
-#include "nn/spec.h"
+#include "nn/network_json.h"
 
 #include <cmath>
 #include <cstdlib>

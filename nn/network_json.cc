@@ -1,4 +1,4 @@
-#include "nn/spec.h"
+#include "nn/network_json.h"
 
 #include <algorithm>
 #include <cmath>

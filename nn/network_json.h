@@ -1,5 +1,5 @@
-#ifndef EMBER_NN_SPEC_H_
-#define EMBER_NN_SPEC_H_
+#ifndef EMBER_NN_NETWORK_JSON_H_
+#define EMBER_NN_NETWORK_JSON_H_
 
 // A Sequential model described in JSON, built through the layer registry
 // (nn/registry.h), so that an MLP or a CNN can be tried without recompiling:
@@ -80,4 +80,4 @@ absl::StatusOr<std::shared_ptr<Module>> ModelFromJsonFile(const std::string& pat
 
 }  // namespace ember::nn
 
-#endif  // EMBER_NN_SPEC_H_
+#endif  // EMBER_NN_NETWORK_JSON_H_
