@@ -213,13 +213,12 @@ class GraphNet : public Module {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Generator& gen) {
-  nlohmann::json spec;
-  try {
-    spec = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("network spec is not valid JSON: ", e.what()));
-  }
+namespace {
+
+// The spec's top level: an object of "layers" (a non-empty list), and optionally
+// "output", "input_size" and "init"; returns the initialisation scheme (null: each
+// layer's own).
+absl::StatusOr<const InitScheme*> ReadTopLevel(const nlohmann::json& spec) {
   if (!spec.is_object() || !spec.contains("layers") || !spec["layers"].is_array() ||
       spec["layers"].empty()) {
     return absl::InvalidArgumentError(
@@ -244,12 +243,23 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
                        " (known: ", absl::StrJoin(RegisteredInitSchemes(), ", "), ")"));
     }
   }
-  const nlohmann::json& layers = spec["layers"];
-  // Names, inputs and each layer's spec, checked before anything is built.
-  std::map<std::string, size_t> index;
-  std::vector<std::vector<std::string>> inputs(layers.size());
-  std::vector<std::string> tied(layers.size());  // TiedLinear's "weight_of"
+  return scheme;
+}
+
+// The layers' names and wiring, checked before anything is built: each an object with a
+// unique "name" and a "type", its "inputs" (the previous layer, or the network's input,
+// when not given) and TiedLinear's "weight_of" naming layers that exist.
+struct Wiring {
   std::vector<std::string> names;
+  std::vector<std::vector<std::string>> inputs;
+  std::vector<std::string> tied;        // TiedLinear's "weight_of"; empty for the others
+  std::map<std::string, size_t> index;  // a layer's position by name
+};
+
+absl::StatusOr<Wiring> ReadWiring(const nlohmann::json& layers) {
+  Wiring w;
+  w.inputs.resize(layers.size());
+  w.tied.resize(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     const nlohmann::json& layer = layers[i];
     if (!layer.is_object() || !layer.contains("name") || !layer["name"].is_string() ||
@@ -259,12 +269,12 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
                        " must be an object with a \"name\" and a \"type\", got ", layer.dump()));
     }
     const std::string name = layer["name"];
-    if (name == "input" || !index.emplace(name, i).second) {
+    if (name == "input" || !w.index.emplace(name, i).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("network spec layer ", i, ": the name \"", name, "\" is ",
                        name == "input" ? "the network's input's" : "taken by an earlier layer"));
     }
-    names.push_back(name);
+    w.names.push_back(name);
     if ((layer.contains("activation") && !layer["activation"].is_string()) ||
         (layer["type"] == "FullyConnected" && layer.contains("bias") &&
          !layer["bias"].is_boolean())) {
@@ -281,10 +291,10 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
           return absl::InvalidArgumentError(
               absl::StrCat("layer ", name, ": \"inputs\" must be a list of layer names"));
         }
-        inputs[i].push_back(in);
+        w.inputs[i].push_back(in);
       }
     } else {
-      inputs[i].push_back(i == 0 ? "input" : names[i - 1]);
+      w.inputs[i].push_back(i == 0 ? "input" : w.names[i - 1]);
     }
     if (layer["type"] == "TiedLinear") {
       if (!layer.contains("weight_of") || !layer["weight_of"].is_string()) {
@@ -292,53 +302,172 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
             absl::StrCat("layer ", name,
                          " (TiedLinear): needs \"weight_of\", the name of a layer with a weight"));
       }
-      tied[i] = layer["weight_of"];
+      w.tied[i] = layer["weight_of"];
     }
   }
   for (size_t i = 0; i < layers.size(); ++i) {
-    for (const std::string& in : inputs[i]) {
-      if (in != "input" && index.count(in) == 0) {
+    for (const std::string& in : w.inputs[i]) {
+      if (in != "input" && w.index.count(in) == 0) {
         return absl::InvalidArgumentError(
-            absl::StrCat("layer ", names[i], ": unknown input \"", in, "\""));
+            absl::StrCat("layer ", w.names[i], ": unknown input \"", in, "\""));
       }
     }
-    if (!tied[i].empty() && index.count(tied[i]) == 0) {
+    if (!w.tied[i].empty() && w.index.count(w.tied[i]) == 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("layer ", names[i], ": unknown weight_of \"", tied[i], "\""));
+          absl::StrCat("layer ", w.names[i], ": unknown weight_of \"", w.tied[i], "\""));
     }
   }
-  // Depth-first topological order; a layer met again while its inputs are being visited
-  // closes a cycle.
-  std::vector<int> state(layers.size(), 0);  // 0 new, 1 visiting, 2 done
+  return w;
+}
+
+// The layers in depth-first topological order (each after its inputs and the layer
+// whose weight it ties); a layer met again while its inputs are being visited closes a
+// cycle, which the error spells out.
+absl::StatusOr<std::vector<size_t>> BuildOrder(const Wiring& w) {
+  std::vector<int> state(w.names.size(), 0);  // 0 new, 1 visiting, 2 done
   std::vector<size_t> order, path;
   std::function<absl::Status(size_t)> visit = [&](size_t i) -> absl::Status {
     if (state[i] == 2) return absl::OkStatus();
     if (state[i] == 1) {
       std::vector<std::string> cycle;
       for (auto it = std::find(path.begin(), path.end(), i); it != path.end(); ++it)
-        cycle.push_back(names[*it]);
-      cycle.push_back(names[i]);
+        cycle.push_back(w.names[*it]);
+      cycle.push_back(w.names[i]);
       return absl::InvalidArgumentError(absl::StrCat(
-          "layer ", names[i], ": its inputs form a cycle, ", absl::StrJoin(cycle, " <- ")));
+          "layer ", w.names[i], ": its inputs form a cycle, ", absl::StrJoin(cycle, " <- ")));
     }
     state[i] = 1;
     path.push_back(i);
-    for (const std::string& in : inputs[i]) {
-      if (in != "input") RETURN_IF_ERROR(visit(index.at(in)));
+    for (const std::string& in : w.inputs[i]) {
+      if (in != "input") RETURN_IF_ERROR(visit(w.index.at(in)));
     }
-    if (!tied[i].empty()) RETURN_IF_ERROR(visit(index.at(tied[i])));  // built before its user
+    if (!w.tied[i].empty()) RETURN_IF_ERROR(visit(w.index.at(w.tied[i])));  // built before its user
     path.pop_back();
     state[i] = 2;
     order.push_back(i);
     return absl::OkStatus();
   };
-  for (size_t i = 0; i < layers.size(); ++i) RETURN_IF_ERROR(visit(i));
-  const std::string output = spec.value("output", names.back());
-  if (index.count(output) == 0) {
+  for (size_t i = 0; i < w.names.size(); ++i) RETURN_IF_ERROR(visit(i));
+  return order;
+}
+
+// One layer of the graph, built from its spec (name, inputs and activation removed) and
+// its inputs' sizes (-1: unknown); returns the size of its output (-1: unknown). `tied` is
+// TiedLinear's layer, `budget` the parameters the spec may still make.
+absl::StatusOr<int64_t> BuildNode(const nlohmann::json& layer, const std::vector<int64_t>& in_sizes,
+                                  const std::shared_ptr<Module>& tied, const std::string& tied_name,
+                                  Generator& gen, int64_t& budget, GraphNet::Node& node) {
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layer ", node.name, " (", node.type, "): ", what));
+  };
+  int64_t size = -1;
+  if (node.type == "Add" || node.type == "Concat") {
+    if (layer.size() != 1) return bad("takes \"inputs\" only");
+    const bool known =
+        std::none_of(in_sizes.begin(), in_sizes.end(), [](int64_t s) { return s < 0; });
+    if (node.type == "Add") {
+      for (size_t k = 1; known && k < in_sizes.size(); ++k) {
+        if (in_sizes[k] != in_sizes[0]) {
+          return bad(absl::StrCat("its inputs ", node.inputs[0], " (", in_sizes[0], ") and ",
+                                  node.inputs[k], " (", in_sizes[k], ") differ in size"));
+        }
+      }
+      return in_sizes[0];
+    }
+    if (known) {
+      size = 0;
+      for (const int64_t s : in_sizes) size += s;
+    }
+    return size;
+  }
+  if (node.type == "FullyConnected") {
+    for (size_t k = 0; k < in_sizes.size(); ++k) {
+      if (in_sizes[k] < 1) {
+        return bad(absl::StrCat("the size of its input ", node.inputs[k],
+                                " is not known (give input_size, or a layer of known size)"));
+      }
+    }
+    if (!layer.contains("size") || !layer["size"].is_number_integer() || layer["size"] < 1) {
+      return bad("needs \"size\", a positive integer");
+    }
+    for (const auto& [key, value] : layer.items()) {
+      if (key != "type" && key != "size" && key != "bias") {
+        return bad(absl::StrCat("unknown argument \"", key, "\""));
+      }
+    }
+    size = layer["size"];
+    node.layer = std::make_shared<FullyConnected>(in_sizes, size, layer.value("bias", true), gen);
+  } else if (node.type == "TiedLinear") {
+    // y = x W^T with W the weight of layer weight_of, [out, in] (GPT-2's head: wte's).
+    if (node.inputs.size() != 1) return bad("takes one input");
+    if (layer.size() != 2) return bad("takes \"weight_of\" only");
+    node.tied = tied;
+    const Tensor weight = node.tied ? GraphNet::WeightOf(*node.tied) : Tensor();
+    if (!weight.defined() || weight.dim() != 2) {
+      return bad(absl::StrCat("weight_of \"", tied_name, "\" has no 2-D \"weight\""));
+    }
+    if (in_sizes[0] > 0 && in_sizes[0] != weight.size(1)) {
+      return bad(absl::StrCat(tied_name, "'s weight is ", ShapeToString(weight.shape()),
+                              ", but its input ", node.inputs[0], " has size ", in_sizes[0]));
+    }
+    return weight.size(0);
+  } else {
+    const RegisteredLayer* registered = FindLayer(node.type);
+    if (registered == nullptr) {
+      return bad(absl::StrCat("unknown type (known: Add, Concat, FullyConnected, TiedLinear, ",
+                              absl::StrJoin(RegisteredLayers(), ", "), ")"));
+    }
+    if (node.inputs.size() != 1) return bad("takes one input");
+    const LayerSizes& rule = registered->sizes;
+    if (!rule.input.empty() && in_sizes[0] > 0 && layer.contains(rule.input) &&
+        layer[rule.input] != in_sizes[0]) {
+      return bad(absl::StrCat(rule.input, " ", layer[rule.input].dump(), ", but its input ",
+                              node.inputs[0], " has size ", in_sizes[0]));
+    }
+    const LayerArgs args(layer, gen, budget);
+    LayerOr built = absl::InternalError("");
+    try {
+      built = registered->factory(args);
+    } catch (const Error& e) {
+      built = absl::InvalidArgumentError(e.what());
+    }
+    if (!built.ok()) return bad(built.status().message());
+    if (const std::vector<std::string> unread = args.Unread(); !unread.empty()) {
+      return bad(absl::StrCat("unknown argument \"", absl::StrJoin(unread, "\", \""), "\""));
+    }
+    node.layer = *std::move(built);
+    if (rule.same) {
+      size = in_sizes[0];
+    } else if (!rule.output.empty()) {
+      size = layer.value(rule.output, int64_t{-1});
+    }
+  }
+  budget -= node.layer->NumParameters();
+  if (budget < 0) {
+    return bad(absl::StrCat("the spec has more than ", LayerArgs::kMaxParameters, " parameters"));
+  }
+  return size;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Generator& gen) {
+  nlohmann::json spec;
+  try {
+    spec = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("network spec is not valid JSON: ", e.what()));
+  }
+  ASSIGN_OR_RETURN(const InitScheme* const scheme, ReadTopLevel(spec));
+  const nlohmann::json& layers = spec["layers"];
+  ASSIGN_OR_RETURN(const Wiring wiring, ReadWiring(layers));
+  ASSIGN_OR_RETURN(const std::vector<size_t> order, BuildOrder(wiring));
+  const std::string output = spec.value("output", wiring.names.back());
+  if (wiring.index.count(output) == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("network spec: unknown output \"", output, "\""));
   }
-
   // Build in that order, following sizes. With an initialisation scheme the parameters
   // are declared only, then drawn in their order once the scheme has set them.
   std::optional<MetaDeviceGuard> declare_only;
@@ -347,108 +476,23 @@ absl::StatusOr<std::shared_ptr<Module>> GraphFromJson(absl::string_view text, Ge
   std::map<std::string, std::shared_ptr<Module>> built_layers;
   std::vector<GraphNet::Node> nodes;
   int64_t budget = LayerArgs::kMaxParameters;
+  static const std::set<std::string> kActivations = {"relu", "tanh", "sigmoid", "gelu", "silu"};
   for (const size_t i : order) {
     nlohmann::json layer = layers[i];
-    GraphNet::Node node{names[i],  layer["type"], layer.value("activation", std::string()),
-                        inputs[i], nullptr,       nullptr};
-    auto bad = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("layer ", node.name, " (", node.type, "): ", what));
-    };
-    static const std::set<std::string> kActivations = {"relu", "tanh", "sigmoid", "gelu", "silu"};
+    GraphNet::Node node{wiring.names[i],  layer["type"], layer.value("activation", std::string()),
+                        wiring.inputs[i], nullptr,       nullptr};
     if (!node.activation.empty() && kActivations.count(node.activation) == 0) {
-      return bad(absl::StrCat("activation \"", node.activation,
-                              "\" (known: relu, tanh, sigmoid, gelu, silu)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("layer ", node.name, " (", node.type, "): activation \"", node.activation,
+                       "\" (known: relu, tanh, sigmoid, gelu, silu)"));
     }
     std::vector<int64_t> in_sizes;
     for (const std::string& in : node.inputs) in_sizes.push_back(sizes.at(in));
-    int64_t size = -1;
     for (const char* key : {"name", "inputs", "activation"}) layer.erase(key);
-    if (node.type == "Add" || node.type == "Concat") {
-      if (layer.size() != 1) return bad("takes \"inputs\" only");
-      const bool known =
-          std::none_of(in_sizes.begin(), in_sizes.end(), [](int64_t s) { return s < 0; });
-      if (node.type == "Add") {
-        for (size_t k = 1; known && k < in_sizes.size(); ++k) {
-          if (in_sizes[k] != in_sizes[0]) {
-            return bad(absl::StrCat("its inputs ", node.inputs[0], " (", in_sizes[0], ") and ",
-                                    node.inputs[k], " (", in_sizes[k], ") differ in size"));
-          }
-        }
-        size = in_sizes[0];
-      } else if (known) {
-        size = 0;
-        for (const int64_t s : in_sizes) size += s;
-      }
-    } else if (node.type == "FullyConnected") {
-      for (size_t k = 0; k < in_sizes.size(); ++k) {
-        if (in_sizes[k] < 1) {
-          return bad(absl::StrCat("the size of its input ", node.inputs[k],
-                                  " is not known (give input_size, or a layer of known size)"));
-        }
-      }
-      if (!layer.contains("size") || !layer["size"].is_number_integer() || layer["size"] < 1) {
-        return bad("needs \"size\", a positive integer");
-      }
-      for (const auto& [key, value] : layer.items()) {
-        if (key != "type" && key != "size" && key != "bias") {
-          return bad(absl::StrCat("unknown argument \"", key, "\""));
-        }
-      }
-      size = layer["size"];
-      node.layer = std::make_shared<FullyConnected>(in_sizes, size, layer.value("bias", true), gen);
-    } else if (node.type == "TiedLinear") {
-      // y = x W^T with W the weight of layer weight_of, [out, in] (GPT-2's head: wte's).
-      if (node.inputs.size() != 1) return bad("takes one input");
-      if (layer.size() != 2) return bad("takes \"weight_of\" only");
-      node.tied = built_layers[tied[i]];
-      const Tensor weight = node.tied ? GraphNet::WeightOf(*node.tied) : Tensor();
-      if (!weight.defined() || weight.dim() != 2) {
-        return bad(absl::StrCat("weight_of \"", tied[i], "\" has no 2-D \"weight\""));
-      }
-      if (in_sizes[0] > 0 && in_sizes[0] != weight.size(1)) {
-        return bad(absl::StrCat(tied[i], "'s weight is ", ShapeToString(weight.shape()),
-                                ", but its input ", node.inputs[0], " has size ", in_sizes[0]));
-      }
-      size = weight.size(0);
-    } else {
-      const RegisteredLayer* registered = FindLayer(node.type);
-      if (registered == nullptr) {
-        return bad(absl::StrCat("unknown type (known: Add, Concat, FullyConnected, TiedLinear, ",
-                                absl::StrJoin(RegisteredLayers(), ", "), ")"));
-      }
-      if (node.inputs.size() != 1) return bad("takes one input");
-      const LayerSizes& rule = registered->sizes;
-      if (!rule.input.empty() && in_sizes[0] > 0 && layer.contains(rule.input) &&
-          layer[rule.input] != in_sizes[0]) {
-        return bad(absl::StrCat(rule.input, " ", layer[rule.input].dump(), ", but its input ",
-                                node.inputs[0], " has size ", in_sizes[0]));
-      }
-      const LayerArgs args(layer, gen, budget);
-      LayerOr built = absl::InternalError("");
-      try {
-        built = registered->factory(args);
-      } catch (const Error& e) {
-        built = absl::InvalidArgumentError(e.what());
-      }
-      if (!built.ok()) return bad(built.status().message());
-      if (const std::vector<std::string> unread = args.Unread(); !unread.empty()) {
-        return bad(absl::StrCat("unknown argument \"", absl::StrJoin(unread, "\", \""), "\""));
-      }
-      node.layer = *std::move(built);
-      if (rule.same) {
-        size = in_sizes[0];
-      } else if (!rule.output.empty()) {
-        size = layer.value(rule.output, int64_t{-1});
-      }
-    }
-    if (node.layer) {
-      budget -= node.layer->NumParameters();
-      if (budget < 0) {
-        return bad(
-            absl::StrCat("the spec has more than ", LayerArgs::kMaxParameters, " parameters"));
-      }
-    }
+    const std::string& tied = wiring.tied[i];
+    ASSIGN_OR_RETURN(const int64_t size,
+                     BuildNode(layer, in_sizes, tied.empty() ? nullptr : built_layers[tied], tied,
+                               gen, budget, node));
     sizes[node.name] = size;
     built_layers[node.name] = node.layer;
     nodes.push_back(std::move(node));
