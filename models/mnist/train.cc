@@ -271,6 +271,79 @@ double TrainStep(nn::Module& model, optim::Optimizer& optimizer,
   return world.AllReduce(loss.item<double>(), distributed::ReduceOp::kMean);
 }
 
+// On the lead rank: out_dir made, metrics.csv opened (a resumed run appends after the
+// epochs its checkpoint had finished, dropping later rows) and the run's banner printed.
+absl::StatusOr<std::ofstream> StartLog(const RunOptions& o, const std::string& out_dir,
+                                       const nn::Module& model, const Data& data,
+                                       const Position& at, int64_t steps_per_epoch,
+                                       int64_t total_steps, int world_size) {
+  RETURN_IF_ERROR(CreateDirectories(out_dir));
+  if (at.step > 0)
+    RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", at.step / steps_per_epoch));
+  std::ofstream csv(out_dir + "/metrics.csv", at.step > 0 ? std::ios::app : std::ios::trunc);
+  if (at.step == 0)
+    csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
+  std::fprintf(
+      stderr,
+      "train: %s (%lld parameters) on %s%s, %s lr %g, %lld epochs of %lld images in batches of "
+      "%s%lld%s\n",
+      o.model.c_str(), static_cast<long long>(model.NumParameters()),
+      world_size > 1 ? absl::StrCat(world_size, " ranks x ").c_str() : "",
+      o.device.ToString().c_str(), o.optimizer.c_str(), o.lr, static_cast<long long>(o.epochs),
+      static_cast<long long>(data.train.images.size(0)),
+      world_size > 1 ? absl::StrCat(world_size, " x ").c_str() : "",
+      static_cast<long long>(o.batch_size),
+      at.step > 0 ? absl::StrCat("; resuming at step ", at.step, " of ", total_steps).c_str() : "");
+  return csv;
+}
+
+// On the lead rank, after epoch `epoch` (0-based): its line on stderr and in
+// metrics.csv, and loss.svg redrawn from every epoch's row (a resumed run's too).
+absl::Status ReportEpoch(const RunOptions& o, const std::string& out_dir, int64_t epoch,
+                         double train_loss, const Evaluation& evaluation, const Position& at,
+                         std::ofstream& csv) {
+  EndProgress();
+  std::fprintf(stderr, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
+               static_cast<long long>(epoch + 1), train_loss, evaluation.loss,
+               100 * evaluation.accuracy);
+  csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy
+      << ',' << at.train_seconds << ',' << at.examples / at.train_seconds << '\n';
+  csv.flush();
+  LossCurves curves = ReadLossCurves(out_dir + "/metrics.csv");
+  curves.title =
+      absl::StrCat(o.model, ", ", o.optimizer, " lr ", o.lr, ", ", o.loss, ", ", o.dataset);
+  curves.x_label = "epoch";
+  curves.y_label = absl::StrCat("loss (", o.loss, ")");
+  curves.val_label = "test";
+  return WriteLossSvg(out_dir + "/loss.svg", curves, /*log_scale=*/false);
+}
+
+// On the lead rank, at the end: the final checkpoint, the summary line and
+// --metrics_out's JSON.
+absl::Status Finish(const RunOptions& o, const std::string& out_dir, const std::string& checkpoint,
+                    const nn::Module& model, double train_loss, const Evaluation& evaluation,
+                    const Position& at,
+                    const std::function<absl::Status(const std::string&)>& save) {
+  const double examples_per_second = at.examples / at.train_seconds;
+  RETURN_IF_ERROR(save(checkpoint));
+  std::fprintf(stderr,
+               "train: test accuracy %.2f%% after %lld epochs, %s of training, %.0f images/s; "
+               "wrote %s and %s/metrics.csv\n",
+               100 * evaluation.accuracy, static_cast<long long>(o.epochs),
+               FormatDuration(at.train_seconds).c_str(), examples_per_second, checkpoint.c_str(),
+               out_dir.c_str());
+  if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
+    return WriteMetricsJson(path, {{"test_accuracy", evaluation.accuracy},
+                                   {"test_loss", evaluation.loss},
+                                   {"train_loss", train_loss},
+                                   {"train_seconds", at.train_seconds},
+                                   {"examples_per_second", examples_per_second},
+                                   {"epochs", o.epochs},
+                                   {"parameters", model.NumParameters()}});
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Run() {
   ASSIGN_OR_RETURN(const RunOptions o, RunOptionsFromFlags());
   distributed::ProcessGroup& world = distributed::World();
@@ -308,25 +381,8 @@ absl::Status Run() {
   const int64_t first_step = at.step;
   std::ofstream csv;
   if (lead) {
-    RETURN_IF_ERROR(CreateDirectories(out_dir));
-    // A resumed run appends, after the epochs its checkpoint had finished.
-    if (at.step > 0)
-      RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", at.step / steps_per_epoch));
-    csv.open(out_dir + "/metrics.csv", at.step > 0 ? std::ios::app : std::ios::trunc);
-    if (at.step == 0)
-      csv << "epoch,train_loss,test_loss,test_accuracy,train_seconds,examples_per_second\n";
-    std::fprintf(
-        stderr,
-        "train: %s (%lld parameters) on %s%s, %s lr %g, %lld epochs of %lld images in batches of "
-        "%s%lld%s\n",
-        o.model.c_str(), static_cast<long long>(model->NumParameters()),
-        world.size() > 1 ? absl::StrCat(world.size(), " ranks x ").c_str() : "",
-        o.device.ToString().c_str(), o.optimizer.c_str(), o.lr, static_cast<long long>(o.epochs),
-        static_cast<long long>(data.train.images.size(0)),
-        world.size() > 1 ? absl::StrCat(world.size(), " x ").c_str() : "",
-        static_cast<long long>(o.batch_size),
-        at.step > 0 ? absl::StrCat("; resuming at step ", at.step, " of ", total_steps).c_str()
-                    : "");
+    ASSIGN_OR_RETURN(
+        csv, StartLog(o, out_dir, *model, data, at, steps_per_epoch, total_steps, world.size()));
   }
   const auto save = [&](const std::string& path) {
     return SaveRun(path, *model, *optimizer, run_flags, at);
@@ -369,44 +425,12 @@ absl::Status Run() {
       evaluation = Evaluate(*model, data.test.images, data.test.labels, 1000,
                             o.loss);  // the same on every rank
     }
-    if (lead) {
-      EndProgress();
-      std::fprintf(stderr, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n",
-                   static_cast<long long>(epoch + 1), train_loss, evaluation.loss,
-                   100 * evaluation.accuracy);
-      csv << epoch + 1 << ',' << train_loss << ',' << evaluation.loss << ',' << evaluation.accuracy
-          << ',' << at.train_seconds << ',' << at.examples / at.train_seconds << '\n';
-      csv.flush();
-      LossCurves curves = ReadLossCurves(out_dir + "/metrics.csv");  // every epoch's, resumed too
-      curves.title =
-          absl::StrCat(o.model, ", ", o.optimizer, " lr ", o.lr, ", ", o.loss, ", ", o.dataset);
-      curves.x_label = "epoch";
-      curves.y_label = absl::StrCat("loss (", o.loss, ")");
-      curves.val_label = "test";
-      RETURN_IF_ERROR(WriteLossSvg(out_dir + "/loss.svg", curves, /*log_scale=*/false));
-    }
+    if (lead) RETURN_IF_ERROR(ReportEpoch(o, out_dir, epoch, train_loss, evaluation, at, csv));
     ASSIGN_OR_RETURN(const bool stop, CheckpointOrStop(world, out_dir, total_steps, save, at.step));
     if (stop) return absl::OkStatus();
   }
   if (!lead) return absl::OkStatus();
-  const double examples_per_second = at.examples / at.train_seconds;
-  RETURN_IF_ERROR(save(checkpoint));
-  std::fprintf(stderr,
-               "train: test accuracy %.2f%% after %lld epochs, %s of training, %.0f images/s; "
-               "wrote %s and %s/metrics.csv\n",
-               100 * evaluation.accuracy, static_cast<long long>(o.epochs),
-               FormatDuration(at.train_seconds).c_str(), examples_per_second, checkpoint.c_str(),
-               out_dir.c_str());
-  if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
-    return WriteMetricsJson(path, {{"test_accuracy", evaluation.accuracy},
-                                   {"test_loss", evaluation.loss},
-                                   {"train_loss", train_loss},
-                                   {"train_seconds", at.train_seconds},
-                                   {"examples_per_second", examples_per_second},
-                                   {"epochs", o.epochs},
-                                   {"parameters", model->NumParameters()}});
-  }
-  return absl::OkStatus();
+  return Finish(o, out_dir, checkpoint, *model, train_loss, evaluation, at, save);
 }
 
 }  // namespace
