@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -80,30 +81,91 @@ double SplitLoss(Mlp& model, const data::CharExamples& split, DType dtype) {
       .item<double>();
 }
 
-absl::Status Run() {
-  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
-  ASSIGN_OR_RETURN(const DType dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
+// The MLP's sizes from the flags (vocab is the data's), each flag of a size or count at
+// least 1.
+absl::StatusOr<MlpConfig> ConfigFromFlags() {
   MlpConfig config;
   config.block_size = absl::GetFlag(FLAGS_block_size);
   config.embedding = absl::GetFlag(FLAGS_embedding);
   config.hidden = absl::GetFlag(FLAGS_hidden);
-  const int64_t steps = absl::GetFlag(FLAGS_steps), batch_size = absl::GetFlag(FLAGS_batch_size);
   for (const auto& [flag, value] :
        {std::pair<const char*, int64_t>{"block_size", config.block_size},
         {"embedding", config.embedding},
         {"hidden", config.hidden},
-        {"steps", steps},
-        {"batch_size", batch_size}}) {
+        {"steps", absl::GetFlag(FLAGS_steps)},
+        {"batch_size", absl::GetFlag(FLAGS_batch_size)}}) {
     if (value < 1)
       return absl::InvalidArgumentError(
           absl::StrCat("--", flag, "=", value, ": expected at least 1"));
   }
+  return config;
+}
+
+// Where a run stands: steps done, training seconds, the last batch's loss.
+struct Progress {
+  int64_t step = 0;
+  double seconds = 0, batch_loss = 0;
+};
+
+// The run a checkpoint holds, loaded into model and gen after checking that it was made
+// with the same run_flags and is within --steps.
+absl::StatusOr<Progress> Resume(const std::string& path,
+                                const std::map<std::string, std::string>& run_flags, int64_t steps,
+                                Mlp& model, Generator& gen) {
+  ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(path, kCheckpointFormat));
+  for (const auto& [flag, value] : run_flags)
+    RETURN_IF_ERROR(CheckSameRun(state, path, flag, value));
+  RETURN_IF_ERROR(model.LoadStateDict(state.model));
+  Progress at;
+  ASSIGN_OR_RETURN(at.step, MetadataInt(state, path, "step"));
+  ASSIGN_OR_RETURN(const int64_t offset, MetadataInt(state, path, "generator_offset"));
+  ASSIGN_OR_RETURN(at.seconds, MetadataDouble(state, path, "train_seconds"));
+  ASSIGN_OR_RETURN(at.batch_loss, MetadataDouble(state, path, "batch_loss"));
+  if (at.step < 1 || at.step > steps || offset < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is at step ", at.step, " of --steps=", steps));
+  }
+  gen.set_offset(static_cast<uint64_t>(offset));
+  return at;
+}
+
+// After the last step: the splits' losses, the final checkpoint (by `save`), sampled
+// names and --metrics_out's JSON.
+absl::Status Finish(Mlp& model, const NameSplits& names, DType dtype, Device device, int block,
+                    const Progress& at, int64_t steps, Generator& gen, const std::string& out_dir,
+                    const std::function<absl::Status(const std::string&, int64_t)>& save) {
+  const double train_loss = SplitLoss(model, names.train.examples, dtype),
+               val_loss = SplitLoss(model, names.val.examples, dtype),
+               test_loss = SplitLoss(model, names.test.examples, dtype);
+  std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n",
+              train_loss, val_loss, test_loss, FormatDuration(at.seconds).c_str());
+  RETURN_IF_ERROR(save(out_dir + "/mlp.safetensors", at.step));
+  model.Eval();
+  const std::vector<std::string> samples = PrintSampledNames(
+      absl::GetFlag(FLAGS_samples), [&](const Tensor& x) { return model(x.To(device)); }, block,
+      names.vocab, gen);
+  if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
+    return WriteMetricsJson(path, {{"train_loss", train_loss},
+                                   {"val_loss", val_loss},
+                                   {"test_loss", test_loss},
+                                   {"samples", samples},
+                                   {"train_seconds", at.seconds},
+                                   {"steps", steps},
+                                   {"parameters", model.NumParameters()}});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run() {
+  ASSIGN_OR_RETURN(const Device device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
+  ASSIGN_OR_RETURN(const DType dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), device));
+  ASSIGN_OR_RETURN(MlpConfig config, ConfigFromFlags());
+  const int64_t steps = absl::GetFlag(FLAGS_steps), batch_size = absl::GetFlag(FLAGS_batch_size);
   const std::string dir = PathOrWorkspace(absl::GetFlag(FLAGS_names_dir), data::kNamesDir);
   const int block = static_cast<int>(config.block_size);
   absl::StatusOr<NameSplits> names = LoadNameSplits(dir, block);
   if (!names.ok()) return MissingInput(names.status());
   const data::CharExamples &train = names->train.examples, &val = names->val.examples;
-  const data::CharExamples& test = names->test.examples;
   config.vocab = static_cast<int64_t>(names->vocab.size());
 
   Generator gen(absl::GetFlag(FLAGS_seed));
@@ -121,27 +183,16 @@ absl::Status Run() {
       {"batch_size", absl::StrCat(batch_size)},
       {"lr", absl::StrCat(lr)},
       {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))}};
-  int64_t step = 0;  // steps done
-  double seconds = 0, batch_loss = 0;
+  Progress at;
   std::string resume = absl::GetFlag(FLAGS_resume);
   if (resume == "latest") {
     ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, "mlp.safetensors"));
   }
   if (!resume.empty()) {
-    ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(resume, kCheckpointFormat));
-    for (const auto& [flag, value] : run_flags)
-      RETURN_IF_ERROR(CheckSameRun(state, resume, flag, value));
-    RETURN_IF_ERROR(model.LoadStateDict(state.model));
-    ASSIGN_OR_RETURN(step, MetadataInt(state, resume, "step"));
-    ASSIGN_OR_RETURN(const int64_t offset, MetadataInt(state, resume, "generator_offset"));
-    ASSIGN_OR_RETURN(seconds, MetadataDouble(state, resume, "train_seconds"));
-    ASSIGN_OR_RETURN(batch_loss, MetadataDouble(state, resume, "batch_loss"));
-    if (step < 1 || step > steps || offset < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(resume, " is at step ", step, " of --steps=", steps));
-    }
-    gen.set_offset(static_cast<uint64_t>(offset));
+    ASSIGN_OR_RETURN(at, Resume(resume, run_flags, steps, model, gen));
   }
+  int64_t& step = at.step;  // steps done
+  double &seconds = at.seconds, &batch_loss = at.batch_loss;
   const int64_t first_step = step;
   std::fprintf(
       stderr, "train: %s on %s, %lld parameters; %lld training examples; %lld steps of %lld%s\n",
@@ -215,25 +266,7 @@ absl::Status Run() {
       }
     }
   }
-  const double train_loss = SplitLoss(model, train, dtype), val_loss = SplitLoss(model, val, dtype),
-               test_loss = SplitLoss(model, test, dtype);
-  std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n",
-              train_loss, val_loss, test_loss, FormatDuration(seconds).c_str());
-  RETURN_IF_ERROR(save(out_dir + "/mlp.safetensors", step));
-  model.Eval();
-  const std::vector<std::string> samples = PrintSampledNames(
-      absl::GetFlag(FLAGS_samples), [&](const Tensor& x) { return model(x.To(device)); }, block,
-      names->vocab, gen);
-  if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
-    return WriteMetricsJson(path, {{"train_loss", train_loss},
-                                   {"val_loss", val_loss},
-                                   {"test_loss", test_loss},
-                                   {"samples", samples},
-                                   {"train_seconds", seconds},
-                                   {"steps", steps},
-                                   {"parameters", model.NumParameters()}});
-  }
-  return absl::OkStatus();
+  return Finish(model, *names, dtype, device, block, at, steps, gen, out_dir, save);
 }
 
 }  // namespace
