@@ -110,7 +110,8 @@ TEST(ShardingTest, TheRulesSplitEveryDimensionWhoseAxisTheyMapOntoTheMesh) {
   // Order: ln.weight, ln.bias, c_fc.weight, c_fc.bias, c_proj.weight, c_proj.bias, head.
   EXPECT_EQ(LocalShapes(*Shardings(block, mesh, ShardingRules())),
             (std::vector<Shape>{{8}, {8}, {32, 8}, {32}, {8, 32}, {8}, {50, 8}}));
-  const ShardingRules tp = ShardingRules::Gpt2(/*fsdp=*/false);
+  // Megatron's tensor parallelism (GPT-2's table, models/gpt2/block.h), then with FSDP.
+  const ShardingRules tp = *ShardingRules::Parse("qkv=model,heads=model,mlp=model");
   const std::vector<ParamSharding> megatron = *Shardings(block, mesh, tp);
   EXPECT_EQ(LocalShapes(megatron),
             (std::vector<Shape>{{8}, {8}, {8, 8}, {8}, {8, 8}, {8}, {50, 8}}));
@@ -118,7 +119,7 @@ TEST(ShardingTest, TheRulesSplitEveryDimensionWhoseAxisTheyMapOntoTheMesh) {
   EXPECT_TRUE(megatron[4].sharded());
   EXPECT_FALSE(megatron[0].sharded());
   // FSDP and tensor parallel on a 2-D mesh: c_fc split both ways.
-  const ShardingRules both = ShardingRules::Gpt2(/*fsdp=*/true);
+  const ShardingRules both = *ShardingRules::Parse("qkv=model,heads=model,mlp=model,embed=data");
   EXPECT_EQ(both.ToString(), "qkv=model,heads=model,mlp=model,embed=data");
   EXPECT_EQ(LocalShapes(*Shardings(block, mesh, both)),
             (std::vector<Shape>{{4}, {4}, {8, 4}, {8}, {4, 8}, {4}, {50, 4}}));
@@ -182,7 +183,7 @@ TEST(ShardingTest, DrawSliceAndGatherAgreeWithTheWholeTensor) {
   }
   nn::Materialize(*whole, Device::Cpu(), whole_gen);
   const std::vector<ParamSharding> shardings =
-      *Shardings(*meta, mesh, ShardingRules::Gpt2(/*fsdp=*/true));
+      *Shardings(*meta, mesh, *ShardingRules::Parse("qkv=model,heads=model,mlp=model,embed=data"));
   const auto params = whole->NamedParameters();
   for (size_t i = 0; i < shardings.size(); ++i) {
     const Tensor drawn = shardings[i].Draw(mesh, gen);

@@ -33,13 +33,6 @@ absl::StatusOr<ShardingRules> ShardingRules::Parse(absl::string_view text) {
   return ShardingRules(std::move(rules));
 }
 
-ShardingRules ShardingRules::Gpt2(bool fsdp) {
-  std::vector<std::pair<std::string, std::string>> rules = {
-      {"qkv", "model"}, {"heads", "model"}, {"mlp", "model"}};
-  if (fsdp) rules.emplace_back("embed", "data");
-  return ShardingRules(std::move(rules));
-}
-
 std::string ShardingRules::MeshAxis(absl::string_view logical) const {
   for (const auto& [name, axis] : rules_) {
     if (name == logical) return axis;

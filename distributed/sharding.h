@@ -30,10 +30,8 @@ class ShardingRules {
       : rules_(std::move(rules)) {}
   // "embed=data,mlp=model" (also "" for no rules: everything replicated).
   static absl::StatusOr<ShardingRules> Parse(absl::string_view text);
-  // GPT-2's table: Megatron's tensor parallelism on "model" (c_attn and c_fc split
-  // by their outputs, "qkv" and "mlp"; attn.c_proj and mlp.c_proj by their inputs,
-  // "heads" and "mlp"), and with `fsdp` every parameter's "embed" on "data".
-  static ShardingRules Gpt2(bool fsdp);
+  // (A model's own table sits beside the axes its layers declare: GPT-2's is
+  // models/gpt2/block.h's Gpt2ShardingRules.)
 
   // The mesh axis for `logical`, or "" (replicated).
   std::string MeshAxis(absl::string_view logical) const;

@@ -200,6 +200,13 @@ void SetGpt2Specs(nn::Module& model, int64_t layers) {
   }
 }
 
+distributed::ShardingRules Gpt2ShardingRules(bool fsdp) {
+  std::vector<std::pair<std::string, std::string>> rules = {
+      {"qkv", "model"}, {"heads", "model"}, {"mlp", "model"}};
+  if (fsdp) rules.emplace_back("embed", "data");
+  return distributed::ShardingRules(std::move(rules));
+}
+
 // GPT-2's layers and initialisation for network specs (nn/network_json.h), under Hugging Face's
 // class names, with GPTConfig's argument names.
 namespace {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "distributed/process_group.h"
+#include "distributed/sharding.h"
 #include "nn/layers.h"
 #include "nn/module.h"
 #include "tensor/random.h"
@@ -124,6 +125,12 @@ class Block : public nn::Module {
 // outputs), "heads" (the heads' outputs side by side, attn.c_proj's input) and "mlp".
 // nn::Materialize then draws them.
 void SetGpt2Specs(nn::Module& model, int64_t layers);
+
+// GPT-2's sharding rules over those axes (distributed/sharding.h): Megatron's tensor
+// parallelism on the mesh axis "model" (c_attn and c_fc split by their outputs, "qkv" and
+// "mlp"; attn.c_proj and mlp.c_proj by their inputs, "heads" and "mlp"), and with `fsdp`
+// every parameter's "embed" on "data".
+distributed::ShardingRules Gpt2ShardingRules(bool fsdp);
 
 }  // namespace ember::models::gpt2
 

@@ -6,10 +6,13 @@
 #include "models/gpt2/model.h"
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "distributed/mesh.h"
+#include "distributed/sharding.h"
 #include "gtest/gtest.h"
 #include "nn/module.h"
 #include "tensor/ops/binary.h"
@@ -40,6 +43,32 @@ TEST(GptSpecsTest, Gpt2XlIsCountedWithoutMemory) {
             "wte.weight [50257, 1600] f32 (vocab, embed) normal(0, 0.02)");
   EXPECT_EQ(specs[6].first + " " + specs[6].second.ToString(),
             "h.0.attn.c_proj.weight [1600, 1600] f32 (embed, heads) normal(0, 0.00204124)");
+}
+
+// GPT-2's rules over its axes: Megatron's split of the blocks on "model" (c_attn by its
+// q, k and v outputs, c_proj by its input), and FSDP's "embed" on "data" besides.
+TEST(GptSpecsTest, ShardingRulesSplitTheBlocksAsMegatronAndFsdpDo) {
+  nn::MetaDeviceGuard meta;
+  const GPT model(GPTConfig::Preset("gpt2").value());
+  const distributed::Mesh mesh = *distributed::Mesh::Layout("data:2,model:4", 8);
+  EXPECT_EQ(Gpt2ShardingRules(false).ToString(), "qkv=model,heads=model,mlp=model");
+  EXPECT_EQ(Gpt2ShardingRules(true).ToString(), "qkv=model,heads=model,mlp=model,embed=data");
+  auto local_shapes = [&](bool fsdp) {
+    const std::vector<distributed::ParamSharding> shardings =
+        *distributed::Shardings(model, mesh, Gpt2ShardingRules(fsdp));
+    std::map<std::string, Shape> shapes;
+    for (const distributed::ParamSharding& p : shardings) shapes[p.name] = p.local_shape;
+    return shapes;
+  };
+  std::map<std::string, Shape> tp = local_shapes(false), both = local_shapes(true);
+  EXPECT_EQ(tp["h.0.attn.c_attn.weight"], (Shape{576, 768}));  // 3 x 768 / 4 rows
+  EXPECT_EQ(tp["h.0.attn.c_proj.weight"], (Shape{768, 192}));
+  EXPECT_EQ(tp["h.0.mlp.c_fc.weight"], (Shape{768, 768}));
+  EXPECT_EQ(tp["h.0.mlp.c_proj.weight"], (Shape{768, 768}));
+  EXPECT_EQ(tp["wte.weight"], (Shape{50257, 768}));  // replicated
+  EXPECT_EQ(both["h.0.attn.c_attn.weight"], (Shape{576, 384}));
+  EXPECT_EQ(both["wte.weight"], (Shape{50257, 384}));
+  EXPECT_EQ(both["h.0.ln_1.weight"], (Shape{384}));
 }
 
 TEST(GptSpecsTest, AMetaModelMaterialisesToTheSameNumbers) {

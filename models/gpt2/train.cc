@@ -539,7 +539,7 @@ absl::Status PrintShardings(const GPTConfig& config, distributed::ProcessGroup& 
   ASSIGN_OR_RETURN(
       const distributed::Mesh mesh,
       distributed::Mesh::Layout(spec, world.size() == 1 ? 0 : world.size(), world.rank()));
-  distributed::ShardingRules rules = distributed::ShardingRules::Gpt2(absl::GetFlag(FLAGS_fsdp));
+  distributed::ShardingRules rules = Gpt2ShardingRules(absl::GetFlag(FLAGS_fsdp));
   if (!absl::GetFlag(FLAGS_sharding_rules).empty()) {
     ASSIGN_OR_RETURN(rules, distributed::ShardingRules::Parse(absl::GetFlag(FLAGS_sharding_rules)));
   }

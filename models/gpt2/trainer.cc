@@ -279,9 +279,8 @@ Tensor Trainer::Loss(const Tensor& x, const Tensor& y) {
 absl::Status Trainer::Shard() {
   const bool sharded = model_->Parameters().front().device() == Device::Meta();
   if (sharded) {
-    ASSIGN_OR_RETURN(
-        shardings_,
-        distributed::Shardings(*model_, mesh_, distributed::ShardingRules::Gpt2(options_.fsdp)));
+    ASSIGN_OR_RETURN(shardings_,
+                     distributed::Shardings(*model_, mesh_, Gpt2ShardingRules(options_.fsdp)));
   } else {
     model_->To(options_.device);
     if (gpt_ != nullptr) gpt_->PadVocabulary();  // To(device) made wte's memory anew

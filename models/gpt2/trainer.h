@@ -33,7 +33,7 @@
 // distributed/tensor_parallel.h). With `fsdp` the data axis also splits the parameters
 // along their "embed" dimension (distributed/fsdp.h: each rank holds its shards, their
 // gradients and AdamW's state, and gathers a block's weights while it computes). Where
-// each parameter lives comes from its spec under ShardingRules::Gpt2(fsdp); each rank
+// each parameter lives comes from its spec under Gpt2ShardingRules(fsdp); each rank
 // draws only its shards, with the numbers one process would draw. Checkpoints gather
 // every parameter and AdamW's state whole, so a run saved on one mesh resumes on
 // another, or in one process.
