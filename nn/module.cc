@@ -1,5 +1,7 @@
 #include "nn/module.h"
 
+#include <functional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "autograd/engine.h"
@@ -182,8 +184,17 @@ void Module::ZeroGrad() {
 }
 
 Device Module::device() const {
-  const std::vector<std::pair<std::string, Tensor>> params = NamedParameters();
-  return params.empty() ? Device::Cpu() : params.front().second.device();
+  // The first parameter in NamedParameters' order (a module's own, then its children's),
+  // found without listing and naming them all: a decoder asks once a token.
+  std::function<const Tensor*(const Module&)> first = [&](const Module& m) -> const Tensor* {
+    if (!m.parameters_.empty()) return &m.parameters_.front().second;
+    for (const auto& [name, child] : m.children_) {
+      if (const Tensor* t = first(*child)) return t;
+    }
+    return nullptr;
+  };
+  const Tensor* const t = first(*this);
+  return t != nullptr ? t->device() : Device::Cpu();
 }
 
 Module& Module::To(Device device) {

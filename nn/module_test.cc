@@ -83,6 +83,23 @@ TEST(ModuleTest, ForwardHooksRunAroundForwardThroughTheCallOperator) {
   EXPECT_EQ(linear(x).ToVector<float>(), plain);
 }
 
+// device() is the first parameter's, in NamedParameters' order: past children without
+// parameters; the CPU when there is none.
+TEST(ModuleTest, DeviceIsTheFirstParametersDevice) {
+  Generator gen(5);
+  Sequential none;
+  none.Append(std::make_shared<Relu>());
+  EXPECT_EQ(none.device(), Device::Cpu());
+  Sequential net;
+  net.Append(std::make_shared<Relu>());
+  {
+    const MetaDeviceGuard meta;
+    net.Append(std::make_shared<Linear>(3, 2, true, gen));
+  }
+  net.Append(std::make_shared<Linear>(2, 2, true, gen));
+  EXPECT_EQ(net.device(), Device::Meta());
+}
+
 // Module::To keeps the same tensor handles (a layer's members, an optimizer's list)
 // and their requires_grad; moving to where they are is a no-op.
 TEST(ModuleTest, ToMovesEveryParameterInPlace) {
