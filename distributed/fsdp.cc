@@ -157,6 +157,7 @@ void FullyShardedData::Reduce(size_t u) {
   Unit& unit = units_[u];
   if (unit.reduced) return;
   unit.reduced = true;
+  if (unit.params.empty()) return;  // a root whose module's parameters are all in units
   ag::NoGradGuard no_grad;
   const int64_t n = group_.size(), s = unit.shard_numel;
   const Device device = unit.params.front().param.device();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The process group under mpirun on this machine (loopback, shared memory): the
-# collectives', data-parallel, ZeRO-1, FSDP and tensor-parallel tests on 2 and 3 ranks, the
+# collectives', data-parallel, ZeRO-1, FSDP, sharded-model and tensor-parallel tests on 2 and 3 ranks, the
 # mesh's on 4, and runs in which one rank dies, stalls or fails,
 # each of which must end within seconds with a message, never hang.
 set -uo pipefail
@@ -11,7 +11,8 @@ mpirun=("${test_mpirun[@]}")
 # XML report.
 unset TEST_PREMATURE_EXIT_FILE XML_OUTPUT_FILE
 
-for test in process_group_test data_parallel_test zero_test fsdp_test tensor_parallel_test; do
+for test in process_group_test data_parallel_test zero_test fsdp_test sharded_model_test \
+  tensor_parallel_test; do
   for n in 2 3; do
     log="$TEST_TMPDIR/$test.$n.log"
     "${mpirun[@]}" -np "$n" "distributed/$test" >"$log" 2>&1

@@ -33,6 +33,14 @@ absl::StatusOr<ShardingRules> ShardingRules::Parse(absl::string_view text) {
   return ShardingRules(std::move(rules));
 }
 
+ShardingRules ShardingRules::Without(absl::string_view mesh_axis) const {
+  std::vector<std::pair<std::string, std::string>> kept;
+  for (const auto& rule : rules_) {
+    if (rule.second != mesh_axis) kept.push_back(rule);
+  }
+  return ShardingRules(std::move(kept));
+}
+
 std::string ShardingRules::MeshAxis(absl::string_view logical) const {
   for (const auto& [name, axis] : rules_) {
     if (name == logical) return axis;

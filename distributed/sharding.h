@@ -33,6 +33,8 @@ class ShardingRules {
   // (A model's own table sits beside the axes its layers declare: GPT-2's is
   // models/gpt2/block.h's Gpt2ShardingRules.)
 
+  // These rules less those that map to `mesh_axis`.
+  ShardingRules Without(absl::string_view mesh_axis) const;
   // The mesh axis for `logical`, or "" (replicated).
   std::string MeshAxis(absl::string_view logical) const;
   // "embed=data,mlp=model".

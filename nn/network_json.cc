@@ -189,6 +189,14 @@ class GraphNet : public Module {
     return absl::StrCat("Graph(\n", absl::StrJoin(lines, "\n"), "\n) -> ", output_);
   }
 
+  std::vector<const Module*> TiedLayers() const {
+    std::vector<const Module*> tied;
+    for (const Node& n : nodes_) {
+      if (n.tied) tied.push_back(n.tied.get());
+    }
+    return tied;
+  }
+
   // A layer's parameter "weight" (undefined if it has none).
   static Tensor WeightOf(const Module& layer) {
     for (const auto& [name, p] : layer.NamedParameters()) {
@@ -516,6 +524,11 @@ absl::StatusOr<std::shared_ptr<Module>> ModelFromJson(absl::string_view text, Ge
   if (graph) return GraphFromJson(text, gen);
   ASSIGN_OR_RETURN(std::shared_ptr<Sequential> chain, SequentialFromJson(text, gen));
   return std::shared_ptr<Module>(std::move(chain));
+}
+
+std::vector<const Module*> TiedLayers(const Module& model) {
+  const auto* graph = dynamic_cast<const GraphNet*>(&model);
+  return graph != nullptr ? graph->TiedLayers() : std::vector<const Module*>();
 }
 
 absl::StatusOr<std::shared_ptr<Module>> ModelFromJsonFile(const std::string& path, Generator& gen) {

@@ -78,6 +78,11 @@ absl::StatusOr<std::shared_ptr<Module>> ModelFromJson(absl::string_view json,
 absl::StatusOr<std::shared_ptr<Module>> ModelFromJsonFile(const std::string& path,
                                                           Generator& gen = DefaultGenerator());
 
+// The layers of a model ModelFromJson made whose weight another layer uses (a
+// TiedLinear's "weight_of"); none for a Sequential chain. Sharding keeps them whole
+// with the model's root: FSDP gathers a unit only around its own layer's forward.
+std::vector<const Module*> TiedLayers(const Module& model);
+
 }  // namespace ember::nn
 
 #endif  // EMBER_NN_NETWORK_JSON_H_

@@ -243,6 +243,16 @@ void GPT::SetTensorParallel(distributed::ProcessGroup* group) {
   for (const std::shared_ptr<Block>& block : blocks_) block->SetTensorParallel(group);
 }
 
+distributed::ShardingPlan Gpt2ShardingPlan(GPT& gpt) {
+  distributed::ShardingPlan plan;
+  plan.rules = Gpt2ShardingRules(/*fsdp=*/true);
+  for (const std::shared_ptr<Block>& block : gpt.blocks()) plan.units.push_back(block.get());
+  plan.tensor_parallel = [&gpt](distributed::ProcessGroup& group) {
+    gpt.SetTensorParallel(&group);
+  };
+  return plan;
+}
+
 std::string GPT::ToString() const { return absl::StrCat("GPT(", config_.ToString(), ")"); }
 
 }  // namespace ember::models::gpt2

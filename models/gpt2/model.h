@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "distributed/sharded_model.h"
 #include "models/gpt2/block.h"
 #include "nn/layers.h"
 #include "nn/module.h"
@@ -137,6 +138,11 @@ class GPT : public nn::Module {
   // flow back, a view); undefined when not Padded().
   Tensor PaddedTable() const;
 };
+
+// GPT-2's plan for distributed::ShardedModel: Gpt2ShardingRules (with FSDP's "embed" on
+// "data", which ShardOptions::fsdp turns on or off), its blocks as FSDP's units, and its
+// attention and MLP tensor parallel.
+distributed::ShardingPlan Gpt2ShardingPlan(GPT& gpt);
 
 }  // namespace ember::models::gpt2
 

@@ -11,6 +11,9 @@
 # - FSDP's tensor memory per rank after a step (parameters, gradients, AdamW's state) is
 #   at most 1/N of one process's plus the root's gathered weights (the embeddings, which
 #   FSDP keeps whole through the step: 12.9 MB here), each rank reporting its own;
+# - a network spec (tiny.json, the same GPT with no sharding code of its own) with FSDP
+#   on 2 and 4 ranks equals its one-process run (measured 1.1e-6 and 1.4e-6), and one
+#   on a model axis fails on every rank, saying it has no tensor-parallel layers;
 # - bad meshes fail on every rank, saying why.
 set -uo pipefail
 source base/expect.sh
@@ -86,6 +89,18 @@ resume() {
 resume fsdp2_on_tp2 fsdp2 2 --batch_size=4 --mesh=model:2
 resume tp2_on_mesh_fsdp tp2 4 --batch_size=2 --mesh=data:2,model:2 --fsdp
 resume mesh_fsdp_on_one mesh_fsdp 1 --batch_size=4
+
+# A network spec: sharded by ShardedModel alone (each layer an FSDP unit but the tied wte).
+spec=(--model="$PWD/models/gpt2/tiny.json")
+$train "${common[@]}" "${spec[@]}" --steps=3 --batch_size=4 --out_dir="$dir/spec_one" 2>/dev/null
+expect "a spec in one process" "0" "$?"
+run spec_fsdp2 2 "${spec[@]}" --batch_size=2 --fsdp
+run spec_fsdp4 4 "${spec[@]}" --batch_size=1 --fsdp
+for name in spec_fsdp2 spec_fsdp4; do check "$name = 1 process x 4" "$dir/$name" "$dir/spec_one"; done
+"${test_mpirun[@]}" -np 2 $train "${common[@]}" "${spec[@]}" --steps=3 --batch_size=4 --mesh=model:2 \
+  --out_dir="$dir/bad" >"$dir/spec_tp.log" 2>&1
+expect "a spec on a model axis fails" "yes" "$([ $? -ne 0 ] && echo yes)"
+expect "... on every rank, saying why" "2" "$(grep -c 'this model has no tensor-parallel layers for the 2 ranks of its model axis' "$dir/spec_tp.log")"
 
 # Bad input: every rank says what is wrong, and the run ends.
 "${test_mpirun[@]}" -np 2 $train "${common[@]}" --steps=3 --batch_size=2 --mesh=data:2,model:2 \

@@ -354,11 +354,12 @@ void PrintPlan(Trainer& t, const TrainOptions& options, const TrainingData& data
                bool resumed) {
   const bool gpu = !options.device.is_cpu();
   const distributed::Mesh& mesh = t.mesh();
-  const bool plain = mesh.size("model") == 1 && !t.fsdp();
-  const std::string ranks = world_size == 1 ? ""
-                            : plain         ? absl::StrCat(world_size, " ranks x ")
-                                    : absl::StrCat(world_size, " ranks (mesh ", mesh.ToString(),
-                                                   t.fsdp() ? ", FSDP" : "", ") x ");
+  const bool plain = mesh.size("model") == 1 && t.sharded_model().fsdp() == nullptr;
+  const std::string ranks =
+      world_size == 1 ? ""
+      : plain         ? absl::StrCat(world_size, " ranks x ")
+                      : absl::StrCat(world_size, " ranks (mesh ", mesh.ToString(),
+                             t.sharded_model().fsdp() != nullptr ? ", FSDP" : "", ") x ");
   const std::string batch_ranks =
       mesh.size("data") > 1 ? absl::StrCat(mesh.size("data"), " data ranks x ") : "";
   std::fprintf(
@@ -679,7 +680,7 @@ absl::Status Run() {
   if (!lead) return absl::OkStatus();
   RETURN_IF_ERROR(
       Summarize(t, options, t.step() - first, totals, checkpoint, out_dir, t.mesh().size("data")));
-  if (absl::GetFlag(FLAGS_sample_tokens) > 0 && t.sharded()) {
+  if (absl::GetFlag(FLAGS_sample_tokens) > 0 && t.sharded_model().split()) {
     std::fprintf(stderr, "train: no sample from a sharded model: generate --checkpoint=%s\n",
                  checkpoint.c_str());
   } else if (absl::GetFlag(FLAGS_sample_tokens) > 0 && data.encoding && t.gpt() != nullptr &&

@@ -1,5 +1,6 @@
 #include "models/gpt2/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -41,49 +42,50 @@ absl::StatusOr<uint64_t> MetaNumber(const Weights& checkpoint, const std::string
 // past rank 0's (initialisation, before it, is the same on every rank).
 uint64_t DropoutStreamOffset(int rank) { return static_cast<uint64_t>(rank) << 48; }
 
-}  // namespace
+// How the options spread the model: FSDP on the data axis with --fsdp; ZeRO-1 reduces
+// the gradients itself.
+distributed::ShardOptions ShardOptionsOf(const TrainOptions& options) {
+  return {options.device, options.fsdp, /*average_gradients=*/options.zero_stage == 0};
+}
 
-absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
-    const GPTConfig& config, const TrainOptions& options,
-    std::vector<const data::TokenShard*> train, const data::TokenShard* val,
-    const std::string& checkpoint, bool resume, const std::vector<Conversation>* conversations) {
-  // --resume: an ember checkpoint, with the optimizer state and the run's position;
-  // --init_from: the weights and config (or spec) of any file ReadWeights reads.
-  GPTConfig cfg = config;
-  TrainOptions opts = options;
-  std::optional<Weights> weights;
-  if (!checkpoint.empty()) {
-    ASSIGN_OR_RETURN(Weights w, ReadWeights(checkpoint));
-    if (resume && w.format != "ember") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (it is ", w.format,
-                       "'s); --resume needs one that train wrote, --init_from takes "
-                       "any"));
-    }
-    if (!w.spec.empty()) {
-      // A spec's run: its spec, unless another (whose parameters it fills) is given.
-      if (opts.model_spec.empty()) {
-        opts.model_spec = w.spec;
-      } else if (resume && opts.model_spec != w.spec) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            checkpoint, " was trained from another model spec; resume it without --model"));
-      }
-    } else if (!opts.model_spec.empty()) {
-      if (resume) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            checkpoint, " is a GPT-2 run's checkpoint; resume it without a model spec"));
-      }
-    } else {
-      if (!resume) {
-        w.config.dropout = config.dropout;
-        w.config.attn_dropout = config.attn_dropout;
-      }
-      cfg = w.config;
-    }
-    weights = std::move(w);
+// The checkpoint a run starts from: with `resume` an ember checkpoint (the optimizer
+// state and the run's position too), otherwise the weights of any file ReadWeights
+// reads. The run takes its config, or its spec, from it (config's dropout stays the
+// caller's when fine-tuning).
+absl::StatusOr<Weights> ReadStart(const std::string& checkpoint, bool resume, GPTConfig& config,
+                                  TrainOptions& options) {
+  ASSIGN_OR_RETURN(Weights w, ReadWeights(checkpoint));
+  if (resume && w.format != "ember") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(checkpoint, " is not an ember GPT-2 checkpoint (it is ", w.format,
+                     "'s); --resume needs one that train wrote, --init_from takes any"));
   }
-  const bool spec = !opts.model_spec.empty();
-  if (!spec) RETURN_IF_ERROR(cfg.Validate());
+  if (!w.spec.empty()) {
+    // A spec's run: its spec, unless another (whose parameters it fills) is given.
+    if (options.model_spec.empty()) {
+      options.model_spec = w.spec;
+    } else if (resume && options.model_spec != w.spec) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          checkpoint, " was trained from another model spec; resume it without --model"));
+    }
+  } else if (!options.model_spec.empty()) {
+    if (resume) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(checkpoint, " is a GPT-2 run's checkpoint; resume it without a model spec"));
+    }
+  } else {
+    if (!resume) {
+      w.config.dropout = config.dropout;
+      w.config.attn_dropout = config.attn_dropout;
+    }
+    config = w.config;
+  }
+  return w;
+}
+
+// The options' own limits, each error naming train's flag.
+absl::Status CheckOptions(const TrainOptions& options, const GPTConfig& config) {
+  if (options.model_spec.empty()) RETURN_IF_ERROR(config.Validate());
   if (options.dtype != DType::kF32 && options.dtype != DType::kBF16) {
     return absl::InvalidArgumentError(absl::StrCat("Trainer: dtype ", DTypeName(options.dtype),
                                                    " is not supported (f32 or bf16)"));
@@ -106,46 +108,46 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "--lr=", options.lr, " and --min_lr=", options.min_lr, ": expected lr >= min_lr >= 0"));
   }
-  if (!spec && options.seq_len > cfg.block_size) {
+  if (options.model_spec.empty() && options.seq_len > config.block_size) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "seq_len ", options.seq_len, " is longer than the model's block_size ", cfg.block_size));
+        "seq_len ", options.seq_len, " is longer than the model's block_size ", config.block_size));
   }
   if (options.zero_stage != 0 && options.zero_stage != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("zero stage ", options.zero_stage, ": expected 0 or 1"));
   }
-  // Every mesh has a data axis (of 1 when the spec leaves it out) and a model axis.
+  return absl::OkStatus();
+}
+
+// The ranks' mesh from --mesh: axes "data" and "model" only, both present (of 1 when
+// left out).
+absl::StatusOr<distributed::Mesh> MakeMesh(const TrainOptions& options) {
   distributed::ProcessGroup& world = distributed::World();
-  std::string mesh_spec = options.mesh.empty() ? absl::StrCat("data:", world.size()) : options.mesh;
-  ASSIGN_OR_RETURN(const distributed::Mesh layout,
-                   distributed::Mesh::Layout(mesh_spec, world.size()));
+  std::string spec = options.mesh.empty() ? absl::StrCat("data:", world.size()) : options.mesh;
+  ASSIGN_OR_RETURN(const distributed::Mesh layout, distributed::Mesh::Layout(spec, world.size()));
   for (const std::string& axis : layout.axes()) {
     if (axis != "data" && axis != "model") {
       return absl::InvalidArgumentError(
-          absl::StrCat("--mesh=", mesh_spec, ": training knows the axes data and model, not ", axis,
+          absl::StrCat("--mesh=", spec, ": training knows the axes data and model, not ", axis,
                        " (other axes are for planning with --print_shardings)"));
     }
   }
-  if (spec && ((layout.has("model") && layout.size("model") > 1) || options.fsdp)) {
-    return absl::InvalidArgumentError(
-        "a model spec trains data parallel (--mesh's data axis, --zero=1): tensor parallelism "
-        "and --fsdp shard GPT-2's blocks by its own table");
-  }
-  if (!layout.has("data")) absl::StrAppend(&mesh_spec, ",data:1");
-  if (!layout.has("model")) absl::StrAppend(&mesh_spec, ",model:1");
   if (options.zero_stage == 1 && (layout.size("model") > 1 || options.fsdp)) {
     return absl::InvalidArgumentError(
         "--zero=1 splits AdamW's state of a model every rank holds whole; with a model axis "
         "or --fsdp the parameters are sharded already (FSDP shards the state with them)");
   }
-  ASSIGN_OR_RETURN(distributed::Mesh mesh, distributed::Mesh::Create(mesh_spec, world));
-  const int ranks = mesh.size("data");
-  const int64_t rows = options.batch_size * ranks;  // the global batch
-  std::vector<const data::TokenShard*> shards = train;
-  shards.push_back(val);
-  std::unique_ptr<Trainer> trainer(new Trainer(cfg, opts, std::move(train), val, std::move(mesh)));
-  if (spec) RETURN_IF_ERROR(trainer->BuildSpec());
-  const int64_t vocab_size = trainer->vocab_size_;
+  if (!layout.has("data")) absl::StrAppend(&spec, ",data:1");
+  if (!layout.has("model")) absl::StrAppend(&spec, ",model:1");
+  return distributed::Mesh::Create(spec, world);
+}
+
+// Every shard holds a global batch of `rows` x seq_len, and every token (of the shards
+// and the conversations) is in the vocabulary.
+absl::Status CheckData(const std::vector<const data::TokenShard*>& shards,
+                       const std::vector<Conversation>* conversations, const TrainOptions& options,
+                       int ranks, int64_t vocab_size) {
+  const int64_t rows = options.batch_size * ranks;
   for (const data::TokenShard* shard : shards) {
     if (shard == nullptr) continue;
     if (shard->size() < rows * options.seq_len + 1) {
@@ -156,17 +158,39 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
     }
     RETURN_IF_ERROR(shard->CheckVocabulary(vocab_size));
   }
-  if (conversations != nullptr) {
-    for (const Conversation& c : *conversations) {
-      for (const int64_t token : c.tokens) {
-        if (token < 0 || token >= vocab_size) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "a conversation's token ", token, " is beyond the model's vocabulary of ", vocab_size,
-              " (the conversations must be encoded with the model's tokenizer)"));
-        }
+  if (conversations == nullptr) return absl::OkStatus();
+  for (const Conversation& c : *conversations) {
+    for (const int64_t token : c.tokens) {
+      if (token < 0 || token >= vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a conversation's token ", token, " is beyond the model's vocabulary of ", vocab_size,
+            " (the conversations must be encoded with the model's tokenizer)"));
       }
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
+    const GPTConfig& config, const TrainOptions& options,
+    std::vector<const data::TokenShard*> train, const data::TokenShard* val,
+    const std::string& checkpoint, bool resume, const std::vector<Conversation>* conversations) {
+  GPTConfig cfg = config;
+  TrainOptions opts = options;
+  std::optional<Weights> weights;
+  if (!checkpoint.empty()) {
+    ASSIGN_OR_RETURN(weights, ReadStart(checkpoint, resume, cfg, opts));
+  }
+  RETURN_IF_ERROR(CheckOptions(opts, cfg));
+  ASSIGN_OR_RETURN(distributed::Mesh mesh, MakeMesh(opts));
+  std::vector<const data::TokenShard*> shards = train;
+  shards.push_back(val);
+  std::unique_ptr<Trainer> trainer(new Trainer(cfg, opts, std::move(train), val, std::move(mesh)));
+  if (!opts.model_spec.empty()) RETURN_IF_ERROR(trainer->BuildSpec());
+  RETURN_IF_ERROR(
+      CheckData(shards, conversations, opts, trainer->data_ranks_, trainer->vocab_size_));
   trainer->conversations_ = conversations;
   RETURN_IF_ERROR(trainer->Shard());
   if (weights) {
@@ -174,53 +198,48 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
       return absl::InvalidArgumentError(
           absl::StrCat(checkpoint, " (", weights->format, "): ", s.message()));
     }
-  }
-  if (resume && weights) {
-    // The data position and the schedule count global batches: the saved run's shape
-    // must be this one's (old checkpoints, without it, were one process's).
-    if (weights->metadata.count("world_size") > 0) {
-      absl::StatusOr<uint64_t> saved_ranks = MetaNumber(*weights, "world_size", checkpoint);
-      absl::StatusOr<uint64_t> saved_batch = MetaNumber(*weights, "batch_size", checkpoint);
-      if (!saved_ranks.ok()) return saved_ranks.status();
-      if (!saved_batch.ok()) return saved_batch.status();
-      if (*saved_ranks * *saved_batch != static_cast<uint64_t>(rows)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            checkpoint, " was saved by ", *saved_ranks, " rank(s) x batch_size ", *saved_batch,
-            " = ", *saved_ranks * *saved_batch, " sequences per micro-batch, and this run has ",
-            ranks, " x ", options.batch_size, " = ", rows,
-            ": resume with ranks x --batch_size = ", *saved_ranks * *saved_batch));
-      }
-    }
-    absl::StatusOr<uint64_t> step = MetaNumber(*weights, "step", checkpoint);
-    absl::StatusOr<uint64_t> micro = MetaNumber(*weights, "micro_batches", checkpoint);
-    absl::StatusOr<uint64_t> data_offset =
-        MetaNumber(*weights, "data_generator_offset", checkpoint);
-    absl::StatusOr<uint64_t> model_offset =
-        MetaNumber(*weights, "model_generator_offset", checkpoint);
-    for (const auto* s : {&step, &micro, &data_offset, &model_offset}) {
-      if (!s->ok()) return s->status();
-    }
-    trainer->step_ = static_cast<int64_t>(*step);
-    trainer->micro_batches_ = static_cast<int64_t>(*micro);
-    trainer->data_gen_.set_offset(*data_offset);
-    trainer->model_gen_.set_offset(*model_offset + DropoutStreamOffset(trainer->data_rank_));
-  }
-  // Every rank starts from rank 0's weights, as DistributedDataParallel does (they are
-  // equal already when made from one seed or file; this makes sure).
-  if (trainer->world_.size() > 1 && !trainer->sharded()) {
-    for (const Tensor& p : trainer->model_->Parameters()) trainer->world_.Broadcast(p, 0);
+    if (resume) RETURN_IF_ERROR(trainer->Resume(*weights, checkpoint));
   }
   return trainer;
 }
 
+absl::Status Trainer::Resume(const Weights& weights, const std::string& checkpoint) {
+  // The data position and the schedule count global batches: the saved run's shape
+  // must be this one's (old checkpoints, without it, were one process's).
+  const int64_t rows = options_.batch_size * data_ranks_;
+  if (weights.metadata.count("world_size") > 0) {
+    ASSIGN_OR_RETURN(const uint64_t saved_ranks, MetaNumber(weights, "world_size", checkpoint));
+    ASSIGN_OR_RETURN(const uint64_t saved_batch, MetaNumber(weights, "batch_size", checkpoint));
+    if (saved_ranks * saved_batch != static_cast<uint64_t>(rows)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          checkpoint, " was saved by ", saved_ranks, " rank(s) x batch_size ", saved_batch, " = ",
+          saved_ranks * saved_batch, " sequences per micro-batch, and this run has ", data_ranks_,
+          " x ", options_.batch_size, " = ", rows,
+          ": resume with ranks x --batch_size = ", saved_ranks * saved_batch));
+    }
+  }
+  ASSIGN_OR_RETURN(const uint64_t step, MetaNumber(weights, "step", checkpoint));
+  ASSIGN_OR_RETURN(const uint64_t micro, MetaNumber(weights, "micro_batches", checkpoint));
+  ASSIGN_OR_RETURN(const uint64_t data_offset,
+                   MetaNumber(weights, "data_generator_offset", checkpoint));
+  ASSIGN_OR_RETURN(const uint64_t model_offset,
+                   MetaNumber(weights, "model_generator_offset", checkpoint));
+  step_ = static_cast<int64_t>(step);
+  micro_batches_ = static_cast<int64_t>(micro);
+  data_gen_.set_offset(data_offset);
+  model_gen_.set_offset(model_offset + DropoutStreamOffset(data_rank_));
+  return absl::OkStatus();
+}
+
 namespace {
 
-// GPT-2 made on the meta device when its parameters will be sharded (Trainer::Shard
-// draws them), on the CPU otherwise; null for a spec (Trainer::BuildSpec makes it).
+// GPT-2 made on the meta device when its parameters will be split across ranks (each
+// rank then draws only its shards), on the CPU otherwise; null for a spec
+// (Trainer::BuildSpec makes it).
 std::shared_ptr<GPT> MakeModel(const GPTConfig& config, const TrainOptions& options,
                                const distributed::Mesh& mesh, Generator& gen) {
   if (!options.model_spec.empty()) return nullptr;
-  if (mesh.size("model") > 1 || (options.fsdp && mesh.size("data") > 1)) {
+  if (distributed::SplitsParameters(mesh, ShardOptionsOf(options))) {
     const nn::MetaDeviceGuard meta;
     return std::make_shared<GPT>(config, gen);
   }
@@ -277,58 +296,25 @@ Tensor Trainer::Loss(const Tensor& x, const Tensor& y) {
 }
 
 absl::Status Trainer::Shard() {
-  const bool sharded = model_->Parameters().front().device() == Device::Meta();
-  if (sharded) {
-    ASSIGN_OR_RETURN(shardings_,
-                     distributed::Shardings(*model_, mesh_, Gpt2ShardingRules(options_.fsdp)));
+  // GPT-2 shards by its own plan; a spec's layers are FSDP units each (but those whose
+  // weight another layer uses), with no tensor parallelism.
+  distributed::ShardingPlan plan;
+  if (gpt_ != nullptr) {
+    plan = Gpt2ShardingPlan(*gpt_);
   } else {
-    model_->To(options_.device);
-    if (gpt_ != nullptr) gpt_->PadVocabulary();  // To(device) made wte's memory anew
+    const std::vector<const nn::Module*> tied = nn::TiedLayers(*model_);
+    for (nn::Module* layer : distributed::ChildUnits(*model_)) {
+      if (std::find(tied.begin(), tied.end(), layer) == tied.end()) plan.units.push_back(layer);
+    }
   }
-  const std::vector<std::pair<std::string, Tensor>> params = model_->NamedParameters();
-  // FSDP's units: the root (embeddings, final LayerNorm), then a block each.
-  std::vector<std::vector<distributed::FullyShardedData::Param>> units(
-      sharded ? gpt_->blocks().size() + 1 : 0);
-  for (size_t i = 0; i < shardings_.size(); ++i) {
-    const distributed::ParamSharding& sharding = shardings_[i];
-    const Tensor& param = params[i].second;
-    const Tensor local = sharding.Draw(mesh_, model_gen_).To(options_.device);
-    int dim = -1;
-    Shape shape = sharding.local_shape;  // the model's tensor: whole along "data"
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (sharding.mesh_axes[d] == "data") {
-        dim = static_cast<int>(d);
-        shape[d] = sharding.spec.shape[d];
-      }
-    }
-    if (dim < 0) {
-      param.SetData(local);
-      steps_.push_back(param);
-    } else {
-      param.SetData(Empty(shape, local.dtype(), options_.device));
-      param.storage().Release();  // FSDP gathers it when it is used
-      steps_.push_back(ag::SetRequiresGrad(local));
-    }
-    // "h.<block>." names a block's parameter; the rest are the root's.
-    size_t unit = 0;
-    if (absl::StartsWith(params[i].first, "h.")) {
-      unit = 1 + std::stoul(params[i].first.substr(2, params[i].first.find('.', 2) - 2));
-    }
-    units[unit].push_back({param, dim, dim < 0 ? 1 : sharding.spec.parts_of(dim),
-                           dim < 0 ? Tensor() : steps_.back()});
-  }
+  ASSIGN_OR_RETURN(sharded_, distributed::ShardedModel::Create(
+                                 model_, mesh_, plan, ShardOptionsOf(options_), model_gen_));
+  if (gpt_ != nullptr && !sharded_->split()) gpt_->PadVocabulary();  // To(device) made wte anew
   // Rank r's dropout draws from its own stream (the model axis' ranks share one: their
   // activations are the same); initialisation, before it, is the same on every rank.
   model_gen_.set_offset(model_gen_.offset() + DropoutStreamOffset(data_rank_));
-  if (mesh_.size("model") > 1) gpt_->SetTensorParallel(&mesh_.group("model"));
-  distributed::ProcessGroup& data = mesh_.group("data");
-  if (sharded && options_.fsdp && data_ranks_ > 1) {
-    std::vector<nn::Module*> blocks;
-    for (const std::shared_ptr<Block>& b : gpt_->blocks()) blocks.push_back(b.get());
-    fsdp_ = std::make_unique<distributed::FullyShardedData>(data, std::move(units), blocks);
-  }
   // nanoGPT's groups: weight decay on every parameter of two or more dimensions.
-  const std::vector<Tensor> stepped = sharded ? steps_ : model_->Parameters();
+  const std::vector<Tensor>& stepped = sharded_->parameters();
   std::vector<Tensor> decay, no_decay;
   std::vector<size_t> no_decay_index;
   for (size_t i = 0; i < stepped.size(); ++i) {
@@ -346,49 +332,25 @@ absl::Status Trainer::Shard() {
   std::vector<optim::ParamGroup> groups = {{decay, options_.lr, options_.weight_decay},
                                            {no_decay, options_.lr, 0.0}};
   if (options_.zero_stage == 1) {
-    zero_ = std::make_unique<distributed::ZeroAdamW>(data, std::move(groups), adam);
+    zero_ = std::make_unique<distributed::ZeroAdamW>(mesh_.group("data"), std::move(groups), adam);
   } else {
     optimizer_ = optim::AdamW(std::move(groups), adam);
-    if (data_ranks_ > 1 && !fsdp_)
-      averager_ = std::make_unique<distributed::GradientAverager>(data, model_->Parameters());
   }
   model_->Train();
   return absl::OkStatus();
 }
 
 absl::Status Trainer::LoadState(const Weights& weights, bool optimizer) {
-  if (!sharded()) {
-    RETURN_IF_ERROR(model_->LoadStateDict(weights.state));
-    return optimizer ? optimizer_->LoadStateDict(weights.optimizer) : absl::OkStatus();
-  }
-  // Every parameter whole, then this rank's shard of it (and of AdamW's moments).
-  const ag::NoGradGuard no_grad;
-  for (const distributed::ParamSharding& s : shardings_) {
-    const auto it = weights.state.find(s.name);
-    if (it == weights.state.end()) return absl::InvalidArgumentError("missing " + s.name);
-    if (it->second.shape() != s.spec.shape) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(s.name, " is ", ShapeToString(it->second.shape()), ", the model's ",
-                       ShapeToString(s.spec.shape)));
-    }
-  }
-  if (weights.state.size() != shardings_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        weights.state.size(), " tensors for the model's ", shardings_.size(), " parameters"));
-  }
-  for (size_t i = 0; i < shardings_.size(); ++i) {
-    const Tensor whole = weights.state.at(shardings_[i].name).To(DType::kF32).To(options_.device);
-    steps_[i].CopyFrom(shardings_[i].Slice(whole, mesh_));
-  }
-  if (fsdp_) fsdp_->ShardsUpdated();
+  RETURN_IF_ERROR(sharded_->LoadStateDict(weights.state));
   if (!optimizer) return absl::OkStatus();
+  // AdamW's moments whole, each into its parameter's shard.
   std::map<std::string, Tensor> local;
   for (const auto& [key, t] : weights.optimizer) {
-    const distributed::ParamSharding* s = MomentSharding(key);
+    const std::optional<size_t> i = MomentParameter(key);
     local[key] =
-        s != nullptr && t.shape() == s->spec.shape ? s->Slice(t.To(options_.device), mesh_) : t;
+        i && t.shape() == sharded_->shardings()[*i].spec.shape ? sharded_->Slice(*i, t) : t;
   }
-  return optimizer_->LoadStateDict(local);
+  return zero_ ? zero_->LoadStateDict(local) : optimizer_->LoadStateDict(local);
 }
 
 std::pair<Tensor, Tensor> Trainer::NextConversations() {
@@ -456,8 +418,7 @@ StepResult Trainer::Step() {
   const auto start = std::chrono::steady_clock::now();
   const double lr = schedule_(step_);
   for (optim::ParamGroup& g : zero_ ? zero_->param_groups() : optimizer_->param_groups()) g.lr = lr;
-  model_->ZeroGrad();
-  if (fsdp_) fsdp_->ZeroGrad();
+  sharded_->ZeroGrad();
   // The micro-batches' losses, read once the backward passes are queued: reading one
   // before its backward would make the host wait for the GPU in the middle of the step.
   std::vector<Tensor> losses;
@@ -467,14 +428,13 @@ StepResult Trainer::Step() {
     Tensor loss;
     {
       const ag::AutocastGuard autocast(options_.dtype);
-      if (fsdp_) fsdp_->BeginForward();
+      sharded_->BeginForward();
       loss = Loss(x, y);
     }
     losses.push_back(ag::Detach(loss));
-    // Across ranks, the last micro-batch's backward sends the gradients as they finish.
-    if (averager_ && m + 1 == options_.grad_accum) averager_->Arm();
+    sharded_->BeginBackward(m + 1 == options_.grad_accum);
     ag::Backward(ag::Div(loss, static_cast<double>(options_.grad_accum)));
-    if (fsdp_) fsdp_->EndBackward();
+    sharded_->EndBackward();
   }
   double loss_sum = 0;
   for (const Tensor& loss : losses) loss_sum += loss.item<double>();
@@ -483,17 +443,16 @@ StepResult Trainer::Step() {
   const double max_norm =
       options_.grad_clip > 0 ? options_.grad_clip : std::numeric_limits<double>::infinity();
   if (zero_) {
-    result.grad_norm = zero_->Step(max_norm);
+    result.grad_norm = zero_->Step(max_norm);  // it reduces the gradients itself
   } else {
-    if (averager_) {
-      averager_->Finish();
-      result.comm_seconds = averager_->stats().comm_seconds;
-      result.comm_wait_seconds = averager_->stats().wait_seconds;
-    }
+    result.grad_norm = sharded_->FinishGradients();
     // Clipping folded into the update: AdamW reads each gradient scaled, in its one pass.
-    result.grad_norm = sharded() ? GlobalGradNorm() : optim::GradNorm(model_->Parameters());
     optimizer_->Step(optim::ClipFactor(result.grad_norm, max_norm));
-    if (fsdp_) fsdp_->ShardsUpdated();
+    sharded_->ParametersUpdated();
+  }
+  if (const distributed::GradientAverager* averager = sharded_->averager()) {
+    result.comm_seconds = averager->stats().comm_seconds;
+    result.comm_wait_seconds = averager->stats().wait_seconds;
   }
   result.loss = world_.AllReduce(loss_sum / static_cast<double>(options_.grad_accum),
                                  distributed::ReduceOp::kMean);
@@ -503,30 +462,13 @@ StepResult Trainer::Step() {
   return result;
 }
 
-const distributed::ParamSharding* Trainer::MomentSharding(const std::string& key) const {
+std::optional<size_t> Trainer::MomentParameter(const std::string& key) const {
   size_t index = 0;
   if (!(absl::EndsWith(key, ".exp_avg") || absl::EndsWith(key, ".exp_avg_sq")) ||
       !absl::SimpleAtoi(key.substr(0, key.find('.')), &index) || index >= optimizer_order_.size()) {
-    return nullptr;
+    return std::nullopt;
   }
-  return &shardings_[optimizer_order_[index]];
-}
-
-double Trainer::GlobalGradNorm() {
-  // A shard split along axes of sizes n1, n2, ... has world / (n1 n2 ...) copies (the
-  // ranks that differ along the other axes), so each rank weighs its sum by the inverse.
-  // The weighted sum is kept on the gradients' device and read once.
-  Tensor sum = Zeros({}, DType::kF64, options_.device);
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    const Tensor grad = ag::Grad(steps_[i]);
-    if (!grad.defined()) continue;
-    double split = 1;
-    for (const std::string& axis : shardings_[i].mesh_axes) {
-      if (!axis.empty()) split *= mesh_.size(axis);
-    }
-    sum = ops::Add(sum, ops::Mul(ops::SumOfSquares(grad), split / world_.size()));
-  }
-  return std::sqrt(world_.AllReduce(sum.item<double>()));
+  return optimizer_order_[index];
 }
 
 double Trainer::ValidationLoss() {
@@ -539,7 +481,7 @@ double Trainer::ValidationLoss() {
   double sum = 0;
   for (int64_t k = 0; k < batches; ++k) {
     const data::Batch batch = data::SequentialBatch(*val_, k * n + data_rank_, b, t);
-    if (fsdp_) fsdp_->BeginForward();
+    sharded_->BeginForward();
     sum += Loss(batch.x.To(options_.device), batch.y.To(options_.device)).item<double>();
   }
   model_->Train();
@@ -563,42 +505,37 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
       {"batch_size", absl::StrCat(options_.batch_size)},
   };
   if (!options_.vocab.empty()) metadata["vocab"] = options_.vocab;
+  // Every tensor whole: a split one gathered from the ranks that hold its shards, one at
+  // a time as rank 0 writes it (every rank takes part in each gather, in the file's
+  // order), so no rank ever holds more than one whole tensor of it. ZeRO's state comes
+  // whole from every rank at once.
+  const ag::NoGradGuard no_grad;
+  const std::map<std::string, Tensor> state = zero_ ? zero_->StateDict() : optimizer_->StateDict();
+  const std::vector<distributed::ParamSharding>& shardings = sharded_->shardings();
+  std::map<std::string, nn::TensorLayout> layout;
+  std::map<std::string, size_t> param_index;
+  for (size_t i = 0; i < shardings.size(); ++i) {
+    layout[shardings[i].name] = {shardings[i].spec.shape, sharded_->parameters()[i].dtype()};
+    param_index[shardings[i].name] = i;
+  }
+  for (const auto& [key, t] : state) {
+    const std::optional<size_t> i = MomentParameter(key);
+    layout[kOptimizerPrefix + key] = {i ? shardings[*i].spec.shape : t.shape(), t.dtype()};
+  }
+  auto make = [&](const std::string& name) {
+    if (absl::StartsWith(name, kOptimizerPrefix)) {
+      const std::string key = name.substr(std::string(kOptimizerPrefix).size());
+      const std::optional<size_t> i = MomentParameter(key);
+      return i ? sharded_->Gather(*i, state.at(key)) : state.at(key);
+    }
+    const size_t i = param_index.at(name);
+    return sharded_->Gather(i, sharded_->parameters()[i]);
+  };
   absl::Status status;
-  if (sharded()) {
-    // Every tensor gathered whole from the ranks that hold its shards, one at a time as
-    // rank 0 writes it (every rank takes part in each gather, in the file's order), so
-    // no rank ever holds more than one whole tensor of it.
-    const ag::NoGradGuard no_grad;
-    const std::map<std::string, Tensor> state = optimizer_->StateDict();
-    std::map<std::string, nn::TensorLayout> layout;
-    for (const distributed::ParamSharding& s : shardings_)
-      layout[s.name] = {s.spec.shape, DType::kF32};
-    for (const auto& [key, t] : state) {
-      const distributed::ParamSharding* s = MomentSharding(key);
-      layout[kOptimizerPrefix + key] = {s != nullptr ? s->spec.shape : t.shape(), t.dtype()};
-    }
-    auto make = [&](const std::string& name) {
-      if (absl::StartsWith(name, kOptimizerPrefix)) {
-        const std::string key = name.substr(std::string(kOptimizerPrefix).size());
-        const distributed::ParamSharding* s = MomentSharding(key);
-        return s != nullptr ? s->Gather(state.at(key), mesh_) : state.at(key);
-      }
-      for (size_t i = 0; i < shardings_.size(); ++i) {
-        if (shardings_[i].name == name) return shardings_[i].Gather(steps_[i], mesh_);
-      }
-      EMBER_THROW("checkpoint: no tensor ", name);
-    };
-    if (world_.rank() == 0) {
-      status = nn::SaveSafetensors(path, layout, make, metadata);
-    } else {
-      for (const auto& entry : layout) make(entry.first);
-    }
+  if (world_.rank() == 0) {
+    status = nn::SaveSafetensors(path, layout, make, metadata);
   } else {
-    // ZeRO's state comes from every rank: all of them gather it.
-    std::map<std::string, Tensor> tensors = model_->StateDict();
-    for (const auto& [key, t] : zero_ ? zero_->StateDict() : optimizer_->StateDict())
-      tensors[kOptimizerPrefix + key] = t;
-    if (world_.rank() == 0) status = nn::SaveSafetensors(path, tensors, metadata);
+    for (const auto& entry : layout) make(entry.first);
   }
   if (world_.AllReduce(status.ok() ? 0.0 : 1.0) > 0 && status.ok()) {
     return absl::InternalError(

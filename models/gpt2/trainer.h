@@ -24,32 +24,32 @@
 //
 // A network spec (TrainOptions::model_spec, nn/network_json.h) trains in GPT-2's place: any
 // network from ids [B, T] to logits [B, T, V] (models/gpt2/tiny.json is the tiny GPT,
-// which takes the class's steps exactly), with everything above but sharding; its
-// checkpoints hold the spec instead of a config.
+// which takes the class's steps exactly), with everything above; it shards with FSDP
+// (each layer a unit) but has no tensor-parallel layers. Its checkpoints hold the spec
+// instead of a config.
 //
 // Sharded (TrainOptions::mesh, distributed/mesh.h): the ranks form a mesh of a "data"
 // axis, whose ranks split the batch as above, and a "model" axis, whose ranks share one
 // batch and split every block's attention heads and MLP (tensor parallel,
 // distributed/tensor_parallel.h). With `fsdp` the data axis also splits the parameters
-// along their "embed" dimension (distributed/fsdp.h: each rank holds its shards, their
-// gradients and AdamW's state, and gathers a block's weights while it computes). Where
-// each parameter lives comes from its spec under Gpt2ShardingRules(fsdp); each rank
-// draws only its shards, with the numbers one process would draw. Checkpoints gather
-// every parameter and AdamW's state whole, so a run saved on one mesh resumes on
-// another, or in one process.
+// (distributed/fsdp.h: each rank holds its shards, their gradients and AdamW's state,
+// and gathers a block's weights while it computes). The model goes over the mesh as a
+// distributed::ShardedModel by its package's plan (GPT-2's Gpt2ShardingPlan), so the
+// step is the same code for every strategy; each rank draws only its shards, with the
+// numbers one process would draw. Checkpoints gather every parameter and AdamW's state
+// whole, so a run saved on one mesh resumes on another, or in one process.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "data/shards.h"
-#include "distributed/data_parallel.h"
-#include "distributed/fsdp.h"
 #include "distributed/mesh.h"
 #include "distributed/process_group.h"
-#include "distributed/sharding.h"
+#include "distributed/sharded_model.h"
 #include "distributed/zero.h"
 #include "models/gpt2/conversations.h"
 #include "models/gpt2/model.h"
@@ -135,18 +135,17 @@ class Trainer {
   absl::Status SaveCheckpoint(const std::string& path) const;
 
   int64_t step() const { return step_; }
-  // The model: whole on this rank unless sharded(), when its blocks hold this rank's
-  // shares (tensor parallel) or nothing between uses (FSDP); generating then needs the
-  // checkpoint.
+  // The model: whole on this rank unless its parameters are split
+  // (sharded_model().split()), when its blocks hold this rank's shares (tensor parallel)
+  // or nothing between uses (FSDP); generating then needs the checkpoint.
   nn::Module& model() { return *model_; }
   // The model as GPT-2, or null when a network spec is trained.
   GPT* gpt() { return gpt_; }
   // The logits' size: the model's vocabulary.
   int64_t vocab_size() const { return vocab_size_; }
-  bool sharded() const { return !shardings_.empty(); }
   const distributed::Mesh& mesh() const { return mesh_; }
-  // FSDP's figures (null without it).
-  const distributed::FullyShardedData* fsdp() const { return fsdp_.get(); }
+  // The model over the mesh: its placement, FSDP's and data parallel's figures.
+  const distributed::ShardedModel& sharded_model() const { return *sharded_; }
   const TrainOptions& options() const { return options_; }
 
  private:
@@ -158,9 +157,12 @@ class Trainer {
   absl::Status BuildSpec();
   // The mean next-token cross entropy of the model's logits on x against y.
   Tensor Loss(const Tensor& x, const Tensor& y);
-  // The sharded model: shardings_, this rank's shards drawn into the model (or, under
-  // FSDP, into shards of its own), tensor parallelism and FSDP set up.
+  // The model over the mesh (distributed::ShardedModel, by GPT-2's plan or a spec's) and
+  // the optimizer over what it steps.
   absl::Status Shard();
+  // The run's position from a checkpoint's metadata, which must be of this run's global
+  // batch.
+  absl::Status Resume(const Weights& weights, const std::string& checkpoint);
   // The next micro-batch's inputs and targets.
   std::pair<Tensor, Tensor> NextBatch();
   // The same from the conversations.
@@ -168,12 +170,9 @@ class Trainer {
   // Whole parameters (and AdamW's whole state, with `optimizer`) into this rank's
   // shards; errors name the checkpoint's problem.
   absl::Status LoadState(const Weights& weights, bool optimizer);
-  // sqrt of the sum over every distinct element of the gradients (a shard counted once
-  // over the ranks that hold copies of it).
-  double GlobalGradNorm();
-  // For an optimizer state key "<i>.exp_avg" or "<i>.exp_avg_sq", the sharding of its
-  // parameter (optimizer index i counts the weight-decay group's first); null otherwise.
-  const distributed::ParamSharding* MomentSharding(const std::string& key) const;
+  // For an optimizer state key "<i>.exp_avg" or "<i>.exp_avg_sq", its parameter's index
+  // in the sharded model (optimizer index i counts the weight-decay group's first).
+  std::optional<size_t> MomentParameter(const std::string& key) const;
 
   TrainOptions options_;
   Generator model_gen_;  // initialisation, then dropout; outlives the model
@@ -186,13 +185,10 @@ class Trainer {
   distributed::ProcessGroup& world_;
   distributed::Mesh mesh_;
   int data_ranks_, data_rank_;  // the data axis: how many batches, and which is this rank's
-  std::vector<distributed::ParamSharding> shardings_;  // sharded: every parameter's
-  std::vector<Tensor> steps_;            // sharded: what the optimizer steps, per parameter
-  std::vector<size_t> optimizer_order_;  // the optimizer's parameter i is parameter [i]
-  std::unique_ptr<distributed::FullyShardedData> fsdp_;
-  std::unique_ptr<optim::Optimizer> optimizer_;              // without ZeRO
-  std::unique_ptr<distributed::ZeroAdamW> zero_;             // with ZeRO-1
-  std::unique_ptr<distributed::GradientAverager> averager_;  // several ranks, without ZeRO
+  std::unique_ptr<distributed::ShardedModel> sharded_;
+  std::vector<size_t> optimizer_order_;           // the optimizer's parameter i is parameter [i]
+  std::unique_ptr<optim::Optimizer> optimizer_;   // without ZeRO
+  std::unique_ptr<distributed::ZeroAdamW> zero_;  // with ZeRO-1
   optim::LrSchedule schedule_;
   Generator data_gen_;
   int64_t step_ = 0;
