@@ -1,9 +1,11 @@
 #include "distributed/sharded_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "autograd/engine.h"
 #include "base/error.h"
@@ -44,10 +46,14 @@ void Prefixes(const nn::Module& module, const std::string& prefix,
 
 }  // namespace
 
-std::vector<nn::Module*> ChildUnits(const nn::Module& model) {
+std::vector<nn::Module*> ChildUnits(const nn::Module& model,
+                                    const std::vector<const nn::Module*>& keep_in_root) {
   std::vector<nn::Module*> units;
   for (const auto& [name, child] : model.Children()) {
-    if (child->NumParameters() > 0) units.push_back(child.get());
+    if (child->NumParameters() > 0 &&
+        std::find(keep_in_root.begin(), keep_in_root.end(), child.get()) == keep_in_root.end()) {
+      units.push_back(child.get());
+    }
   }
   return units;
 }
@@ -111,8 +117,8 @@ absl::StatusOr<std::unique_ptr<ShardedModel>> ShardedModel::Create(
   }
   if (mesh.size(kModel) > 1) plan.tensor_parallel(mesh.group(kModel));
   if (fsdp) {
-    out->fsdp_ = std::make_unique<FullyShardedData>(mesh.group(kData), std::move(units),
-                                                    plan.units);
+    out->fsdp_ =
+        std::make_unique<FullyShardedData>(mesh.group(kData), std::move(units), plan.units);
   } else if (data > 1) {
     // Every data rank starts from the first's values, as DistributedDataParallel does
     // (equal already when made from one seed or file; this makes sure).
@@ -167,8 +173,11 @@ void ShardedModel::EndBackward() {
   if (fsdp_) fsdp_->EndBackward();
 }
 
-double ShardedModel::FinishGradients() {
+void ShardedModel::FinishGradients() {
   if (averager_) averager_->Finish();
+}
+
+double ShardedModel::GradNorm() const {
   if (!split_) return optim::GradNorm(parameters_);
   // A shard split along axes of sizes n1, n2, ... has world / (n1 n2 ...) copies (the
   // ranks that differ along the other axes), so each rank weighs its sum by the inverse.
@@ -207,14 +216,14 @@ absl::Status ShardedModel::LoadStateDict(const std::map<std::string, Tensor>& wh
     const auto it = whole.find(s.name);
     if (it == whole.end()) return absl::InvalidArgumentError("missing " + s.name);
     if (it->second.shape() != s.spec.shape) {
-      return absl::InvalidArgumentError(absl::StrCat(s.name, " is ",
-                                                     ShapeToString(it->second.shape()),
-                                                     ", the model's ", ShapeToString(s.spec.shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(s.name, " is ", ShapeToString(it->second.shape()), ", the model's ",
+                       ShapeToString(s.spec.shape)));
     }
   }
   if (whole.size() != shardings_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(whole.size(), " tensors for the model's ",
-                                                   shardings_.size(), " parameters"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(whole.size(), " tensors for the model's ", shardings_.size(), " parameters"));
   }
   const ag::NoGradGuard no_grad;
   for (size_t i = 0; i < shardings_.size(); ++i) {
@@ -223,6 +232,60 @@ absl::Status ShardedModel::LoadStateDict(const std::map<std::string, Tensor>& wh
   }
   if (fsdp_) fsdp_->ShardsUpdated();
   return absl::OkStatus();
+}
+
+std::map<std::string, Tensor> ShardedModel::StateDict() const {
+  if (!split_) return model_->StateDict();
+  std::map<std::string, Tensor> out;
+  for (size_t i = 0; i < shardings_.size(); ++i)
+    out[shardings_[i].name] = Gather(i, parameters_[i]);
+  return out;
+}
+
+std::optional<size_t> ShardedModel::EntryParameter(const optim::Optimizer& optimizer,
+                                                   const std::string& key) const {
+  size_t index = 0;
+  if (!absl::SimpleAtoi(key.substr(0, key.find('.')), &index)) return std::nullopt;
+  for (const optim::ParamGroup& group : optimizer.param_groups()) {
+    if (index >= group.params.size()) {
+      index -= group.params.size();
+      continue;
+    }
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      if (parameters_[i].is_same(group.params[index])) return i;
+    }
+    break;
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> ShardedModel::StateParameter(const optim::Optimizer& optimizer,
+                                                   const std::string& key,
+                                                   const Tensor& value) const {
+  const std::optional<size_t> i = EntryParameter(optimizer, key);
+  if (i && value.shape() == parameters_[*i].shape()) return i;
+  return std::nullopt;
+}
+
+std::map<std::string, Tensor> ShardedModel::OptimizerStateDict(
+    const optim::Optimizer& optimizer) const {
+  std::map<std::string, Tensor> state = optimizer.StateDict();
+  if (!split_) return state;
+  for (auto& [key, t] : state) {
+    if (const std::optional<size_t> i = StateParameter(optimizer, key, t)) t = Gather(*i, t);
+  }
+  return state;
+}
+
+absl::Status ShardedModel::LoadOptimizerStateDict(
+    optim::Optimizer& optimizer, const std::map<std::string, Tensor>& whole) const {
+  if (!split_) return optimizer.LoadStateDict(whole);
+  std::map<std::string, Tensor> local;
+  for (const auto& [key, t] : whole) {
+    const std::optional<size_t> i = EntryParameter(optimizer, key);
+    local[key] = i && t.shape() == shardings_[*i].spec.shape ? Slice(*i, t) : t;
+  }
+  return optimizer.LoadStateDict(local);
 }
 
 }  // namespace ember::distributed

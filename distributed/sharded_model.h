@@ -34,13 +34,15 @@
 //     each micro-batch m: sharded->BeginForward(); loss = ...;
 //                         sharded->BeginBackward(m is the last); Backward(loss);
 //                         sharded->EndBackward();
-//     norm = sharded->FinishGradients();
-//     optimizer.Step(optim::ClipFactor(norm, max_norm)); sharded->ParametersUpdated();
+//     sharded->FinishGradients();
+//     optimizer.Step(optim::ClipFactor(sharded->GradNorm(), max_norm));
+//     sharded->ParametersUpdated();
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,7 @@
 #include "distributed/mesh.h"
 #include "distributed/sharding.h"
 #include "nn/module.h"
+#include "optim/optimizer.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
@@ -74,8 +77,10 @@ struct ShardOptions {
 };
 
 // The FSDP units PyTorch's examples give fully_shard: every direct child of `model` that
-// holds parameters.
-std::vector<nn::Module*> ChildUnits(const nn::Module& model);
+// holds parameters, but those in `keep_in_root` (a layer whose weight another uses:
+// nn::TiedLayers).
+std::vector<nn::Module*> ChildUnits(const nn::Module& model,
+                                    const std::vector<const nn::Module*>& keep_in_root = {});
 
 // Whether a model on `mesh` under `options` has parameters split across ranks: a model
 // best declared on the meta device, each rank drawing only its shards.
@@ -119,9 +124,12 @@ class ShardedModel {
   void BeginBackward(bool last_micro_batch);
   // After each micro-batch's backward (FSDP reduces what is left and frees its units).
   void EndBackward();
-  // After the last micro-batch: waits for the averages and returns the global L2 norm of
-  // the gradients parameters() hold, every distinct element counted once (collective).
-  double FinishGradients();
+  // After the last micro-batch: waits for the averages (parameters() then hold the
+  // step's gradients).
+  void FinishGradients();
+  // The global L2 norm of those gradients, every distinct element counted once
+  // (collective when parameters are split), for clipping.
+  double GradNorm() const;
   // After the optimizer changed parameters() (FSDP gathers anew at the next forward).
   void ParametersUpdated();
 
@@ -135,6 +143,21 @@ class ShardedModel {
   // with its spec's shape, nothing else; InvalidArgument naming the first problem,
   // changing nothing.
   absl::Status LoadStateDict(const std::map<std::string, Tensor>& whole);
+  // The parameters whole by name, as one process's model.StateDict() (collective: every
+  // rank gets all of it; the model's own tensors when none is split).
+  std::map<std::string, Tensor> StateDict() const;
+
+  // For an optimizer over parameters() (in any groups and order): the parameter whose
+  // state entry `key` is ("<i>.<buffer>", optim::Optimizer::StateDict's numbering), when
+  // `value` has that parameter's shape here (its moments, not "<i>.step"); otherwise
+  // none.
+  std::optional<size_t> StateParameter(const optim::Optimizer& optimizer, const std::string& key,
+                                       const Tensor& value) const;
+  // The optimizer's state with every parameter's entries whole, as one process's
+  // (collective, as StateDict), and back: each whole entry sliced to this rank's share.
+  std::map<std::string, Tensor> OptimizerStateDict(const optim::Optimizer& optimizer) const;
+  absl::Status LoadOptimizerStateDict(optim::Optimizer& optimizer,
+                                      const std::map<std::string, Tensor>& whole) const;
 
  private:
   ShardedModel(std::shared_ptr<nn::Module> model, const Mesh& mesh, const ShardOptions& options);
@@ -142,6 +165,10 @@ class ShardedModel {
   // or, split across "data", into a shard of its own (the parameter's memory released).
   // Returns FSDP's entry for it.
   FullyShardedData::Param Place(size_t i, const Tensor& param, Generator& gen);
+  // The parameter an optimizer state entry "<i>.<anything>" belongs to (none for
+  // "group.<g>.lr" or a parameter not among parameters()).
+  std::optional<size_t> EntryParameter(const optim::Optimizer& optimizer,
+                                       const std::string& key) const;
 
   std::shared_ptr<nn::Module> model_;
   Mesh mesh_;

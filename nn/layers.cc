@@ -214,7 +214,7 @@ void Sequential::Append(std::shared_ptr<Module> module) {
 
 Tensor Sequential::Forward(const Tensor& x) {
   Tensor y = x;
-  for (const auto& [name, module] : Children()) y = module->Forward(y);
+  for (const auto& [name, module] : Children()) y = (*module)(y);  // with its hooks, as torch
   return y;
 }
 

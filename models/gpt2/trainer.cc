@@ -1,6 +1,5 @@
 #include "models/gpt2/trainer.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -298,15 +297,10 @@ Tensor Trainer::Loss(const Tensor& x, const Tensor& y) {
 absl::Status Trainer::Shard() {
   // GPT-2 shards by its own plan; a spec's layers are FSDP units each (but those whose
   // weight another layer uses), with no tensor parallelism.
-  distributed::ShardingPlan plan;
-  if (gpt_ != nullptr) {
-    plan = Gpt2ShardingPlan(*gpt_);
-  } else {
-    const std::vector<const nn::Module*> tied = nn::TiedLayers(*model_);
-    for (nn::Module* layer : distributed::ChildUnits(*model_)) {
-      if (std::find(tied.begin(), tied.end(), layer) == tied.end()) plan.units.push_back(layer);
-    }
-  }
+  const distributed::ShardingPlan plan =
+      gpt_ != nullptr ? Gpt2ShardingPlan(*gpt_)
+                      : distributed::ShardingPlan{
+                            {}, distributed::ChildUnits(*model_, nn::TiedLayers(*model_)), nullptr};
   ASSIGN_OR_RETURN(sharded_, distributed::ShardedModel::Create(
                                  model_, mesh_, plan, ShardOptionsOf(options_), model_gen_));
   if (gpt_ != nullptr && !sharded_->split()) gpt_->PadVocabulary();  // To(device) made wte anew
@@ -314,19 +308,8 @@ absl::Status Trainer::Shard() {
   // activations are the same); initialisation, before it, is the same on every rank.
   model_gen_.set_offset(model_gen_.offset() + DropoutStreamOffset(data_rank_));
   // nanoGPT's groups: weight decay on every parameter of two or more dimensions.
-  const std::vector<Tensor>& stepped = sharded_->parameters();
   std::vector<Tensor> decay, no_decay;
-  std::vector<size_t> no_decay_index;
-  for (size_t i = 0; i < stepped.size(); ++i) {
-    if (stepped[i].dim() >= 2) {
-      decay.push_back(stepped[i]);
-      optimizer_order_.push_back(i);
-    } else {
-      no_decay.push_back(stepped[i]);
-      no_decay_index.push_back(i);
-    }
-  }
-  optimizer_order_.insert(optimizer_order_.end(), no_decay_index.begin(), no_decay_index.end());
+  for (const Tensor& p : sharded_->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   optim::AdamOptions adam;
   adam.beta1 = options_.beta1, adam.beta2 = options_.beta2;
   std::vector<optim::ParamGroup> groups = {{decay, options_.lr, options_.weight_decay},
@@ -343,14 +326,9 @@ absl::Status Trainer::Shard() {
 absl::Status Trainer::LoadState(const Weights& weights, bool optimizer) {
   RETURN_IF_ERROR(sharded_->LoadStateDict(weights.state));
   if (!optimizer) return absl::OkStatus();
-  // AdamW's moments whole, each into its parameter's shard.
-  std::map<std::string, Tensor> local;
-  for (const auto& [key, t] : weights.optimizer) {
-    const std::optional<size_t> i = MomentParameter(key);
-    local[key] =
-        i && t.shape() == sharded_->shardings()[*i].spec.shape ? sharded_->Slice(*i, t) : t;
-  }
-  return zero_ ? zero_->LoadStateDict(local) : optimizer_->LoadStateDict(local);
+  // AdamW's moments whole, each into its parameter's shard (ZeRO's: whole).
+  return zero_ ? zero_->LoadStateDict(weights.optimizer)
+               : sharded_->LoadOptimizerStateDict(*optimizer_, weights.optimizer);
 }
 
 std::pair<Tensor, Tensor> Trainer::NextConversations() {
@@ -445,7 +423,8 @@ StepResult Trainer::Step() {
   if (zero_) {
     result.grad_norm = zero_->Step(max_norm);  // it reduces the gradients itself
   } else {
-    result.grad_norm = sharded_->FinishGradients();
+    sharded_->FinishGradients();
+    result.grad_norm = sharded_->GradNorm();
     // Clipping folded into the update: AdamW reads each gradient scaled, in its one pass.
     optimizer_->Step(optim::ClipFactor(result.grad_norm, max_norm));
     sharded_->ParametersUpdated();
@@ -460,15 +439,6 @@ StepResult Trainer::Step() {
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.step = step_++;
   return result;
-}
-
-std::optional<size_t> Trainer::MomentParameter(const std::string& key) const {
-  size_t index = 0;
-  if (!(absl::EndsWith(key, ".exp_avg") || absl::EndsWith(key, ".exp_avg_sq")) ||
-      !absl::SimpleAtoi(key.substr(0, key.find('.')), &index) || index >= optimizer_order_.size()) {
-    return std::nullopt;
-  }
-  return optimizer_order_[index];
 }
 
 double Trainer::ValidationLoss() {
@@ -518,14 +488,19 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
     layout[shardings[i].name] = {shardings[i].spec.shape, sharded_->parameters()[i].dtype()};
     param_index[shardings[i].name] = i;
   }
+  // An entry of one parameter's state (AdamW's moments) has its shape; ZeRO's are whole.
+  const auto entry_parameter = [&](const std::string& key) -> std::optional<size_t> {
+    if (zero_) return std::nullopt;
+    return sharded_->StateParameter(*optimizer_, key, state.at(key));
+  };
   for (const auto& [key, t] : state) {
-    const std::optional<size_t> i = MomentParameter(key);
+    const std::optional<size_t> i = entry_parameter(key);
     layout[kOptimizerPrefix + key] = {i ? shardings[*i].spec.shape : t.shape(), t.dtype()};
   }
   auto make = [&](const std::string& name) {
     if (absl::StartsWith(name, kOptimizerPrefix)) {
       const std::string key = name.substr(std::string(kOptimizerPrefix).size());
-      const std::optional<size_t> i = MomentParameter(key);
+      const std::optional<size_t> i = entry_parameter(key);
       return i ? sharded_->Gather(*i, state.at(key)) : state.at(key);
     }
     const size_t i = param_index.at(name);

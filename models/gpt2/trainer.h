@@ -170,9 +170,6 @@ class Trainer {
   // Whole parameters (and AdamW's whole state, with `optimizer`) into this rank's
   // shards; errors name the checkpoint's problem.
   absl::Status LoadState(const Weights& weights, bool optimizer);
-  // For an optimizer state key "<i>.exp_avg" or "<i>.exp_avg_sq", its parameter's index
-  // in the sharded model (optimizer index i counts the weight-decay group's first).
-  std::optional<size_t> MomentParameter(const std::string& key) const;
 
   TrainOptions options_;
   Generator model_gen_;  // initialisation, then dropout; outlives the model
@@ -186,7 +183,6 @@ class Trainer {
   distributed::Mesh mesh_;
   int data_ranks_, data_rank_;  // the data axis: how many batches, and which is this rank's
   std::unique_ptr<distributed::ShardedModel> sharded_;
-  std::vector<size_t> optimizer_order_;           // the optimizer's parameter i is parameter [i]
   std::unique_ptr<optim::Optimizer> optimizer_;   // without ZeRO
   std::unique_ptr<distributed::ZeroAdamW> zero_;  // with ZeRO-1
   optim::LrSchedule schedule_;

@@ -16,6 +16,11 @@
 // or SIGTERM, write the weights and the run's position (its step and where its random
 // stream is); --resume=latest continues with the same flags to the same model and
 // samples as a run that never stopped.
+//
+// Several processes (`mpirun -np N`): every rank draws the global minibatch of N x
+// --batch_size examples and keeps its rows, the gradients are averaged, and rank 0
+// alone prints and writes; with --fsdp the ranks also split the parameters (each layer
+// an FSDP unit, distributed/sharded_model.h), and rank 0 samples from the whole model.
 
 #include <chrono>
 #include <cstdio>
@@ -33,10 +38,13 @@
 #include "base/atomic_file.h"
 #include "base/status.h"
 #include "data/loader.h"
+#include "distributed/process_group.h"
+#include "distributed/sharded_model.h"
 #include "models/common/checkpoints.h"
 #include "models/common/names.h"
 #include "models/common/precision.h"
 #include "models/common/run_log.h"
+#include "models/common/sharding.h"
 #include "models/makemore/mlp.h"
 #include "nn/loss.h"
 #include "optim/optimizer.h"
@@ -66,6 +74,8 @@ ABSL_FLAG(int64_t, keep_checkpoints, 3,
           "keep the newest this many of OUT_DIR/checkpoints/ (older ones are deleted)");
 ABSL_FLAG(std::string, resume, "",
           "continue this checkpoint's run (with its flags); latest: the newest in --out_dir");
+ABSL_FLAG(std::string, mesh, "", ember::models::kMeshFlagHelp);
+ABSL_FLAG(bool, fsdp, false, ember::models::kFsdpFlagHelp);
 
 namespace ember::models::makemore {
 namespace {
@@ -74,10 +84,13 @@ namespace ag = ::ember::autograd;
 
 constexpr char kCheckpointFormat[] = "ember-makemore";
 
-double SplitLoss(Mlp& model, const data::CharExamples& split, DType dtype) {
+// The model's mean loss on a whole split (collective: every rank computes all of it).
+double SplitLoss(distributed::ShardedModel& sharded, const data::CharExamples& split, DType dtype) {
   ag::NoGradGuard no_grad;
   const ag::AutocastGuard autocast(dtype);
-  return nn::CrossEntropyLoss(model(split.x.To(model.device())), split.y.To(model.device()))
+  const Device device = sharded.options().device;
+  sharded.BeginForward();
+  return nn::CrossEntropyLoss(sharded.model()(split.x.To(device)), split.y.To(device))
       .item<double>();
 }
 
@@ -111,7 +124,7 @@ struct Progress {
 // with the same run_flags and is within --steps.
 absl::StatusOr<Progress> Resume(const std::string& path,
                                 const std::map<std::string, std::string>& run_flags, int64_t steps,
-                                Mlp& model, Generator& gen) {
+                                distributed::ShardedModel& model, Generator& gen) {
   ASSIGN_OR_RETURN(const TrainingState state, LoadTrainingState(path, kCheckpointFormat));
   for (const auto& [flag, value] : run_flags)
     RETURN_IF_ERROR(CheckSameRun(state, path, flag, value));
@@ -129,21 +142,34 @@ absl::StatusOr<Progress> Resume(const std::string& path,
   return at;
 }
 
-// After the last step: the splits' losses, the final checkpoint (by `save`), sampled
-// names and --metrics_out's JSON.
-absl::Status Finish(Mlp& model, const NameSplits& names, DType dtype, Device device, int block,
-                    const Progress& at, int64_t steps, Generator& gen, const std::string& out_dir,
+// After the last step: the splits' losses, the final checkpoint (by `save`), and on
+// rank 0 the sampled names and --metrics_out's JSON.
+absl::Status Finish(distributed::ShardedModel& sharded, const NameSplits& names, DType dtype,
+                    int block, const Progress& at, int64_t steps, Generator& gen,
+                    const std::string& out_dir,
                     const std::function<absl::Status(const std::string&, int64_t)>& save) {
-  const double train_loss = SplitLoss(model, names.train.examples, dtype),
-               val_loss = SplitLoss(model, names.val.examples, dtype),
-               test_loss = SplitLoss(model, names.test.examples, dtype);
+  const double train_loss = SplitLoss(sharded, names.train.examples, dtype),
+               val_loss = SplitLoss(sharded, names.val.examples, dtype),
+               test_loss = SplitLoss(sharded, names.test.examples, dtype);
+  RETURN_IF_ERROR(save(out_dir + "/mlp.safetensors", at.step));  // collective
+  // Split parameters: rank 0 samples from the whole model, gathered (collective).
+  nn::Module* model = &sharded.model();
+  std::unique_ptr<Mlp> whole;
+  if (sharded.split()) {
+    Generator unused(0);
+    whole = std::make_unique<Mlp>(static_cast<Mlp&>(sharded.model()).config(), unused);
+    RETURN_IF_ERROR(whole->LoadStateDict(sharded.StateDict()));
+    model = whole.get();
+  }
+  if (distributed::World().rank() != 0) return absl::OkStatus();
   std::printf("loss (nats per character): train %.4f, val %.4f, test %.4f (%s of training)\n",
               train_loss, val_loss, test_loss, FormatDuration(at.seconds).c_str());
-  RETURN_IF_ERROR(save(out_dir + "/mlp.safetensors", at.step));
-  model.Eval();
+  model->To(sharded.options().device);
+  model->Eval();
   const std::vector<std::string> samples = PrintSampledNames(
-      absl::GetFlag(FLAGS_samples), [&](const Tensor& x) { return model(x.To(device)); }, block,
-      names.vocab, gen);
+      absl::GetFlag(FLAGS_samples),
+      [&](const Tensor& x) { return (*model)(x.To(sharded.options().device)); }, block, names.vocab,
+      gen);
   if (const std::string path = absl::GetFlag(FLAGS_metrics_out); !path.empty()) {
     return WriteMetricsJson(path, {{"train_loss", train_loss},
                                    {"val_loss", val_loss},
@@ -151,7 +177,7 @@ absl::Status Finish(Mlp& model, const NameSplits& names, DType dtype, Device dev
                                    {"samples", samples},
                                    {"train_seconds", at.seconds},
                                    {"steps", steps},
-                                   {"parameters", model.NumParameters()}});
+                                   {"parameters", model->NumParameters()}});
   }
   return absl::OkStatus();
 }
@@ -169,13 +195,19 @@ absl::Status Run() {
   config.vocab = static_cast<int64_t>(names->vocab.size());
 
   Generator gen(absl::GetFlag(FLAGS_seed));
-  Mlp model(config, gen);
-  model.To(device);
+  distributed::ProcessGroup& world = distributed::World();
+  const bool lead = world.rank() == 0;  // the rank that prints and writes
+  const int ranks = world.size(), rank = world.rank();
+  ASSIGN_OR_RETURN(const std::unique_ptr<distributed::ShardedModel> sharded,
+                   ShardLayers(std::make_shared<Mlp>(config, gen), absl::GetFlag(FLAGS_mesh),
+                               absl::GetFlag(FLAGS_fsdp), device, gen));
+  const nn::Module& model = sharded->model();
   const double lr = absl::GetFlag(FLAGS_lr);
-  auto sgd = optim::Sgd({{model.Parameters(), lr, 0}});
+  auto sgd = optim::Sgd({{sharded->parameters(), lr, 0}});
   const std::string out_dir = PathOrWorkspace(absl::GetFlag(FLAGS_out_dir), "runs/makemore");
-  // What a resumed run must share with the run that wrote its checkpoint.
-  const std::map<std::string, std::string> run_flags = {
+  // What a resumed run must share with the run that wrote its checkpoint (and its ranks:
+  // the minibatch is theirs together).
+  std::map<std::string, std::string> run_flags = {
       {"block_size", absl::StrCat(config.block_size)},
       {"embedding", absl::StrCat(config.embedding)},
       {"hidden", absl::StrCat(config.hidden)},
@@ -183,31 +215,40 @@ absl::Status Run() {
       {"batch_size", absl::StrCat(batch_size)},
       {"lr", absl::StrCat(lr)},
       {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))}};
+  if (ranks > 1) run_flags["ranks"] = absl::StrCat(ranks);
   Progress at;
   std::string resume = absl::GetFlag(FLAGS_resume);
   if (resume == "latest") {
     ASSIGN_OR_RETURN(resume, LatestCheckpoint(out_dir, "mlp.safetensors"));
   }
   if (!resume.empty()) {
-    ASSIGN_OR_RETURN(at, Resume(resume, run_flags, steps, model, gen));
+    ASSIGN_OR_RETURN(at, Resume(resume, run_flags, steps, *sharded, gen));
   }
   int64_t& step = at.step;  // steps done
   double &seconds = at.seconds, &batch_loss = at.batch_loss;
   const int64_t first_step = step;
-  std::fprintf(
-      stderr, "train: %s on %s, %lld parameters; %lld training examples; %lld steps of %lld%s\n",
-      model.ToString().c_str(), device.ToString().c_str(),
-      static_cast<long long>(model.NumParameters()), static_cast<long long>(train.y.size(0)),
-      static_cast<long long>(steps), static_cast<long long>(batch_size),
-      step > 0 ? absl::StrCat("; resuming at step ", step).c_str() : "");
-  RETURN_IF_ERROR(CreateDirectories(out_dir));
-  if (step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", step));
-  std::ofstream csv(out_dir + "/metrics.csv", step > 0 ? std::ios::app : std::ios::trunc);
-  if (step == 0) csv << "step,lr,batch_loss,train_loss,val_loss\n";
+  std::ofstream csv;
+  if (lead) {
+    std::fprintf(
+        stderr,
+        "train: %s on %s%s, %lld parameters; %lld training examples; %lld steps of %s%lld%s\n",
+        model.ToString().c_str(),
+        ranks > 1 ? absl::StrCat(ranks, sharded->fsdp() ? " ranks (FSDP) x " : " ranks x ").c_str()
+                  : "",
+        device.ToString().c_str(), static_cast<long long>(model.NumParameters()),
+        static_cast<long long>(train.y.size(0)), static_cast<long long>(steps),
+        ranks > 1 ? absl::StrCat(ranks, " x ").c_str() : "", static_cast<long long>(batch_size),
+        step > 0 ? absl::StrCat("; resuming at step ", step).c_str() : "");
+    RETURN_IF_ERROR(CreateDirectories(out_dir));
+    if (step > 0) RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", step));
+    csv.open(out_dir + "/metrics.csv", step > 0 ? std::ios::app : std::ios::trunc);
+    if (step == 0) csv << "step,lr,batch_loss,train_loss,val_loss\n";
+  }
 
-  // The run so far, for a checkpoint that resumes it.
+  // The run so far, for a checkpoint that resumes it (collective: rank 0 writes).
   auto save = [&](const std::string& path, int64_t done) {
-    TrainingState state{model.StateDict(), {}, run_flags};
+    TrainingState state{sharded->StateDict(), {}, run_flags};
+    if (!lead) return absl::OkStatus();
     state.metadata.insert({{"format", kCheckpointFormat},
                            {"step", absl::StrCat(done)},
                            {"generator_offset", absl::StrCat(gen.offset())},
@@ -219,54 +260,66 @@ absl::Status Run() {
   const int64_t checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   const int64_t n = train.y.size(0);
   const data::BatchFn rows = data::RowBatches(train.x, train.y);
-  std::vector<int64_t> index(static_cast<size_t>(batch_size));
+  // Every rank draws the global minibatch and keeps its rows.
+  std::vector<int64_t> index(static_cast<size_t>(batch_size * ranks));
   CatchStopSignals();
   auto start = std::chrono::steady_clock::now();
   for (; step < steps; ++step) {
     for (int64_t& i : index) i = static_cast<int64_t>(gen.NextBelow(static_cast<uint64_t>(n)));
     const data::Batch batch = rows(index);
+    sharded->ZeroGrad();
     Tensor loss;
     {
       const ag::AutocastGuard autocast(dtype);
-      loss = nn::CrossEntropyLoss(model(batch.x.To(device)), batch.y.To(device));
+      sharded->BeginForward();
+      loss = nn::CrossEntropyLoss(
+          sharded->model()(batch.x.Narrow(0, rank * batch_size, batch_size).To(device)),
+          batch.y.Narrow(0, rank * batch_size, batch_size).To(device));
     }
-    sgd->ZeroGrad();
+    sharded->BeginBackward(/*last_micro_batch=*/true);
     ag::Backward(loss);
+    sharded->EndBackward();
+    sharded->FinishGradients();
     sgd->param_groups()[0].lr = StepDecayLr(lr, step, steps);
     sgd->Step();
-    batch_loss = loss.item<double>();
+    sharded->ParametersUpdated();
+    batch_loss = world.AllReduce(loss.item<double>(), distributed::ReduceOp::kMean);
     const int64_t done = step + 1;
     const bool last = done == steps, report = done % val_every == 0 || last;
     const auto now = std::chrono::steady_clock::now();
     seconds += std::chrono::duration<double>(now - start).count();
     start = now;
-    if (done % 500 == 0 || report) {
+    if (lead && (done % 500 == 0 || report)) {
       ShowProgress("step", done, steps, first_step, absl::StrFormat("loss %.4f", batch_loss),
                    (done - first_step) / seconds, "step", seconds);
     }
     if (report) {
-      const double train_loss = SplitLoss(model, train, dtype),
-                   val_loss = SplitLoss(model, val, dtype);
-      csv << done << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss
-          << ',' << val_loss << '\n';
-      csv.flush();
-      EndProgress();
-      std::fprintf(stderr, "step %lld: train loss %.4f, val loss %.4f\n",
-                   static_cast<long long>(done), train_loss, val_loss);
+      const double train_loss = SplitLoss(*sharded, train, dtype),
+                   val_loss = SplitLoss(*sharded, val, dtype);
+      if (lead) {
+        csv << done << ',' << sgd->param_groups()[0].lr << ',' << batch_loss << ',' << train_loss
+            << ',' << val_loss << '\n';
+        csv.flush();
+        EndProgress();
+        std::fprintf(stderr, "step %lld: train loss %.4f, val loss %.4f\n",
+                     static_cast<long long>(done), train_loss, val_loss);
+      }
       start = std::chrono::steady_clock::now();  // the evaluation is not training time
     }
-    const bool stop = StopSignal() != 0;
+    // Every rank stops at the same step, whichever of them got the signal.
+    bool stop = StopSignal() != 0;
+    if (ranks > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
     if ((stop || (checkpoint_every > 0 && done % checkpoint_every == 0)) && !last) {
       const std::string path = StepCheckpointPath(out_dir, done);
       RETURN_IF_ERROR(save(path, done));
-      PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
+      if (lead) PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
       if (stop) {
-        ReportStop(done, path);
+        if (lead) ReportStop(done, path);
         return absl::OkStatus();  // main exits with 128 + the signal
       }
     }
   }
-  return Finish(model, *names, dtype, device, block, at, steps, gen, out_dir, save);
+  return Finish(*sharded, *names, dtype, block, at, steps, gen, out_dir, save);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The character models' binaries end to end on the real names: the counting and neural
 # bigrams (losses, samples, CSV, JSON), a short run of makemore's MLP, stopped and
-# resumed; the errors.
+# resumed, and on 2 and 4 ranks (plain and FSDP) against one process; the errors.
 set -uo pipefail
 source base/expect.sh
 if [ ! -e downloads/names/female.txt ]; then
@@ -60,6 +60,23 @@ expect "stopped and resumed = never stopped (bit for bit)" "0" "$?"
 expect "resume: another run's flags" \
   "train: $out/cut/mlp.safetensors was trained with --hidden=200; this run has --hidden=100 (a resumed run keeps its flags)" \
   "$($mlp "${run[@]}" --hidden=100 --out_dir="$out/cut" --resume=latest 2>&1)"
+# Several processes: 300 steps of a global minibatch of 32 on 2 ranks (plain and FSDP)
+# and 4 (FSDP) end with one process's weights (measured 2e-7), losses and samples.
+steps=(--steps=300 --val_every=100 --samples=3 --names_dir=downloads/names)
+$mlp "${steps[@]}" --batch_size=32 --out_dir="$out/one" >"$out.one" 2>/dev/null
+expect "one process" "0" "$?"
+for case in "2 dp" "2 fsdp --fsdp" "4 fsdp --fsdp"; do
+  read -r n name flag <<<"$case"
+  "${test_mpirun[@]}" -np "$n" $mlp "${steps[@]}" --batch_size=$((32 / n)) $flag \
+    --out_dir="$out/$name$n" >"$out.$name$n" 2>"$out.$name$n.err"
+  expect "$name on $n ranks: exit" "0" "$?"
+  expect "$name on $n ranks: rank 0 alone prints" "1" "$(grep -c '^train: Mlp.* on '"$n"' ranks .*300 steps of '"$n"' x ' "$out.$name$n.err")"
+  expect "$name on $n ranks: one process's losses and samples" "$(sed 's/ (.* of training)//' "$out.one")" \
+    "$(sed 's/ (.* of training)//' "$out.$name$n")"
+  python3 models/common/compare_checkpoints.py "$out/one/mlp.safetensors" "$out/$name$n/mlp.safetensors" \
+    --tolerance=1e-5 >"$out.compare" 2>&1
+  expect "$name on $n ranks = one process: $(tail -1 "$out.compare")" "0" "$?"
+done
 expect "bad bigram" 'train: unknown model "trigram"; expected counting or neural' "$($bigram --model=trigram 2>&1)"
 expect "bad steps" "train: --steps=0: expected at least 1" "$($mlp --steps=0 2>&1)"
 expect "missing names" "1" "$($mlp --names_dir=/nonexistent 2>&1 | grep -c '^train: .*/nonexistent.*(run ./setup.sh)$')"

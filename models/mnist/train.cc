@@ -26,7 +26,10 @@
 // Data parallel: `mpirun -np N .../train --batch_size=B` trains one model on N
 // processes, each taking its B rows of every shuffled global batch of N B images (the
 // last, partial, global batch is skipped so that every rank has B), with the gradients
-// averaged over ranks (distributed::GradientAverager); rank 0 alone prints and writes.
+// averaged over ranks; rank 0 alone prints and writes. With --fsdp the ranks also split
+// the parameters, their gradients and the optimizer's state (each layer an FSDP unit,
+// distributed/sharded_model.h); checkpoints hold everything whole either way, so a run
+// resumes on any mesh of the same global batch.
 
 #include <chrono>
 #include <cstdio>
@@ -45,12 +48,13 @@
 #include "base/status.h"
 #include "data/datasets.h"
 #include "data/loader.h"
-#include "distributed/data_parallel.h"
 #include "distributed/process_group.h"
+#include "distributed/sharded_model.h"
 #include "models/common/checkpoints.h"
 #include "models/common/loss_plot.h"
 #include "models/common/precision.h"
 #include "models/common/run_log.h"
+#include "models/common/sharding.h"
 #include "models/mnist/classifier.h"
 #include "nn/loss.h"
 #include "tensor/cuda.h"
@@ -88,6 +92,8 @@ ABSL_FLAG(std::string, resume, "",
           "continue this checkpoint's run (to --epochs, with its flags); latest: the newest in "
           "--out_dir");
 ABSL_FLAG(std::string, metrics_out, "", "write the final figures here as one JSON object");
+ABSL_FLAG(std::string, mesh, "", ember::models::kMeshFlagHelp);
+ABSL_FLAG(bool, fsdp, false, ember::models::kFsdpFlagHelp);
 
 namespace ember::models::mnist {
 namespace {
@@ -98,7 +104,8 @@ constexpr char kCheckpointFormat[] = "ember-mnist";
 
 // The run the flags ask for, checked in the order a user's mistakes are reported.
 struct RunOptions {
-  std::string model, optimizer, loss, dataset, data_dir;
+  std::string model, optimizer, loss, dataset, data_dir, mesh;
+  bool fsdp;
   int64_t epochs, batch_size;  // batch_size: per rank
   double lr;
   uint64_t seed;
@@ -150,6 +157,8 @@ absl::StatusOr<RunOptions> RunOptionsFromFlags() {
   o.seed = absl::GetFlag(FLAGS_seed);
   ASSIGN_OR_RETURN(o.device, cuda::DeviceFromFlag(absl::GetFlag(FLAGS_device)));
   ASSIGN_OR_RETURN(o.dtype, ComputeDTypeFromFlag(absl::GetFlag(FLAGS_dtype), o.device));
+  o.mesh = absl::GetFlag(FLAGS_mesh);
+  o.fsdp = absl::GetFlag(FLAGS_fsdp);
   return o;
 }
 
@@ -163,9 +172,12 @@ struct Position {
 
 // A checkpoint that resumes the run: the model, the optimizer, the run's flags and its
 // position.
-absl::Status SaveRun(const std::string& path, nn::Module& model, optim::Optimizer& optimizer,
+absl::Status SaveRun(const std::string& path, const distributed::ShardedModel& model,
+                     const optim::Optimizer& optimizer,
                      const std::map<std::string, std::string>& run_flags, const Position& at) {
-  TrainingState state{model.StateDict(), optimizer.StateDict(), run_flags};
+  // Collective (whole tensors from every rank's shards); rank 0 writes.
+  TrainingState state{model.StateDict(), model.OptimizerStateDict(optimizer), run_flags};
+  if (distributed::World().rank() != 0) return absl::OkStatus();
   state.metadata.insert({{"format", kCheckpointFormat},
                          {"step", absl::StrCat(at.step)},
                          {"examples", absl::StrCat(at.examples)},
@@ -177,7 +189,7 @@ absl::Status SaveRun(const std::string& path, nn::Module& model, optim::Optimize
 
 // Loads SaveRun's checkpoint into model and optimizer, after checking that it was
 // written with the same run flags and that steps remain before total_steps.
-absl::StatusOr<Position> ResumeRun(const std::string& path, nn::Module& model,
+absl::StatusOr<Position> ResumeRun(const std::string& path, distributed::ShardedModel& model,
                                    optim::Optimizer& optimizer,
                                    const std::map<std::string, std::string>& run_flags,
                                    int64_t epochs, int64_t total_steps) {
@@ -191,7 +203,7 @@ absl::StatusOr<Position> ResumeRun(const std::string& path, nn::Module& model,
     RETURN_IF_ERROR(CheckSameRun(state, path, flag, value));
   }
   RETURN_IF_ERROR(model.LoadStateDict(state.model));
-  RETURN_IF_ERROR(optimizer.LoadStateDict(state.optimizer));
+  RETURN_IF_ERROR(model.LoadOptimizerStateDict(optimizer, state.optimizer));
   Position at;
   ASSIGN_OR_RETURN(at.step, MetadataInt(state, path, "step"));
   ASSIGN_OR_RETURN(at.examples, MetadataInt(state, path, "examples"));
@@ -216,9 +228,9 @@ absl::StatusOr<bool> CheckpointOrStop(distributed::ProcessGroup& world, const st
   if (world.size() > 1) stop = world.AllReduce(stop ? 1.0 : 0.0) > 0;
   const int64_t every = absl::GetFlag(FLAGS_checkpoint_every);
   if (!stop && !(every > 0 && step % every == 0 && step < total_steps)) return false;
-  if (world.rank() != 0) return stop;
   const std::string path = StepCheckpointPath(out_dir, step);
-  RETURN_IF_ERROR(save(path));
+  RETURN_IF_ERROR(save(path));  // collective
+  if (world.rank() != 0) return stop;
   PruneStepCheckpoints(out_dir, absl::GetFlag(FLAGS_keep_checkpoints));
   if (stop) ReportStop(step, path);
   return stop;
@@ -252,22 +264,25 @@ absl::StatusOr<Data> LoadData(const RunOptions& o, int world_size) {
 }
 
 // One optimizer step on this rank's rows of `batch`, the gradients averaged over the
-// ranks; returns the global batch's mean loss.
-double TrainStep(nn::Module& model, optim::Optimizer& optimizer,
-                 distributed::GradientAverager* averager, distributed::ProcessGroup& world,
-                 const data::Batch& batch, Device device, DType dtype, const std::string& kind) {
+// ranks (or reduce-scattered into their shards); returns the global batch's mean loss.
+double TrainStep(distributed::ShardedModel& sharded, optim::Optimizer& optimizer,
+                 distributed::ProcessGroup& world, const data::Batch& batch, Device device,
+                 DType dtype, const std::string& kind) {
   const int64_t n = batch.x.size(0) / world.size(), first = world.rank() * n;
+  sharded.ZeroGrad();
   Tensor loss;
   {
     const ag::AutocastGuard autocast(dtype);
-    loss = ClassifierLoss(kind, model(batch.x.Narrow(0, first, n).To(device)),
+    sharded.BeginForward();
+    loss = ClassifierLoss(kind, sharded.model()(batch.x.Narrow(0, first, n).To(device)),
                           batch.y.Narrow(0, first, n).To(device));
   }
-  optimizer.ZeroGrad();
-  if (averager) averager->Arm();
+  sharded.BeginBackward(/*last_micro_batch=*/true);
   ag::Backward(loss);
-  if (averager) averager->Finish();
+  sharded.EndBackward();
+  sharded.FinishGradients();
   optimizer.Step();
+  sharded.ParametersUpdated();
   return world.AllReduce(loss.item<double>(), distributed::ReduceOp::kMean);
 }
 
@@ -276,7 +291,7 @@ double TrainStep(nn::Module& model, optim::Optimizer& optimizer,
 absl::StatusOr<std::ofstream> StartLog(const RunOptions& o, const std::string& out_dir,
                                        const nn::Module& model, const Data& data,
                                        const Position& at, int64_t steps_per_epoch,
-                                       int64_t total_steps, int world_size) {
+                                       int64_t total_steps, int world_size, bool fsdp) {
   RETURN_IF_ERROR(CreateDirectories(out_dir));
   if (at.step > 0)
     RETURN_IF_ERROR(DropRowsAfter(out_dir + "/metrics.csv", at.step / steps_per_epoch));
@@ -288,7 +303,8 @@ absl::StatusOr<std::ofstream> StartLog(const RunOptions& o, const std::string& o
       "train: %s (%lld parameters) on %s%s, %s lr %g, %lld epochs of %lld images in batches of "
       "%s%lld%s\n",
       o.model.c_str(), static_cast<long long>(model.NumParameters()),
-      world_size > 1 ? absl::StrCat(world_size, " ranks x ").c_str() : "",
+      world_size > 1 ? absl::StrCat(world_size, fsdp ? " ranks (FSDP) x " : " ranks x ").c_str()
+                     : "",
       o.device.ToString().c_str(), o.optimizer.c_str(), o.lr, static_cast<long long>(o.epochs),
       static_cast<long long>(data.train.images.size(0)),
       world_size > 1 ? absl::StrCat(world_size, " x ").c_str() : "",
@@ -318,14 +334,12 @@ absl::Status ReportEpoch(const RunOptions& o, const std::string& out_dir, int64_
   return WriteLossSvg(out_dir + "/loss.svg", curves, /*log_scale=*/false);
 }
 
-// On the lead rank, at the end: the final checkpoint, the summary line and
+// On the lead rank, at the end (the final checkpoint written): the summary line and
 // --metrics_out's JSON.
 absl::Status Finish(const RunOptions& o, const std::string& out_dir, const std::string& checkpoint,
                     const nn::Module& model, double train_loss, const Evaluation& evaluation,
-                    const Position& at,
-                    const std::function<absl::Status(const std::string&)>& save) {
+                    const Position& at) {
   const double examples_per_second = at.examples / at.train_seconds;
-  RETURN_IF_ERROR(save(checkpoint));
   std::fprintf(stderr,
                "train: test accuracy %.2f%% after %lld epochs, %s of training, %.0f images/s; "
                "wrote %s and %s/metrics.csv\n",
@@ -350,13 +364,10 @@ absl::Status Run() {
   const bool lead = world.rank() == 0;  // the rank that prints and writes
   Generator gen(o.seed);
   ASSIGN_OR_RETURN(std::shared_ptr<nn::Module> model, MakeClassifier(o.model, gen));
-  model->To(o.device);
+  ASSIGN_OR_RETURN(const std::unique_ptr<distributed::ShardedModel> sharded,
+                   ShardLayers(model, o.mesh, o.fsdp, o.device, gen));
   ASSIGN_OR_RETURN(std::unique_ptr<optim::Optimizer> optimizer,
-                   MakeOptimizer(o.optimizer, model->Parameters(), o.lr));
-  std::unique_ptr<distributed::GradientAverager> averager;
-  if (world.size() > 1) {
-    averager = std::make_unique<distributed::GradientAverager>(world, model->Parameters());
-  }
+                   MakeOptimizer(o.optimizer, sharded->parameters(), o.lr));
   ASSIGN_OR_RETURN(const Data data, LoadData(o, world.size()));
   data::DataLoader* const loader = data.loader.get();
 
@@ -376,16 +387,16 @@ absl::Status Run() {
   }
   Position at;
   if (!resume.empty()) {
-    ASSIGN_OR_RETURN(at, ResumeRun(resume, *model, *optimizer, run_flags, o.epochs, total_steps));
+    ASSIGN_OR_RETURN(at, ResumeRun(resume, *sharded, *optimizer, run_flags, o.epochs, total_steps));
   }
   const int64_t first_step = at.step;
   std::ofstream csv;
   if (lead) {
-    ASSIGN_OR_RETURN(
-        csv, StartLog(o, out_dir, *model, data, at, steps_per_epoch, total_steps, world.size()));
+    ASSIGN_OR_RETURN(csv, StartLog(o, out_dir, *model, data, at, steps_per_epoch, total_steps,
+                                   world.size(), sharded->fsdp() != nullptr));
   }
   const auto save = [&](const std::string& path) {
-    return SaveRun(path, *model, *optimizer, run_flags, at);
+    return SaveRun(path, *sharded, *optimizer, run_flags, at);
   };
   CatchStopSignals();
   double train_loss = 0;
@@ -396,8 +407,7 @@ absl::Status Run() {
       loader->Next();  // resumed mid-epoch
     auto start = std::chrono::steady_clock::now();
     while (std::optional<data::Batch> batch = loader->Next()) {
-      const double loss =
-          TrainStep(*model, *optimizer, averager.get(), world, *batch, o.device, o.dtype, o.loss);
+      const double loss = TrainStep(*sharded, *optimizer, world, *batch, o.device, o.dtype, o.loss);
       at.loss_sum += loss * static_cast<double>(batch->x.size(0));
       at.epoch_examples += batch->x.size(0);
       ++at.step;
@@ -422,6 +432,7 @@ absl::Status Run() {
     at.loss_sum = 0, at.epoch_examples = 0;
     {
       const ag::AutocastGuard autocast(o.dtype);
+      sharded->BeginForward();
       evaluation = Evaluate(*model, data.test.images, data.test.labels, 1000,
                             o.loss);  // the same on every rank
     }
@@ -429,8 +440,9 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(const bool stop, CheckpointOrStop(world, out_dir, total_steps, save, at.step));
     if (stop) return absl::OkStatus();
   }
+  RETURN_IF_ERROR(save(checkpoint));  // collective
   if (!lead) return absl::OkStatus();
-  return Finish(o, out_dir, checkpoint, *model, train_loss, evaluation, at, save);
+  return Finish(o, out_dir, checkpoint, *model, train_loss, evaluation, at);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The train binary end to end: one epoch of the MLP on Fashion-MNIST with its progress
-# line, CSV, metrics JSON and checkpoint; the same on 2 ranks under mpirun; stopping
+# line, CSV, metrics JSON and checkpoint; the same on 2 ranks under mpirun, and with FSDP
+# on 2 and 4 against one process; stopping
 # with Ctrl-C and resuming; MNIST digits with the squared-error loss; and the errors a
 # user can cause.
 set -uo pipefail
@@ -48,6 +49,23 @@ expect "2 ranks: one header" "1" "$(grep -c '^train: mlp (101770 parameters) on 
 expect "2 ranks: one epoch line" "1" "$(grep -c '^epoch 1: train loss' "$out.dp")"
 expect "2 ranks: 937 steps of 64" "1" "$(tr '\r' '\n' <"$out.dp" | grep -c '^step 937/937 | epoch 1/1 | loss')"
 expect "2 ranks: it learnt" "True" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["test_accuracy"] > 0.8)' "$out/dp.json")"
+# FSDP (each Linear a unit) on 2 and 4 ranks: one epoch of MNIST digits (125 global
+# batches of 64) ends with one process's weights and Adam state (measured 5e-7); the
+# classifiers have no tensor-parallel layers for a model axis.
+digits=(--dataset=digits --optimizer=adam --epochs=1)
+$train "${digits[@]}" --batch_size=64 --out_dir="$out/fsdp1" 2>/dev/null
+expect "fsdp: one process" "0" "$?"
+for n in 2 4; do
+  "${test_mpirun[@]}" -np $n $train "${digits[@]}" --batch_size=$((64 / n)) --fsdp \
+    --out_dir="$out/fsdp$n" >"$out.fsdp$n" 2>&1
+  expect "fsdp on $n ranks: exit" "0" "$?"
+  expect "fsdp on $n ranks: the header says so" "1" "$(grep -c "^train: mlp (101770 parameters) on $n ranks (FSDP) x cpu" "$out.fsdp$n")"
+  python3 models/common/compare_checkpoints.py "$out/fsdp1/mlp.safetensors" "$out/fsdp$n/mlp.safetensors" \
+    --tolerance=1e-5 >"$out.compare" 2>&1
+  expect "fsdp on $n ranks = one process: $(tail -1 "$out.compare")" "0" "$?"
+done
+"${test_mpirun[@]}" -np 2 $train "${digits[@]}" --mesh=model:2 --out_dir="$out/tp" >"$out.tp" 2>&1
+expect "a model axis fails on every rank, saying why" "2" "$(grep -c 'this model has no tensor-parallel layers for the 2 ranks of its model axis' "$out.tp")"
 # Stop and resume: Ctrl-C mid-epoch writes a checkpoint and exits 130; --resume=latest
 # ends with the weights and Adam state of the run that never stopped, bit for bit.
 run=(--epochs=2 --batch_size=256 --optimizer=adam)

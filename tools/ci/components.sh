@@ -5,13 +5,14 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer together, every libFuzzer target for
 # a few seconds (tools/ci/fuzz.sh), the CUDA targets built with nvcc (when a toolkit is
 # installed; their tests skip without a GPU), the docs' links and names
-# (tools/ci/docs.sh), `pip install ./python` into a new environment
-# (tools/ci/pip_install.sh), the formatting (tools/ci/format.sh), and the consumer workspace in
+# (tools/ci/docs.sh), the folders' one-way includes (tools/ci/layering.py), `pip install
+# ./python` into a new environment (tools/ci/pip_install.sh), the formatting
+# (tools/ci/format.sh), and the consumer workspace in
 # examples/consumer that depends on @ember//tensor and @ember//tokenizer. Ends with one line
 # "components: N passed, M failed" and exits non-zero if anything failed.
 #
 #   tools/ci/components.sh              # everything
-#   tools/ci/components.sh tensor base  # only these components (no sanitizers, fuzzing, docs, format or consumer)
+#   tools/ci/components.sh tensor base  # only these components (no sanitizers, fuzzing, docs, layering, format or consumer)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -60,6 +61,7 @@ if [ $# -eq 0 ]; then
   fi
   run pip tools/ci/pip_install.sh
   run docs tools/ci/docs.sh
+  run layering python3 tools/ci/layering.py
   run format tools/ci/format.sh
   run consumer bash -c 'cd examples/consumer && bazel test //... && bazel run //:hello'
 fi
