@@ -33,8 +33,9 @@ void CopyShard(const FullyShardedData::Param& p, const Tensor& whole, const Tens
 FullyShardedData::FullyShardedData(ProcessGroup& group, std::vector<std::vector<Param>> units,
                                    std::vector<nn::Module*> modules)
     : group_(group), modules_(std::move(modules)) {
-  EMBER_CHECK(!units.empty() && units.size() == modules_.size() + 1, "FSDP: ", units.size(),
-              " units for ", modules_.size(), " modules (the root and one per module)");
+  EMBER_CHECK(!units.empty() && (modules_.empty() || units.size() == modules_.size() + 1),
+              "FSDP: ", units.size(), " units for ", modules_.size(),
+              " modules (the root and one per module)");
   const int64_t n = group_.size();
   for (size_t u = 0; u < units.size(); ++u) {
     Unit& unit = units_.emplace_back();
@@ -213,8 +214,14 @@ void FullyShardedData::Complete(size_t u) {
   if (unit.scatter) {
     unit.scatter->Wait();
     unit.scatter.reset();
+    // Added to this step's so far, unless an optimizer's zero_grad has forgotten the
+    // shards' gradients since (Python's, which does not call ZeroGrad).
+    bool accumulate = unit.grads_started;
+    for (const Param& p : unit.params) {
+      if (p.dim >= 0 && !ag::Grad(p.shard).defined()) accumulate = false;
+    }
     unit.shard_grads =
-        unit.grads_started ? ops::Add(unit.shard_grads, unit.scatter_output) : unit.scatter_output;
+        accumulate ? ops::Add(unit.shard_grads, unit.scatter_output) : unit.scatter_output;
     for (size_t i = 0; i < unit.params.size(); ++i) {
       const Param& p = unit.params[i];
       if (p.dim < 0) continue;
@@ -267,9 +274,15 @@ void FullyShardedData::ZeroGrad() {
 }
 
 void FullyShardedData::BeginForward() {
-  if (!root_current_) {
-    units_[0].gathered = false;
+  Unit& root = units_[0];
+  std::vector<uint64_t> versions;
+  for (const Param& p : root.params) {
+    if (p.dim >= 0) versions.push_back(p.shard.storage().version());
+  }
+  if (!root_current_ || versions != root.versions) {
+    root.gathered = false;
     EnsureGathered(0);
+    root.versions = std::move(versions);
     root_current_ = true;
   }
 }

@@ -52,16 +52,24 @@ class FullyShardedData {
   };
 
   // units[0] is the root; units[u >= 1] are gathered around modules[u - 1]'s forward
-  // (its forward hooks, which this sets) and for its backward. Every rank passes the
-  // same units with the same shapes. Throws on a shard whose shape is not param's share.
+  // (its forward hooks, which this sets) and for its backward. With no modules the
+  // caller runs Before and After around each unit's forward itself (Python's modules,
+  // whose hooks are Python's). Every rank passes the same units with the same shapes.
+  // Throws on a shard whose shape is not param's share.
   FullyShardedData(ProcessGroup& group, std::vector<std::vector<Param>> units,
                    std::vector<nn::Module*> modules);
   ~FullyShardedData();
   FullyShardedData(const FullyShardedData&) = delete;
   FullyShardedData& operator=(const FullyShardedData&) = delete;
 
-  // Gathers the root unless it is current.
+  // Gathers the root unless it is current: gathered since the last ShardsUpdated, and
+  // none of its shards written since (their storage versions).
   void BeginForward();
+  // Unit u's forward hooks (u >= 1): Before gathers it (and starts the next unit's
+  // gather) and returns x; After frees it and returns y with a node that gathers it
+  // again when backward reaches it.
+  Tensor Before(size_t u, const Tensor& x);
+  Tensor After(size_t u, const Tensor& y);
   // After each backward: reduces whatever backward did not reach (a gradient it did not
   // make counts as zeros), waits for every reduction, adds each shard's to its
   // gradient (a whole parameter's gradient is the mean itself), and frees what is
@@ -91,7 +99,8 @@ class FullyShardedData {
     Tensor scatter_input, scatter_output, whole_grads;  // [N S], [S], [whole_numel]
     Tensor shard_grads;  // [S]: this step's mean gradients so far; the shards' are views
     std::shared_ptr<Work> scatter, all_reduce;
-    bool grads_started = false;  // this step's shard gradients hold a first micro-batch's
+    bool grads_started = false;      // this step's shard gradients hold a first micro-batch's
+    std::vector<uint64_t> versions;  // the root's shards' storage versions when gathered
   };
 
   void StartGather(size_t u);
@@ -101,8 +110,6 @@ class FullyShardedData {
   // Waits for unit u's reductions (if any are in flight), adds them to the shards' and
   // whole parameters' gradients, and frees their buffers.
   void Complete(size_t u);
-  Tensor Before(size_t u, const Tensor& x);
-  Tensor After(size_t u, const Tensor& y);
 
   ProcessGroup& group_;
   std::vector<Unit> units_;

@@ -11,10 +11,11 @@
 namespace ember::distributed {
 namespace {
 
+// A lowercase letter or '_', then those or digits ("dp", "dim_0").
 bool ValidName(absl::string_view name) {
-  if (name.empty()) return false;
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
   for (const char c : name) {
-    if (!(c == '_' || (c >= 'a' && c <= 'z'))) return false;
+    if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
   }
   return true;
 }
@@ -30,9 +31,9 @@ absl::StatusOr<Mesh> Mesh::Layout(absl::string_view spec, int world_size, int ra
       const std::vector<absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits(':', 1));
       int size = 0;
       if (kv.size() != 2 || !ValidName(kv[0]) || !absl::SimpleAtoi(kv[1], &size) || size < 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("mesh \"", spec, "\": expected name:size,... (names of a-z and _, sizes ",
-                         ">= 1), e.g. data:2,model:2; \"", part, "\" is not"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "mesh \"", spec, "\": expected name:size,... (names of a-z, 0-9 and _, sizes ",
+            ">= 1), e.g. data:2,model:2; \"", part, "\" is not"));
       }
       if (mesh.Find(kv[0]) != nullptr) {
         return absl::InvalidArgumentError(

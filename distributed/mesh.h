@@ -29,7 +29,8 @@ namespace ember::distributed {
 
 class Mesh {
  public:
-  // "name:size,name:size,..." (names of lowercase letters and '_', distinct; sizes >= 1)
+  // "name:size,name:size,..." (names of lowercase letters, digits and '_', not starting
+  // with a digit, distinct; sizes >= 1)
   // whose sizes multiply to world.size(); "" is one axis, "data", over the whole world.
   // Every rank calls it with the same spec (it splits the world's communicator).
   static absl::StatusOr<Mesh> Create(absl::string_view spec, ProcessGroup& world);

@@ -42,9 +42,10 @@ TEST(MeshTest, LayoutIsRowMajorWithTheLastAxisFastest) {
 TEST(MeshTest, BadSpecsAreNamed) {
   EXPECT_EQ(Mesh::Layout("data:2,model:2", 2).status().message(),
             "mesh data:2,model:2 has 4 ranks, but the world has 2 (mpirun -np 4)");
-  for (const char* bad : {"data", "data:0", "Data:2", "data:2,", "data:x", ":2"}) {
+  for (const char* bad : {"data", "data:0", "Data:2", "data:2,", "data:x", ":2", "0dp:2"}) {
     EXPECT_EQ(Mesh::Layout(bad, 2).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
+  EXPECT_EQ(Mesh::Layout("dim_0:2", 2)->size("dim_0"), 2);  // PyTorch's default names
   EXPECT_NE(Mesh::Layout("data:1,data:2", 2).status().message().find("appears twice"),
             std::string::npos);
 }

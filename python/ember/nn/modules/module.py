@@ -1,5 +1,5 @@
 """torch.nn.modules.module: Module (subclass it in Python; attributes that are Parameters or
-Modules register themselves; register_buffer, apply, state_dict, to, hooks of its own)."""
+Modules register themselves; register_buffer, apply, state_dict, to, forward hooks)."""
 
 from collections import OrderedDict
 
@@ -19,6 +19,8 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
 
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
@@ -94,7 +96,27 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        for hook in list(self.__dict__.get("_forward_pre_hooks", {}).values()):
+            changed = hook(self, args)
+            if changed is not None:
+                args = changed if isinstance(changed, tuple) else (changed,)
+        output = self.forward(*args, **kwargs)
+        for hook in list(self.__dict__.get("_forward_hooks", {}).values()):
+            changed = hook(self, args, output)
+            if changed is not None:
+                output = changed
+        return output
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False):
+        """hook(module, args) runs before each forward; a value it returns (a tuple, or
+        one value) replaces the positional arguments. Returns a handle whose remove()
+        takes it away."""
+        return _add_hook(self._forward_pre_hooks, hook, prepend)
+
+    def register_forward_hook(self, hook, *, prepend: bool = False):
+        """hook(module, args, output) runs after each forward; a value it returns
+        replaces the output. Returns a handle whose remove() takes it away."""
+        return _add_hook(self._forward_hooks, hook, prepend)
 
     def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
         """(dotted name, parameter) of this module and (recurse) every submodule, depth
@@ -223,6 +245,33 @@ class Module:
         if not lines:
             return f"{type(self).__name__}({self.extra_repr()})"
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class RemovableHandle:
+    """torch.utils.hooks.RemovableHandle: remove() takes its hook away."""
+    _next_id = 0
+
+    def __init__(self, hooks):
+        self._hooks = hooks
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _add_hook(hooks, hook, prepend):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
 
 
 def _zero_grads(parameters, set_to_none):

@@ -1,0 +1,1 @@
+"""torch.distributed.tensor in ember: only its parallel package (parallelize_module)."""
