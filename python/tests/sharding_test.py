@@ -1,7 +1,7 @@
 """ember.distributed's sharding in PyTorch's names: init_device_mesh, fully_shard (FSDP2)
 and parallelize_module with ColwiseParallel/RowwiseParallel, on a GPT written as
 nanoGPT's model.py writes it (tied head, fused q/k/v, causal attention, GELU MLP).
-Under `python3 -m ember.distributed.run --nproc_per_node=2`, three AdamW steps with
+Under `python3 -m ember.distributed.run --nproc_per_node=N` (2 and 4), three AdamW steps with
 every block and the root fully sharded (each rank on its half of the batch), and with
 every MLP tensor parallel (both ranks on the whole batch), clipped by clip_grad_norm_ over
 the shards, end with the gradient norms and the weights one process reaches on the whole
@@ -124,7 +124,7 @@ def rank_main(out_dir):
     state = get_model_state_dict(model, options=full)
     if rank == 0:
         state["norms"] = ember.tensor(norms, dtype=ember.float64)
-        ember.save(state, os.path.join(out_dir, "fsdp.safetensors"))
+        ember.save(state, os.path.join(out_dir, f"fsdp{world}.safetensors"))
 
     # Tensor parallel: every MLP split, Megatron's way; the ranks share the whole batch.
     model = make_model()
@@ -137,23 +137,26 @@ def rank_main(out_dir):
     state = get_model_state_dict(model, options=full)
     if rank == 0:
         state["norms"] = ember.tensor(norms, dtype=ember.float64)
-        ember.save(state, os.path.join(out_dir, "tp.safetensors"))
+        ember.save(state, os.path.join(out_dir, f"tp{world}.safetensors"))
     dist.destroy_process_group()
 
 
 class ShardingTest(unittest.TestCase):
-    def test_two_ranks_train_as_one_process(self):
+    def test_two_and_four_ranks_train_as_one_process(self):
+        sharded = {}
         with tempfile.TemporaryDirectory(dir=os.environ.get("TEST_TMPDIR")) as out:
             env = dict(os.environ)
             # OpenMPI's shared-memory files under the test's own folder (as distributed_test).
             env["OMPI_MCA_btl_vader_backing_directory"] = out
             env["OMPI_MCA_orte_tmpdir_base"] = out
             env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-            run = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc_per_node=2",
-                                  os.path.abspath(__file__), "--rank-main", out],
-                                 env=env, capture_output=True, text=True, timeout=300)
-            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-            sharded = {name: ember.load(os.path.join(out, f"{name}.safetensors")) for name in ("fsdp", "tp")}
+            for world in (2, 4):
+                run = subprocess.run([sys.executable, "-m", "ember.distributed.run", f"--nproc_per_node={world}",
+                                      os.path.abspath(__file__), "--rank-main", out],
+                                     env=env, capture_output=True, text=True, timeout=300)
+                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+                for how in ("fsdp", "tp"):
+                    sharded[f"{how}{world}"] = ember.load(os.path.join(out, f"{how}{world}.safetensors"))
         norms = []
         single = train(make_model(), slice(0, ROWS), norms).state_dict()
         start = make_model().state_dict()
