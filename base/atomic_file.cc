@@ -110,6 +110,89 @@ absl::Status WriteFileAtomically(const std::string& path,
   return status;
 }
 
+namespace {
+
+// A device or a pipe is written to, not replaced (as WriteFileAtomically does).
+bool IsSpecial(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 &&
+         (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+std::string SharedTemp(const std::string& path) {
+  return IsSpecial(path) ? path : absl::StrCat(path, kAtomicTempInfix, "shared");
+}
+
+}  // namespace
+
+absl::Status SharedFileWriter::Create(const std::string& path, absl::string_view head,
+                                      uint64_t size) {
+  const std::string temp = SharedTemp(path);
+  // 0666 less the umask: as readable as any file the user makes.
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return ErrnoError("create a temporary file beside", path);
+  bool ok = WriteAll(fd, head) && (temp == path || ::ftruncate(fd, static_cast<off_t>(size)) == 0);
+  ok = ::close(fd) == 0 && ok;
+  if (ok) return absl::OkStatus();
+  absl::Status status = ErrnoError("write", path);
+  Abandon(path);
+  return status;
+}
+
+absl::StatusOr<SharedFileWriter> SharedFileWriter::Open(const std::string& path) {
+  std::string temp = SharedTemp(path);
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open the temporary file beside", path);
+  return SharedFileWriter(std::move(temp), fd);
+}
+
+SharedFileWriter::SharedFileWriter(SharedFileWriter&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+SharedFileWriter::~SharedFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::Status SharedFileWriter::Write(uint64_t offset, absl::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t written = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("write", path_);
+    }
+    bytes.remove_prefix(static_cast<size_t>(written));
+    offset += static_cast<uint64_t>(written);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SharedFileWriter::Close() {
+  const bool ok = ::fsync(fd_) == 0 || errno == EINVAL;  // EINVAL: a device with nothing to sync
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) == 0 && ok) return absl::OkStatus();
+  return ErrnoError("write", path_);
+}
+
+absl::Status SharedFileWriter::Commit(const std::string& path) {
+  const std::string temp = SharedTemp(path);
+  if (temp == path) return absl::OkStatus();  // a device: written in place
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    absl::Status status = ErrnoError("write", path);
+    ::unlink(temp.c_str());
+    return status;
+  }
+  if (!SyncDirectoryOf(path)) return ErrnoError("sync the directory of", path);
+  return absl::OkStatus();
+}
+
+void SharedFileWriter::Abandon(const std::string& path) {
+  const std::string temp = SharedTemp(path);
+  if (temp != path) ::unlink(temp.c_str());
+}
+
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::Span<const absl::string_view> pieces) {
   size_t i = 0;

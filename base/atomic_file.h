@@ -1,11 +1,13 @@
 #ifndef EMBER_BASE_ATOMIC_FILE_H_
 #define EMBER_BASE_ATOMIC_FILE_H_
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
@@ -45,6 +47,34 @@ inline absl::Status WriteFileAtomically(const std::string& path, absl::string_vi
 // come from collectives stays in step with the ranks that make them with it.
 absl::Status WriteFileAtomically(const std::string& path,
                                  const std::function<std::optional<absl::string_view>()>& next);
+
+// The same promise for a file that several processes write at once, each its own byte
+// ranges (a sharded checkpoint: every rank its shards). One process Create()s the
+// temporary file `path.tmp-shared` with its first bytes and its whole size; every
+// writer then Open()s it, Write()s at offsets and Close()s it (which syncs its data);
+// once all have, one process Commit()s: the rename into place and the directory's sync.
+// A process killed before the rename leaves `path` as it was. A device such as /dev/null
+// is written in place, as above.
+class SharedFileWriter {
+ public:
+  static absl::Status Create(const std::string& path, absl::string_view head, uint64_t size);
+  static absl::StatusOr<SharedFileWriter> Open(const std::string& path);
+  static absl::Status Commit(const std::string& path);
+  // Removes the temporary file of a write that failed on some process.
+  static void Abandon(const std::string& path);
+
+  SharedFileWriter(SharedFileWriter&& other) noexcept;
+  SharedFileWriter& operator=(SharedFileWriter&&) = delete;
+  ~SharedFileWriter();
+
+  absl::Status Write(uint64_t offset, absl::string_view bytes);
+  absl::Status Close();  // fsync, then close
+
+ private:
+  SharedFileWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;  // the temporary file's
+  int fd_;
+};
 
 // Creates `dir` and its missing parents, as `mkdir -p`: a folder a binary writes to
 // (--out_dir). An error names the folder and the system's reason.

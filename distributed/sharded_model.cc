@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -202,8 +203,10 @@ void ShardedModel::ParametersUpdated() {
 }
 
 Tensor ShardedModel::Slice(size_t i, const Tensor& whole) const {
-  const Tensor on_device = whole.To(options_.device);
-  return shardings_[i].sharded() ? shardings_[i].Slice(on_device, mesh_) : on_device;
+  // Sliced where the whole is (a checkpoint's, on the host), then moved: only the share
+  // is read and copied.
+  const Tensor share = shardings_[i].sharded() ? shardings_[i].Slice(whole, mesh_) : whole;
+  return share.To(options_.device);
 }
 
 Tensor ShardedModel::Gather(size_t i, const Tensor& local) const {
@@ -232,6 +235,33 @@ absl::Status ShardedModel::LoadStateDict(const std::map<std::string, Tensor>& wh
   }
   if (fsdp_) fsdp_->ShardsUpdated();
   return absl::OkStatus();
+}
+
+absl::Status ShardedModel::WriteShare(size_t i, const Tensor& local, const std::string& name,
+                                      nn::SharedSafetensorsWriter& file) const {
+  const ParamSharding& s = shardings_[i];
+  for (const std::string& axis : mesh_.axes()) {
+    if (mesh_.coordinate(axis) != 0 &&
+        std::find(s.mesh_axes.begin(), s.mesh_axes.end(), axis) == s.mesh_axes.end()) {
+      return absl::OkStatus();  // another rank holds the same share and writes it
+    }
+  }
+  // Along a split dimension of P parts (c_attn's q, k and v) the share is P blocks, the
+  // k-th of N of each part: their product over the split dimensions.
+  std::vector<int64_t> begin(s.spec.shape.size(), 0);
+  std::function<absl::Status(size_t, const Tensor&)> write = [&](size_t d, const Tensor& block) {
+    if (d == begin.size()) return file.WriteBlock(name, begin, block);
+    if (s.mesh_axes[d].empty()) return write(d + 1, block);
+    const int64_t parts = s.spec.parts_of(d), n = mesh_.size(s.mesh_axes[d]);
+    const int64_t part = s.spec.shape[d] / parts, chunk = part / n;
+    for (int64_t q = 0; q < parts; ++q) {
+      begin[d] = q * part + mesh_.coordinate(s.mesh_axes[d]) * chunk;
+      RETURN_IF_ERROR(write(d + 1, block.Narrow(static_cast<int64_t>(d), q * chunk, chunk)));
+    }
+    begin[d] = 0;
+    return absl::OkStatus();
+  };
+  return write(0, local);
 }
 
 std::map<std::string, Tensor> ShardedModel::StateDict() const {

@@ -53,6 +53,7 @@
 #include "distributed/mesh.h"
 #include "distributed/sharding.h"
 #include "nn/module.h"
+#include "nn/safetensors.h"
 #include "optim/optimizer.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
@@ -143,6 +144,13 @@ class ShardedModel {
   // with its spec's shape, nothing else; InvalidArgument naming the first problem,
   // changing nothing.
   absl::Status LoadStateDict(const std::map<std::string, Tensor>& whole);
+  // Writes this rank's share of parameter i's `local` (parameters()[i], or an optimizer
+  // entry shaped like it) into `file` as the blocks of tensor `name` it covers, if this
+  // rank is the first of those holding that share (coordinate 0 along every mesh axis
+  // the parameter is not split along), so that every block is written once and none is
+  // gathered: a distributed checkpoint, every rank writing at once.
+  absl::Status WriteShare(size_t i, const Tensor& local, const std::string& name,
+                          nn::SharedSafetensorsWriter& file) const;
   // The parameters whole by name, as one process's model.StateDict() (collective: every
   // rank gets all of it; the model's own tensors when none is split).
   std::map<std::string, Tensor> StateDict() const;

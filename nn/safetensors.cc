@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -139,7 +140,11 @@ absl::string_view SafetensorsDTypeName(DType dtype) {
   throw Error(absl::StrCat("safetensors has no dtype for ", DTypeName(dtype)));
 }
 
-absl::StatusOr<Safetensors> ParseSafetensors(absl::string_view bytes) {
+namespace {
+
+// ParseSafetensors, with the tensors reading `bytes` in place (a naturally aligned one)
+// when `mapping` (what keeps them alive) is given.
+absl::StatusOr<Safetensors> Parse(absl::string_view bytes, const std::shared_ptr<void>& mapping) {
   if (bytes.size() < 8) {
     return Malformed(
         absl::StrCat("it is ", bytes.size(), " bytes, too short for the 8-byte header length"));
@@ -216,9 +221,18 @@ absl::StatusOr<Safetensors> ParseSafetensors(absl::string_view bytes) {
   }
 
   for (const Entry& e : entries) {
-    Tensor t = Empty(e.shape, e.dtype);
     const char* src = data.data() + e.begin;
     const size_t n = e.end - e.begin;
+    if (mapping != nullptr && e.dtype != DType::kBool && n > 0 &&
+        reinterpret_cast<uintptr_t>(src) % ItemSize(e.dtype) == 0) {
+      const Strides strides = ContiguousStrides(e.shape);
+      result.tensors.emplace(e.name,
+                             Tensor(Storage::Borrow(const_cast<char*>(src), static_cast<int64_t>(n),
+                                                    Device::Cpu(), mapping),
+                                    0, e.shape, strides, e.dtype));
+      continue;
+    }
+    Tensor t = Empty(e.shape, e.dtype);
     if (e.dtype == DType::kBool) {
       // A byte other than 0 or 1 is not a valid C++ bool; read it as PyTorch does.
       bool* dst = t.data<bool>();
@@ -229,6 +243,12 @@ absl::StatusOr<Safetensors> ParseSafetensors(absl::string_view bytes) {
     result.tensors.emplace(e.name, std::move(t));
   }
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<Safetensors> ParseSafetensors(absl::string_view bytes) {
+  return Parse(bytes, nullptr);
 }
 
 absl::StatusOr<Safetensors> LoadSafetensors(const std::string& path) {
@@ -247,7 +267,8 @@ absl::StatusOr<Safetensors> LoadSafetensors(const std::string& path) {
   const size_t size = static_cast<size_t>(st.st_size);
   void* mapped = nullptr;
   if (size > 0) {  // mmap refuses an empty mapping
-    mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    // Private and writable: a write to a tensor copies its page and never reaches the file.
+    mapped = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     const int mmap_errno = errno;
     ::close(fd);  // the mapping keeps the file open
     if (mapped == MAP_FAILED) {
@@ -257,9 +278,12 @@ absl::StatusOr<Safetensors> LoadSafetensors(const std::string& path) {
   } else {
     ::close(fd);
   }
+  // Unmapped when the last tensor reading it goes.
+  const std::shared_ptr<void> mapping(mapped, [size](void* p) {
+    if (p != nullptr) ::munmap(p, size);
+  });
   absl::StatusOr<Safetensors> result =
-      ParseSafetensors(absl::string_view(static_cast<const char*>(mapped), size));
-  if (mapped != nullptr) ::munmap(mapped, size);
+      Parse(absl::string_view(static_cast<const char*>(mapped), size), mapping);
   if (!result.ok()) {
     return absl::Status(result.status().code(),
                         absl::StrCat(path, ": ", result.status().message()));
@@ -267,12 +291,22 @@ absl::StatusOr<Safetensors> LoadSafetensors(const std::string& path) {
   return result;
 }
 
-absl::Status SaveSafetensors(const std::string& path,
-                             const std::map<std::string, TensorLayout>& layout,
-                             const std::function<Tensor(const std::string&)>& make,
-                             const std::map<std::string, std::string>& metadata) {
+namespace {
+
+// The file's first bytes (the header's length, then the header padded to 8 bytes) and
+// where each tensor's data begins after them, from the layout alone.
+struct Head {
+  std::string bytes;
+  std::map<std::string, uint64_t> offsets;
+  uint64_t size = 0;  // the whole file's
+};
+
+absl::StatusOr<Head> MakeHead(const std::string& path,
+                              const std::map<std::string, TensorLayout>& layout,
+                              const std::map<std::string, std::string>& metadata) {
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
+  Head head;
   uint64_t offset = 0;
   for (const auto& [name, info] : layout) {
     if (name == "__metadata__") {
@@ -282,6 +316,7 @@ absl::Status SaveSafetensors(const std::string& path,
     header[name] = {{"dtype", SafetensorsDTypeName(info.dtype)},
                     {"shape", std::vector<int64_t>(info.shape.begin(), info.shape.end())},
                     {"data_offsets", {offset, offset + nbytes}}};
+    head.offsets[name] = offset;
     offset += nbytes;
   }
   std::string text;
@@ -291,17 +326,30 @@ absl::Status SaveSafetensors(const std::string& path,
     return absl::InvalidArgumentError(absl::StrCat("cannot write ", path, ": ", e.what()));
   }
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
-  char length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    head.bytes.push_back(static_cast<char>((text.size() >> (8 * i)) & 0xff));
+  head.bytes += text;
+  for (auto& [name, o] : head.offsets) o += head.bytes.size();
+  head.size = head.bytes.size() + offset;
+  return head;
+}
 
-  // The length, the header, then each tensor as make() gives it (on the host).
-  int piece = -2;
+}  // namespace
+
+absl::Status SaveSafetensors(const std::string& path,
+                             const std::map<std::string, TensorLayout>& layout,
+                             const std::function<Tensor(const std::string&)>& make,
+                             const std::map<std::string, std::string>& metadata) {
+  ASSIGN_OR_RETURN(const Head head, MakeHead(path, layout, metadata));
+  // The head, then each tensor as make() gives it (on the host).
+  bool first = true;
   auto next = layout.begin();
   Tensor current;
   return WriteFileAtomically(path, [&]() -> std::optional<absl::string_view> {
-    ++piece;
-    if (piece == -1) return absl::string_view(length, 8);
-    if (piece == 0) return absl::string_view(text);
+    if (first) {
+      first = false;
+      return absl::string_view(head.bytes);
+    }
     if (next == layout.end()) return std::nullopt;
     const auto& [name, info] = *next++;
     current = make(name);
@@ -312,6 +360,69 @@ absl::Status SaveSafetensors(const std::string& path,
     return absl::string_view(static_cast<const char*>(current.raw_data()),
                              static_cast<size_t>(current.numel() * current.itemsize()));
   });
+}
+
+absl::Status SharedSafetensorsWriter::Create(const std::string& path,
+                                             const std::map<std::string, TensorLayout>& layout,
+                                             const std::map<std::string, std::string>& metadata) {
+  ASSIGN_OR_RETURN(const Head head, MakeHead(path, layout, metadata));
+  return SharedFileWriter::Create(path, head.bytes, head.size);
+}
+
+absl::StatusOr<SharedSafetensorsWriter> SharedSafetensorsWriter::Open(
+    const std::string& path, const std::map<std::string, TensorLayout>& layout,
+    const std::map<std::string, std::string>& metadata) {
+  ASSIGN_OR_RETURN(Head head, MakeHead(path, layout, metadata));
+  ASSIGN_OR_RETURN(SharedFileWriter file, SharedFileWriter::Open(path));
+  return SharedSafetensorsWriter(std::move(file), layout, std::move(head.offsets));
+}
+
+absl::Status SharedSafetensorsWriter::WriteBlock(const std::string& name, IntSpan begin,
+                                                 const Tensor& block) {
+  const auto it = layout_.find(name);
+  EMBER_CHECK(it != layout_.end(), "safetensors: no tensor '", name, "' in the layout");
+  const Shape& whole = it->second.shape;
+  const int dims = static_cast<int>(whole.size());
+  EMBER_CHECK(block.dtype() == it->second.dtype && block.dim() == dims &&
+                  static_cast<int>(begin.size()) == dims,
+              "safetensors: a block of ", ShapeToString(block.shape()), " ",
+              DTypeName(block.dtype()), " at ", ShapeToString(begin), " for tensor '", name, "', ",
+              ShapeToString(whole), " ", DTypeName(it->second.dtype));
+  for (int d = 0; d < dims; ++d) {
+    EMBER_CHECK(begin[d] >= 0 && begin[d] + block.size(d) <= whole[d], "safetensors: a block of ",
+                ShapeToString(block.shape()), " at ", ShapeToString(begin), " is outside '", name,
+                "', ", ShapeToString(whole));
+  }
+  const Tensor host = block.To(Device::Cpu()).Contiguous();
+  const char* data = static_cast<const char*>(host.raw_data());
+  const int64_t item = host.itemsize();
+  // Runs: the block's trailing dimensions that span the whole tensor's, with the one
+  // before them, are contiguous in the file; one write per index of the dimensions
+  // before those.
+  int inner = dims;  // the first dimension of the run
+  int64_t run = 1;
+  while (inner > 0) {
+    --inner;
+    run *= block.size(inner);
+    if (block.size(inner) != whole[inner]) break;
+  }
+  if (dims == 0 || block.numel() == 0) {
+    return dims == 0 ? file_.Write(offsets_.at(name), absl::string_view(data, item))
+                     : absl::OkStatus();
+  }
+  std::vector<int64_t> index(inner, 0);
+  for (int64_t start = 0; start < block.numel(); start += run) {
+    int64_t at = 0, stride = 1;
+    for (int d = dims - 1; d >= 0; --d) {
+      const int64_t i = d < inner ? index[d] : 0;  // a run starts at begin[d] from `inner` on
+      at += (begin[d] + i) * stride;
+      stride *= whole[d];
+    }
+    RETURN_IF_ERROR(file_.Write(offsets_.at(name) + static_cast<uint64_t>(at * item),
+                                absl::string_view(data + start * item, run * item)));
+    for (int d = inner - 1; d >= 0 && ++index[d] == block.size(d); --d) index[d] = 0;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SaveSafetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,

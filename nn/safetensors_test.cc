@@ -134,6 +134,79 @@ TEST(Safetensors, TensorsMadeOneAtATimeWriteTheSameFile) {
       Error);
 }
 
+// Three writers, as three ranks: a [4, 6] tensor in blocks of columns (a split along
+// the last dimension: one write per row), a [6, 3, 2] one in blocks of rows and of the
+// middle dimension, a scalar and a whole tensor; written in any order, they make
+// SaveSafetensors' file byte for byte.
+TEST(Safetensors, SharedWritersMakeTheSameFile) {
+  Generator gen(5);
+  const std::map<std::string, Tensor> tensors = {{"cols", Randn({4, 6}, gen)},
+                                                 {"rows", Randn({6, 3, 2}, gen)},
+                                                 {"scalar", Full({}, 7, DType::kI64)},
+                                                 {"whole", Arange(0, 5).To(DType::kBF16)}};
+  const std::map<std::string, std::string> metadata = {{"step", "3"}};
+  const std::string want = TempDir() + "/one.safetensors", got = TempDir() + "/shared.safetensors";
+  ASSERT_TRUE(SaveSafetensors(want, tensors, metadata).ok());
+  std::map<std::string, TensorLayout> layout;
+  for (const auto& [name, t] : tensors) layout[name] = {t.shape(), t.dtype()};
+  ASSERT_TRUE(SharedSafetensorsWriter::Create(got, layout, metadata).ok());
+  std::vector<SharedSafetensorsWriter> writers;
+  for (int w = 0; w < 3; ++w) {
+    absl::StatusOr<SharedSafetensorsWriter> writer =
+        SharedSafetensorsWriter::Open(got, layout, metadata);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    writers.push_back(*std::move(writer));
+  }
+  const Tensor& cols = tensors.at("cols");
+  const Tensor& rows = tensors.at("rows");
+  for (int w = 2; w >= 0; --w) {
+    ASSERT_TRUE(writers[w].WriteBlock("cols", {0, 2 * w}, cols.Narrow(1, 2 * w, 2)).ok());
+    ASSERT_TRUE(writers[w].WriteBlock("rows", {2 * w, 0, 0}, rows.Narrow(0, 2 * w, 2)).ok());
+  }
+  ASSERT_TRUE(writers[1].WriteBlock("scalar", {}, tensors.at("scalar")).ok());
+  ASSERT_TRUE(writers[0].WriteBlock("whole", {0}, tensors.at("whole")).ok());
+  EXPECT_EQ(ReadFile(got + ".tmp-shared").size(), ReadFile(want).size());
+  for (SharedSafetensorsWriter& w : writers) ASSERT_TRUE(w.Close().ok());
+  ASSERT_TRUE(SharedSafetensorsWriter::Commit(got).ok());
+  EXPECT_EQ(ReadFile(got), ReadFile(want));
+
+  // The middle dimension of the [6, 3, 2] tensor in blocks of 1 (runs of 2 elements).
+  ASSERT_TRUE(SharedSafetensorsWriter::Create(got, layout, metadata).ok());
+  absl::StatusOr<SharedSafetensorsWriter> writer =
+      SharedSafetensorsWriter::Open(got, layout, metadata);
+  ASSERT_TRUE(writer.ok());
+  for (int k = 0; k < 3; ++k)
+    ASSERT_TRUE(writer->WriteBlock("rows", {0, k, 0}, rows.Narrow(1, k, 1)).ok());
+  for (const char* name : {"cols", "scalar", "whole"}) {
+    const std::vector<int64_t> zeros(tensors.at(name).dim(), 0);
+    ASSERT_TRUE(writer->WriteBlock(name, zeros, tensors.at(name)).ok());
+  }
+  ASSERT_TRUE(writer->Close().ok());
+  ASSERT_TRUE(SharedSafetensorsWriter::Commit(got).ok());
+  EXPECT_EQ(ReadFile(got), ReadFile(want));
+  EXPECT_THROW((void)writer->WriteBlock("cols", {3, 0}, cols.Narrow(0, 0, 2)), Error);
+}
+
+// Loaded tensors read the file's mapping in place, privately: writing to one changes
+// neither the file nor a second load, and the tensors outlive the Safetensors struct.
+TEST(Safetensors, LoadedTensorsAreMappedPrivately) {
+  const std::string path = TempDir() + "/mapped.safetensors";
+  ASSERT_TRUE(SaveSafetensors(path, {{"w", Arange(0, 6).Reshape({2, 3})}}).ok());
+  const std::string bytes = ReadFile(path);
+  Tensor w;
+  {
+    absl::StatusOr<Safetensors> file = LoadSafetensors(path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    w = file->tensors.at("w");
+  }
+  EXPECT_EQ(w.ToVector<float>(), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  w.Fill(7);
+  EXPECT_EQ(w.ToVector<float>(), std::vector<float>(6, 7));
+  EXPECT_EQ(ReadFile(path), bytes);
+  EXPECT_EQ(LoadSafetensors(path)->tensors.at("w").ToVector<float>(),
+            (std::vector<float>{0, 1, 2, 3, 4, 5}));
+}
+
 TEST(Safetensors, ModuleStateDictRoundTrips) {
   Generator gen(1);
   Linear a(4, 3, true, gen), b(4, 3, true, gen);

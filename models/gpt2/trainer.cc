@@ -475,19 +475,16 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
       {"batch_size", absl::StrCat(options_.batch_size)},
   };
   if (!options_.vocab.empty()) metadata["vocab"] = options_.vocab;
-  // Every tensor whole: a split one gathered from the ranks that hold its shards, one at
-  // a time as rank 0 writes it (every rank takes part in each gather, in the file's
-  // order), so no rank ever holds more than one whole tensor of it. ZeRO's state comes
-  // whole from every rank at once.
+  // A distributed checkpoint: one safetensors file of whole tensors, to which every rank
+  // writes the blocks it holds at once (nn::SharedSafetensorsWriter; a share held by
+  // several ranks is written by the first), so that nothing is gathered. ZeRO's state,
+  // whole on every rank, and the optimizer's scalars come from rank 0.
   const ag::NoGradGuard no_grad;
   const std::map<std::string, Tensor> state = zero_ ? zero_->StateDict() : optimizer_->StateDict();
   const std::vector<distributed::ParamSharding>& shardings = sharded_->shardings();
   std::map<std::string, nn::TensorLayout> layout;
-  std::map<std::string, size_t> param_index;
-  for (size_t i = 0; i < shardings.size(); ++i) {
+  for (size_t i = 0; i < shardings.size(); ++i)
     layout[shardings[i].name] = {shardings[i].spec.shape, sharded_->parameters()[i].dtype()};
-    param_index[shardings[i].name] = i;
-  }
   // An entry of one parameter's state (AdamW's moments) has its shape; ZeRO's are whole.
   const auto entry_parameter = [&](const std::string& key) -> std::optional<size_t> {
     if (zero_) return std::nullopt;
@@ -497,26 +494,34 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
     const std::optional<size_t> i = entry_parameter(key);
     layout[kOptimizerPrefix + key] = {i ? shardings[*i].spec.shape : t.shape(), t.dtype()};
   }
-  auto make = [&](const std::string& name) {
-    if (absl::StartsWith(name, kOptimizerPrefix)) {
-      const std::string key = name.substr(std::string(kOptimizerPrefix).size());
-      const std::optional<size_t> i = entry_parameter(key);
-      return i ? sharded_->Gather(*i, state.at(key)) : state.at(key);
-    }
-    const size_t i = param_index.at(name);
-    return sharded_->Gather(i, sharded_->parameters()[i]);
+  // Every rank learns whether every rank's part succeeded; a failed write is abandoned.
+  const int rank = world_.rank();
+  const auto everywhere = [&](const absl::Status& status) -> absl::Status {
+    if (world_.AllReduce(status.ok() ? 0.0 : 1.0) == 0) return absl::OkStatus();
+    if (rank == 0) nn::SharedSafetensorsWriter::Abandon(path);
+    return status.ok() ? absl::InternalError(absl::StrCat("another rank could not write ", path,
+                                                          " (its message says why)"))
+                       : status;
   };
-  absl::Status status;
-  if (world_.rank() == 0) {
-    status = nn::SaveSafetensors(path, layout, make, metadata);
-  } else {
-    for (const auto& entry : layout) make(entry.first);
-  }
-  if (world_.AllReduce(status.ok() ? 0.0 : 1.0) > 0 && status.ok()) {
-    return absl::InternalError(
-        absl::StrCat("rank 0 could not write ", path, " (its message says why)"));
-  }
-  return status;
+  RETURN_IF_ERROR(everywhere(rank == 0 ? nn::SharedSafetensorsWriter::Create(path, layout, metadata)
+                                       : absl::OkStatus()));
+  const auto write = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(nn::SharedSafetensorsWriter file,
+                     nn::SharedSafetensorsWriter::Open(path, layout, metadata));
+    for (size_t i = 0; i < shardings.size(); ++i)
+      RETURN_IF_ERROR(sharded_->WriteShare(i, sharded_->parameters()[i], shardings[i].name, file));
+    for (const auto& [key, t] : state) {
+      const std::string name = kOptimizerPrefix + key;
+      if (const std::optional<size_t> i = entry_parameter(key)) {
+        RETURN_IF_ERROR(sharded_->WriteShare(*i, t, name, file));
+      } else if (rank == 0) {
+        RETURN_IF_ERROR(file.WriteBlock(name, std::vector<int64_t>(t.dim(), 0), t));
+      }
+    }
+    return file.Close();
+  };
+  RETURN_IF_ERROR(everywhere(write()));
+  return everywhere(rank == 0 ? nn::SharedSafetensorsWriter::Commit(path) : absl::OkStatus());
 }
 
 }  // namespace ember::models::gpt2

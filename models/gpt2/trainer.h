@@ -19,8 +19,7 @@
 // batch N B reads, never the same window twice, and, with the gradients averaged over
 // ranks (distributed::GradientAverager, or ZeRO-1's reduce-scatter), take the same
 // steps. Dropout draws from a stream of its own on each rank. Checkpoints hold the whole
-// state; rank 0 writes them, and a run resumes on any number of ranks whose global batch
-// is the saved one's.
+// state, and a run resumes on any number of ranks whose global batch is the saved one's.
 //
 // A network spec (TrainOptions::model_spec, nn/network_json.h) trains in GPT-2's place: any
 // network from ids [B, T] to logits [B, T, V] (models/gpt2/tiny.json is the tiny GPT,
@@ -36,8 +35,10 @@
 // and gathers a block's weights while it computes). The model goes over the mesh as a
 // distributed::ShardedModel by its package's plan (GPT-2's Gpt2ShardingPlan), so the
 // step is the same code for every strategy; each rank draws only its shards, with the
-// numbers one process would draw. Checkpoints gather every parameter and AdamW's state
-// whole, so a run saved on one mesh resumes on another, or in one process.
+// numbers one process would draw. A checkpoint is one safetensors file of whole tensors
+// that every rank writes its own shards into at once (nothing gathered; a share several
+// ranks hold written by the first), so a run saved on one mesh resumes on another, or in
+// one process, each rank reading only the pages of its slices (the file is mapped).
 
 #include <cstdint>
 #include <memory>
