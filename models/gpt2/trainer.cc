@@ -141,35 +141,6 @@ absl::StatusOr<distributed::Mesh> MakeMesh(const TrainOptions& options) {
   return distributed::Mesh::Create(spec, world);
 }
 
-// Every shard holds a global batch of `rows` x seq_len, and every token (of the shards
-// and the conversations) is in the vocabulary.
-absl::Status CheckData(const std::vector<const data::TokenShard*>& shards,
-                       const std::vector<Conversation>* conversations, const TrainOptions& options,
-                       int ranks, int64_t vocab_size) {
-  const int64_t rows = options.batch_size * ranks;
-  for (const data::TokenShard* shard : shards) {
-    if (shard == nullptr) continue;
-    if (shard->size() < rows * options.seq_len + 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(shard->path(), " holds ", shard->size(), " tokens, fewer than one batch of ",
-                       ranks > 1 ? absl::StrCat(ranks, " x ") : "", options.batch_size, " x ",
-                       options.seq_len, " needs"));
-    }
-    RETURN_IF_ERROR(shard->CheckVocabulary(vocab_size));
-  }
-  if (conversations == nullptr) return absl::OkStatus();
-  for (const Conversation& c : *conversations) {
-    for (const int64_t token : c.tokens) {
-      if (token < 0 || token >= vocab_size) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "a conversation's token ", token, " is beyond the model's vocabulary of ", vocab_size,
-            " (the conversations must be encoded with the model's tokenizer)"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
@@ -184,13 +155,10 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
   }
   RETURN_IF_ERROR(CheckOptions(opts, cfg));
   ASSIGN_OR_RETURN(distributed::Mesh mesh, MakeMesh(opts));
-  std::vector<const data::TokenShard*> shards = train;
-  shards.push_back(val);
-  std::unique_ptr<Trainer> trainer(new Trainer(cfg, opts, std::move(train), val, std::move(mesh)));
+  std::unique_ptr<Trainer> trainer(
+      new Trainer(cfg, opts, std::move(train), conversations, val, std::move(mesh)));
   if (!opts.model_spec.empty()) RETURN_IF_ERROR(trainer->BuildSpec());
-  RETURN_IF_ERROR(
-      CheckData(shards, conversations, opts, trainer->data_ranks_, trainer->vocab_size_));
-  trainer->conversations_ = conversations;
+  RETURN_IF_ERROR(trainer->batches_.Check(val, trainer->vocab_size_));
   RETURN_IF_ERROR(trainer->Shard());
   if (weights) {
     if (absl::Status s = trainer->LoadState(*weights, resume); !s.ok()) {
@@ -224,8 +192,7 @@ absl::Status Trainer::Resume(const Weights& weights, const std::string& checkpoi
   ASSIGN_OR_RETURN(const uint64_t model_offset,
                    MetaNumber(weights, "model_generator_offset", checkpoint));
   step_ = static_cast<int64_t>(step);
-  micro_batches_ = static_cast<int64_t>(micro);
-  data_gen_.set_offset(data_offset);
+  batches_.Seek(static_cast<int64_t>(micro), data_offset);
   model_gen_.set_offset(model_offset + DropoutStreamOffset(data_rank_));
   return absl::OkStatus();
 }
@@ -248,12 +215,12 @@ std::shared_ptr<GPT> MakeModel(const GPTConfig& config, const TrainOptions& opti
 }  // namespace
 
 Trainer::Trainer(const GPTConfig& config, const TrainOptions& options,
-                 std::vector<const data::TokenShard*> train, const data::TokenShard* val,
+                 std::vector<const data::TokenShard*> train,
+                 const std::vector<Conversation>* conversations, const data::TokenShard* val,
                  distributed::Mesh mesh)
     : options_(options),
       model_gen_(options.seed),
       model_(MakeModel(config, options, mesh, model_gen_)),
-      train_(std::move(train)),
       val_(val),
       world_(distributed::World()),
       mesh_(std::move(mesh)),
@@ -261,7 +228,9 @@ Trainer::Trainer(const GPTConfig& config, const TrainOptions& options,
       data_rank_(mesh_.coordinate("data")),
       schedule_(
           optim::WarmupCosineLr(options.lr, options.min_lr, options.warmup_steps, options.steps)),
-      data_gen_(options.seed + 1) {
+      batches_(std::move(train), conversations,
+               {options.batch_size, options.seq_len, data_ranks_, data_rank_, options.sequential,
+                options.seed + 1}) {
   gpt_ = static_cast<GPT*>(model_.get());
   vocab_size_ = config.vocab_size;
 }
@@ -331,67 +300,6 @@ absl::Status Trainer::LoadState(const Weights& weights, bool optimizer) {
                : sharded_->LoadOptimizerStateDict(*optimizer_, weights.optimizer);
 }
 
-std::pair<Tensor, Tensor> Trainer::NextConversations() {
-  const int64_t b = options_.batch_size, t = options_.seq_len, n = data_ranks_, r = data_rank_;
-  const int64_t count = static_cast<int64_t>(conversations_->size());
-  Tensor x = Empty({b, t}, DType::kI64), y = Empty({b, t}, DType::kI64);
-  int64_t* xs = x.data<int64_t>();
-  int64_t* ys = y.data<int64_t>();
-  // Every rank draws the global batch's rows and keeps its own.
-  for (int64_t row = 0; row < n * b; ++row) {
-    const int64_t pick =
-        options_.sequential
-            ? (micro_batches_ * n * b + row) % count
-            : static_cast<int64_t>(data_gen_.NextBelow(static_cast<uint64_t>(count)));
-    if (row / b != r) continue;
-    const Conversation& c = (*conversations_)[pick];
-    const int64_t length = static_cast<int64_t>(c.tokens.size());
-    const int64_t pad = c.tokens.back();  // <|endoftext|>, which every conversation ends with
-    for (int64_t i = 0; i < t; ++i) {
-      xs[(row % b) * t + i] = i < length ? c.tokens[i] : pad;
-      ys[(row % b) * t + i] = i + 1 < length && c.trained[i + 1] ? c.tokens[i + 1] : -100;
-    }
-  }
-  ++micro_batches_;
-  return {x.To(options_.device), y.To(options_.device)};
-}
-
-std::pair<Tensor, Tensor> Trainer::NextBatch() {
-  if (conversations_ != nullptr) return NextConversations();
-  const int64_t b = options_.batch_size, t = options_.seq_len, n = data_ranks_, r = data_rank_;
-  EMBER_CHECK(!train_.empty(), "Trainer: no training shard");
-  // Sequential: global batch k of a shard reads its tokens [k B N T, (k+1) B N T + 1),
-  // of which this rank's rows are its batch k N + r of B; the shards follow one another,
-  // and start over after the last.
-  if (options_.sequential) {
-    int64_t total = 0;
-    for (const data::TokenShard* shard : train_) total += data::WindowCount(*shard, t) / (b * n);
-    int64_t k = micro_batches_ % total;
-    size_t s = 0;
-    while (k >= data::WindowCount(*train_[s], t) / (b * n))
-      k -= data::WindowCount(*train_[s++], t) / (b * n);
-    ++micro_batches_;
-    const data::Batch batch = data::SequentialBatch(*train_[s], k * n + r, b, t);
-    return {batch.x.To(options_.device), batch.y.To(options_.device)};
-  }
-  // Random: one shard per batch, in proportion to its windows (no draw for one shard, so
-  // a one-shard run's windows do not depend on this rule); every rank draws the global
-  // batch and keeps its rows.
-  size_t s = 0;
-  if (train_.size() > 1) {
-    int64_t total = 0;
-    for (const data::TokenShard* shard : train_) total += data::WindowCount(*shard, t);
-    int64_t pick = static_cast<int64_t>(data_gen_.NextBelow(static_cast<uint64_t>(total)));
-    while (pick >= data::WindowCount(*train_[s], t)) pick -= data::WindowCount(*train_[s++], t);
-  }
-  // Create checked that every shard holds a window, so this fails only on a broken invariant.
-  absl::StatusOr<data::Batch> batch = data::RandomWindows(*train_[s], b * n, t, data_gen_);
-  EMBER_CHECK(batch.ok(), "train: ", batch.status().message());
-  ++micro_batches_;
-  return {batch->x.Narrow(0, r * b, b).To(options_.device),
-          batch->y.Narrow(0, r * b, b).To(options_.device)};
-}
-
 StepResult Trainer::Step() {
   const auto start = std::chrono::steady_clock::now();
   const double lr = schedule_(step_);
@@ -401,7 +309,7 @@ StepResult Trainer::Step() {
   // before its backward would make the host wait for the GPU in the middle of the step.
   std::vector<Tensor> losses;
   for (int64_t m = 0; m < options_.grad_accum; ++m) {
-    const auto [x, y] = NextBatch();
+    const auto [x, y] = batches_.Next(options_.device);
     // Each micro-batch's mean loss, scaled so the gradients add up to the step's mean.
     Tensor loss;
     {
@@ -466,8 +374,8 @@ absl::Status Trainer::SaveCheckpoint(const std::string& path) const {
           ? std::pair<const std::string, std::string>{"config", ConfigJson(gpt_->config())}
           : std::pair<const std::string, std::string>{"spec", options_.model_spec},
       {"step", absl::StrCat(step_)},
-      {"micro_batches", absl::StrCat(micro_batches_)},
-      {"data_generator_offset", absl::StrCat(data_gen_.offset())},
+      {"micro_batches", absl::StrCat(batches_.drawn())},
+      {"data_generator_offset", absl::StrCat(batches_.generator_offset())},
       {"model_generator_offset",
        absl::StrCat(model_gen_.offset() - DropoutStreamOffset(data_rank_))},
       // The data axis' ranks: each reads its own rows (the model axis' share them).

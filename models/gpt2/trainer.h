@@ -12,12 +12,9 @@
 // batch's shape (ranks x batch_size).
 //
 // Data parallel (mpirun -np N): the trainer runs on every rank of distributed::World(),
-// each with batch_size rows of a global batch of N x batch_size. In the sequential order
-// global batch k is tokens [k B N T, (k + 1) B N T + 1) and rank r takes rows
-// [r B, (r + 1) B); in the random order every rank draws the global batch's N B windows
-// from the same generator and keeps its B. So N ranks read exactly what one process of
-// batch N B reads, never the same window twice, and, with the gradients averaged over
-// ranks (distributed::GradientAverager, or ZeRO-1's reduce-scatter), take the same
+// each with batch_size rows of a global batch of N x batch_size (batches.h: N ranks read
+// exactly what one process of batch N B reads), and, with the gradients averaged over
+// ranks (distributed::GradientAverager, or ZeRO-1's reduce-scatter), takes the same
 // steps. Dropout draws from a stream of its own on each rank. Checkpoints hold the whole
 // state, and a run resumes on any number of ranks whose global batch is the saved one's.
 //
@@ -52,6 +49,7 @@
 #include "distributed/process_group.h"
 #include "distributed/sharded_model.h"
 #include "distributed/zero.h"
+#include "models/gpt2/batches.h"
 #include "models/gpt2/conversations.h"
 #include "models/gpt2/model.h"
 #include "models/gpt2/weights.h"
@@ -110,17 +108,10 @@ class Trainer {
   // A fresh model from `config` (initialised from options.seed), or, with a checkpoint
   // path, the model and everything needed to continue from it (`resume`) or just its
   // weights and config (`!resume`, for fine-tuning; any file ReadWeights reads). Shards
-  // must outlive the trainer; val may be null. Several training shards are read as
-  // llm.c reads them: in the sequential order, batch after batch through the first,
-  // then the next (a shard's last partial batch skipped), back to the first after the
-  // last; in the random order each batch comes from one shard, drawn in proportion to
-  // its windows. Validation uses the val shard's first windows.
-  //
-  // With conversations (conversations.h) instead of training shards, each row of a batch
-  // is one conversation (drawn at random, or in the file's order when sequential), cut
-  // to seq_len + 1 tokens or padded with <|endoftext|>, and the loss is the mean over
-  // the bot's tokens only (every other target is ignore_index). They must outlive the
-  // trainer.
+  // must outlive the trainer; val may be null. The batches come from the training
+  // shards, or from conversations (conversations.h) when given, whose loss is then the
+  // mean over the bot's tokens only, in batches.h's orders; the conversations must
+  // outlive the trainer too. Validation uses the val shard's first windows.
   static absl::StatusOr<std::unique_ptr<Trainer>> Create(
       const GPTConfig& config, const TrainOptions& options,
       std::vector<const data::TokenShard*> train, const data::TokenShard* val,
@@ -151,7 +142,8 @@ class Trainer {
 
  private:
   Trainer(const GPTConfig& config, const TrainOptions& options,
-          std::vector<const data::TokenShard*> train, const data::TokenShard* val,
+          std::vector<const data::TokenShard*> train,
+          const std::vector<Conversation>* conversations, const data::TokenShard* val,
           distributed::Mesh mesh);
   // With a spec: the network built from it (a one-line error naming the layer
   // otherwise) and its vocabulary found by running it on seq_len zeros.
@@ -164,10 +156,6 @@ class Trainer {
   // The run's position from a checkpoint's metadata, which must be of this run's global
   // batch.
   absl::Status Resume(const Weights& weights, const std::string& checkpoint);
-  // The next micro-batch's inputs and targets.
-  std::pair<Tensor, Tensor> NextBatch();
-  // The same from the conversations.
-  std::pair<Tensor, Tensor> NextConversations();
   // Whole parameters (and AdamW's whole state, with `optimizer`) into this rank's
   // shards; errors name the checkpoint's problem.
   absl::Status LoadState(const Weights& weights, bool optimizer);
@@ -177,9 +165,7 @@ class Trainer {
   std::shared_ptr<nn::Module> model_;
   GPT* gpt_ = nullptr;  // model_ as GPT-2 (null for a spec)
   int64_t vocab_size_;
-  std::vector<const data::TokenShard*> train_;
   const data::TokenShard* val_;
-  const std::vector<Conversation>* conversations_ = nullptr;
   distributed::ProcessGroup& world_;
   distributed::Mesh mesh_;
   int data_ranks_, data_rank_;  // the data axis: how many batches, and which is this rank's
@@ -187,10 +173,8 @@ class Trainer {
   std::unique_ptr<optim::Optimizer> optimizer_;   // without ZeRO
   std::unique_ptr<distributed::ZeroAdamW> zero_;  // with ZeRO-1
   optim::LrSchedule schedule_;
-  Generator data_gen_;
+  TrainingBatches batches_;
   int64_t step_ = 0;
-  int64_t micro_batches_ =
-      0;  // global micro-batches drawn so far (the sequential order's position)
 };
 
 }  // namespace ember::models::gpt2
