@@ -88,7 +88,9 @@ class SharedSafetensorsWriter {
 // as they are first used; privately: writing to a tensor never changes the file), which
 // lasts while any of them does. So a rank that slices its shards out of a sharded
 // model's checkpoint reads only their pages. (A tensor whose offset is not a multiple of
-// its element size, and a bool one, are copied out.)
+// its element size, and a bool one, are copied out.) ember's writers replace a file
+// rather than change it, so the mapping keeps reading the file as it was loaded; another
+// program that truncated it in place while such tensors live would make them fault.
 absl::StatusOr<Safetensors> LoadSafetensors(const std::string& path);
 
 // The same, from the bytes of a whole file, each tensor copied out of them.

@@ -26,14 +26,15 @@ def grad_norm(params):
     ...) copies across the ranks, so each rank weighs its sum of squares by the
     inverse."""
     world = ember.distributed.get_world_size()
-    total = 0.0
+    total = None  # kept on the gradients' device, read once
     for p in params:
         recorded, splits = _splits.get(id(p), (None, []))
         parts = 1
         for core, axis, _ in splits if recorded is p else []:
             parts *= core.size(axis)
-        total += float((p.grad.double() ** 2).sum()) * parts / world
-    t = ember.tensor([total], dtype=ember.float64)
+        term = (p.grad.double() ** 2).sum() * (parts / world)
+        total = term if total is None else total + term
+    t = (total if total is not None else ember.zeros((), dtype=ember.float64)).reshape(1).contiguous()
     ember.distributed.all_reduce(t)
     return float(t.item()) ** 0.5
 
