@@ -24,9 +24,9 @@ absl::Status TrainingBatches::Check(const data::TokenShard* val, int64_t vocab_s
   for (const data::TokenShard* shard : shards) {
     if (shard == nullptr) continue;
     if (shard->size() < n * b * t + 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          shard->path(), " holds ", shard->size(), " tokens, fewer than one batch of ",
-          n > 1 ? absl::StrCat(n, " x ") : "", b, " x ", t, " needs"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(shard->path(), " holds ", shard->size(), " tokens, fewer than one batch of ",
+                       n > 1 ? absl::StrCat(n, " x ") : "", b, " x ", t, " needs"));
     }
     RETURN_IF_ERROR(shard->CheckVocabulary(vocab_size));
   }
