@@ -15,15 +15,23 @@
 //   kF32   W as f32: kp x 16 floats a panel.
 //   kBF16  W rounded to bf16 (nearest even): kp x 16 bf16 a panel.
 //   kI8    per group of kGroup depths of a panel (as llama.cpp's q8_0, a scale per 32
-//          weights): the 16 scales s_j (bf16), then 32 x 16 int8 q_pj, with
+//          weights): the 16 scales s_j (bf16), then 32 x 16 levels q_pj, with
 //            s_j = max_p |W[j][p]| / 127 over the group, rounded up to bf16,
 //            q_pj = round(W[j][p] / s_j) (to nearest even; 0 where s_j = 0),
-//          so that W ~= s q with |W - s q| <= s / 2: 544 bytes a group, 1.0625 a weight.
+//          so that W ~= s q with |W - s q| <= s / 2: 544 bytes a group, 1.0625 a weight
+//          (the levels' order in a group: kernels/cpu/internal/packed_i8.h).
 //
 // The product is of the stored weights, W' (W, bf16(W) or s q):
 //   C[i][j] = sum_p A[i][p] W'[j][p] (+ bias[j]),
-// the products summed in f32 (A bf16 widened exactly), C rounded once to A's dtype. CPU
-// only: a GPU decodes from its bf16 copies (matmul.h), with no such family.
+// f32 and bf16 summed in f32 (A bf16 widened exactly), C rounded once to A's dtype. int8
+// multiplies as llama.cpp multiplies q8_0 by q8_0: each row of A quantized per group of
+// 32 depths too, a_g = max |A[i][p]| / 127 over the group (f32) and r_p = round(A[i][p]
+// 127 / max |A[i][p]|) (to nearest even; 0 for a group of zeros; an inf or a NaN in a
+// group makes its row's C NaN), and
+//   C[i][j] = sum_g (a_g s_gj) sum_p r_p q_pj (+ bias[j]),
+// each group's integer sum exact, the groups' terms added in f32 in order (the same bits
+// on every SIMD target), the activations' rounding within a_g / 2 of A like the
+// weights'. CPU only: a GPU decodes from its bf16 copies (matmul.h), with no such family.
 
 #include <cstdint>
 

@@ -1,10 +1,12 @@
 // PackedWeights and PackedLinear: one table of cases on every CPU SIMD target this
 // machine has, in each format and in f32 and bf16, against the float64 product of the
-// weights the format stores (kernels/reference/packed_linear.h): edges around a panel
-// (16 columns), a thread's block (64), the depth's group (32) and the widened chunk
-// (256), rows around the register tile and well past it, a bias or none, padded rows.
-// The stored weights themselves are held to the contract: int8 within half a scale of
-// W, its scale the group's largest |W| over 127 to bf16's precision. CPU only (the
+// weights the format stores and, for int8, the activations it quantizes
+// (kernels/reference/packed_linear.h): edges around a panel (16 columns), a thread's
+// block (64), the depth's group (32) and the widened chunk (256), rows around the
+// register tiles and well past them, a bias or none, padded rows. The stored weights
+// themselves are held to the contract: int8 within half a scale of W, its scale the
+// group's largest |W| over 127 to bf16's precision; int8's product the same bits on
+// every target (AVX512-VNNI's integer sums and the portable f32 ones). CPU only (the
 // family has no CUDA twin).
 
 #include "kernels/packed_linear.h"
@@ -60,6 +62,10 @@ void CheckPackedLinear(const std::string& path, const Case& c, PackedFormat form
   std::vector<double> a64(static_cast<size_t>(c.m * c.k));
   for (int64_t i = 0; i < c.m; ++i) {
     for (int64_t p = 0; p < c.k; ++p) a64[i * c.k + p] = Convert<double>(a[i * (c.k + c.pad) + p]);
+  }
+  if (format == PackedFormat::kI8) {
+    const std::vector<float> a32(a64.begin(), a64.end());  // exact: A is f32 or bf16
+    a64 = ref::QuantizedActivations(c.m, c.k, a32.data(), c.k);
   }
   std::vector<double> abs_sum;
   // B [k, n] = W'^T: W' read with strides (1, k).
@@ -126,15 +132,61 @@ TEST(PackedLinearTest, Int8KeepsEachWeightWithinHalfItsScale) {
   }
   EXPECT_EQ(stored[1 * k + 40], 0.0) << "an all-zero group stays zero";
   EXPECT_NEAR(stored[3 * k + 3], 1e-3, 1e-3 / 127) << "a group of tiny weights keeps them";
-  // The kernel multiplies by exactly these weights: A = a unit row picks one column of W'.
+  // The kernel multiplies by exactly these weights: A = 127 at one depth, 0 elsewhere,
+  // is quantized exactly (a = 1, r = 127) and picks 127 times one column of W'.
   std::vector<uint8_t> packed(static_cast<size_t>(cpu::PackedBytes(PackedFormat::kI8, n, k)));
   cpu::PackWeights(PackedFormat::kI8, n, k, w.data(), k, packed.data());
   for (int64_t p = 0; p < k; ++p) {
     std::vector<float> a(static_cast<size_t>(k), 0.0f), c(static_cast<size_t>(n));
-    a[p] = 1;
+    a[p] = 127;
     cpu::PackedLinear(PackedFormat::kI8, DType::kF32, 1, k, n, a.data(), k, packed.data(), nullptr,
                       c.data(), n);
-    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(c[j], stored[j * k + p]) << j << ", " << p;
+    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(c[j], 127 * stored[j * k + p]) << j << ", " << p;
+  }
+}
+
+// int8's integer sums are exact and the rest is one order of f32 operations: every
+// target (vpdpbusd on AVX512-VNNI, f32 elsewhere) gives the same bits, for one row and
+// for a batch whose rows are each the same as alone. A row with a NaN is NaN, the other
+// rows untouched.
+TEST(PackedLinearTest, Int8IsTheSameOnEveryTargetAndForEachRow) {
+  std::mt19937 rng(5);
+  const int64_t m = 5, k = 200, n = 150;
+  const std::vector<float> w = RandomVector<float>(n * k, -1, 1, rng);
+  std::vector<float> a = RandomVector<float>(m * k, -3, 3, rng);
+  for (int64_t p = 64; p < 96; ++p) a[1 * k + p] = 0;  // a group of zeros
+  std::vector<uint8_t> packed(static_cast<size_t>(cpu::PackedBytes(PackedFormat::kI8, n, k)));
+  cpu::PackWeights(PackedFormat::kI8, n, k, w.data(), k, packed.data());
+  std::vector<float> first;
+  ForEachTarget([&](const std::string& target) {
+    std::vector<float> c(static_cast<size_t>(m * n));
+    cpu::PackedLinear(PackedFormat::kI8, DType::kF32, m, k, n, a.data(), k, packed.data(), nullptr,
+                      c.data(), n);
+    for (int64_t i = 0; i < m; ++i) {
+      std::vector<float> alone(static_cast<size_t>(n));
+      cpu::PackedLinear(PackedFormat::kI8, DType::kF32, 1, k, n, a.data() + i * k, k, packed.data(),
+                        nullptr, alone.data(), n);
+      ASSERT_EQ(alone, std::vector<float>(c.begin() + i * n, c.begin() + (i + 1) * n))
+          << target << ": row " << i;
+    }
+    if (first.empty()) {
+      first = c;
+    } else {
+      ASSERT_EQ(c, first) << target;
+    }
+  });
+  a[2 * k + 150] = NAN;
+  std::vector<float> c(static_cast<size_t>(m * n));
+  cpu::PackedLinear(PackedFormat::kI8, DType::kF32, m, k, n, a.data(), k, packed.data(), nullptr,
+                    c.data(), n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      if (i == 2) {
+        ASSERT_TRUE(std::isnan(c[i * n + j])) << j;
+      } else {
+        ASSERT_EQ(c[i * n + j], first[i * n + j]) << i << ", " << j;
+      }
+    }
   }
 }
 

@@ -1,15 +1,19 @@
 // PackedLinear (see packed_linear.h): packed weights streamed through a register tile of
-// a few rows of A by 64 output columns; compiled once per SIMD target.
+// a few rows of A by 64 output columns; compiled once per SIMD target. int8 multiplies
+// integer levels (internal/packed_i8.h): with vpdpbusd where the CPU has AVX512-VNNI,
+// elsewhere in f32, exactly, with the same result.
 
 #include "kernels/packed_linear.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "base/error.h"
 #include "kernels/cpu/internal/dispatch.h"
+#include "kernels/cpu/internal/packed_i8.h"
 
 // hwy/foreach_target.h must come first: it re-includes this file once per target.
 // clang-format off
@@ -26,7 +30,7 @@
 #define EMBER_KERNELS_CPU_PACKED_LINEAR_ONCE_
 namespace ember::kernels::cpu::internal {
 
-constexpr int64_t kI8GroupBytes = kPackedPanel * 2 + kPackedGroup * kPackedPanel;  // 544
+static_assert(kI8Panel == kPackedPanel && kI8Group == kPackedGroup, "packed_i8.h's layout");
 
 // The depth rounded up to whole groups.
 inline int64_t PaddedDepth(int64_t k) {
@@ -44,6 +48,53 @@ inline int64_t PanelBytes(PackedFormat format, int64_t kp) {
       return kp / kPackedGroup * kI8GroupBytes;
   }
   return 0;
+}
+
+// A's rows [m, k] (f32 or bf16, row stride lda) quantized for the int8 product
+// (packed_linear.h): per row and group of 32 depths, a = max |A| / 127 and r = round(A
+// 127 / max |A|) to nearest even (0 where max |A| = 0); a group holding an inf or a NaN
+// gets r = 0 and a = NaN, so that its row's products are NaN. The depth past k is 0.
+// Held in the calling thread's buffers until its next call.
+inline QuantizedRows QuantizeRows(DType dtype, int64_t m, int64_t k, const void* a, int64_t lda) {
+  const int64_t kp = PaddedDepth(k), groups = kp / kPackedGroup;
+  thread_local std::vector<int8_t> levels;
+  thread_local std::vector<float> row, scale;
+  thread_local std::vector<int32_t> offset;
+  levels.assign(static_cast<size_t>(m * kp), 0);
+  row.assign(static_cast<size_t>(kp), 0.0f);
+  scale.resize(static_cast<size_t>(m * groups));
+  offset.resize(static_cast<size_t>(m * groups));
+  for (int64_t i = 0; i < m; ++i) {
+    if (dtype == DType::kF32) {
+      std::memcpy(row.data(), static_cast<const float*>(a) + i * lda,
+                  static_cast<size_t>(k) * sizeof(float));
+    } else {
+      const BFloat16* in = static_cast<const BFloat16*>(a) + i * lda;
+      for (int64_t p = 0; p < k; ++p) row[p] = in[p].ToFloat();
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* x = row.data() + g * kPackedGroup;
+      float largest = 0;
+      bool finite = true;
+      for (int64_t p = 0; p < kPackedGroup; ++p) {
+        finite = finite && std::isfinite(x[p]);
+        largest = std::max(largest, std::fabs(x[p]));
+      }
+      const float inverse = finite && largest > 0 ? 127.0f / largest : 0.0f;
+      int8_t* r = levels.data() + i * kp + g * kPackedGroup;
+      int32_t sum = 0;
+      for (int64_t p = 0; p < kPackedGroup; ++p) {
+        // To nearest even: |x 127 / max| <= 127 (to rounding), and adding 1.5 x 2^23 leaves
+        // a float no bits below 1 (std::nearbyint is a library call).
+        const float level = (x[p] * inverse + 0x1.8p23f) - 0x1.8p23f;
+        r[p] = static_cast<int8_t>(level);
+        sum += r[p];
+      }
+      scale[i * groups + g] = finite ? largest / 127.0f : std::numeric_limits<float>::quiet_NaN();
+      offset[i * groups + g] = kI8Offset * sum;
+    }
+  }
+  return {levels.data(), kp, scale.data(), offset.data(), groups};
 }
 
 }  // namespace ember::kernels::cpu::internal
@@ -72,12 +123,13 @@ constexpr int64_t kChunkGroups = 8;
 // starts one): the four panels are four streams the hardware prefetcher alone follows
 // too late.
 constexpr int64_t kAheadBytes = 4 * internal::kI8GroupBytes;
+static_assert(kVecs * kLanes == 4 * internal::kI8Panel, "a tile is four panels");
 
-// The weights of a tile's 64 columns, a group of depth at a time: Group(g) then Load(i,
-// w) gives depth 32 g + i as kVecs f32 vectors. The block's panels are at panel[t]
-// (panels past W's last repeat it; their columns are dropped).
-// f32 or bf16 weights: each depth's 16 of a panel side by side, depth_stride elements
-// from one depth to the next (kPackedPanel packed; kBlock in a chunk widened to f32).
+// The f32 or bf16 weights of a tile's 64 columns, a group of depth at a time: At(g) then
+// Load(i, w) gives depth 32 g + i as kVecs f32 vectors. The block's panels are at
+// panel[t] (panels past W's last repeat it; their columns are dropped); each depth's 16
+// of a panel side by side, depth_stride elements from one depth to the next
+// (kPackedPanel packed; kBlock in a chunk widened to f32).
 template <typename T>
 struct WideSource {
   const T* panel[kBlockPanels];
@@ -103,43 +155,6 @@ struct WideSource {
     Group group{{}, depth_stride};
     for (int64_t t = 0; t < kBlockPanels; ++t) {
       group.at[t] = panel[t] + g * kPackedGroup * depth_stride;
-    }
-    return group;
-  }
-};
-
-// int8: each weight s q, the group's 16 scales of a panel widened once.
-struct I8Source {
-  const uint8_t* panel[kBlockPanels];
-  struct Group {
-    const int8_t* q[kBlockPanels];
-    VF scale[kVecs];
-    HWY_INLINE void Load(int64_t i, VF* w) const {
-      const DF df;
-      const hn::RebindToSigned<DF> di;
-      const hn::Rebind<int8_t, DF> d8;
-#pragma GCC unroll 4
-      for (int64_t t = 0; t < kBlockPanels; ++t) {
-#pragma GCC unroll 16
-        for (int64_t u = 0; u < kPanelVecs; ++u) {
-          if (u == 0 && i % 4 == 0) hwy::Prefetch(q[t] + i * kPackedPanel + kAheadBytes);
-          const auto q8 = hn::LoadU(d8, q[t] + i * kPackedPanel + u * kLanes);
-          w[t * kPanelVecs + u] =
-              hn::Mul(hn::ConvertTo(df, hn::PromoteTo(di, q8)), scale[t * kPanelVecs + u]);
-        }
-      }
-    }
-  };
-  HWY_INLINE Group At(int64_t g) const {
-    const DF df;
-    Group group;
-    for (int64_t t = 0; t < kBlockPanels; ++t) {
-      const uint8_t* at = panel[t] + g * internal::kI8GroupBytes;
-      const auto* scales = reinterpret_cast<const BFloat16*>(at);
-      for (int64_t u = 0; u < kPanelVecs; ++u) {
-        group.scale[t * kPanelVecs + u] = bf16::LoadWide(df, scales + u * kLanes);
-      }
-      group.q[t] = reinterpret_cast<const int8_t*>(at + 2 * kPackedPanel);
     }
     return group;
   }
@@ -274,14 +289,136 @@ void Block(int64_t m, int64_t kp, const float* a, const Source& source, const fl
   StoreBlock(m, cols, partial.data(), bias, c, ldc);
 }
 
+// internal::PackedI8RowsAvx512Vnni on any target, the same operations in the same order:
+// each group's sum of products of levels in f32, exact (at most 32 products of |q + 128|
+// <= 255 and |r| <= 127: integers below 2^24).
+template <int64_t R>
+void I8Rows(const uint8_t* const* panel, int64_t groups, const internal::QuantizedRows& a,
+            float* sums) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::RebindToUnsigned<DF> du;
+  const auto low_byte = hn::Set(du, 0xFF);
+  VF total[R][kVecs];
+  for (auto& row : total) {
+    for (VF& v : row) v = hn::Zero(df);
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    const uint8_t* group[kBlockPanels];
+    for (int64_t t = 0; t < kBlockPanels; ++t) group[t] = panel[t] + g * internal::kI8GroupBytes;
+    VF part[R][kVecs];
+    for (auto& row : part) {
+      for (VF& v : row) v = hn::Zero(df);
+    }
+    for (int64_t d = 0; d < kPackedGroup / 4; ++d) {
+      // words[v]: kLanes columns' four bytes, depth 4 d + e in bits [8 e, 8 e + 8).
+      hn::Vec<decltype(du)> words[kVecs];
+      for (int64_t t = 0; t < kBlockPanels; ++t) {
+        const uint8_t* quad = group[t] + internal::kI8ScaleBytes + d * 64;
+        hwy::Prefetch(quad + kAheadBytes);
+        for (int64_t u = 0; u < kPanelVecs; ++u) {
+          words[t * kPanelVecs + u] =
+              hn::LoadU(du, reinterpret_cast<const uint32_t*>(quad) + u * kLanes);
+        }
+      }
+      for (int e = 0; e < 4; ++e) {
+        VF level[kVecs];
+        for (int64_t v = 0; v < kVecs; ++v) {
+          level[v] = hn::ConvertTo(
+              df, hn::BitCast(di, hn::And(hn::ShiftRightSame(words[v], 8 * e), low_byte)));
+        }
+        for (int64_t r = 0; r < R; ++r) {
+          const VF x = hn::Set(df, a.levels[r * a.ld_levels + g * kPackedGroup + 4 * d + e]);
+          for (int64_t v = 0; v < kVecs; ++v) part[r][v] = hn::MulAdd(x, level[v], part[r][v]);
+        }
+      }
+    }
+    VF s[kVecs];  // the group's scales
+    for (int64_t t = 0; t < kBlockPanels; ++t) {
+      const auto* scales = reinterpret_cast<const BFloat16*>(group[t]);
+      for (int64_t u = 0; u < kPanelVecs; ++u) {
+        s[t * kPanelVecs + u] = bf16::LoadWide(df, scales + u * kLanes);
+      }
+    }
+    for (int64_t r = 0; r < R; ++r) {
+      const VF scale = hn::Set(df, a.scale[r * a.ld_groups + g]);
+      const VF offset = hn::Set(df, static_cast<float>(a.offset[r * a.ld_groups + g]));
+      for (int64_t v = 0; v < kVecs; ++v) {
+        total[r][v] =
+            hn::Add(total[r][v], hn::Mul(hn::Mul(s[v], scale), hn::Sub(part[r][v], offset)));
+      }
+    }
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t v = 0; v < kVecs; ++v) hn::StoreU(total[r][v], df, sums + r * kBlock + v * kLanes);
+  }
+}
+
+// C's columns [j0, j0 + cols) (cols <= kBlock) from four int8 panels (panel[t] at its
+// group 0) and A quantized: kI8Rows rows at a time, each pass streaming the whole depth.
+template <typename T>
+void I8Block(int64_t m, int64_t groups, const uint8_t* const* panel,
+             const internal::QuantizedRows& a, const float* bias, int64_t cols, T* c, int64_t ldc) {
+  alignas(64) float sums[internal::kI8Rows * kBlock];
+  for (int64_t r0 = 0; r0 < m; r0 += internal::kI8Rows) {
+    const int64_t rows = std::min(internal::kI8Rows, m - r0);
+    const internal::QuantizedRows at{a.levels + r0 * a.ld_levels, a.ld_levels,
+                                     a.scale + r0 * a.ld_groups, a.offset + r0 * a.ld_groups,
+                                     a.ld_groups};
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    if (internal::HasAvx512Vnni()) {
+      internal::PackedI8RowsAvx512Vnni(rows, panel, groups, at, sums);
+      StoreBlock(rows, cols, sums, bias, c + r0 * ldc, ldc);
+      continue;
+    }
+#endif
+    static_assert(internal::kI8Rows == 2, "a tile of one or two rows");
+    if (rows == 1) {
+      I8Rows<1>(panel, groups, at, sums);
+    } else {
+      I8Rows<2>(panel, groups, at, sums);
+    }
+    StoreBlock(rows, cols, sums, bias, c + r0 * ldc, ldc);
+  }
+}
+
 void PackedLinear(PackedFormat format, DType dtype, int64_t m, int64_t k, int64_t n, const void* a,
                   int64_t lda, const void* packed, const float* bias, void* c, int64_t ldc) {
   EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kBF16, "packed_linear: dtype ",
               DTypeName(dtype), " is not supported (f32 or bf16)");
   if (m == 0 || n == 0) return;
   const internal::FlushSubnormals flush;
-  // A as f32 [m, kp], its depth past k zero (the packed weights' padding meets zeros).
   const int64_t kp = internal::PaddedDepth(k);
+  const int64_t panels = (n + kPackedPanel - 1) / kPackedPanel;
+  const int64_t panel_bytes = internal::PanelBytes(format, kp);
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  const auto* base = static_cast<const uint8_t*>(packed);
+  // Block b's panels (those past W's last repeat it; their columns are dropped).
+  auto block_panels = [&](int64_t b, const uint8_t*(&at)[kBlockPanels]) {
+    for (int64_t t = 0; t < kBlockPanels; ++t) {
+      at[t] = base + std::min(b * kBlockPanels + t, panels - 1) * panel_bytes;
+    }
+  };
+  // Blocks are independent (each column's sums are one block's): a fine cut.
+  const int64_t block_work = kp * kBlock * std::max<int64_t>(m, 8) / 8;
+  if (format == PackedFormat::kI8) {
+    const internal::QuantizedRows rows = internal::QuantizeRows(dtype, m, k, a, lda);
+    ParallelForWorkFine(blocks, block_work, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const uint8_t* at[kBlockPanels];
+        block_panels(b, at);
+        const int64_t j0 = b * kBlock, cols = std::min(kBlock, n - j0);
+        const float* block_bias = bias != nullptr ? bias + j0 : nullptr;
+        if (dtype == DType::kF32) {
+          I8Block(m, kp / kPackedGroup, at, rows, block_bias, cols, At<float>(c, j0), ldc);
+        } else {
+          I8Block(m, kp / kPackedGroup, at, rows, block_bias, cols, At<BFloat16>(c, j0), ldc);
+        }
+      }
+    });
+    return;
+  }
+  // A as f32 [m, kp], its depth past k zero (the packed weights' padding meets zeros).
   thread_local std::vector<float> padded;
   padded.assign(static_cast<size_t>(m * kp), 0.0f);
   for (int64_t i = 0; i < m; ++i) {
@@ -294,51 +431,32 @@ void PackedLinear(PackedFormat format, DType dtype, int64_t m, int64_t k, int64_
     }
   }
   const float* const a_padded = padded.data();  // thread_local: the workers' would be empty
-  const int64_t panels = (n + kPackedPanel - 1) / kPackedPanel;
-  const int64_t panel_bytes = internal::PanelBytes(format, kp);
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  const auto* base = static_cast<const uint8_t*>(packed);
-  // Blocks are independent (each column's sums are one block's): a fine cut.
-  ParallelForWorkFine(
-      blocks, kp * kBlock * std::max<int64_t>(m, 8) / 8, [&](int64_t begin, int64_t end) {
-        for (int64_t b = begin; b < end; ++b) {
-          const uint8_t* at[kBlockPanels];
-          for (int64_t t = 0; t < kBlockPanels; ++t) {
-            at[t] = base + std::min(b * kBlockPanels + t, panels - 1) * panel_bytes;
-          }
-          const int64_t j0 = b * kBlock, cols = std::min(kBlock, n - j0);
-          const float* block_bias = bias != nullptr ? bias + j0 : nullptr;
-          auto run = [&](const auto& source) {
-            if (dtype == DType::kF32) {
-              Block(m, kp, a_padded, source, block_bias, cols, At<float>(c, j0), ldc);
-            } else {
-              Block(m, kp, a_padded, source, block_bias, cols, At<BFloat16>(c, j0), ldc);
-            }
-          };
-          switch (format) {
-            case PackedFormat::kF32: {
-              WideSource<float> source{{}, kPackedPanel};
-              for (int64_t t = 0; t < kBlockPanels; ++t)
-                source.panel[t] = reinterpret_cast<const float*>(at[t]);
-              run(source);
-              break;
-            }
-            case PackedFormat::kBF16: {
-              WideSource<BFloat16> source{{}, kPackedPanel};
-              for (int64_t t = 0; t < kBlockPanels; ++t)
-                source.panel[t] = reinterpret_cast<const BFloat16*>(at[t]);
-              run(source);
-              break;
-            }
-            case PackedFormat::kI8: {
-              I8Source source;
-              for (int64_t t = 0; t < kBlockPanels; ++t) source.panel[t] = at[t];
-              run(source);
-              break;
-            }
-          }
+  ParallelForWorkFine(blocks, block_work, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const uint8_t* at[kBlockPanels];
+      block_panels(b, at);
+      const int64_t j0 = b * kBlock, cols = std::min(kBlock, n - j0);
+      const float* block_bias = bias != nullptr ? bias + j0 : nullptr;
+      auto run = [&](const auto& source) {
+        if (dtype == DType::kF32) {
+          Block(m, kp, a_padded, source, block_bias, cols, At<float>(c, j0), ldc);
+        } else {
+          Block(m, kp, a_padded, source, block_bias, cols, At<BFloat16>(c, j0), ldc);
         }
-      });
+      };
+      if (format == PackedFormat::kF32) {
+        WideSource<float> source{{}, kPackedPanel};
+        for (int64_t t = 0; t < kBlockPanels; ++t)
+          source.panel[t] = reinterpret_cast<const float*>(at[t]);
+        run(source);
+      } else {
+        WideSource<BFloat16> source{{}, kPackedPanel};
+        for (int64_t t = 0; t < kBlockPanels; ++t)
+          source.panel[t] = reinterpret_cast<const BFloat16*>(at[t]);
+        run(source);
+      }
+    }
+  });
 }
 
 }  // namespace HWY_NAMESPACE
@@ -416,7 +534,7 @@ void PackWeights(PackedFormat format, int64_t n, int64_t k, const float* w, int6
       for (int64_t g = 0; g < kp / kPackedGroup; ++g) {
         uint8_t* group = panel + g * internal::kI8GroupBytes;
         auto* scales = reinterpret_cast<BFloat16*>(group);
-        auto* q = reinterpret_cast<int8_t*>(group + 2 * kPackedPanel);
+        uint8_t* levels = group + internal::kI8ScaleBytes;  // quads of depth (packed_i8.h)
         for (int64_t j = 0; j < kPackedPanel; ++j) {
           float largest = 0;
           for (int64_t i = 0; i < kPackedGroup; ++i) {
@@ -428,7 +546,8 @@ void PackWeights(PackedFormat format, int64_t n, int64_t k, const float* w, int6
           for (int64_t i = 0; i < kPackedGroup; ++i) {
             const float x = weight(t * kPackedPanel + j, g * kPackedGroup + i);
             const float level = s > 0 ? std::nearbyint(x / s) : 0.0f;
-            q[i * kPackedPanel + j] = static_cast<int8_t>(std::clamp(level, -127.0f, 127.0f));
+            levels[i / 4 * 64 + j * 4 + i % 4] = static_cast<uint8_t>(
+                static_cast<int>(std::clamp(level, -127.0f, 127.0f)) + internal::kI8Offset);
           }
         }
       }

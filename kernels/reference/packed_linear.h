@@ -1,8 +1,9 @@
 #ifndef EMBER_KERNELS_REFERENCE_PACKED_LINEAR_H_
 #define EMBER_KERNELS_REFERENCE_PACKED_LINEAR_H_
 
-// float64 reference for kernels/packed_linear.h: the weights a format stores, W', from
-// the contract's equations, one weight at a time (the product is then Matmul's).
+// float64 reference for kernels/packed_linear.h: the weights a format stores, W', and the
+// activations int8 multiplies, A', from the contract's equations, one at a time (the
+// product is then Matmul's).
 
 #include <algorithm>
 #include <cmath>
@@ -44,6 +45,33 @@ inline std::vector<double> StoredWeights(cpu::PackedFormat format, int64_t n, in
     }
   }
   return stored;
+}
+
+// A' [m, k] (row-major) of A [m, k] (row stride lda), the activations the int8 product
+// multiplies: per row and group of 32, a r with a = max |A| / 127 and r = round(A 127 /
+// max |A|) to nearest even, each in f32 as the contract writes it; NaN for a group with
+// an inf or a NaN.
+inline std::vector<double> QuantizedActivations(int64_t m, int64_t k, const float* a, int64_t lda) {
+  std::vector<double> quantized(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t p0 = 0; p0 < k; p0 += cpu::kPackedGroup) {
+      const int64_t p1 = std::min(k, p0 + cpu::kPackedGroup);
+      float largest = 0;
+      bool finite = true;
+      for (int64_t p = p0; p < p1; ++p) {
+        finite = finite && std::isfinite(a[i * lda + p]);
+        largest = std::max(largest, std::fabs(a[i * lda + p]));
+      }
+      for (int64_t p = p0; p < p1; ++p) {
+        const float x = a[i * lda + p];
+        quantized[i * k + p] = !finite        ? NAN
+                               : largest == 0 ? 0.0
+                                              : static_cast<double>(largest / 127.0f) *
+                                                    std::nearbyint(x * (127.0f / largest));
+      }
+    }
+  }
+  return quantized;
 }
 
 }  // namespace ember::kernels::reference

@@ -32,7 +32,8 @@ PackedWeight PackWeight(const Tensor& weight, PackedFormat format);
 
 // y = x W'^T + bias: x [..., in] f32 or bf16 on the CPU, bias [out] (f32, or x's dtype)
 // or undefined; y [..., out] of x's dtype, contiguous, each entry summed in f32 and
-// rounded once. For inference: nothing is recorded for gradients.
+// rounded once (int8: x quantized per 32 as well, kernels/packed_linear.h). For
+// inference: nothing is recorded for gradients.
 Tensor PackedLinear(const Tensor& x, const PackedWeight& weight, const Tensor& bias);
 
 }  // namespace ember::ops
