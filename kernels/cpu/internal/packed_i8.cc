@@ -21,9 +21,11 @@ constexpr int64_t kAheadBytes = 4 * kI8GroupBytes;
 #define EMBER_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
 // GCC 12's AVX-512 headers start conversions from an undefined vector written `__Y = __Y`,
-// which -Wmaybe-uninitialized reports once inlined here.
+// which -Wmaybe-uninitialized reports once inlined here (clang has no such warning).
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 template <int64_t R>
 EMBER_AVX512_VNNI void Rows(const uint8_t* const* panel, int64_t groups, const QuantizedRows& a,
