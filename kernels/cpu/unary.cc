@@ -127,7 +127,10 @@ void GeluTanh(DType dtype, int64_t n, const void* in, void* out) {
 //   erfc(a) = t exp(-a^2 - 1.26551223 + t P(t)),  t = 1 / (1 + a / 2),
 // and Phi(x) = erfc(a) / 2 for x < 0, 1 - erfc(a) / 2 otherwise. a^2 = x^2 / 2 is carried
 // as hi + lo (lo from an FMA) and exp(-hi) taken apart from the rest: the left tail's
-// relative error stays a few ulps, where one rounding of x^2 would cost x^2 ulps.
+// relative error stays a few ulps, where one rounding of x^2 would cost x^2 ulps. The
+// rest, p - lo, lies in [-1.27, 1e-7] (p is the fit's exponent past -a^2; |lo| <= 2^-25
+// x^2), where ExpNonPositive's reduction holds (n = 0 above 0); and exp(-lo) = 1 - lo to
+// f32's precision (lo^2 < 2^-40 wherever e^(-x^2 / 2) is not 0).
 template <class D, class V = hn::VFromD<D>>
 HWY_INLINE V NormalCdf(D d, V x, V& gauss) {
   const V half = hn::Set(d, 0.5);
@@ -141,8 +144,8 @@ HWY_INLINE V NormalCdf(D d, V x, V& gauss) {
     p = hn::MulAdd(p, t, hn::Set(d, c));
   }
   const V e_hi = ExpNonPositive(d, hn::Neg(hi));
-  gauss = hn::Mul(e_hi, hn::Exp(d, hn::Neg(lo)));
-  const V half_erfc = hn::Mul(hn::Mul(half, t), hn::Mul(e_hi, hn::Exp(d, hn::Sub(p, lo))));
+  gauss = hn::NegMulAdd(e_hi, lo, e_hi);
+  const V half_erfc = hn::Mul(hn::Mul(half, t), hn::Mul(e_hi, ExpNonPositive(d, hn::Sub(p, lo))));
   return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), half_erfc, hn::Sub(hn::Set(d, 1), half_erfc));
 }
 
