@@ -14,6 +14,7 @@
 # (the median of the logged iterations after the first) and the losses; at the end
 # ember's sample.py samples from its checkpoint. ROUNDS=0 only prepares $WORK. Run from
 # ember's root after ./setup.sh; PyTorch is Debian's python3-torch (/usr/bin/python3).
+# BATCH_SIZE (default 12, the README's example) sets the windows a step.
 set -euo pipefail
 nanogpt="$(cd "${1:?usage: tools/reference/nanogpt.sh NANOGPT_DIR [ROUNDS] [ITERS]}" && pwd)"
 rounds="${2:-2}"
@@ -72,7 +73,7 @@ bazel build -c opt //python:ember/_ember.so >/dev/null 2>&1
 install -m 0755 "$(bazel info -c opt bazel-bin 2>/dev/null)/python/ember/_ember.so" python/ember/_ember.so
 
 args=(config/train_shakespeare_char.py --dataset=brown_char --device=cpu --compile=False
-  --eval_iters=20 --log_interval=10 --block_size=64 --batch_size=12 --n_layer=4 --n_head=4
+  --eval_iters=20 --log_interval=10 --block_size=64 --batch_size="${BATCH_SIZE:-12}" --n_layer=4 --n_head=4
   --n_embd=128 --max_iters="$iters" --lr_decay_iters="$iters" --dropout=0.0)
 summary() {  # $1: log; prints the median ms/iter after the first log line, and the losses
   "$python" - "$1" <<'PY'
