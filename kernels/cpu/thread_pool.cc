@@ -152,6 +152,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     generation_.store(generation, std::memory_order_release);
   }
   work_ready_.notify_all();
+  ++split_loops_;
   // A caller that ran every chunk itself had no help: the workers were asleep and woke
   // too late for a loop this short, or had no core. Each such loop still paid for
   // waking them, and a woken worker takes its core from the caller when another process
@@ -176,7 +177,10 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   // kMaxSerialPeriod of the last: a core that stays busy), and starts short again after
   // a stall out of the blue (a hiccup on a quiet machine).
   const Clock::time_point end = Clock::now();
-  if (end - worked > 2 * (worked - start) + kStallSlack) GoSerial(end);
+  if (end - worked > 2 * (worked - start) + kStallSlack) {
+    if (split_loops_ - last_stall_loop_ <= kStallWindow) GoSerial(end);
+    last_stall_loop_ = split_loops_;
+  }
 }
 
 void ThreadPool::GoSerial(Clock::time_point now) {

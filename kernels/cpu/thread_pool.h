@@ -29,9 +29,11 @@ namespace ember::kernels::cpu {
 // briefly, then yield their core, then sleep. A worker can still lose its core in the
 // middle of a chunk (another process wants it) and hold the caller up for the
 // scheduler's time slice, milliseconds, against microseconds of work: when the caller
-// has waited for a worker twice as long as its own share took (plus kStallSlack), the pool
-// runs every loop on the caller for a while (50 ms, doubling up to 1 s while stalls
-// recur), with the same chunks, then tries the workers again. So do kAloneLoops loops
+// has waited for a worker twice as long as its own share took (plus kStallSlack), and
+// such a stall came within the kStallWindow loops before too (a busy core stalls loop
+// after loop; a quiet VM's rare hiccup, its vCPU held by the host now and then, is let
+// pass), the pool runs every loop on the caller for a while (50 ms, doubling up to 1 s
+// while stalls recur), with the same chunks, then tries the workers again. So do kAloneLoops loops
 // in a row whose every chunk the caller ran itself: loops too short for a sleeping
 // worker to wake in time, which gain nothing from the pool and pay for the wake-ups.
 // Every chunk runs in the caller's floating-point mode (rounding, subnormals flushed or
@@ -63,6 +65,7 @@ class ThreadPool {
   static constexpr Clock::duration kMinSerialPeriod = std::chrono::milliseconds(50);
   static constexpr Clock::duration kMaxSerialPeriod = std::chrono::seconds(1);
   static constexpr int kAloneLoops = 16;
+  static constexpr int64_t kStallWindow = 64;
 
   void WorkerLoop();
   // Claims chunks of loop `generation` and runs them until none is left; returns how
@@ -96,6 +99,8 @@ class ThreadPool {
   Clock::time_point serial_until_, last_stall_;
   Clock::duration serial_period_ = kMinSerialPeriod;
   int alone_loops_ = 0;  // loops in a row whose every chunk the caller ran (run_mutex_)
+  // Loops that split so far, and the count at the last stall (run_mutex_).
+  int64_t split_loops_ = 0, last_stall_loop_ = -kStallWindow - 1;
   bool stop_ = false;
 };
 
