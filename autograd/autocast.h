@@ -14,11 +14,12 @@
 //                                                            promotes to the wider
 //
 // Parameters stay f32 (master weights, and AdamW's state with them): a product casts
-// an f32 leaf that requires grad to bf16 once per guard (cached: once per forward, not
-// per use), and the gradient reaches the f32 leaf in f32: Linear's weight gradient
-// straight from the GEMM (kernels/matmul.h's GemmBf16F32) and its bias gradient as f32
-// sums, others back through the cast. Run one forward and its loss inside a guard and backward
-// outside it, as PyTorch does (a guard's cached casts belong to the one graph its forward built).
+// an f32 leaf that requires grad to bf16 once (cached: not per use, and not per forward
+// while the leaf's values stay the same; CastCopy below), and the gradient reaches the
+// f32 leaf in f32: Linear's weight gradient straight from the GEMM (kernels/matmul.h's
+// GemmBf16F32) and its bias gradient as f32 sums, others back through the cast. Run one
+// forward and its loss inside a guard and backward outside it, as PyTorch does (a
+// guard's casts belong to the one graph its forward built).
 
 #include "tensor/tensor.h"
 
@@ -44,6 +45,18 @@ class AutocastGuard {
 // The products' dtype on this thread: kBF16 inside an AutocastGuard(kBF16), else kF32
 // (autocast off).
 DType AutocastDType();
+
+// The copies of leaves. A leaf's bf16 copy, once a product under a guard has cast it, is
+// kept on this thread past the guard, with its leaf's storage version: later guards read
+// it while the leaf is unchanged (the weights between two optimizer steps are cast once,
+// however many forwards run), and cast again once the leaf has been written. Copies of
+// leaves that only this cache still holds are dropped when an outermost guard starts.
+// CastCopy(x) is x's kept copy when no graph holds it any more, else an undefined
+// tensor: an optimizer that updates x in place may write x's new values, rounded to bf16,
+// into it in the same pass (the fused AdamW, tensor/ops/adamw.h) and then call
+// KeepCast(x), after which the next guard reads the copy without casting.
+Tensor CastCopy(const Tensor& x);
+void KeepCast(const Tensor& x);
 
 namespace internal {
 

@@ -1,11 +1,13 @@
 // Autocast's policy (autograd/autocast.h): which dtype each function runs in under
 // AutocastGuard(kBF16), that gradients reach the f32 leaves in f32 and agree with the
-// f32 computation to bf16's precision, that a parameter is cast once per guard however
-// often it is used, and type promotion of binary functions.
+// f32 computation to bf16's precision, that a parameter is cast once however often it
+// is used and however many guards read it unchanged, and type promotion of binary
+// functions.
 
 #include "autograd/autocast.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -159,9 +161,82 @@ TEST(AutocastTest, AParameterIsCastOncePerGuard) {
                            want_db = Sum(Mul(z, 2.0).To(DType::kF32), {0}).ToVector<float>();
   for (size_t j = 0; j < db.size(); ++j)
     EXPECT_NEAR(db[j], want_db[j], 1e-5 * (1 + std::abs(want_db[j])));
-  // A new guard casts again (the weights may have changed in between).
+  // A new guard's cast is a node of its own graph.
   AutocastGuard autocast(DType::kBF16);
   EXPECT_FALSE(internal::ForProduct(w).is_same(internal::ForProduct(Randn({8, 8}, gen))));
+}
+
+// The bits of a bf16 tensor.
+std::vector<uint16_t> Bits(const Tensor& t) {
+  std::vector<uint16_t> bits;
+  for (BFloat16 b : t.Contiguous().ToVector<BFloat16>()) bits.push_back(b.bits);
+  return bits;
+}
+
+// A leaf's bf16 copy outlives its guard: the next guard reads the same values while the
+// leaf is unchanged, and casts again once it has been written. CastCopy withholds it
+// while a graph reads it; a copy whose leaf is gone is dropped when an outermost guard
+// starts.
+TEST(AutocastTest, ALeafsCopyIsKeptAcrossGuardsUntilTheLeafChanges) {
+  Generator gen(4);
+  const Tensor w = SetRequiresGrad(Randn({8, 8}, gen));
+  const Tensor x = Randn({2, 8}, gen);
+  EXPECT_FALSE(CastCopy(w).defined());
+  Tensor y;
+  {
+    AutocastGuard autocast(DType::kBF16);
+    y = Matmul(x, w);
+  }
+  EXPECT_FALSE(CastCopy(w).defined()) << "y's graph reads the copy";
+  Backward(Sum(y));
+  y = Tensor();
+  const Tensor kept = CastCopy(w);
+  ASSERT_TRUE(kept.defined());
+  EXPECT_EQ(kept.dtype(), DType::kBF16);
+  EXPECT_EQ(Bits(kept), Bits(Detach(w).To(DType::kBF16)));
+  const Tensor grad = Grad(w).Clone();
+  {
+    AutocastGuard autocast(DType::kBF16);
+    y = Matmul(x, w);
+  }
+  Backward(Sum(y));  // the same product, from the kept copy: the same gradient again
+  EXPECT_EQ(Grad(w).ToVector<float>(), Mul(grad, 2.0).ToVector<float>());
+  y = Tensor();
+  EXPECT_TRUE(CastCopy(w).is_same(kept)) << "cast again though w did not change";
+  WithoutGrad([&] { w.CopyFrom(Mul(Detach(w), 0.5)); });
+  {
+    AutocastGuard autocast(DType::kBF16);
+    y = Matmul(x, w);
+  }
+  y = Tensor();
+  ASSERT_TRUE(CastCopy(w).defined());
+  EXPECT_FALSE(CastCopy(w).is_same(kept)) << "w was written: its copy is stale";
+  EXPECT_EQ(Bits(CastCopy(w)), Bits(Detach(w).To(DType::kBF16)));
+  // KeepCast after writing both: the next guard reads the copy as it is.
+  const Tensor copy = CastCopy(w);
+  WithoutGrad([&] {
+    w.CopyFrom(Mul(Detach(w), 0.5));
+    copy.CopyFrom(Detach(w).To(DType::kBF16));
+  });
+  KeepCast(w);
+  {
+    AutocastGuard autocast(DType::kBF16);
+    y = Matmul(x, w);
+  }
+  y = Tensor();
+  EXPECT_TRUE(CastCopy(w).is_same(copy));
+  // A leaf that is gone: its copy goes at the next outermost guard.
+  Tensor temp = SetRequiresGrad(Randn({8, 8}, gen));
+  {
+    AutocastGuard autocast(DType::kBF16);
+    Matmul(x, temp);
+  }
+  const Tensor gone = CastCopy(temp);
+  ASSERT_TRUE(gone.defined());
+  temp = Tensor();
+  EXPECT_FALSE(gone.is_sole_owner());
+  { AutocastGuard autocast(DType::kBF16); }
+  EXPECT_TRUE(gone.is_sole_owner());
 }
 
 TEST(AutocastTest, BinaryFunctionsPromoteAndGradientsKeepEachInputsDType) {

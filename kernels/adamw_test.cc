@@ -8,6 +8,7 @@
 #include "kernels/adamw.h"
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -196,6 +197,60 @@ TYPED_TEST(AdamWTest, ManyTensorsInOneCallMatchEachAlone) {
   });
 }
 
+// With a bf16 copy (autocast's, of an f32 parameter), the step writes the updated
+// parameter rounded to nearest even into it, element for element as BFloat16::FromFloat
+// (across vector tails and the threads' cuts), and leaves p, m, v as a step without one.
+// A NaN parameter stays NaN in the copy.
+TYPED_TEST(AdamWTest, WritesTheBf16CopyOfTheUpdatedParameter) {
+  using B = TypeParam;
+  std::mt19937 rng(5);
+  cuda::internal::ForEachPath<B>([&](const std::string& path) {
+    const std::vector<int64_t> sizes = {1, 7, 2049, 100003};
+    std::vector<std::unique_ptr<typename B::Buffer>> with, without;
+    std::vector<AdamWTensor> table, plain;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      const int64_t n = sizes[t];
+      std::vector<float> values = RandomVector<float>(n, -1, 1, rng);
+      values[n / 2] = std::nanf("");
+      const std::vector<float> p = values, g = RandomVector<float>(n, -1, 1, rng);
+      for (auto* list : {&with, &without}) {
+        for (const std::vector<float>* a : {&p, &g}) {
+          list->push_back(std::make_unique<typename B::Buffer>(*a));
+        }
+        for (int i = 0; i < 2; ++i) {
+          list->push_back(std::make_unique<typename B::Buffer>(std::vector<float>(n, 0)));
+        }
+      }
+      with.push_back(std::make_unique<typename B::Buffer>(std::vector<BFloat16>(n)));
+      const AdamWHyper hyper{1e-2, 0.9, 0.95, 1e-8, 0.1, static_cast<int64_t>(t + 1), 0.5};
+      const size_t b = 5 * t, c = 4 * t;
+      table.push_back({n, with[b]->data(), with[b + 1]->data(), with[b + 2]->data(),
+                       with[b + 3]->data(), hyper, with[b + 4]->data()});
+      plain.push_back({n, without[c]->data(), without[c + 1]->data(), without[c + 2]->data(),
+                       without[c + 3]->data(), hyper});
+    }
+    B::AdamWStep(DType::kF32, static_cast<int64_t>(table.size()), table.data());
+    B::AdamWStep(DType::kF32, static_cast<int64_t>(plain.size()), plain.data());
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      const std::string where = path + ", n=" + std::to_string(sizes[t]);
+      const std::vector<float> p = with[5 * t]->template ToHost<float>();
+      for (int i : {0, 2, 3}) {  // p, m, v
+        const std::vector<float> a = with[5 * t + i]->template ToHost<float>();
+        const std::vector<float> b = without[4 * t + i]->template ToHost<float>();
+        ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << where;
+      }
+      const std::vector<BFloat16> copy = with[5 * t + 4]->template ToHost<BFloat16>();
+      for (int64_t i = 0; i < sizes[t]; ++i) {
+        if (std::isnan(p[i])) {
+          ASSERT_TRUE(std::isnan(copy[i].ToFloat())) << where << " element " << i;
+          continue;
+        }
+        ASSERT_EQ(copy[i].bits, BFloat16::FromFloat(p[i]).bits) << where << " element " << i;
+      }
+    }
+  });
+}
+
 TEST(AdamWCpuTest, RejectsBadArguments) {
   float x = 0;
   EXPECT_THROW(StepOne<cuda::internal::CpuBackend>(DType::kF32, 1, &x, &x, &x, &x,
@@ -205,6 +260,11 @@ TEST(AdamWCpuTest, RejectsBadArguments) {
   EXPECT_THROW(StepOne<cuda::internal::CpuBackend>(DType::kI32, 1, &i, &i, &i, &i,
                                                    {1e-3, 0.9, 0.999, 1e-8, 0, 1}),
                Error);
+  // A bf16 copy of an f64 parameter.
+  double d = 0;
+  BFloat16 copy;
+  const AdamWTensor f64{1, &d, &d, &d, &d, {1e-3, 0.9, 0.999, 1e-8, 0, 1}, &copy};
+  EXPECT_THROW(cpu::AdamWStep(DType::kF64, 1, &f64), Error);
 }
 
 }  // namespace

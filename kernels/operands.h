@@ -73,7 +73,10 @@ struct AdamWHyper {
 
 // One tensor's part in an AdamW step over many: parameter p, gradient g and the moments
 // m, v, n elements each in the device's memory, with its own hyperparameters (its
-// group's lr and weight decay, its own step count).
+// group's lr and weight decay, its own step count). p_bf16, when set (an f32 p only),
+// gets the updated p rounded to bf16 (to nearest even, as BFloat16::FromFloat): the copy
+// that autocast's products read, written in the step's pass over p instead of a cast
+// pass of its own.
 struct AdamWTensor {
   int64_t n;
   void* p;
@@ -81,6 +84,7 @@ struct AdamWTensor {
   void* m;
   void* v;
   AdamWHyper hyper;
+  void* p_bf16 = nullptr;
 };
 
 // The per-step constants of AdamW in the parameter's type T, as PyTorch applies them:

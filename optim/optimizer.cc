@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "autograd/autocast.h"
 #include "autograd/engine.h"
 #include "base/error.h"
 #include "tensor/creation.h"
@@ -223,15 +224,21 @@ class AdamOptimizer final : public Optimizer {
       // AdamW scales the gradient in the kernel; Adam's L2 term must see it scaled.
       const Tensor g =
           decoupled_ ? u.grad : WithL2(u.grad, grad_scale, u.param, group.weight_decay);
+      // Autocast's bf16 copy of the parameter, written by the same pass (unless a graph
+      // still reads it): the next forward casts nothing.
       steps.push_back(
           {u.param,
            g.Contiguous(),
            Buffer(u.param, "exp_avg", u.state->buffers),
            Buffer(u.param, "exp_avg_sq", u.state->buffers),
            {group.lr, options_.beta1, options_.beta2, options_.eps,
-            decoupled_ ? group.weight_decay : 0.0, u.state->step, decoupled_ ? grad_scale : 1.0}});
+            decoupled_ ? group.weight_decay : 0.0, u.state->step, decoupled_ ? grad_scale : 1.0},
+           autograd::CastCopy(u.param)});
     }
     ops::AdamWStep(steps);
+    for (const ops::AdamWUpdate& step : steps) {
+      if (step.bf16_copy.defined()) autograd::KeepCast(step.param);
+    }
   }
 
   AdamOptions options_;

@@ -5,6 +5,7 @@
 #include "optim/optimizer.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -18,6 +19,7 @@
 #include "nn/safetensors.h"
 #include "tensor/creation.h"
 #include "tensor/ops/testing.h"
+#include "tensor/random.h"
 
 namespace ember::optim {
 namespace {
@@ -235,6 +237,51 @@ TEST(OptimizerTest, AScaledStepIsClippingThenStepping) {
   EXPECT_EQ(ClipFactor(5.0, 10.0), 1.0);
   EXPECT_EQ(ClipFactor(5.0, 1.0), 1.0 / (5.0 + 1e-6));
   EXPECT_EQ(ClipFactor(5.0, std::numeric_limits<double>::infinity()), 1.0);
+}
+
+std::vector<uint16_t> Bits(const Tensor& t) {
+  std::vector<uint16_t> bits;
+  for (BFloat16 b : t.Contiguous().ToVector<BFloat16>()) bits.push_back(b.bits);
+  return bits;
+}
+
+// Under autocast, AdamW writes the parameter's bf16 copy (autograd/autocast.h's
+// CastCopy) in its own pass: the copy is the new parameter's cast to the bit, the next
+// forward reads it without casting, and the parameters follow a run whose copy a live
+// graph kept from the fused pass (stepping unfused, cast again by each forward) to the
+// bit.
+TEST(OptimizerTest, AdamWWritesAutocastsCopyOfEachParameter) {
+  Generator gen(2);
+  const Tensor x = Randn({16, 40}, gen), w0 = ag::Mul(Randn({40, 24}, gen), 0.2);
+  const Tensor fused = ag::SetRequiresGrad(w0.Clone()), unfused = ag::SetRequiresGrad(w0.Clone());
+  std::unique_ptr<Optimizer> fused_opt = AdamW({{{fused}, 0.05, 0.1}});
+  std::unique_ptr<Optimizer> unfused_opt = AdamW({{{unfused}, 0.05, 0.1}});
+  Tensor copy;
+  for (int step = 0; step < 4; ++step) {
+    Tensor y, held;
+    {
+      ag::AutocastGuard autocast(DType::kBF16);
+      y = ag::Matmul(x, fused);
+      held = ag::Matmul(x, unfused);
+    }
+    ag::Backward(ag::Sum(ag::Square(y)));
+    ag::BackwardOptions retain;
+    retain.retain_graph = true;
+    ag::Backward(ag::Sum(ag::Square(held)), Tensor(), retain);
+    y = Tensor();
+    const Tensor now = ag::CastCopy(fused);
+    ASSERT_TRUE(now.defined());
+    if (step > 0) EXPECT_TRUE(now.is_same(copy)) << "cast again at step " << step;
+    copy = now;
+    EXPECT_FALSE(ag::CastCopy(unfused).defined()) << "held's graph reads it";
+    fused_opt->Step();
+    unfused_opt->Step();
+    EXPECT_TRUE(ag::CastCopy(fused).is_same(copy));
+    EXPECT_EQ(Bits(copy), Bits(ag::Detach(fused).To(DType::kBF16))) << "step " << step;
+    ASSERT_EQ(fused.ToVector<float>(), unfused.ToVector<float>()) << "step " << step;
+    fused_opt->ZeroGrad();
+    unfused_opt->ZeroGrad();
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // device, by binary search, and steps through its chunk. (nvcc may fuse a multiply and
 // an add into one FMA, so results can differ from the CPU's in the last bit.)
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -29,6 +30,7 @@ struct Entry {
   const T* g;
   T* m;
   T* v;
+  __nv_bfloat16* p_bf16;  // null, or (f32) the updated p rounded to bf16
   AdamWConstants<T> k;
 };
 
@@ -52,9 +54,11 @@ __global__ void AdamWKernel(int64_t count, const Entry<T>* entries) {
     const T gi = e.g[i] * k.grad_scale;
     const T mi = e.m[i] * k.beta1 + gi * k.one_minus_beta1;
     const T vi = e.v[i] * k.beta2 + gi * gi * k.one_minus_beta2;
-    e.p[i] = e.p[i] * k.decay + k.neg_step_size * (mi / (sqrt(vi) / k.bc2_sqrt + k.eps));
+    const T pi = e.p[i] * k.decay + k.neg_step_size * (mi / (sqrt(vi) / k.bc2_sqrt + k.eps));
+    e.p[i] = pi;
     e.m[i] = mi;
     e.v[i] = vi;
+    if (e.p_bf16) e.p_bf16[i] = __float2bfloat16_rn(static_cast<float>(pi));
   }
 }
 
@@ -64,6 +68,9 @@ void AdamWStep(DType dtype, int64_t count, const AdamWTensor* tensors) {
   for (int64_t t = 0; t < count; ++t) {
     EMBER_CHECK(tensors[t].hyper.step >= 1, "adamw: step must start at 1, got ",
                 tensors[t].hyper.step);
+    EMBER_CHECK(!tensors[t].p_bf16 || dtype == DType::kF32,
+                "adamw: a bf16 copy of the parameter needs an f32 parameter, not ",
+                DTypeName(dtype));
   }
   EMBER_CHECK(dtype == DType::kF32 || dtype == DType::kF64, "adamw: dtype ", DTypeName(dtype),
               " is not supported (f32 or f64)");
@@ -77,7 +84,7 @@ void AdamWStep(DType dtype, int64_t count, const AdamWTensor* tensors) {
         if (a.n == 0) continue;
         table.push_back({a.n, blocks, static_cast<T*>(a.p), static_cast<const T*>(a.g),
                          static_cast<T*>(a.m), static_cast<T*>(a.v),
-                         AdamWConstants<T>::Of(a.hyper)});
+                         static_cast<__nv_bfloat16*>(a.p_bf16), AdamWConstants<T>::Of(a.hyper)});
         blocks += (a.n + kChunk - 1) / kChunk;
       }
       if (blocks == 0) return;

@@ -28,12 +28,22 @@ void AdamWStep(const std::vector<AdamWUpdate>& updates) {
       EMBER_CHECK(t->is_contiguous(), "adamw: tensors must be contiguous (shape ",
                   ShapeToString(t->shape()), ")");
     }
+    const Tensor& copy = u.bf16_copy;
+    if (copy.defined()) {
+      EMBER_CHECK(
+          copy.dtype() == DType::kBF16 && param.dtype() == DType::kF32 &&
+              copy.shape() == param.shape() && copy.is_contiguous() && copy.device() == device,
+          "adamw: the bf16 copy (", ShapeToString(copy.shape()), ", ", DTypeName(copy.dtype()),
+          ") must be a contiguous bf16 tensor of an f32 ", "parameter's shape on its device (",
+          ShapeToString(param.shape()), ", ", DTypeName(param.dtype()), ")");
+    }
     auto table = std::find_if(tables.begin(), tables.end(), [&](const Table& t) {
       return t.device == device && t.dtype == param.dtype();
     });
     if (table == tables.end()) table = tables.insert(tables.end(), {device, param.dtype(), {}});
     table->tensors.push_back({param.numel(), param.raw_data(), u.grad.raw_data(),
-                              u.exp_avg.raw_data(), u.exp_avg_sq.raw_data(), u.hyper});
+                              u.exp_avg.raw_data(), u.exp_avg_sq.raw_data(), u.hyper,
+                              copy.defined() ? copy.raw_data() : nullptr});
   }
   for (const Table& t : tables) {
     EMBER_KERNEL(AdamWStep).On(t.device)(t.dtype, static_cast<int64_t>(t.tensors.size()),
@@ -43,6 +53,7 @@ void AdamWStep(const std::vector<AdamWUpdate>& updates) {
   // or packed for inference, from the old values is stale now).
   for (const AdamWUpdate& u : updates) {
     for (const Tensor* t : {&u.param, &u.exp_avg, &u.exp_avg_sq}) t->storage().BumpVersion();
+    if (u.bf16_copy.defined()) u.bf16_copy.storage().BumpVersion();
   }
 }
 
