@@ -14,7 +14,9 @@
 # (the median of the logged iterations after the first) and the losses; at the end
 # ember's sample.py samples from its checkpoint. ROUNDS=0 only prepares $WORK. Run from
 # ember's root after ./setup.sh; PyTorch is Debian's python3-torch (/usr/bin/python3).
-# BATCH_SIZE (default 12, the README's example) sets the windows a step.
+# BATCH_SIZE (default 12, the README's example) sets the windows a step. LOADS="quiet
+# busy" runs each round's pair quiet and then with a process spinning on one core (as
+# on a machine in use), and ember on one thread beside them under each load.
 set -euo pipefail
 nanogpt="$(cd "${1:?usage: tools/reference/nanogpt.sh NANOGPT_DIR [ROUNDS] [ITERS]}" && pwd)"
 rounds="${2:-2}"
@@ -84,13 +86,34 @@ evals = re.findall(r"step (\d+): train loss ([0-9.]+), val loss ([0-9.]+)", log)
 print(f"median {statistics.median(ms):.1f} ms/iter over {len(ms)} logged iters; evals (step, train, val): {evals}")
 PY
 }
+loads="${LOADS:-quiet}"
+spinner=
+trap '[[ -n $spinner ]] && kill "$spinner"' EXIT
 for r in $(seq "$rounds"); do
-  for side in torch ember; do
-    cd "$work/$side"
-    rm -rf out-shakespeare-char
-    if [[ $side == ember ]]; then export PYTHONPATH="$ember_root/python"; else unset PYTHONPATH; fi
-    "$python" train.py "${args[@]}" >"$work/$side.$r.log" 2>&1 || { tail -20 "$work/$side.$r.log"; exit 1; }
-    echo "round $r, $side: $(summary "$work/$side.$r.log")"
+  for load in $loads; do
+    if [[ $load == busy ]]; then
+      sh -c 'while :; do :; done' &
+      spinner=$!
+    fi
+    sides=(torch ember)
+    [[ $loads == *busy* ]] && sides+=(ember1)
+    for side in "${sides[@]}"; do
+      cd "$work/${side%1}"
+      rm -rf out-shakespeare-char
+      if [[ $side == ember* ]]; then export PYTHONPATH="$ember_root/python"; else unset PYTHONPATH; fi
+      log="$work/$side.$load.$r.log"
+      if [[ $side == ember1 ]]; then
+        EMBER_NUM_THREADS=1 "$python" train.py "${args[@]}" >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
+      else
+        "$python" train.py "${args[@]}" >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
+      fi
+      echo "round $r, $load, ${side/ember1/ember on 1 thread}: $(summary "$log")"
+    done
+    if [[ -n $spinner ]]; then
+      kill "$spinner"
+      wait "$spinner" 2>/dev/null || true
+      spinner=
+    fi
   done
 done
 # (PyTorch's side would need tiktoken, which its sample.py imports, in Debian's python3.)

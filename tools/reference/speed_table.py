@@ -5,6 +5,7 @@ same workloads, and prints the tables in Markdown with the ratios.
 
   tools/reference/speed_table.py                      # everything, 2 rounds
   tools/reference/speed_table.py --llmc=/tmp/llm.c    # with llm.c's train_gpt2 beside
+  tools/reference/speed_table.py --only=gpt2 --busy   # GPT-2's step quiet and busy
   EMBER_SIMD=AVX2 tools/reference/speed_table.py      # as an AVX2-only machine would
                                                       # (PyTorch at AVX2 too; llm.c as built)
 
@@ -19,7 +20,8 @@ workload run back to back, so each ratio compares runs seconds apart):
   ember, PyTorch and llm.c on all cores, with the step's share of the measured 2-core
   FMA peak (//kernels/cpu:fma_peak_benchmark) and each process's peak RSS; on a CPU with
   AVX512-BF16 also ember's --dtype=bf16 and PyTorch's bf16 autocast, against the bf16
-  dot product's roof.
+  dot product's roof. With --busy, each of them quiet and then busy in every round, and
+  ember on one thread beside (the floor a busy machine must not push it under).
 
 Needs ./setup.sh's downloads and PyTorch (`apt-get install python3-torch`). llm.c reads
 gpt2_124M.bin and its token shards from its working directory: this script writes a
@@ -200,8 +202,8 @@ def gpt2_table(args, tmp):
              os.path.join(ember_dir, "final.json")]
     params = V * C + CTX * C + L * (12 * C * C + 13 * C) + 2 * C  # GPT-2 124M, head tied: 124,439,808
 
-    def ember_step(dtype="f32"):
-        _, rss = run(ember + [f"--dtype={dtype}"])
+    def ember_step(dtype="f32", env=None):
+        _, rss = run(ember + [f"--dtype={dtype}"], env=env)
         with open(os.path.join(ember_dir, "final.json")) as f:
             got = json.load(f)["parameters"]
         if got != params:
@@ -228,12 +230,21 @@ def gpt2_table(args, tmp):
     if args.llmc:
         write_llmc_inputs(tmp)
         runners["llm.c train_gpt2.c"] = llmc_step
-    got = {k: [] for k in runners}
+    if args.busy:
+        one = {"EMBER_NUM_THREADS": "1"}
+        runners["ember, 1 thread"] = lambda: ember_step(env=one)
+        if bf16_peak:
+            runners["ember --dtype=bf16, 1 thread"] = lambda: ember_step("bf16", env=one)
+    loads = ("quiet", "busy") if args.busy else ("quiet",)
+    got = {(k, load): [] for k in runners for load in loads}
     for _ in range(args.rounds):
         for name, fn in runners.items():
-            got[name].append(fn())
-            print(f"  GPT-2 step, {name}: {got[name][-1]}", file=sys.stderr)
-    med = {k: (statistics.median(s for s, _ in v), max(r for _, r in v)) for k, v in got.items()}
+            for load in loads:
+                with Busy() if load == "busy" else contextlib.nullcontext():
+                    got[(name, load)].append(fn())
+                print(f"  GPT-2 step, {name} ({load}): {got[(name, load)][-1]}", file=sys.stderr)
+    medians = {k: (statistics.median(s for s, _ in v), max(r for _, r in v)) for k, v in got.items()}
+    med = {name: medians[(name, "quiet")] for name in runners if "1 thread" not in name}
     cores = min(os.cpu_count(), max(peak))
     bf16_roof = f", bf16 dot product {bf16_peak[cores]:.0f} on {cores}" if bf16_peak else ""
     print(f"\nGPT-2 124M training step, B=4, T=64 ({flops / 1e9:.0f} GFLOP); FMA peak measured "
@@ -248,6 +259,17 @@ def gpt2_table(args, tmp):
         bf16 = med["ember --dtype=bf16"][0]
         print(f"\nember --dtype=bf16 faster than ember f32 by {med['ember'][0] / bf16:.2f}x, than "
               f"PyTorch's bf16 autocast by {med['PyTorch 1.13, bf16 autocast'][0] / bf16:.2f}x")
+    if args.busy:
+        print("\nQuiet and busy (a process spinning on one core), seconds per step, medians:\n")
+        print("| | quiet | busy | busy / quiet |")
+        print("| --- | ---: | ---: | ---: |")
+        for name in runners:
+            quiet, busy = medians[(name, "quiet")][0], medians[(name, "busy")][0]
+            print(f"| {name} | {quiet:.3f} | {busy:.3f} | {busy / quiet:.2f}x |")
+        for ours, theirs in (("ember", "PyTorch 1.13"), ("ember --dtype=bf16", "PyTorch 1.13, bf16 autocast")):
+            if ours in runners and theirs in runners:
+                print(f"\nbusy: {ours} faster than {theirs} by "
+                      f"{medians[(theirs, 'busy')][0] / medians[(ours, 'busy')][0]:.2f}x")
 
 
 def main():
@@ -255,6 +277,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--llmc", default="", help="a llm.c checkout with train_gpt2 built (make train_gpt2)")
     parser.add_argument("--only", choices=["small", "gpt2"], default=None)
+    parser.add_argument("--busy", action="store_true",
+                        help="GPT-2's step also with a process spinning on one core, and ember on one thread")
     args = parser.parse_args()
     if args.llmc and not os.access(os.path.join(args.llmc, "train_gpt2"), os.X_OK):
         sys.exit(f"--llmc={args.llmc}: no train_gpt2 built there (run make train_gpt2 in it)")
