@@ -283,6 +283,9 @@ std::vector<Case> Bf16Cases() {
   }
   cases.push_back({131, 800, 193, Form::kRowMajor, Form::kTransposed, 0});  // x W^T
   cases.push_back({97, 800, 70, Form::kTransposed, Form::kRowMajor, 1});    // dY^T X
+  // Row-major A whose depth leaves pairs past the 16-pair transposes (50 = 3 x 16 + 2).
+  cases.push_back({50, 100, 49, Form::kRowMajor, Form::kRowMajor, 0});
+  cases.push_back({9, 100, 48, Form::kRowMajor, Form::kTransposed, 1});
   return cases;
 }
 

@@ -18,6 +18,7 @@ constexpr int64_t kLanes = 16;         // f32 lanes of a zmm
 constexpr int64_t kNv = 3;             // zmm of columns in the tile
 constexpr int64_t kNr = kNv * kLanes;  // columns of a packed panel
 constexpr int64_t kDepthPairs = 192;   // pairs of depth in a block: 384 products, as f32's
+constexpr int64_t kPrefetchPairs = 4;  // how far ahead PackB reads a row-major B's pairs of rows
 
 uint32_t Pair(uint16_t low, uint16_t high) {
   return static_cast<uint32_t>(low) | (static_cast<uint32_t>(high) << 16);
@@ -53,11 +54,35 @@ __mmask16 FirstN(int64_t count) {
                       : static_cast<__mmask16>((1u << count) - 1);
 }
 
+// The kRows x 16 words v[r][j] (kRows 8 or 16) transposed in registers: word (r, j) at
+// kRows j + r of the registers in order after, in four rounds that each deinterleave
+// pairs of rows (a round moves the word at f = 16 r + j to (f mod 2) 8 kRows + f / 2,
+// rotating f's bits right by one: after four, (r, j) is at kRows j + r), one two-source
+// permute per row and round.
+template <int kRows>
+EMBER_AVX512_BF16 void TransposeWords(__m512i v[kRows]) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+#pragma GCC unroll 4
+  for (int round = 0; round < 4; ++round) {
+    __m512i next[kRows];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows / 2; ++i) {
+      next[i] = _mm512_permutex2var_epi32(v[2 * i], even, v[2 * i + 1]);
+      next[kRows / 2 + i] = _mm512_permutex2var_epi32(v[2 * i], odd, v[2 * i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) v[i] = next[i];
+  }
+}
+
 // Pairs [q0, q0 + pairs) of the depth of A's rows [0, rows) into slivers of kMr rows:
 // packed[s * pairs + q * kMr + r] = (A[s + r][2 q'], A[s + r][2 q' + 1]) for q' = q0 + q,
 // past the matrix zero. A stored transposed (ars == 1: dY^T of a weight gradient) has
 // a sliver's rows side by side in two stored rows: interleaved 8 at a time. A row-major
-// A (acs == 1) has each pair as one 32-bit word: the sliver's 8 gathered per pair.
+// A (acs == 1) has each pair as one 32-bit word and a row's pairs side by side: 8 rows x
+// 16 pairs (a cache line of each row) loaded and transposed in registers, the pairs left
+// over gathered 8 rows at a time.
 EMBER_AVX512_BF16 void PackA(const uint16_t* a, int64_t ars, int64_t acs, int64_t rows, int64_t k,
                              int64_t q0, int64_t pairs, uint32_t* packed) {
   // Pairs [0, full) lie wholly inside the matrix; the rest (an odd depth's last) go
@@ -77,12 +102,25 @@ EMBER_AVX512_BF16 void PackA(const uint16_t* a, int64_t ars, int64_t acs, int64_
             reinterpret_cast<__m256i*>(sliver + done * kMr),
             Interleave(_mm_maskz_loadu_epi16(live, even), _mm_maskz_loadu_epi16(live, even + acs)));
       }
-    } else if (acs == 1 && ars < (int64_t{1} << 30)) {
+    } else if (acs == 1) {
+      const uint16_t* first = a + s * ars + 2 * q0;
+      for (; done + kLanes <= full; done += kLanes) {
+        __m512i words_of[kMr];  // row r's pairs [done, done + 16)
+#pragma GCC unroll 8
+        for (int r = 0; r < kMr; ++r) {
+          words_of[r] =
+              r < valid ? _mm512_loadu_si512(first + r * ars + 2 * done) : _mm512_setzero_si512();
+        }
+        TransposeWords<kMr>(words_of);
+#pragma GCC unroll 8
+        for (int t = 0; t < kMr; ++t) {
+          _mm512_storeu_si512(sliver + (done + 2 * t) * kMr, words_of[t]);
+        }
+      }
       // Offsets (in bf16) of the sliver's rows; rows past the end are masked off.
       const __m256i offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                                  _mm256_set1_epi32(static_cast<int32_t>(ars)));
-      const uint16_t* first = a + s * ars + 2 * q0;
-      for (; done < full; ++done) {
+      for (; done < full && ars < (int64_t{1} << 30); ++done) {
         _mm256_mask_storeu_epi32(sliver + done * kMr, words,
                                  _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), live, offsets,
                                                               first + 2 * done, 2));
@@ -97,26 +135,6 @@ EMBER_AVX512_BF16 void PackA(const uint16_t* a, int64_t ars, int64_t acs, int64_
         sliver[q * kMr + r] = Pair(low, high);
       }
     }
-  }
-}
-
-// The 16 x 16 words v[r][j] transposed in registers: v[j][r] after, in four rounds that
-// each deinterleave pairs of rows (a round moves the word at f = 16 r + j to
-// (f mod 2) 128 + f / 2, rotating f's bits right by one: after four, (r, j) is at
-// 16 j + r), one two-source permute per row and round.
-EMBER_AVX512_BF16 void Transpose16(__m512i v[16]) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-#pragma GCC unroll 4
-  for (int round = 0; round < 4; ++round) {
-    __m512i next[16];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      next[i] = _mm512_permutex2var_epi32(v[2 * i], even, v[2 * i + 1]);
-      next[8 + i] = _mm512_permutex2var_epi32(v[2 * i], odd, v[2 * i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) v[i] = next[i];
   }
 }
 
@@ -141,6 +159,13 @@ EMBER_AVX512_BF16 void PackB(const uint16_t* b, int64_t brs, int64_t bcs, int64_
   if (bcs == 1) {
     for (; interleaved < full; ++interleaved) {
       const uint16_t* even = b + 2 * (q0 + interleaved) * brs;
+      if (2 * (q0 + interleaved + kPrefetchPairs) + 1 < k) {
+        const uint16_t* ahead = even + 2 * kPrefetchPairs * brs;
+        for (int64_t j = 0; j < cols; j += 32) {
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + j), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + brs + j), _MM_HINT_T0);
+        }
+      }
       for (int64_t j0 = 0; j0 < cols; j0 += kNr) {
         uint32_t* dst = packed + j0 * pairs + interleaved * kNr;
         for (int64_t v = 0; v < kNv; ++v) {
@@ -168,7 +193,7 @@ EMBER_AVX512_BF16 void PackB(const uint16_t* b, int64_t brs, int64_t bcs, int64_
             rows[r] = _mm512_loadu_si512(first + r * bcs);
             if (next_full) _mm_prefetch(first + (r + kNr) * bcs, _MM_HINT_T0);
           }
-          Transpose16(rows);
+          TransposeWords<16>(rows);
 #pragma GCC unroll 16
           for (int q = 0; q < 16; ++q) {
             _mm512_storeu_si512(panel + (done + q) * kNr + v * kLanes, rows[q]);
