@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "hwy/aligned_allocator.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -200,7 +201,16 @@ void PackB(const T* b, int64_t rs, int64_t cs, int64_t depth, int64_t cols, int6
     PadLastPanel(depth, cols, nr, packed);
     return;
   }
-  for (int64_t p = 0; p < depth; ++p) PackBRow(b + p * rs, cs, p, depth, cols, nr, packed);
+  // A row-major B (a weight, from memory) has its rows prefetched kPrefetchRows ahead:
+  // each short row starts a new stream that the hardware would wait for.
+  constexpr int64_t kPrefetchRows = 8;
+  for (int64_t p = 0; p < depth; ++p) {
+    if (cs == 1 && p + kPrefetchRows < depth) {
+      const T* ahead = b + (p + kPrefetchRows) * rs;
+      for (int64_t c = 0; c < cols; c += 64 / sizeof(T)) hwy::Prefetch(ahead + c);
+    }
+    PackBRow(b + p * rs, cs, p, depth, cols, nr, packed);
+  }
 }
 
 // Where a block of A is for the micro-kernel: packed (PackA's slivers: entry (r, p) of
