@@ -183,7 +183,9 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
     return;
   }
   const int64_t panels = (n + nr - 1) / nr, slivers = (m + kMr - 1) / kMr;
-  const int64_t threads = NumThreads();
+  // The threads this product will run on (one while a busy machine's loops go to the
+  // caller alone: thread_pool.h); the results do not depend on the plan.
+  const int64_t threads = ThreadsNow();
   const int64_t panels_per_thread = (panels + threads - 1) / threads;
   const bool a_in_place = acs == 1 && panels_per_thread <= kInPlacePanels;
   // Whole panels split unevenly where there are few: the main job's 128-wide products
@@ -276,7 +278,7 @@ void GemmBf16Impl(int64_t m, int64_t k, int64_t n, const uint16_t* a, int64_t ar
   }
 #endif
   const int64_t panels = (n + kPanel - 1) / kPanel, slivers = (m + kSliver - 1) / kSliver;
-  const int64_t threads = NumThreads();
+  const int64_t threads = ThreadsNow();
   if (panels >= threads && (m <= n || slivers < threads)) {
     ParallelForWork(panels, m * kPanel * k / 16, [&](int64_t begin, int64_t end) {
       const int64_t j0 = begin * kPanel, j1 = std::min(n, end * kPanel);

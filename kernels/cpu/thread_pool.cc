@@ -132,7 +132,8 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   loop.num_chunks = (n + loop.chunk_size - 1) / loop.chunk_size;
   loop.fp_mode = internal::FpMode();
   const Clock::time_point start = Clock::now();
-  if (start < serial_until_) {  // the same chunks, all on this thread
+  if (start <
+      serial_until_.load(std::memory_order_relaxed)) {  // the same chunks, all on this thread
     in_parallel_region = true;
     for (int64_t begin = 0; begin < n; begin += loop.chunk_size)
       fn(begin, std::min(n, begin + loop.chunk_size));
@@ -187,7 +188,7 @@ void ThreadPool::GoSerial(Clock::time_point now) {
   serial_period_ = now - last_stall_ < kMaxSerialPeriod
                        ? std::min(2 * serial_period_, kMaxSerialPeriod)
                        : kMinSerialPeriod;
-  serial_until_ = now + serial_period_;
+  serial_until_.store(now + serial_period_, std::memory_order_relaxed);
   last_stall_ = now;
   alone_loops_ = 0;
 }
@@ -195,6 +196,8 @@ void ThreadPool::GoSerial(Clock::time_point now) {
 ThreadPool& DefaultThreadPool() { return *PoolSlot(); }
 
 int NumThreads() { return DefaultThreadPool().num_threads(); }
+
+int ThreadsNow() { return DefaultThreadPool().threads_now(); }
 
 void SetNumThreads(int num_threads) {
   EMBER_CHECK(num_threads >= 1, "set_num_threads: need at least 1 thread, got ", num_threads);

@@ -49,6 +49,14 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
+  // The threads a loop that starts now would run on: 1 while loops go to the caller
+  // alone (the stretches above), else num_threads(). For a kernel whose plan (how it
+  // packs and splits its work), never its results, depends on how many threads share
+  // the work: run on the caller alone, a plan made for two threads can do more work
+  // than one made for one (a GEMM's operands packed per chunk, or not packed at all).
+  int threads_now() const {
+    return Clock::now() < serial_until_.load(std::memory_order_relaxed) ? 1 : num_threads_;
+  }
 
   void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
                    int64_t chunks_per_thread = 1);
@@ -94,9 +102,11 @@ class ThreadPool {
   // later loop.
   std::atomic<uint64_t> claim_{0};
   std::atomic<int64_t> done_{0};  // chunks of the current loop finished
-  // Loops before serial_until_ run on the caller; serial_period_ is the last stretch's
-  // length, last_stall_ when it began (all guarded by run_mutex_).
-  Clock::time_point serial_until_, last_stall_;
+  // Loops before serial_until_ run on the caller (written under run_mutex_, read by
+  // threads_now() without it); serial_period_ is the last stretch's length, last_stall_
+  // when it began (guarded by run_mutex_).
+  std::atomic<Clock::time_point> serial_until_{Clock::time_point()};
+  Clock::time_point last_stall_;
   Clock::duration serial_period_ = kMinSerialPeriod;
   int alone_loops_ = 0;  // loops in a row whose every chunk the caller ran (run_mutex_)
   // Loops that split so far, and the count at the last stall (run_mutex_).
@@ -109,6 +119,8 @@ class ThreadPool {
 // affinity mask, capped by its cgroup's CPU quota).
 ThreadPool& DefaultThreadPool();
 int NumThreads();
+// DefaultThreadPool().threads_now().
+int ThreadsNow();
 // Replaces the process's pool by one of `num_threads` threads (binaries call this
 // from a --threads flag). Not to be called while kernels run.
 void SetNumThreads(int num_threads);

@@ -144,16 +144,20 @@ std::set<std::thread::id> TwoChunks(ThreadPool& pool, std::chrono::milliseconds 
 
 TEST(ThreadPoolTest, StallsInARowSendLoopsToTheCallerForAWhile) {
   ThreadPool pool(2);
+  EXPECT_EQ(pool.threads_now(), 2);
   // The worker's chunk takes 30 ms against the caller's microseconds: a worker that
   // lost its core. One such stall alone (a quiet VM's hiccup) changes nothing...
   ASSERT_EQ(TwoChunks(pool, std::chrono::milliseconds(30)).size(), 2u);
   EXPECT_EQ(TwoChunks(pool, std::chrono::milliseconds(0)).size(), 2u);
+  EXPECT_EQ(pool.threads_now(), 2);
   // ...a second within kStallWindow loops does: the next loops run on the caller alone,
-  // the same chunks...
+  // the same chunks, and kernels plan for one thread...
   TwoChunks(pool, std::chrono::milliseconds(30));
+  EXPECT_EQ(pool.threads_now(), 1);
   EXPECT_EQ(TwoChunks(pool, std::chrono::milliseconds(0)), std::set{std::this_thread::get_id()});
   // ...for the first stretch's 50 ms; then the worker is back.
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(pool.threads_now(), 2);
   EXPECT_EQ(TwoChunks(pool, std::chrono::milliseconds(0)).size(), 2u);
 }
 
