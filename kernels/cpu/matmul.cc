@@ -172,13 +172,31 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
     thread_local std::vector<T> buffer;
     buffer.resize(static_cast<size_t>(n * m));
     GemmImpl(n, k, m, b, bcs, brs, a, acs, ars, buffer.data(), m, false);
+    // C = (C^T)^T a lane-count square at a time, transposed in registers; the columns
+    // past the last whole square, and the rows past it, entry by entry.
     const T* ct = buffer.data();
     ParallelForWork(m, n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        T* row = c + i * ldc;
-        for (int64_t j = 0; j < n; ++j)
-          row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
+      const hn::ScalableTag<T> d;
+      const int64_t lanes = static_cast<int64_t>(hn::Lanes(d)), whole = n / lanes * lanes;
+      const auto entries = [&](int64_t i0, int64_t i1, int64_t j0) {
+        for (int64_t i = i0; i < i1; ++i) {
+          T* row = c + i * ldc;
+          for (int64_t j = j0; j < n; ++j)
+            row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
+        }
+      };
+      int64_t i = begin;
+      for (; i + lanes <= end; i += lanes) {
+        for (int64_t j = 0; j < whole; j += lanes) {
+          // Lane r of v: C^T [j + r][i + row] = C [i + row][j + r].
+          gemm::TransposeBlock(ct + j * m + i, m, lanes, [&](int64_t row, auto v) {
+            T* out = c + (i + row) * ldc + j;
+            hn::StoreU(accumulate ? hn::Add(hn::LoadU(d, out), v) : v, d, out);
+          });
+        }
+        entries(i, i + lanes, whole);
       }
+      entries(i, end, 0);
     });
     return;
   }
