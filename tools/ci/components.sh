@@ -20,6 +20,28 @@ logs="$(mktemp -d)"
 passed=0
 failed=0
 
+# .bazelrc's disk cache (~/.cache/ember/bazel-disk) makes a fresh clone's build fast where
+# the same sources were built before, but Bazel 4 never trims it, and CI runs on the
+# machine where the sessions built: without a bound it fills the disk, and the last
+# components fail to build or install. Keep the newest EMBER_DISK_CACHE_GIB (default 12;
+# one cold run of everything writes about 7) by access time.
+trim_disk_cache() {
+  local dir="$HOME/.cache/ember/bazel-disk"
+  local limit=$((${EMBER_DISK_CACHE_GIB:-12} * 1024 * 1024)) total
+  [ -d "$dir" ] || return 0
+  total="$(du -sk "$dir" | cut -f1)"
+  [ "$total" -gt "$limit" ] || return 0
+  find "$dir" -type f -printf '%A@ %k %p\n' | sort -n | while read -r _ kib path; do
+    [ "$total" -le "$limit" ] && break
+    rm -f "$path"
+    total=$((total - kib))
+  done
+  echo "disk cache trimmed to ${EMBER_DISK_CACHE_GIB:-12} GiB ($dir)"
+}
+
+# free_disk: the space left where the build writes, e.g. "41G".
+free_disk() { df -h --output=avail "$HOME" | tail -n 1 | tr -d ' '; }
+
 # run NAME COMMAND...: runs the command with its output in a log, prints one line.
 run() {
   local name="$1"
@@ -32,8 +54,12 @@ run() {
     failed=$((failed + 1))
     printf 'FAIL  %-16s %4ds  (log follows)\n' "$name" $((SECONDS - start))
     tail -n 60 "$logs/$name.log" | sed 's/^/      /'
+    echo "      (disk: $(free_disk) free)"
   fi
 }
+
+trim_disk_cache
+echo "disk: $(free_disk) free"
 
 if [ $# -gt 0 ]; then
   components=("$@")
